@@ -1,0 +1,78 @@
+# ferry: the two commands are `make demo` and `make test` (README.md). Both install what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+JOBS ?= $(shell nproc)
+
+# Debian 12 packages ferry builds, tests and demos with. Node.js and npm are taken from the
+# machine when present (the DuckDB cross-checks need Node >= 18) and from Debian otherwise.
+DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
+  clang-14 libclang-rt-14-dev clang-format clang-tidy \
+  librdkafka-dev libnats-dev nats-server kcat \
+  libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
+  libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
+  libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev
+
+DUCKDB_DIR := tests/duckdb
+FERRY := build/dev/src/ferry/app/ferry
+
+.PHONY: setup setup-deb setup-npm build asan release test test-unit test-asan lint demo \
+        fuzz bench torture clean
+
+setup: setup-deb setup-npm
+
+setup-deb:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	  done); \
+	if ! command -v npm >/dev/null; then missing="$$missing nodejs npm"; fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$(echo $$missing | tr '\n' ' ')"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+setup-npm:
+	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
+	  echo "setup: npm ci in $(DUCKDB_DIR) (pinned @duckdb/node-api)"; \
+	  cd $(DUCKDB_DIR) && npm ci --no-audit --no-fund --loglevel=error; \
+	fi
+
+build: setup-deb
+	cmake --preset dev >/dev/null
+	cmake --build --preset dev -j $(JOBS)
+
+asan: setup-deb
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS)
+
+release: setup-deb
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+lint:
+	@tools/check_format.sh
+	@tools/check_layers.sh
+
+# Every test: lint, all labels on the dev build, the unit tests again under ASan+UBSan, and the
+# bounded fuzz runs.
+test: setup lint build asan
+	cd build/dev && ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900
+
+test-unit: build
+	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit
+
+demo: setup build
+	tools/demo.sh $(FERRY)
+
+fuzz: setup-deb
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+	tools/run_fuzzers.sh build/fuzz $${FUZZ_SECONDS:-600}
+
+bench: setup release
+	tools/run_benchmarks.sh
+
+clean:
+	rm -rf build

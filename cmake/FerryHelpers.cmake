@@ -1,0 +1,55 @@
+# ferry_cc_library(), ferry_cc_test(), ferry_cc_binary(): every target of ours goes through these,
+# so warnings, sanitizers and include paths are set in one place.
+
+set(FERRY_WARNINGS
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wnon-virtual-dtor -Woverloaded-virtual
+    -Wimplicit-fallthrough -Werror)
+
+function(ferry_apply_common target)
+  target_compile_options(${target} PRIVATE ${FERRY_WARNINGS})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  if(FERRY_FAILPOINTS)
+    target_compile_definitions(${target} PUBLIC FERRY_FAILPOINTS_ENABLED=1)
+  endif()
+endfunction()
+
+# ferry_cc_library(NAME module SRCS a.cc b.cc DEPS ferry_base PkgConfig::x)
+# Creates the static library ferry_<NAME>.
+function(ferry_cc_library)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  set(target ferry_${ARG_NAME})
+  add_library(${target} STATIC ${ARG_SRCS})
+  ferry_apply_common(${target})
+  target_link_libraries(${target} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# ferry_cc_test(NAME module_test SRCS x_test.cc DEPS ferry_module LABELS unit [TIMEOUT 120])
+# One GoogleTest binary; each TEST becomes a CTest test carrying LABELS.
+function(ferry_cc_test)
+  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  ferry_apply_common(${ARG_NAME})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${ARG_NAME} PRIVATE
+      FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+      FERRY_TESTDATA_DIR="${PROJECT_SOURCE_DIR}/../shared/testdata"
+      FERRY_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${ARG_NAME}
+      DISCOVERY_MODE PRE_TEST
+      PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endfunction()
+
+# ferry_cc_binary(NAME tool SRCS main.cc DEPS ...)
+function(ferry_cc_binary)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  ferry_apply_common(${ARG_NAME})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+endfunction()

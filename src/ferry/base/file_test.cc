@@ -1,0 +1,62 @@
+#include "ferry/base/file.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+namespace ferry {
+namespace {
+
+class FileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ferry-file-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(FileTest, WriteSyncReadBack) {
+  std::string path = dir_ + "/a.bin";
+  std::string big(200000, 'x');
+  big[12345] = 'y';
+  ASSERT_TRUE(WriteStringToFile(path, big, /*sync=*/true).ok());
+  auto back = ReadFileToString(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, big);
+
+  auto file = LocalRandomAccessFile::Open(path);
+  ASSERT_TRUE(file.ok());
+  std::string part;
+  ASSERT_TRUE((*file)->ReadAt(12340, 10, &part).ok());
+  EXPECT_EQ(part, "xxxxxyxxxx");
+  Status past = (*file)->ReadAt(199995, 10, &part);
+  EXPECT_EQ(past.code(), StatusCode::kDataLoss);
+  EXPECT_NE(past.message().find(path), std::string::npos);
+}
+
+TEST_F(FileTest, ExclusiveCreateRefusesExisting) {
+  std::string path = dir_ + "/x";
+  ASSERT_TRUE(WriteStringToFile(path, "1", false).ok());
+  auto again = LocalWritableFile::Create(path, /*exclusive=*/true);
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(FileTest, DirectoriesAndListing) {
+  ASSERT_TRUE(CreateDirectories(dir_ + "/a/b/c").ok());
+  ASSERT_TRUE(CreateDirectories(dir_ + "/a/b/c").ok());
+  ASSERT_TRUE(WriteStringToFile(dir_ + "/a/f", "", false).ok());
+  auto names = ListDirectory(dir_ + "/a");
+  ASSERT_TRUE(names.ok());
+  std::sort(names->begin(), names->end());
+  EXPECT_EQ(*names, (std::vector<std::string>{"b", "f"}));
+  EXPECT_TRUE(SyncDirectory(dir_ + "/a").ok());
+  EXPECT_EQ(ListDirectory(dir_ + "/none").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadFileToString(dir_ + "/none").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ferry

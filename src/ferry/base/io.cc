@@ -1,0 +1,14 @@
+#include "ferry/base/io.h"
+
+namespace ferry {
+
+Status StringRandomAccessFile::ReadAt(uint64_t offset, uint64_t n, std::string* out) const {
+  if (offset > data_.size() || n > data_.size() - offset) {
+    return DataLoss("{}: read of {} bytes at offset {} is past the end ({} bytes)", name_, n,
+                    offset, data_.size());
+  }
+  out->assign(data_, offset, n);
+  return Status::OK();
+}
+
+}  // namespace ferry

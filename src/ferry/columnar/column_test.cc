@@ -1,0 +1,109 @@
+#include "ferry/columnar/column.h"
+
+#include <gtest/gtest.h>
+
+#include "ferry/columnar/record_batch.h"
+
+namespace ferry::columnar {
+namespace {
+
+TEST(TypesTest, ToStringIsSparkDdl) {
+  auto t = DataType::Struct(
+      {Field{"id", DataType::Int64(), false, {}},
+       Field{"tags", DataType::List(DataType::String()), true, {}},
+       Field{"m", DataType::Map(DataType::String(), DataType::Decimal(12, 2)), true, {}},
+       Field{"ts", DataType::Timestamp(), true, {}}});
+  EXPECT_EQ(t->ToString(),
+            "STRUCT<id: BIGINT NOT NULL, tags: ARRAY<STRING>, m: MAP<STRING, DECIMAL(12,2)>, "
+            "ts: TIMESTAMP>");
+  EXPECT_TRUE(t->Equals(*t));
+  EXPECT_FALSE(DataType::Timestamp(TimeUnit::kMicros, true)
+                   ->Equals(*DataType::Timestamp(TimeUnit::kMicros, false)));
+  EXPECT_EQ(DataType::Timestamp(TimeUnit::kMicros, false)->ToString(), "TIMESTAMP_NTZ");
+}
+
+TEST(ColumnTest, PrimitiveAndBinary) {
+  auto col = MakeColumn(DataType::Int64());
+  auto* ints = col->As<Int64Column>();
+  ints->Append(1);
+  ints->AppendNull();
+  ints->Append(-3);
+  EXPECT_EQ(ints->length(), 3);
+  EXPECT_EQ(ints->null_count(), 1);
+  EXPECT_TRUE(ints->IsNull(1));
+  EXPECT_EQ(ints->Value(2), -3);
+
+  auto scol = MakeColumn(DataType::String());
+  auto* s = scol->As<BinaryColumn>();
+  s->Append("ab");
+  s->AppendNull();
+  s->Append("");
+  s->Append("xyz");
+  EXPECT_EQ(s->Value(0), "ab");
+  EXPECT_EQ(s->Value(2), "");
+  EXPECT_EQ(s->Value(3), "xyz");
+  EXPECT_EQ(s->offsets(), (std::vector<int64_t>{0, 2, 2, 2, 5}));
+}
+
+TEST(ColumnTest, NestedBuildTakeAndValidate) {
+  // STRUCT<a: INT NOT NULL, l: ARRAY<STRING>>
+  auto type = DataType::Struct({Field{"a", DataType::Int32(), false, {}},
+                                Field{"l", DataType::List(DataType::String()), true, {}}});
+  auto schema = std::make_shared<Schema>(std::vector<Field>{Field{"s", type, true, {}}});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  auto* s = batch.mutable_column(0)->As<StructColumn>();
+  auto* a = s->mutable_child(0)->As<Int32Column>();
+  auto* l = s->mutable_child(1)->As<ListColumn>();
+  auto* e = l->mutable_child()->As<BinaryColumn>();
+  // row 0: {a: 1, l: ["x", "y"]}
+  a->Append(1);
+  e->Append("x");
+  e->Append("y");
+  l->FinishRow();
+  s->FinishRow();
+  // row 1: null
+  s->AppendNull();
+  // row 2: {a: 3, l: []}
+  a->Append(3);
+  l->FinishRow();
+  s->FinishRow();
+  ASSERT_TRUE(batch.Validate().ok()) << batch.Validate().ToString();
+  EXPECT_EQ(batch.num_rows(), 3);
+
+  std::vector<int64_t> idx = {2, 0};
+  RecordBatch taken = batch.Take(idx);
+  ASSERT_TRUE(taken.Validate().ok());
+  const auto& ts = *taken.column(0).As<StructColumn>();
+  EXPECT_EQ(ts.child(0).As<Int32Column>()->Value(0), 3);
+  const auto& tl = *ts.child(1).As<ListColumn>();
+  EXPECT_EQ(tl.ListLength(0), 0);
+  EXPECT_EQ(tl.ListLength(1), 2);
+  EXPECT_EQ(tl.child().As<BinaryColumn>()->Value(1), "y");
+}
+
+TEST(ColumnTest, ValidateRejectsNullInRequiredField) {
+  auto schema =
+      std::make_shared<Schema>(std::vector<Field>{Field{"id", DataType::Int64(), false, {}}});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  batch.mutable_column(0)->As<Int64Column>()->Append(1);
+  batch.mutable_column(0)->AppendNull();
+  Status st = batch.Validate();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("id"), std::string::npos);
+  EXPECT_NE(st.message().find("row 1"), std::string::npos);
+}
+
+TEST(ColumnTest, MapColumn) {
+  auto col = MakeColumn(DataType::Map(DataType::String(), DataType::Int64()));
+  auto* m = col->As<MapColumn>();
+  m->mutable_keys()->As<BinaryColumn>()->Append("k");
+  m->mutable_values()->As<Int64Column>()->AppendNull();
+  m->FinishRow();
+  m->AppendNull();
+  EXPECT_EQ(m->MapLength(0), 1);
+  EXPECT_EQ(m->MapLength(1), 0);
+  EXPECT_TRUE(m->values().IsNull(0));
+}
+
+}  // namespace
+}  // namespace ferry::columnar
