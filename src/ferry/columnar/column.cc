@@ -2,6 +2,14 @@
 
 namespace ferry::columnar {
 
+void Column::TruncateValidity(int64_t rows) {
+  FERRY_CHECK(rows >= 0 && rows <= length());
+  for (auto i = static_cast<size_t>(rows); i < validity_.size(); i++) {
+    null_count_ -= validity_[i] == 0 ? 1 : 0;
+  }
+  validity_.resize(static_cast<size_t>(rows));
+}
+
 std::unique_ptr<Column> Column::Take(std::span<const int64_t> indices) const {
   std::unique_ptr<Column> out = MakeColumn(type_);
   out->Reserve(static_cast<int64_t>(indices.size()));
@@ -55,6 +63,13 @@ void StructColumn::Clear() {
   ClearValidity();
 }
 
+void StructColumn::Truncate(int64_t rows) {
+  for (auto& c : children_) {
+    c->Truncate(rows);
+  }
+  TruncateValidity(rows);
+}
+
 int64_t StructColumn::ByteSize() const {
   int64_t n = static_cast<int64_t>(validity_.size());
   for (const auto& c : children_) {
@@ -101,6 +116,12 @@ void ListColumn::Clear() {
   ClearValidity();
 }
 
+void ListColumn::Truncate(int64_t rows) {
+  offsets_.resize(static_cast<size_t>(rows) + 1);
+  child_->Truncate(offsets_.back());
+  TruncateValidity(rows);
+}
+
 int64_t ListColumn::ByteSize() const {
   return static_cast<int64_t>(validity_.size() + offsets_.size() * sizeof(int64_t)) +
          child_->ByteSize();
@@ -136,6 +157,13 @@ void MapColumn::Clear() {
   values_->Clear();
   offsets_.assign(1, 0);
   ClearValidity();
+}
+
+void MapColumn::Truncate(int64_t rows) {
+  offsets_.resize(static_cast<size_t>(rows) + 1);
+  keys_->Truncate(offsets_.back());
+  values_->Truncate(offsets_.back());
+  TruncateValidity(rows);
 }
 
 int64_t MapColumn::ByteSize() const {

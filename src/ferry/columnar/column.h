@@ -52,6 +52,9 @@ class Column {
   virtual void Reserve(int64_t rows) = 0;
   // Removes every row (keeps capacity).
   virtual void Clear() = 0;
+  // Keeps the first `rows` rows (children trimmed to match): rolls back a partly appended row.
+  // REQUIRES: rows <= length()
+  virtual void Truncate(int64_t rows) = 0;
   // Approximate bytes held (values, offsets, validity, children): for batch size triggers.
   virtual int64_t ByteSize() const = 0;
   // A new column with the rows at `indices`, in that order (for splitting by partition).
@@ -75,6 +78,7 @@ class Column {
     validity_.clear();
     null_count_ = 0;
   }
+  void TruncateValidity(int64_t rows);
 
   DataTypePtr type_;
   std::vector<uint8_t> validity_;
@@ -108,6 +112,10 @@ class PrimitiveColumn final : public Column {
   void Clear() override {
     values_.clear();
     ClearValidity();
+  }
+  void Truncate(int64_t rows) override {
+    values_.resize(static_cast<size_t>(rows));
+    TruncateValidity(rows);
   }
   int64_t ByteSize() const override {
     return static_cast<int64_t>(values_.size() * (sizeof(T) + 1));
@@ -164,6 +172,11 @@ class BinaryColumn final : public Column {
     offsets_.assign(1, 0);
     ClearValidity();
   }
+  void Truncate(int64_t rows) override {
+    offsets_.resize(static_cast<size_t>(rows) + 1);
+    data_.resize(static_cast<size_t>(offsets_.back()));
+    TruncateValidity(rows);
+  }
   int64_t ByteSize() const override {
     return static_cast<int64_t>(data_.size() + offsets_.size() * sizeof(int64_t) +
                                 validity_.size());
@@ -207,6 +220,7 @@ class StructColumn final : public Column {
   void AppendFrom(const Column& other, int64_t row) override;
   void Reserve(int64_t rows) override;
   void Clear() override;
+  void Truncate(int64_t rows) override;
   int64_t ByteSize() const override;
   // For bulk builders that filled children directly: appends validity only.
   void AppendValidity(bool valid) { PushValidity(valid); }
@@ -239,6 +253,7 @@ class ListColumn final : public Column {
   void AppendFrom(const Column& other, int64_t row) override;
   void Reserve(int64_t rows) override;
   void Clear() override;
+  void Truncate(int64_t rows) override;
   int64_t ByteSize() const override;
 
  private:
@@ -273,6 +288,7 @@ class MapColumn final : public Column {
   void AppendFrom(const Column& other, int64_t row) override;
   void Reserve(int64_t rows) override;
   void Clear() override;
+  void Truncate(int64_t rows) override;
   int64_t ByteSize() const override;
 
  private:

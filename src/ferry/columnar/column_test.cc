@@ -105,5 +105,32 @@ TEST(ColumnTest, MapColumn) {
   EXPECT_TRUE(m->values().IsNull(0));
 }
 
+TEST(ColumnTest, TruncateRollsBackPartialRows) {
+  auto type = DataType::Struct({Field{"n", DataType::Int64(), true, {}},
+                                Field{"l", DataType::List(DataType::String()), true, {}}});
+  auto col = MakeColumn(type);
+  auto* s = col->As<StructColumn>();
+  auto* n = s->mutable_child(0)->As<Int64Column>();
+  auto* l = s->mutable_child(1)->As<ListColumn>();
+  auto* e = l->mutable_child()->As<BinaryColumn>();
+  n->Append(1);
+  e->Append("keep");
+  l->FinishRow();
+  s->FinishRow();
+  s->AppendNull();
+  // A third row, abandoned half-way: the int was appended, the list got one element.
+  n->Append(3);
+  e->Append("drop");
+  l->FinishRow();
+  s->Truncate(2);
+  EXPECT_EQ(s->length(), 2);
+  EXPECT_EQ(s->null_count(), 1);
+  EXPECT_EQ(n->length(), 2);
+  EXPECT_EQ(l->length(), 2);
+  EXPECT_EQ(e->length(), 1);
+  EXPECT_EQ(e->data(), "keep");
+  EXPECT_TRUE(s->ChildrenAligned());
+}
+
 }  // namespace
 }  // namespace ferry::columnar
