@@ -62,6 +62,11 @@ Status FileReader::ReadFooter() {
     return NotSupported("the file is encrypted (encryption_algorithm in the footer)");
   }
   FERRY_ASSIGN_OR_RETURN(file_schema_, SchemaFromParquet(metadata_.schema));
+  for (const RowGroup& rg : metadata_.row_groups) {
+    if (rg.num_rows < 0 || __builtin_add_overflow(num_rows_, rg.num_rows, &num_rows_)) {
+      return DataLoss("row group row counts are negative or overflow");
+    }
+  }
   return Status::OK();
 }
 

@@ -52,7 +52,9 @@ class FileReader {
   const FileSchema& file_schema() const { return file_schema_; }
   const std::string& name() const { return file_->name(); }
   int num_row_groups() const { return static_cast<int>(metadata_.row_groups.size()); }
-  int64_t num_rows() const { return metadata_.num_rows; }
+  // The sum of the row groups' row counts: what ReadAll returns. (FileMetaData.num_rows is
+  // wrong in some files, e.g. 0 in parquet-testing's repeated_no_annotation.parquet.)
+  int64_t num_rows() const { return num_rows_; }
 
   // `columns`: indices of top-level fields to read, in the order wanted; empty = all. The batch's
   // schema is the projection.
@@ -82,6 +84,7 @@ class FileReader {
   FileSchema file_schema_;
   // The bytes that may hold pages: after the leading magic, before the footer.
   ColumnChunkReader::FileLayout layout_;
+  int64_t num_rows_ = 0;
 };
 
 }  // namespace ferry::parquet
