@@ -82,6 +82,9 @@ struct JetStreamOptions {
   StartPolicy start;
   // Most messages one Poll() returns (the pipeline's max_messages may lower it).
   size_t batch_size = 1000;
+  // Fill Message::headers and Message::msg_id. nats.c builds a hash map per message with
+  // headers to answer; a pipeline with neither a `headers` nor a `msg_id` column turns it off.
+  bool read_headers = true;
   // Idle heartbeat of the ordered consumers; nats.c recreates a consumer after two are missed.
   int64_t heartbeat_ms = 5000;
   OnDataLoss on_data_loss = OnDataLoss::kFail;

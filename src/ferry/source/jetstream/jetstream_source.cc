@@ -487,6 +487,10 @@ Result<bool> JetStreamSource::Take(Filter* filter, natsStatus status, natsMsg* r
 
 Status JetStreamSource::AddHeaders(natsMsg* msg, Message* message, int64_t sequence) {
   const size_t first = headers_.size();
+  if (!options_.read_headers) {
+    header_slots_.emplace_back(first, 0);
+    return Status::OK();
+  }
   const char** keys = nullptr;
   int key_count = 0;
   natsStatus status = natsMsgHeader_Keys(msg, &keys, &key_count);

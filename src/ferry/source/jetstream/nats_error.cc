@@ -59,9 +59,15 @@ Status NatsError(natsStatus status, std::string_view what, jsErrCode js_error) {
   std::string message(what);
   message += ": ";
   message += natsStatus_GetText(status);
-  const char* detail = nats_GetLastError(nullptr);
-  if (detail != nullptr && detail[0] != '\0' &&
-      std::string_view(detail) != natsStatus_GetText(status)) {
+  // nats.c prefixes its error text with the source location: "(conn.c:2088): text".
+  const char* last = nats_GetLastError(nullptr);
+  std::string_view detail = last != nullptr ? last : "";
+  if (detail.starts_with("(")) {
+    if (size_t end = detail.find("): "); end != std::string_view::npos) {
+      detail.remove_prefix(end + 3);
+    }
+  }
+  if (!detail.empty() && detail != natsStatus_GetText(status)) {
     message += " (";
     message += detail;
     message += ")";
