@@ -3,11 +3,10 @@
 // publishes through `ferry produce nats` with the same flags and reads back through the source;
 // a wrong credential is refused with InvalidArgument.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
@@ -244,9 +243,9 @@ TEST(JetStreamAuthTest, NKeySeedFile) {
   WriteFile(dir / "user.nk", key->seed + "\n");
   auto server = StartServer({"-c", dir / "server.conf"});
   ASSERT_NE(server, nullptr);
-  ASSERT_EQ(RunProduce(server->url(),
-                       {"--nkey", key->public_key, "--nkey-seed-file", dir / "user.nk"}),
-            0);
+  ASSERT_EQ(
+      RunProduce(server->url(), {"--nkey", key->public_key, "--nkey-seed-file", dir / "user.nk"}),
+      0);
   NatsConnectionOptions connection;
   connection.servers = {server->url()};
   connection.auth.nkey = key->public_key;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "jetstream_tcp_proxy.h"
 #include "jetstream_test_client.h"
 
 #include "ferry/base/clock.h"
@@ -24,6 +25,13 @@ namespace {
 using ferry::testing::JetStreamTestClient;
 using ferry::testing::NatsServer;
 using ferry::testing::StreamSpec;
+using ferry::testing::TcpProxy;
+
+#define ASSERT_OK(expr)                                                  \
+  do {                                                                   \
+    Status assert_ok_status_ = (expr);                                   \
+    ASSERT_TRUE(assert_ok_status_.ok()) << assert_ok_status_.ToString(); \
+  } while (false)
 
 class Listener : public PartitionListener {
  public:
@@ -155,7 +163,7 @@ TEST_F(JetStreamSourceTest, StartsRightAfterTheTablePositionWithAllFields) {
   auto source = MakeSource(Options("newstream", {"newsub"}));
   Listener listener;
   listener.positions["jetstream/newstream/newsub"] = 40;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   ASSERT_EQ(listener.assigned.size(), 1u);
   EXPECT_EQ(listener.assigned[0].key, "jetstream/newstream/newsub");
   EXPECT_EQ(listener.assigned[0].index, 0);
@@ -203,7 +211,7 @@ TEST_F(JetStreamSourceTest, PositionAtTheHeadWaitsForNewMessages) {
   auto source = MakeSource(Options("s", {"x"}));
   Listener listener;
   listener.positions["jetstream/s/x"] = 10;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   std::vector<Message> batch;
   ASSERT_TRUE(source->Poll(100, std::chrono::milliseconds(100), &batch).ok());
   EXPECT_TRUE(batch.empty());
@@ -255,7 +263,7 @@ TEST_F(JetStreamSourceTest, StartPolicies) {
     options.start.time_ns = sixth_time_us * 1000;
     auto source = MakeSource(options);
     Listener listener;
-    ASSERT_TRUE(source->Start(&listener).ok());
+    ASSERT_OK(source->Start(&listener));
     ReadResult read = ReadN(source.get(), 3);
     // Timestamps reach the test truncated to microseconds; synchronous publishes are far more
     // than a microsecond apart, so 12 is before the start and 13 at or after it.
@@ -272,7 +280,7 @@ TEST_F(JetStreamSourceTest, StartPolicies) {
     auto source = MakeSource(options);
     Listener listener;
     listener.positions["jetstream/s/x"] = 3;
-    ASSERT_TRUE(source->Start(&listener).ok());
+    ASSERT_OK(source->Start(&listener));
     ReadResult read = ReadN(source.get(), 12);
     EXPECT_EQ(Positions(read.messages), Range(4, 15));
   }
@@ -285,7 +293,7 @@ TEST_F(JetStreamSourceTest, EverySequenceOnceInOrderAcrossServerKillAndRestart) 
   options.heartbeat_ms = 500;
   auto source = MakeSource(options);
   Listener listener;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   ReadResult before = ReadN(source.get(), 1000, 100);
   ASSERT_TRUE(before.error.ok()) << before.error.ToString();
   ASSERT_EQ(before.messages.size(), 1000u);
@@ -339,7 +347,7 @@ TEST_F(JetStreamSourceTest, TwoFiltersAtDifferentSpeedsKeepTheirOwnPositions) {
   // eu has committed its 600th message, us its 10th.
   listener.positions["jetstream/orders/orders.eu"] = eu_seqs[599];
   listener.positions["jetstream/orders/orders.us"] = us_seqs[9];
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   ASSERT_EQ(listener.assigned.size(), 2u);
   EXPECT_EQ(listener.assigned[0].key, "jetstream/orders/orders.eu");
   EXPECT_EQ(listener.assigned[1].key, "jetstream/orders/orders.us");
@@ -382,11 +390,11 @@ TEST_F(JetStreamSourceTest, RetentionOverrunWithContinueReportsTheGap) {
   AddStream({.name = "small", .subjects = {"x"}, .max_msgs = 100});
   Publish("x", 300, "m");
   JetStreamOptions options = Options("small", {"x"});
-  options.on_data_loss = OnDataLoss::kContinue;
+  options.on_gap = OnGap::kContinue;
   auto source = MakeSource(options);
   Listener listener;
   listener.positions["jetstream/small/x"] = 50;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   std::vector<Gap> gaps = source->TakeGaps();
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_EQ(gaps[0].key, "jetstream/small/x");
@@ -398,25 +406,26 @@ TEST_F(JetStreamSourceTest, RetentionOverrunWithContinueReportsTheGap) {
   EXPECT_EQ(Positions(read.messages), Range(201, 300));
 }
 
-// Retention overruns a consumer that was away (the server restarted and forgot it; the stream
-// kept growing): every sequence is either delivered once or inside a reported gap, never silently
-// skipped, and what the client had already buffered is still delivered.
+// Retention overruns a consumer that was cut off (a network partition through a proxy the test
+// controls; the server keeps running and trims the stream): every sequence is either delivered
+// once or inside a reported gap, never silently skipped, and what the client had already
+// buffered before the cut is still delivered.
 TEST_F(JetStreamSourceTest, RetentionOverrunWhileAwayIsReportedNotSkipped) {
   AddStream({.name = "small", .subjects = {"x"}, .max_msgs = 100});
   Publish("x", 100, "m");
+  auto proxy = TcpProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
   JetStreamOptions options = Options("small", {"x"});
-  options.on_data_loss = OnDataLoss::kContinue;
-  options.heartbeat_ms = 30000;  // keep nats.c's own missed-heartbeat reset out of the way
+  options.connection.servers = {"nats://127.0.0.1:" + std::to_string((*proxy)->port())};
+  options.on_gap = OnGap::kContinue;
   auto source = MakeSource(options);
   Listener listener;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   ReadResult first = ReadN(source.get(), 10, 10);
   ASSERT_EQ(Positions(first.messages), Range(1, 10));
-  ASSERT_TRUE(server_->Kill9().ok());
-  ASSERT_TRUE(server_->Restart().ok());
-  auto client = JetStreamTestClient::Connect(server_->url());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->Publish("x", 2000, "n", 101).ok());  // the stream keeps 2001..2100
+  (*proxy)->Cut();
+  Publish("x", 2000, "n", 101);  // the stream keeps 2001..2100
+  ASSERT_TRUE((*proxy)->Restore().ok());
 
   std::vector<int64_t> delivered = Positions(first.messages);
   std::vector<Gap> gaps;
@@ -450,30 +459,65 @@ TEST_F(JetStreamSourceTest, RetentionOverrunWhileAwayIsReportedNotSkipped) {
   EXPECT_EQ(delivered.back(), 2100);
 }
 
-// The same with the default: the first Poll after the restart fails with DataLoss naming the
-// range, and keeps failing.
-TEST_F(JetStreamSourceTest, RetentionOverrunWhileAwayStopsByDefault) {
+// A network partition while the stream's limits trim what the consumer has not received: the
+// default stops with DataLoss naming exactly the trimmed range, and keeps failing. (Through a
+// proxy the test cuts, so the consumer cannot be recreated before the trim.)
+TEST_F(JetStreamSourceTest, RetentionOverrunDuringAPartitionStopsByDefault) {
   AddStream({.name = "small", .subjects = {"x"}, .max_msgs = 100});
   Publish("x", 100, "m");
+  auto proxy = TcpProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
   JetStreamOptions options = Options("small", {"x"});
-  options.heartbeat_ms = 30000;
+  options.connection.servers = {"nats://127.0.0.1:" + std::to_string((*proxy)->port())};
   auto source = MakeSource(options);
   Listener listener;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   ReadResult first = ReadN(source.get(), 100, 100);
   ASSERT_EQ(Positions(first.messages), Range(1, 100));
-  ASSERT_TRUE(server_->Kill9().ok());
-  ASSERT_TRUE(server_->Restart().ok());
-  auto client = JetStreamTestClient::Connect(server_->url());
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE((*client)->Publish("x", 300, "n", 101).ok());  // keeps 301..400
 
-  ReadResult rest = ReadN(source.get(), 100);
+  (*proxy)->Cut();
+  Publish("x", 300, "n", 101);  // the stream keeps 301..400
+  ASSERT_TRUE((*proxy)->Restore().ok());
+
+  ReadResult rest = ReadN(source.get(), 300);
   EXPECT_TRUE(rest.messages.empty());
   EXPECT_EQ(rest.error.code(), StatusCode::kDataLoss) << rest.error.ToString();
-  EXPECT_NE(rest.error.message().find("101..300"), std::string::npos) << rest.error.message();
+  EXPECT_NE(rest.error.message().find("sequences 101..300"), std::string::npos)
+      << rest.error.message();
   std::vector<Message> batch;
   EXPECT_EQ(source->Poll(10, std::chrono::milliseconds(10), &batch).code(), StatusCode::kDataLoss);
+}
+
+// A partition without loss: the consumer continues exactly after the last delivered sequence.
+TEST_F(JetStreamSourceTest, EverySequenceOnceAcrossANetworkPartition) {
+  AddStream({.name = "s", .subjects = {"x"}});
+  Publish("x", 500, "m");
+  auto proxy = TcpProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  JetStreamOptions options = Options("s", {"x"});
+  options.connection.servers = {"nats://127.0.0.1:" + std::to_string((*proxy)->port())};
+  auto source = MakeSource(options);
+  Listener listener;
+  ASSERT_OK(source->Start(&listener));
+  ReadResult before = ReadN(source.get(), 200, 50);
+  std::vector<int64_t> all = Positions(before.messages);
+  (*proxy)->Cut();
+  Publish("x", 500, "n", 501);
+  std::vector<Message> batch;
+  for (int i = 0; i < 3; ++i) {
+    Status status = source->Poll(100, std::chrono::milliseconds(20), &batch);
+    ASSERT_TRUE(status.ok() || status.code() == StatusCode::kUnavailable) << status.ToString();
+    for (const Message& m : batch) {
+      all.push_back(m.position);
+    }
+  }
+  ASSERT_TRUE((*proxy)->Restore().ok());
+  ReadResult after = ReadN(source.get(), 1000 - all.size());
+  ASSERT_TRUE(after.error.ok()) << after.error.ToString();
+  for (int64_t p : Positions(after.messages)) {
+    all.push_back(p);
+  }
+  EXPECT_EQ(all, Range(1, 1000));
 }
 
 TEST_F(JetStreamSourceTest, WorkQueueAndInterestStreamsAreRefused) {
@@ -538,7 +582,7 @@ TEST_F(JetStreamSourceTest, SlowProcessingGetsEverythingOnce) {
   options.heartbeat_ms = 100;
   auto source = MakeSource(options);
   Listener listener;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   std::vector<int64_t> all;
   for (int round = 0; round < 3; ++round) {
     ReadResult read = ReadN(source.get(), 500, 500);
@@ -562,7 +606,7 @@ TEST_F(JetStreamSourceTest, HeadsOfAFilteredPartitionAndOfAnEmptyOne) {
   Publish("a.y", 1, "a", 4);
   auto source = MakeSource(Options("s", {"a.*", "b"}));
   Listener listener;
-  ASSERT_TRUE(source->Start(&listener).ok());
+  ASSERT_OK(source->Start(&listener));
   auto heads = source->Heads();
   ASSERT_TRUE(heads.ok()) << heads.status().ToString();
   ASSERT_EQ(heads->size(), 2u);
@@ -587,6 +631,24 @@ TEST_F(JetStreamSourceTest, UnreachableServerIsUnavailable) {
   Status status = source->Start(&listener);
   EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
   EXPECT_NE(status.message().find(server_->url()), std::string::npos) << status.message();
+}
+
+// Shutting down while the server is away neither fails nor waits for the JetStream API timeout
+// per filter (the test's own timeout would catch a hang).
+TEST_F(JetStreamSourceTest, CloseWhileTheServerIsDown) {
+  AddStream({.name = "s", .subjects = {"a", "b"}});
+  Publish("a", 3, "m");
+  auto source = MakeSource(Options("s", {"a", "b"}));
+  Listener listener;
+  ASSERT_OK(source->Start(&listener));
+  ReadResult read = ReadN(source.get(), 3);
+  ASSERT_EQ(Positions(read.messages), Range(1, 3));
+  ASSERT_TRUE(server_->Kill9().ok());
+  std::vector<Message> batch;
+  Status status = source->Poll(10, std::chrono::milliseconds(50), &batch);
+  EXPECT_TRUE(status.ok() || status.code() == StatusCode::kUnavailable) << status.ToString();
+  EXPECT_TRUE(source->Close().ok());
+  EXPECT_EQ(source->Poll(10, std::chrono::milliseconds(0), &batch).code(), StatusCode::kCancelled);
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ struct NatsConnectionOptions {
 };
 
 // What to do when the stream no longer holds messages the table has not ingested.
-enum class OnDataLoss {
+enum class OnGap {
   kFail,      // Poll()/Start() return DataLoss naming stream, filter and range (default)
   kContinue,  // skip them, log them, report them through TakeGaps() for commitInfo and metrics
 };
@@ -87,7 +87,7 @@ struct JetStreamOptions {
   bool read_headers = true;
   // Idle heartbeat of the ordered consumers; nats.c recreates a consumer after two are missed.
   int64_t heartbeat_ms = 5000;
-  OnDataLoss on_data_loss = OnDataLoss::kFail;
+  OnGap on_gap = OnGap::kFail;
 
   Status Validate() const;
 };

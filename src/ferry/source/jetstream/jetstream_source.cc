@@ -237,9 +237,9 @@ Status JetStreamSource::ReportLost(const Filter& filter, const SequenceRange& ra
       filter.cursor.covers_stream() ? ""
                                     : "; messages of other subjects in that range, if any, are "
                                       "not lost for this filter");
-  if (options_.on_data_loss == OnDataLoss::kFail) {
+  if (options_.on_gap == OnGap::kFail) {
     sticky_error_ =
-        DataLoss("{}: {}. Set on_data_loss = \"continue\" to skip them", filter.info.key, what);
+        DataLoss("{}: {}. Set on_gap = \"continue\" to skip them", filter.info.key, what);
     FERRY_LOG_ERROR("{}", sticky_error_.message());
     return sticky_error_;
   }
@@ -258,9 +258,13 @@ void JetStreamSource::Unsubscribe(Filter* filter) {
   if (filter->subscription == nullptr) {
     return;
   }
-  // Deletes the ephemeral consumer on the server when it can; if the server is gone, the consumer
-  // disappears with it (ordered consumers are in memory) or after its inactivity threshold.
-  natsSubscription_Unsubscribe(filter->subscription.get());
+  // Unsubscribe also deletes the ephemeral consumer on the server: one request, which would wait
+  // for the API timeout while disconnected. Then Destroy alone is enough: the server drops an
+  // ordered consumer without interest after its inactivity threshold.
+  if (connection_ != nullptr &&
+      natsConnection_Status(connection_.get()) == NATS_CONN_STATUS_CONNECTED) {
+    natsSubscription_Unsubscribe(filter->subscription.get());
+  }
   filter->subscription.reset();
 }
 

@@ -23,7 +23,7 @@
 //   5. Poll() drops sequences at or below the last delivered one and records stream-sequence
 //      jumps that may hide messages removed by retention; before returning, it reads the stream's
 //      first sequence once and turns such jumps into lost ranges (FilterCursor). Lost ranges are
-//      DataLoss, or with OnDataLoss::kContinue gaps reported through TakeGaps().
+//      DataLoss, or with OnGap::kContinue gaps reported through TakeGaps().
 //   6. Acknowledge() sends nothing: the consumers are AckNone, the table is the position, and the
 //      server needs no acks to keep or drop messages of a Limits stream.
 //
@@ -56,7 +56,7 @@ struct JetStreamSourceStats {
   uint64_t duplicates_dropped = 0;  // at or below the last delivered sequence
   uint64_t consumer_restarts = 0;   // restarts by the source itself (step 4)
   uint64_t stream_checks = 0;       // stream-info reads that resolved sequence jumps (step 5)
-  uint64_t gaps = 0;                // lost ranges skipped under OnDataLoss::kContinue
+  uint64_t gaps = 0;                // lost ranges skipped under OnGap::kContinue
   uint64_t lost_sequences = 0;      // stream sequences in those ranges
   uint64_t deleted_sequences = 0;   // individually deleted messages skipped (not an error)
   uint64_t acknowledge_calls = 0;
