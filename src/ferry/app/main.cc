@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ferry/app/parquet_read_commands.h"
+#include "ferry/app/produce_nats_command.h"
 
 int main(int argc, char** argv) {
   try {
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
     parquet->require_subcommand(1);
     ferry::app::RegisterParquetInspect(parquet, &exit_code);
     ferry::app::RegisterParquetCat(parquet, &exit_code);
+    ferry::app::RegisterProduceNatsCommand(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {
