@@ -35,7 +35,9 @@ Status SetProperty(rd_kafka_conf_t* conf, std::string_view key, std::string_view
   return Status::OK();
 }
 
-void RouteLogs(rd_kafka_conf_t* conf) { rd_kafka_conf_set_log_cb(conf, &LogLine); }
+void RouteLogs(rd_kafka_conf_t* conf) {
+  rd_kafka_conf_set_log_cb(conf, &LogLine);
+}
 
 Result<ConfPtr> NewConf(const KafkaProperties& properties) {
   ConfPtr conf(rd_kafka_conf_new());

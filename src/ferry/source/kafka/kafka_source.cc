@@ -1,10 +1,10 @@
 #include "ferry/source/kafka/kafka_source.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
-
-#include <fmt/ranges.h>
 
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
@@ -17,8 +17,7 @@ PartitionListPtr NewList(size_t capacity) {
   return PartitionListPtr(rd_kafka_topic_partition_list_new(static_cast<int>(capacity)));
 }
 
-rd_kafka_topic_partition_t* AddTo(rd_kafka_topic_partition_list_t* list,
-                                  const PartitionState& s) {
+rd_kafka_topic_partition_t* AddTo(rd_kafka_topic_partition_list_t* list, const PartitionState& s) {
   return rd_kafka_topic_partition_list_add(list, s.topic.c_str(), s.partition);
 }
 
@@ -94,8 +93,8 @@ Status KafkaSource::Start(PartitionListener* listener) {
   }
   rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return KafkaErrorStatus(err, fmt::format("kafka: subscribing to {}",
-                                             fmt::join(options_.topics, ", ")));
+    return KafkaErrorStatus(
+        err, fmt::format("kafka: subscribing to {}", fmt::join(options_.topics, ", ")));
   }
   started_ = true;
   FERRY_LOG_INFO("kafka: group '{}' subscribed to {}", options_.group_id,
@@ -150,10 +149,10 @@ void KafkaSource::OnAssign(const rd_kafka_topic_partition_list_t* partitions) {
   }
   FERRY_LOG_INFO("kafka: {} partition(s) assigned ({} protocol)", states.size(),
                  cooperative_ ? "cooperative" : "eager");
-  StartPartitions(states);
+  StartPartitions(states, /*from_callback=*/true);
 }
 
-void KafkaSource::StartPartitions(const std::vector<PartitionState*>& states) {
+void KafkaSource::StartPartitions(const std::vector<PartitionState*>& states, bool from_callback) {
   std::vector<PartitionState*> started;
   std::vector<PartitionState*> by_policy;
   Status first_error;
@@ -162,8 +161,8 @@ void KafkaSource::StartPartitions(const std::vector<PartitionState*>& states) {
       Result<std::optional<int64_t>> position = listener_->OnAssigned(s->info);
       if (!position.ok()) {
         if (first_error.ok()) {
-          first_error = position.status().WithContext("{}: reading the table position",
-                                                      s->info.key);
+          first_error =
+              position.status().WithContext("{}: reading the table position", s->info.key);
         }
         continue;
       }
@@ -192,7 +191,10 @@ void KafkaSource::StartPartitions(const std::vector<PartitionState*>& states) {
       first_error = resolved.WithContext("kafka: start policy {}", StartPolicyName(options_.start));
     }
   }
-  Status assigned = Assign(started);
+  // Inside the callback librdkafka waits for the assign call even when it carries no partition
+  // (a cooperative rebalance often does); without one the group never settles and the consumer
+  // cannot even close.
+  Status assigned = from_callback || !started.empty() ? Assign(started) : Status::OK();
   if (first_error.ok()) {
     first_error = assigned;
   }
@@ -210,9 +212,6 @@ Status KafkaSource::Assign(const std::vector<PartitionState*>& started) {
                    s->table_position ? "table position + 1" : StartPolicyName(options_.start));
   }
   if (cooperative_) {
-    if (started.empty()) {
-      return Status::OK();
-    }
     PartitionListPtr list = NewList(started.size());
     for (PartitionState* s : started) {
       AddTo(list.get(), *s)->offset = s->start_offset;
@@ -289,7 +288,7 @@ Status KafkaSource::RetryPending() {
     }
   }
   if (!pending.empty()) {
-    StartPartitions(pending);
+    StartPartitions(pending, /*from_callback=*/false);
   }
   Status error = deferred_error_;
   deferred_error_ = Status::OK();
@@ -422,10 +421,10 @@ Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
       return Internal("kafka: fatal consumer error {}: {}", rd_kafka_err2name(cause), reason);
     }
     default: {
-      std::string where = message.rkt != nullptr
-                              ? KafkaPartitionKey(rd_kafka_topic_name(message.rkt),
-                                                  message.partition) + ": "
-                              : std::string();
+      std::string where =
+          message.rkt != nullptr
+              ? KafkaPartitionKey(rd_kafka_topic_name(message.rkt), message.partition) + ": "
+              : std::string();
       NoteBrokerError(where + rd_kafka_message_errstr(&message));
       return Status::OK();
     }
@@ -492,8 +491,8 @@ void KafkaSource::Emit(std::vector<Message>* out) {
       const char* name = nullptr;
       const void* value = nullptr;
       size_t size = 0;
-      for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
-                         RD_KAFKA_RESP_ERR_NO_ERROR;
+      for (size_t i = 0;
+           rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
            ++i) {
         headers_.push_back(Header{name, std::string_view(static_cast<const char*>(value), size)});
       }
@@ -584,8 +583,8 @@ Result<std::vector<PartitionHead>> KafkaSource::Heads() {
         rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high);
     const int64_t left_ms = (deadline_us - MonotonicMicros()) / 1000;
     if ((err != RD_KAFKA_RESP_ERR_NO_ERROR || low < 0 || high < 0) && left_ms > 0) {
-      err = rd_kafka_query_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low,
-                                             &high, static_cast<int>(left_ms));
+      err = rd_kafka_query_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high,
+                                             static_cast<int>(left_ms));
     }
     PartitionHead head;
     head.key = s.info.key;

@@ -115,7 +115,7 @@ class KafkaSource final : public Source {
   void OnRevoke(const rd_kafka_topic_partition_list_t* partitions);
   // Asks the listener and the resolver for the start of each state, then assigns the resolved
   // ones (step 2). Records the first failure in deferred_error_.
-  void StartPartitions(const std::vector<PartitionState*>& states);
+  void StartPartitions(const std::vector<PartitionState*>& states, bool from_callback);
   Status Assign(const std::vector<PartitionState*>& started);
   void Revoke(PartitionState* state);
   Status RetryPending();

@@ -1,11 +1,11 @@
 #include "ferry/source/kafka/kafka_source_options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace ferry::source::kafka {
 namespace {

@@ -16,7 +16,9 @@ KafkaSourceOptions Valid() {
   return o;
 }
 
-TEST(KafkaSourceOptionsTest, ValidOptionsPass) { EXPECT_TRUE(Valid().Validate().ok()); }
+TEST(KafkaSourceOptionsTest, ValidOptionsPass) {
+  EXPECT_TRUE(Valid().Validate().ok());
+}
 
 TEST(KafkaSourceOptionsTest, MissingFieldsAreNamed) {
   KafkaSourceOptions o = Valid();
@@ -111,7 +113,8 @@ TEST(MockClusterNamesTest, ApiKeysAndErrorCodes) {
   EXPECT_EQ(*ParseApiKey("OffsetCommit"), 8);
   EXPECT_EQ(*ParseApiKey("3"), 3);
   EXPECT_FALSE(ParseApiKey("Fetchh").ok());
-  EXPECT_EQ(*ParseErrorCode("NOT_LEADER_FOR_PARTITION"), RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  EXPECT_EQ(*ParseErrorCode("NOT_LEADER_FOR_PARTITION"),
+            RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
   EXPECT_EQ(*ParseErrorCode("RD_KAFKA_RESP_ERR__TRANSPORT"), RD_KAFKA_RESP_ERR__TRANSPORT);
   EXPECT_EQ(*ParseErrorCode("_TRANSPORT"), RD_KAFKA_RESP_ERR__TRANSPORT);
   EXPECT_EQ(*ParseErrorCode("6"), RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);

@@ -32,14 +32,29 @@ struct ApiName {
 };
 // Kafka protocol request types (the ApiKey field of every request header).
 constexpr std::array<ApiName, 23> kApis = {{
-    {"Produce", 0},        {"Fetch", 1},             {"ListOffsets", 2},
-    {"Metadata", 3},       {"OffsetCommit", 8},      {"OffsetFetch", 9},
-    {"FindCoordinator", 10}, {"JoinGroup", 11},      {"Heartbeat", 12},
-    {"LeaveGroup", 13},    {"SyncGroup", 14},        {"DescribeGroups", 15},
-    {"ListGroups", 16},    {"SaslHandshake", 17},    {"ApiVersion", 18},
-    {"CreateTopics", 19},  {"DeleteTopics", 20},     {"InitProducerId", 22},
-    {"AddPartitionsToTxn", 24}, {"AddOffsetsToTxn", 25}, {"EndTxn", 26},
-    {"TxnOffsetCommit", 28}, {"CreatePartitions", 37},
+    {"Produce", 0},
+    {"Fetch", 1},
+    {"ListOffsets", 2},
+    {"Metadata", 3},
+    {"OffsetCommit", 8},
+    {"OffsetFetch", 9},
+    {"FindCoordinator", 10},
+    {"JoinGroup", 11},
+    {"Heartbeat", 12},
+    {"LeaveGroup", 13},
+    {"SyncGroup", 14},
+    {"DescribeGroups", 15},
+    {"ListGroups", 16},
+    {"SaslHandshake", 17},
+    {"ApiVersion", 18},
+    {"CreateTopics", 19},
+    {"DeleteTopics", 20},
+    {"InitProducerId", 22},
+    {"AddPartitionsToTxn", 24},
+    {"AddOffsetsToTxn", 25},
+    {"EndTxn", 26},
+    {"TxnOffsetCommit", 28},
+    {"CreatePartitions", 37},
 }};
 
 }  // namespace
@@ -50,8 +65,8 @@ Result<std::unique_ptr<MockCluster>> MockCluster::Create(int brokers) {
   }
   std::unique_ptr<MockCluster> mc(new MockCluster());
   // The handle only hosts the cluster; it never connects anywhere.
-  FERRY_ASSIGN_OR_RETURN(ConfPtr conf, NewConf({{"client.id", "ferry-mock-kafka"},
-                                                {"log_level", "3"}}));
+  FERRY_ASSIGN_OR_RETURN(ConfPtr conf,
+                         NewConf({{"client.id", "ferry-mock-kafka"}, {"log_level", "3"}}));
   FERRY_ASSIGN_OR_RETURN(mc->rk_, NewClient(RD_KAFKA_PRODUCER, std::move(conf)));
   mc->cluster_.reset(rd_kafka_mock_cluster_new(mc->rk_.get(), brokers));
   if (mc->cluster_ == nullptr) {
@@ -65,11 +80,9 @@ Result<std::unique_ptr<MockCluster>> MockCluster::Create(int brokers) {
 MockCluster::~MockCluster() = default;
 
 Status MockCluster::CreateTopic(std::string_view topic, int partitions, int replication_factor) {
-  if (topic.empty() || partitions < 1 || replication_factor < 1 ||
-      replication_factor > brokers_) {
+  if (topic.empty() || partitions < 1 || replication_factor < 1 || replication_factor > brokers_) {
     return InvalidArgument(
-        "mock kafka: topic '{}' needs a name, >= 1 partitions and 1..{} replicas", topic,
-        brokers_);
+        "mock kafka: topic '{}' needs a name, >= 1 partitions and 1..{} replicas", topic, brokers_);
   }
   const std::string name(topic);
   return MockStatus(
@@ -92,8 +105,7 @@ Status MockCluster::SetBrokerRtt(int32_t broker, int rtt_ms) {
                     fmt::format("broker {} rtt", broker));
 }
 
-Status MockCluster::SetPartitionLeader(std::string_view topic, int32_t partition,
-                                       int32_t broker) {
+Status MockCluster::SetPartitionLeader(std::string_view topic, int32_t partition, int32_t broker) {
   const std::string name(topic);
   return MockStatus(
       rd_kafka_mock_partition_set_leader(cluster_.get(), name.c_str(), partition, broker),
@@ -129,9 +141,10 @@ Result<int16_t> ParseApiKey(std::string_view name) {
       return api.key;
     }
   }
-  return InvalidArgument("unknown Kafka API '{}' (a name such as Fetch or OffsetCommit, or a "
-                         "number)",
-                         name);
+  return InvalidArgument(
+      "unknown Kafka API '{}' (a name such as Fetch or OffsetCommit, or a "
+      "number)",
+      name);
 }
 
 Result<rd_kafka_resp_err_t> ParseErrorCode(std::string_view name) {
@@ -151,9 +164,10 @@ Result<rd_kafka_resp_err_t> ParseErrorCode(std::string_view name) {
       return descs[i].code;
     }
   }
-  return InvalidArgument("unknown Kafka error code '{}' (e.g. NOT_LEADER_FOR_PARTITION, "
-                         "_TRANSPORT, or a number)",
-                         name);
+  return InvalidArgument(
+      "unknown Kafka error code '{}' (e.g. NOT_LEADER_FOR_PARTITION, "
+      "_TRANSPORT, or a number)",
+      name);
 }
 
 }  // namespace ferry::source::kafka

@@ -16,8 +16,8 @@ Status FirstPartitionError(const rd_kafka_topic_partition_list_t* list, std::str
   for (int i = 0; i < list->cnt; ++i) {
     const rd_kafka_topic_partition_t& e = list->elems[i];
     if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return KafkaErrorStatus(e.err,
-                              fmt::format("{} for {}", what, KafkaPartitionKey(e.topic, e.partition)));
+      return KafkaErrorStatus(
+          e.err, fmt::format("{} for {}", what, KafkaPartitionKey(e.topic, e.partition)));
     }
   }
   return Status::OK();
@@ -32,7 +32,9 @@ StartResolver::StartResolver(const KafkaSourceOptions& options)
       timestamp_ms_(options.start_timestamp_ms),
       timeout_ms_(static_cast<int>(options.request_timeout.count())) {}
 
-int64_t StartResolver::Fallback() const { return LogicalOffset(fallback_); }
+int64_t StartResolver::Fallback() const {
+  return LogicalOffset(fallback_);
+}
 
 Status StartResolver::Resolve(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions) const {
   switch (policy_) {
