@@ -8,3 +8,10 @@ ferry_cc_test(NAME kafka_source_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_source_test.cc
   DEPS ferry_kafka_test_support ferry_source_kafka
   LABELS integration TIMEOUT 600)
+
+# The real binary: `ferry mock-kafka` in a child process, `ferry produce kafka`, kcat.
+ferry_cc_test(NAME kafka_cli_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_cli_test.cc ${CMAKE_CURRENT_LIST_DIR}/kafka_child_process.cc
+  DEPS ferry_source_kafka
+  LABELS integration TIMEOUT 300)
+add_dependencies(kafka_cli_test ferry)
