@@ -6,13 +6,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/mock_kafka_command.h"
+#include "ferry/app/produce_kafka_command.h"
+
 int main(int argc, char** argv) {
   try {
     CLI::App app{"ferry: Kafka and NATS JetStream into Delta Lake tables, exactly once"};
     app.set_version_flag("--version", std::string("ferry ") + FERRY_VERSION);
     app.require_subcommand(1);
+    int exit_code = 0;  // set by the command that runs
+    ferry::app::RegisterMockKafkaCommand(app, &exit_code);
+    ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
-    return 0;
+    return exit_code;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ferry: internal error: %s\n", e.what());
     return 70;
