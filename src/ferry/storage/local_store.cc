@@ -157,7 +157,7 @@ class LocalAtomicWriter final : public OutputStream {
 };
 
 Status ListDir(const std::string& root, const std::string& rel_dir, std::string_view name_prefix,
-               bool recursive, std::vector<ObjectInfo>* out) {
+               const ListOptions& options, std::vector<ObjectInfo>* out) {
   std::string dir = rel_dir.empty() ? root : root + "/" + rel_dir;
   auto names = ListDirectory(dir);
   if (!names.ok()) {
@@ -168,6 +168,12 @@ Status ListDir(const std::string& root, const std::string& rel_dir, std::string_
         name.compare(0, LocalStore::kTempPrefix.size(), LocalStore::kTempPrefix) == 0) {
       continue;
     }
+    std::string key = rel_dir.empty() ? name : rel_dir + "/" + name;
+    // A directory's key may sort before start_after while keys inside it sort after.
+    bool maybe_dir_prefix = options.start_after.compare(0, key.size() + 1, key + "/") == 0;
+    if (!options.start_after.empty() && key <= options.start_after && !maybe_dir_prefix) {
+      continue;  // skipped without a stat(): the point of start_after
+    }
     struct stat st;
     std::string path = dir + "/" + name;
     if (::stat(path.c_str(), &st) != 0) {
@@ -176,12 +182,11 @@ Status ListDir(const std::string& root, const std::string& rel_dir, std::string_
       }
       return ErrnoStatus(errno, "stat", path);
     }
-    std::string key = rel_dir.empty() ? name : rel_dir + "/" + name;
     if (S_ISDIR(st.st_mode)) {
-      if (recursive) {
-        FERRY_RETURN_IF_ERROR(ListDir(root, key, "", true, out));
+      if (options.recursive) {
+        FERRY_RETURN_IF_ERROR(ListDir(root, key, "", options, out));
       }
-    } else if (S_ISREG(st.st_mode)) {
+    } else if (S_ISREG(st.st_mode) && (options.start_after.empty() || key > options.start_after)) {
       out->push_back(ObjectInfo{key, static_cast<uint64_t>(st.st_size), MtimeMillis(st)});
     }
   }
@@ -218,7 +223,7 @@ Result<std::vector<ObjectInfo>> LocalStore::List(std::string_view prefix,
   std::string_view name_prefix =
       slash == std::string_view::npos ? prefix : prefix.substr(slash + 1);
   std::vector<ObjectInfo> out;
-  FERRY_RETURN_IF_ERROR(ListDir(root_, rel_dir, name_prefix, options.recursive, &out));
+  FERRY_RETURN_IF_ERROR(ListDir(root_, rel_dir, name_prefix, options, &out));
   std::sort(out.begin(), out.end(),
             [](const ObjectInfo& a, const ObjectInfo& b) { return a.key < b.key; });
   return out;

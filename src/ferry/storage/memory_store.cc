@@ -65,7 +65,11 @@ Result<std::vector<ObjectInfo>> InMemoryStore::List(std::string_view prefix,
   size_t rest_start = dir_end == std::string_view::npos ? 0 : dir_end + 1;
   std::vector<ObjectInfo> out;
   std::lock_guard lock(mu_);
-  for (auto it = objects_.lower_bound(prefix); it != objects_.end(); ++it) {
+  auto it = objects_.lower_bound(prefix);
+  if (!options.start_after.empty() && options.start_after >= prefix) {
+    it = objects_.upper_bound(options.start_after);
+  }
+  for (; it != objects_.end(); ++it) {
     const std::string& key = it->first;
     if (key.compare(0, prefix.size(), prefix) != 0) {
       break;

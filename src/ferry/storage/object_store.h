@@ -45,6 +45,9 @@ struct ListOptions {
   // false: like a directory listing (S3 delimiter '/'): only keys with no '/' after the prefix's
   // last '/'. true: every key under the prefix, at any depth.
   bool recursive = false;
+  // Only keys greater than this one (S3's StartAfter): lets a reader that knows a recent
+  // checkpoint skip the older part of a long log. Empty = from the start.
+  std::string start_after;
 };
 
 class ObjectStore {

@@ -71,8 +71,12 @@ class ObjectStoreTest : public ::testing::TestWithParam<StoreFactory> {
       std::filesystem::remove_all(fixture_.dir);
     }
   }
-  std::vector<std::string> Keys(std::string_view prefix, bool recursive = false) {
-    auto list = store_->List(prefix, ListOptions{.recursive = recursive});
+  std::vector<std::string> Keys(std::string_view prefix, bool recursive = false,
+                                std::string start_after = "") {
+    ListOptions options;
+    options.recursive = recursive;
+    options.start_after = std::move(start_after);
+    auto list = store_->List(prefix, options);
     EXPECT_TRUE(list.ok()) << list.status().ToString();
     std::vector<std::string> keys;
     if (list.ok()) {
@@ -170,6 +174,14 @@ TEST_P(ObjectStoreTest, ListIsSortedAndFiltersByPrefix) {
   EXPECT_EQ(Keys("t/_delta_log/_", true),
             (std::vector<std::string>{"t/_delta_log/_last_checkpoint",
                                       "t/_delta_log/_sidecars/a.parquet"}));
+  EXPECT_EQ(Keys("t/_delta_log/", false, "t/_delta_log/00000000000000000000.json"),
+            (std::vector<std::string>{"t/_delta_log/00000000000000000001.json",
+                                      "t/_delta_log/00000000000000000002.json",
+                                      "t/_delta_log/_last_checkpoint"}));
+  EXPECT_EQ(Keys("t/", true, "t/_delta_log/_last_checkpoint"),
+            (std::vector<std::string>{"t/_delta_log/_sidecars/a.parquet", "t/part-0.parquet"}));
+  EXPECT_EQ(Keys("t/", true, "t/_delta_log/_sidecars/a.parquet"),
+            (std::vector<std::string>{"t/part-0.parquet"}));
   EXPECT_EQ(Keys("t/").size(), 1u);  // only t/part-0.parquet at that level
   EXPECT_EQ(Keys("t/", true).size(), 6u);
   EXPECT_EQ(Keys("", true).size(), 7u);
