@@ -10,6 +10,16 @@ std::string DeletionVector::UniqueId() const {
   return id;
 }
 
+std::string CanonicalPath(std::string_view path) {
+  if (path.substr(0, 8) == "file:///") {
+    return "file:" + std::string(path.substr(7));
+  }
+  if (!path.empty() && path.front() == '/') {
+    return "file:" + std::string(path);
+  }
+  return std::string(path);
+}
+
 const char* ActionName(const Action& action) {
   struct Namer {
     const char* operator()(const Protocol&) const { return "protocol"; }

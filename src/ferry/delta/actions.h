@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct Metadata {
   std::optional<std::string> name;
   std::optional<std::string> description;
   Format format;
+  // Empty when the log's metaData has no schemaString (a table without a schema).
   std::string schema_string;
   std::vector<std::string> partition_columns;
   StringMap configuration;
@@ -158,17 +160,25 @@ using Action = std::variant<Protocol, Metadata, AddFile, RemoveFile, Txn, Domain
 // The name of an action's key in the log ("add", "metaData", ...).
 const char* ActionName(const Action& action);
 
-// A logical file's identity: (path, deletion vector unique id or "").
+// A logical file's identity: (canonical path, deletion vector unique id or "").
 struct FileKey {
   std::string path;
   std::string dv_id;
   auto operator<=>(const FileKey&) const = default;
 };
+
+// The path as a file key: absolute local paths are spelled one way, as Spark's DeltaLog
+// canonicalizes them ("/a/b", "file:/a/b" and "file:///a/b" are all "file:/a/b"); relative
+// paths and other schemes are unchanged.
+std::string CanonicalPath(std::string_view path);
+
 inline FileKey KeyOf(const AddFile& add) {
-  return FileKey{add.path, add.deletion_vector ? add.deletion_vector->UniqueId() : ""};
+  return FileKey{CanonicalPath(add.path),
+                 add.deletion_vector ? add.deletion_vector->UniqueId() : ""};
 }
 inline FileKey KeyOf(const RemoveFile& remove) {
-  return FileKey{remove.path, remove.deletion_vector ? remove.deletion_vector->UniqueId() : ""};
+  return FileKey{CanonicalPath(remove.path),
+                 remove.deletion_vector ? remove.deletion_vector->UniqueId() : ""};
 }
 
 }  // namespace ferry::delta

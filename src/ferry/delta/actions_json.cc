@@ -190,8 +190,11 @@ Metadata ReadMetadata(const Json& object, FieldReader& r) {
       r.error = f.error;
     }
   }
-  m.schema_string = r.RequiredString("schemaString");
-  m.partition_columns = r.OptionalStringList("partitionColumns").value_or(std::vector<std::string>{});
+  // Required by the protocol, but tables written by early Delta test tools lack it (golden
+  // tables canonicalized-paths-*, deltalog-commit-info): read as "no schema".
+  m.schema_string = r.OptionalString("schemaString").value_or("");
+  m.partition_columns =
+      r.OptionalStringList("partitionColumns").value_or(std::vector<std::string>{});
   m.configuration = r.OptionalStringMap("configuration").value_or(StringMap{});
   m.created_time = r.OptionalInt("createdTime");
   (void)object;

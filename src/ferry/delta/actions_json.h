@@ -32,5 +32,4 @@ std::string ActionToJson(const Action& action);
 // Every action on its own line, each line ending in '\n'.
 std::string ActionsToJson(const std::vector<Action>& actions);
 
-
 }  // namespace ferry::delta

@@ -79,15 +79,15 @@ TEST(ActionsJsonTest, RoundTripsThroughJson) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(*parsed, actions);
   EXPECT_EQ(ActionToJson(Txn{"a", 1, std::nullopt}), R"({"txn":{"appId":"a","version":1}})");
-  EXPECT_EQ(ActionToJson(Protocol{}), R"({"protocol":{"minReaderVersion":1,"minWriterVersion":2}})");
+  EXPECT_EQ(ActionToJson(Protocol{}),
+            R"({"protocol":{"minReaderVersion":1,"minWriterVersion":2}})");
 }
 
 TEST(ActionsJsonTest, UnknownActionsAndFieldsAreIgnored) {
-  auto actions = ParseActions(
-      R"({"someFutureAction":{"x":1}})"
-      "\n"
-      R"({"txn":{"appId":"a","version":1,"newField":[1,2]}})"
-      "\n\n");
+  auto actions = ParseActions(R"({"someFutureAction":{"x":1}})"
+                              "\n"
+                              R"({"txn":{"appId":"a","version":1,"newField":[1,2]}})"
+                              "\n\n");
   ASSERT_TRUE(actions.ok());
   ASSERT_EQ(actions->size(), 1u);
   EXPECT_EQ(std::get<Txn>((*actions)[0]).app_id, "a");

@@ -1,8 +1,8 @@
 #include "ferry/delta/log_files.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace ferry::delta {
 namespace {
@@ -90,9 +90,13 @@ std::optional<LogFileName> ParseLogFileName(std::string_view name) {
   return std::nullopt;
 }
 
-std::string PaddedVersion(int64_t version) { return fmt::format("{:020}", version); }
+std::string PaddedVersion(int64_t version) {
+  return fmt::format("{:020}", version);
+}
 
-std::string CommitFileName(int64_t version) { return PaddedVersion(version) + ".json"; }
+std::string CommitFileName(int64_t version) {
+  return PaddedVersion(version) + ".json";
+}
 
 std::string ClassicCheckpointFileName(int64_t version) {
   return PaddedVersion(version) + ".checkpoint.parquet";

@@ -59,17 +59,16 @@ Result<Listing> ListLog(storage::ObjectStore& store, const std::string& log_dir,
     }
     for (int32_t part = 1; part <= num_parts; ++part) {
       if (parts.count(part) == 0) {
-        out.incomplete[version] = fmt::format(
-            "{}/{}.checkpoint.{:010}.{:010}.parquet is missing (part {} of {})", log_dir,
-            PaddedVersion(version), part, num_parts, part, num_parts);
+        out.incomplete[version] =
+            fmt::format("{}/{}.checkpoint.{:010}.{:010}.parquet is missing (part {} of {})",
+                        log_dir, PaddedVersion(version), part, num_parts, part, num_parts);
         break;
       }
     }
   }
-  std::stable_sort(out.complete.begin(), out.complete.end(),
-                   [](const CheckpointFiles& a, const CheckpointFiles& b) {
-                     return a.version < b.version;
-                   });
+  std::stable_sort(
+      out.complete.begin(), out.complete.end(),
+      [](const CheckpointFiles& a, const CheckpointFiles& b) { return a.version < b.version; });
   return out;
 }
 

@@ -46,18 +46,19 @@ Result<DataTypePtr> ParseDecimal(std::string_view name, const std::string& path)
     }
   }
   if (precision < 1 || precision > 38 || scale < 0 || scale > precision) {
-    return NotSupported("column '{}': decimal({},{}) is outside precision 1..38, scale 0..p",
-                        path, precision, scale);
+    return NotSupported("column '{}': decimal({},{}) is outside precision 1..38, scale 0..p", path,
+                        precision, scale);
   }
   return DataType::Decimal(precision, scale);
 }
 
 Result<DataTypePtr> ParsePrimitive(const std::string& name, const std::string& path) {
   static const std::pair<const char*, DataTypePtr (*)()> kSimple[] = {
-      {"string", &DataType::String},   {"long", &DataType::Int64},     {"integer", &DataType::Int32},
-      {"short", &DataType::Int16},     {"byte", &DataType::Int8},      {"float", &DataType::Float32},
-      {"double", &DataType::Float64},  {"boolean", &DataType::Boolean}, {"binary", &DataType::Binary},
-      {"date", &DataType::Date},
+      {"string", &DataType::String},  {"long", &DataType::Int64},
+      {"integer", &DataType::Int32},  {"short", &DataType::Int16},
+      {"byte", &DataType::Int8},      {"float", &DataType::Float32},
+      {"double", &DataType::Float64}, {"boolean", &DataType::Boolean},
+      {"binary", &DataType::Binary},  {"date", &DataType::Date},
   };
   for (const auto& [delta_name, make] : kSimple) {
     if (name == delta_name) {
@@ -106,7 +107,8 @@ Result<Field> ParseField(const Json& field, const std::string& parent, int depth
 Result<std::vector<Field>> ParseFields(const Json& type, const std::string& path, int depth) {
   auto fields = type.find("fields");
   if (fields == type.end() || !fields->is_array()) {
-    return DataLoss("schema of '{}': struct without a fields array", path.empty() ? "<root>" : path);
+    return DataLoss("schema of '{}': struct without a fields array",
+                    path.empty() ? "<root>" : path);
   }
   std::vector<Field> out;
   out.reserve(fields->size());

@@ -51,11 +51,10 @@ TEST(SchemaJsonTest, BadSchemasAreErrorsNotCrashes) {
                 .status()
                 .code(),
             StatusCode::kDataLoss);
-  EXPECT_EQ(
-      ParseSchemaJson(R"j({"type":"struct","fields":[{"name":"a","type":"decimal(40,2)"}]})j")
-          .status()
-          .code(),
-      StatusCode::kNotSupported);
+  EXPECT_EQ(ParseSchemaJson(R"j({"type":"struct","fields":[{"name":"a","type":"decimal(40,2)"}]})j")
+                .status()
+                .code(),
+            StatusCode::kNotSupported);
   auto variant = ParseSchemaJson(R"({"type":"struct","fields":[{"name":"v","type":"variant"}]})");
   EXPECT_EQ(variant.status().code(), StatusCode::kNotSupported);
   EXPECT_NE(variant.status().message().find("'v'"), std::string::npos);

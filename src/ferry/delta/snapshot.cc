@@ -1,9 +1,10 @@
 #include "ferry/delta/snapshot.h"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
 
 #include "ferry/delta/schema_json.h"
 #include "ferry/delta/snapshot_internal.h"
+#include "ferry/delta/stats.h"
 #include "ferry/delta/table_features.h"
 
 namespace ferry::delta {
@@ -13,27 +14,13 @@ const Protocol kNoProtocol{};
 const Metadata kNoMetadata{};
 const columnar::SchemaPtr kNoSchema = std::make_shared<const columnar::Schema>();
 
-// numRecords of a stats JSON string, nullopt if absent or unparsable.
-std::optional<int64_t> NumRecords(const std::optional<std::string>& stats) {
-  if (!stats.has_value()) {
-    return std::nullopt;
-  }
-  auto doc = nlohmann::json::parse(*stats, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) {
-    return std::nullopt;
-  }
-  auto it = doc.find("numRecords");
-  if (it == doc.end() || !it->is_number_integer()) {
-    return std::nullopt;
-  }
-  return it->get<int64_t>();
-}
-
 }  // namespace
 
 Snapshot::Snapshot() : state_(std::make_shared<SnapshotState>()) {}
 
-int64_t Snapshot::version() const { return state_->version; }
+int64_t Snapshot::version() const {
+  return state_->version;
+}
 const Protocol& Snapshot::protocol() const {
   return state_->protocol ? *state_->protocol : kNoProtocol;
 }
@@ -55,9 +42,15 @@ columnar::SchemaPtr Snapshot::data_schema() const {
   return std::make_shared<const columnar::Schema>(std::move(fields));
 }
 
-const std::map<FileKey, AddFile>& Snapshot::files() const { return state_->files; }
-const std::map<FileKey, RemoveFile>& Snapshot::tombstones() const { return state_->tombstones; }
-const std::map<std::string, Txn>& Snapshot::txns() const { return state_->txns; }
+const std::map<FileKey, AddFile>& Snapshot::files() const {
+  return state_->files;
+}
+const std::map<FileKey, RemoveFile>& Snapshot::tombstones() const {
+  return state_->tombstones;
+}
+const std::map<std::string, Txn>& Snapshot::txns() const {
+  return state_->txns;
+}
 const std::map<std::string, DomainMetadata>& Snapshot::domain_metadata() const {
   return state_->domains;
 }
@@ -70,7 +63,9 @@ std::optional<int64_t> Snapshot::position(std::string_view app_id) const {
   return it->second.version;
 }
 
-int64_t Snapshot::timestamp_ms() const { return state_->timestamp_ms; }
+int64_t Snapshot::timestamp_ms() const {
+  return state_->timestamp_ms;
+}
 std::optional<int64_t> Snapshot::newest_checkpoint_version() const {
   return state_->newest_checkpoint_version;
 }
@@ -79,19 +74,30 @@ Result<TableProperties> Snapshot::properties() const {
   return ParseTableProperties(metadata().configuration);
 }
 
-int64_t Snapshot::num_files() const { return static_cast<int64_t>(state_->files.size()); }
-int64_t Snapshot::size_bytes() const { return state_->total_size; }
+int64_t Snapshot::num_files() const {
+  return static_cast<int64_t>(state_->files.size());
+}
+int64_t Snapshot::size_bytes() const {
+  return state_->total_size;
+}
 
 std::optional<int64_t> Snapshot::num_records() const {
   int64_t total = 0;
   for (const auto& [key, add] : state_->files) {
-    std::optional<int64_t> n = NumRecords(add.stats);
+    std::optional<int64_t> n = add.stats ? StatsNumRecords(*add.stats) : std::optional<int64_t>();
     if (!n.has_value()) {
       return std::nullopt;
     }
     total += *n - (add.deletion_vector ? add.deletion_vector->cardinality : 0);
   }
   return total;
+}
+
+SnapshotState* MutableState(Snapshot* snapshot) {
+  if (snapshot->state_.use_count() != 1) {
+    snapshot->state_ = std::make_shared<SnapshotState>(*snapshot->state_);
+  }
+  return snapshot->state_.get();
 }
 
 void ApplyActions(std::vector<Action>&& actions, int64_t version, SnapshotState* state) {
@@ -148,9 +154,11 @@ Status FinishReplay(const std::string& where, SnapshotState* state) {
   if (!state->metadata.has_value()) {
     return DataLoss("{} at version {}: no metaData action in the log", where, state->version);
   }
-  FERRY_RETURN_IF_ERROR(CheckReadSupported(*state->protocol)
-                            .WithContext("{} at version {}", where, state->version));
-  if (state->schema == nullptr) {
+  FERRY_RETURN_IF_ERROR(
+      CheckReadSupported(*state->protocol).WithContext("{} at version {}", where, state->version));
+  if (state->schema == nullptr && state->metadata->schema_string.empty()) {
+    state->schema = std::make_shared<const columnar::Schema>();
+  } else if (state->schema == nullptr) {
     auto schema = ParseSchemaJson(state->metadata->schema_string);
     if (!schema.ok()) {
       return schema.status().WithContext("{}: schemaString of the metaData in version {}", where,
@@ -159,7 +167,7 @@ Status FinishReplay(const std::string& where, SnapshotState* state) {
     state->schema = *schema;
   }
   for (const std::string& column : state->metadata->partition_columns) {
-    if (!state->schema->FieldIndex(column).has_value()) {
+    if (state->schema->num_fields() > 0 && !state->schema->FieldIndex(column).has_value()) {
       return DataLoss("{}: partition column '{}' (metaData of version {}) is not in the schema",
                       where, column, state->metadata_version);
     }

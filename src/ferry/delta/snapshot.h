@@ -72,7 +72,7 @@ class Snapshot {
   const SnapshotState& state() const { return *state_; }
 
  private:
-  friend class SnapshotLoader;
+  friend SnapshotState* MutableState(Snapshot* snapshot);
   std::shared_ptr<SnapshotState> state_;
 };
 

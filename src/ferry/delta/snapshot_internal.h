@@ -32,6 +32,10 @@ struct SnapshotState {
   int64_t total_size = 0;
 };
 
+// Copy-on-write access to a snapshot's state: the state itself when `snapshot` is its only
+// owner (the caller moved it in), else a private copy that `snapshot` now holds.
+SnapshotState* MutableState(Snapshot* snapshot);
+
 // Applies the actions of one commit (or one checkpoint) to `state`: removes before adds, as a
 // valid commit never adds and removes the same logical file. Protocol and metaData replace the
 // current ones. commitInfo, cdc and v2-checkpoint bookkeeping actions are ignored.

@@ -15,19 +15,18 @@ void AddUnique(std::vector<std::string>* list, std::string name) {
   }
 }
 
-constexpr const char* kReadable[] = {"columnMapping",       "deletionVectors", "timestampNtz",
-                                     "v2Checkpoint",        "vacuumProtocolCheck",
-                                     "typeWidening",        "typeWidening-preview"};
+constexpr const char* kReadable[] = {"columnMapping",       "deletionVectors",     "timestampNtz",
+                                     "v2Checkpoint",        "vacuumProtocolCheck", "typeWidening",
+                                     "typeWidening-preview"};
 
 // Writer features an append can honour unconditionally.
-constexpr const char* kWritable[] = {
-    "appendOnly",   "changeDataFeed",      "deletionVectors", "domainMetadata",
-    "timestampNtz", "vacuumProtocolCheck", "v2Checkpoint",    "typeWidening",
-    "typeWidening-preview"};
+constexpr const char* kWritable[] = {"appendOnly",     "changeDataFeed", "deletionVectors",
+                                     "domainMetadata", "timestampNtz",   "vacuumProtocolCheck",
+                                     "v2Checkpoint",   "typeWidening",   "typeWidening-preview"};
 
 // Writer features an append honours as long as the schema or configuration does not use them.
-constexpr const char* kWritableIfUnused[] = {"invariants",       "checkConstraints",
-                                             "generatedColumns", "identityColumns",
+constexpr const char* kWritableIfUnused[] = {"invariants",          "checkConstraints",
+                                             "generatedColumns",    "identityColumns",
                                              "allowColumnDefaults", "columnMapping"};
 
 bool In(const char* const* begin, const char* const* end, std::string_view name) {

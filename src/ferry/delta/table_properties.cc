@@ -66,8 +66,8 @@ Result<int64_t> ParseIntervalMillis(std::string_view text) {
     unit.pop_back();
   }
   static const std::pair<const char*, int64_t> kUnits[] = {
-      {"millisecond", 1},        {"second", 1000},          {"minute", 60000},
-      {"hour", 3600000},         {"day", 86400000},         {"week", 7 * 86400000LL},
+      {"millisecond", 1}, {"second", 1000},  {"minute", 60000},
+      {"hour", 3600000},  {"day", 86400000}, {"week", 7 * 86400000LL},
   };
   for (const auto& [name, millis] : kUnits) {
     if (unit == name) {

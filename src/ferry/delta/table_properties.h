@@ -4,9 +4,8 @@
 //   delta.appendOnly                       false
 //   delta.checkpointInterval               10 (commits between classic checkpoints)
 //   delta.dataSkippingNumIndexedCols       32 (leaf columns with stats; -1 = all)
-//   delta.dataSkippingStatsColumns         unset (comma-separated column names; overrides the above)
-//   delta.checkpoint.writeStatsAsJson      true
-//   delta.checkpoint.writeStatsAsStruct    false
+//   delta.dataSkippingStatsColumns         unset (comma-separated column names; overrides the
+//   above) delta.checkpoint.writeStatsAsJson      true delta.checkpoint.writeStatsAsStruct    false
 //   delta.parquet.compression.codec        zstd (PROTOCOL.md "Table Properties")
 //   delta.deletedFileRetentionDuration     interval 1 week (tombstones kept in checkpoints)
 //   delta.setTransactionRetentionDuration  unset (ferry never sets it: positions would expire)

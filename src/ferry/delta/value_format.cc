@@ -28,7 +28,9 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool IsLeap(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
 
 unsigned DaysInMonth(int64_t y, unsigned m) {
   static const unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -154,7 +156,9 @@ std::string FormatJava(T value) {
 
 }  // namespace
 
-std::string FormatDate(int32_t days) { return FormatYmd(days); }
+std::string FormatDate(int32_t days) {
+  return FormatYmd(days);
+}
 
 Result<int32_t> ParseDate(std::string_view text) {
   size_t pos = 0;
@@ -260,14 +264,17 @@ Result<int64_t> ParseTimestampMicros(std::string_view text) {
   return seconds * 1000000 + micros;
 }
 
-std::string FormatJavaDouble(double value) { return FormatJava(value); }
-std::string FormatJavaFloat(float value) { return FormatJava(value); }
+std::string FormatJavaDouble(double value) {
+  return FormatJava(value);
+}
+std::string FormatJavaFloat(float value) {
+  return FormatJava(value);
+}
 
 std::string FormatDecimal(columnar::Int128 unscaled, int32_t scale) {
   bool negative = unscaled < 0;
-  columnar::UInt128 magnitude =
-      negative ? static_cast<columnar::UInt128>(-(unscaled + 1)) + 1
-               : static_cast<columnar::UInt128>(unscaled);
+  columnar::UInt128 magnitude = negative ? static_cast<columnar::UInt128>(-(unscaled + 1)) + 1
+                                         : static_cast<columnar::UInt128>(unscaled);
   // Digits least significant first, then reversed: avoids std::string::insert, which trips a
   // GCC 12 -Wrestrict false positive.
   std::string reversed;
@@ -320,8 +327,7 @@ Result<columnar::Int128> ParseDecimal(std::string_view text, int32_t scale) {
       exp.remove_prefix(1);
     }
     auto [ptr, ec] = std::from_chars(exp.data(), exp.data() + exp.size(), exponent);
-    if (ec != std::errc() || ptr != exp.data() + exp.size() || exponent < -100 ||
-        exponent > 100) {
+    if (ec != std::errc() || ptr != exp.data() + exp.size() || exponent < -100 || exponent > 100) {
       return bad();
     }
     pos = text.size();

@@ -21,9 +21,9 @@ std::string FormatDate(int32_t days);
 Result<int32_t> ParseDate(std::string_view text);
 
 enum class TimestampStyle {
-  kSparkCast,    // "2021-09-08 11:11:11" or "2021-09-08 11:11:11.123" (fraction trimmed)
-  kIsoMicrosZ,   // "2021-09-08T11:11:11.000000Z" (partition values of new tables)
-  kStatsMillis,  // "2021-09-08T11:11:11.123Z" (stats of timestamp; truncated to millis)
+  kSparkCast,       // "2021-09-08 11:11:11" or "2021-09-08 11:11:11.123" (fraction trimmed)
+  kIsoMicrosZ,      // "2021-09-08T11:11:11.000000Z" (partition values of new tables)
+  kStatsMillis,     // "2021-09-08T11:11:11.123Z" (stats of timestamp; truncated to millis)
   kStatsMillisNtz,  // "2021-09-08T11:11:11.123" (stats of timestamp_ntz)
 };
 // Formats microseconds since the epoch (UTC).

@@ -23,8 +23,7 @@ TEST(ValueFormatTest, Timestamps) {
   EXPECT_EQ(FormatTimestampMicros(t, TimestampStyle::kIsoMicrosZ), "2021-09-08T11:11:11.000000Z");
   EXPECT_EQ(FormatTimestampMicros(t + 123999, TimestampStyle::kStatsMillis),
             "2021-09-08T11:11:11.123Z");
-  EXPECT_EQ(FormatTimestampMicros(-1, TimestampStyle::kStatsMillisNtz),
-            "1969-12-31T23:59:59.999");
+  EXPECT_EQ(FormatTimestampMicros(-1, TimestampStyle::kStatsMillisNtz), "1969-12-31T23:59:59.999");
   EXPECT_EQ(*ParseTimestampMicros("2021-09-08 11:11:11"), t);
   EXPECT_EQ(*ParseTimestampMicros("2021-09-08T11:11:11.000000Z"), t);
   EXPECT_EQ(*ParseTimestampMicros("2021-09-08T03:11:11.5-08:00"), t + 500000);
