@@ -6,13 +6,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/table_commands.h"
+
 int main(int argc, char** argv) {
   try {
     CLI::App app{"ferry: Kafka and NATS JetStream into Delta Lake tables, exactly once"};
     app.set_version_flag("--version", std::string("ferry ") + FERRY_VERSION);
     app.require_subcommand(1);
+    // Each command reports its outcome here (CLI11 callbacks return nothing).
+    int exit_code = 0;
+    ferry::app::RegisterTableCommands(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
-    return 0;
+    return exit_code;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ferry: internal error: %s\n", e.what());
     return 70;
