@@ -55,6 +55,21 @@ Status ValidateSpec(const TableSpec& spec) {
     return InvalidArgument("a table needs at least one column that is not a partition column");
   }
   FERRY_RETURN_IF_ERROR(ParseTableProperties(spec.configuration).status());
+  // ferry evaluates no SQL: a table it creates must not promise constraints it cannot keep.
+  for (const auto& [key, value] : spec.configuration) {
+    if (key.rfind("delta.constraints.", 0) == 0) {
+      return NotSupported("CHECK constraint '{}' ({}): ferry cannot enforce constraints",
+                          key.substr(18), value);
+    }
+  }
+  for (const columnar::Field& field : spec.schema->fields()) {
+    for (const auto& [key, value] : field.metadata) {
+      if (key == "delta.invariants" || key == "delta.generationExpression" ||
+          key.rfind("delta.identity.", 0) == 0) {
+        return NotSupported("column '{}' has {}: ferry cannot enforce it", field.name, key);
+      }
+    }
+  }
   return Status::OK();
 }
 
