@@ -10,6 +10,7 @@
 #include "ferry/app/parquet_read_commands.h"
 #include "ferry/app/produce_kafka_command.h"
 #include "ferry/app/produce_nats_command.h"
+#include "ferry/app/table_commands.h"
 
 int main(int argc, char** argv) {
   try {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     ferry::app::RegisterMockKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceNatsCommand(app, &exit_code);
+    ferry::app::RegisterTableCommands(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {
