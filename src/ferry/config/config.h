@@ -90,7 +90,7 @@ struct DecodeConfig {
   std::string raw_column = "payload";  // kRaw: the column that receives the payload
   std::string unknown_fields_column;   // kJson: keep unknown fields as JSON text here
   // kJson: how a JSON number maps to a timestamp column.
-  std::string timestamp_epoch_unit = "millis";  // seconds, millis, micros
+  std::string timestamp_epoch_unit = "seconds";  // seconds (as Spark), millis, micros
   std::vector<std::string> timestamp_formats;   // extra Spark patterns for timestamp strings
   std::vector<std::string> date_formats;
 };
