@@ -388,7 +388,9 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
   FERRY_ASSIGN_OR_RETURN(auto user, t.String("user"));
   FERRY_ASSIGN_OR_RETURN(auto password, t.String("password", /*secret=*/true));
   FERRY_ASSIGN_OR_RETURN(auto token, t.String("token", /*secret=*/true));
+  FERRY_ASSIGN_OR_RETURN(auto nkey_public, t.String("nkey"));
   FERRY_ASSIGN_OR_RETURN(auto nkey, t.String("nkey_seed_file"));
+  FERRY_ASSIGN_OR_RETURN(auto tls_hostname, t.String("tls_hostname"));
   FERRY_ASSIGN_OR_RETURN(auto creds, t.String("creds_file"));
   FERRY_ASSIGN_OR_RETURN(auto ca, t.String("tls_ca"));
   FERRY_ASSIGN_OR_RETURN(auto cert, t.String("tls_cert"));
@@ -396,7 +398,13 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
   Set(user, &j->user);
   Set(password, &j->password);
   Set(token, &j->token);
+  Set(nkey_public, &j->nkey);
   Set(nkey, &j->nkey_seed_file);
+  Set(tls_hostname, &j->tls_hostname);
+  if (j->nkey.empty() != j->nkey_seed_file.empty()) {
+    return t.Error(j->nkey.empty() ? "nkey_seed_file" : "nkey",
+                   "nkey (the public key) and nkey_seed_file go together");
+  }
   Set(creds, &j->creds_file);
   Set(ca, &j->tls_ca);
   Set(cert, &j->tls_cert);
@@ -418,6 +426,8 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
   FERRY_ASSIGN_OR_RETURN(auto connect_timeout, t.DurationValue("connect_timeout"));
   FERRY_ASSIGN_OR_RETURN(auto reconnect_wait, t.DurationValue("reconnect_wait"));
   FERRY_ASSIGN_OR_RETURN(auto max_reconnects, t.Int("max_reconnects"));
+  FERRY_ASSIGN_OR_RETURN(auto heartbeat, t.DurationValue("heartbeat"));
+  Set(heartbeat, &j->heartbeat);
   Set(connect_timeout, &j->connect_timeout);
   Set(reconnect_wait, &j->reconnect_wait);
   Set(max_reconnects, &j->max_reconnects);

@@ -72,12 +72,15 @@ struct JetStreamConfig {
   std::string user;
   std::string password;  // secret
   std::string token;     // secret
+  std::string nkey;  // the user's public NKey ("U..."), with nkey_seed_file
   std::string nkey_seed_file;
   std::string creds_file;
   std::string tls_ca;
   std::string tls_cert;
   std::string tls_key;
+  std::string tls_hostname;  // expected server certificate name, when not the URL's host
   int64_t batch_size = 1000;
+  Duration heartbeat{5000};
   Duration connect_timeout{5000};
   Duration reconnect_wait{1000};
   int64_t max_reconnects = -1;  // -1 = forever
