@@ -175,4 +175,20 @@ double Registry::Value(std::string_view name, const Labels& labels) const {
   return 0;
 }
 
+std::vector<std::pair<Labels, double>> Registry::Values(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<Labels, double>> out;
+  auto it = families_.find(name);
+  if (it == families_.end()) {
+    return out;
+  }
+  for (const auto& [labels, c] : it->second.counters) {
+    out.emplace_back(labels, c->value());
+  }
+  for (const auto& [labels, g] : it->second.gauges) {
+    out.emplace_back(labels, g->value());
+  }
+  return out;
+}
+
 }  // namespace ferry::metrics

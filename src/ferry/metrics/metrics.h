@@ -87,6 +87,8 @@ class Registry {
 
   // Value of a counter or gauge (0 when absent): for tests and `ferry status`.
   double Value(std::string_view name, const Labels& labels = {}) const;
+  // Every label set of a counter or gauge family with its value (empty when absent).
+  std::vector<std::pair<Labels, double>> Values(std::string_view name) const;
 
  private:
   enum class Type { kCounter, kGauge, kHistogram };

@@ -52,6 +52,11 @@ TEST(MetricsTest, SameLabelsSameMetricAndConcurrentIncrements) {
   }
   EXPECT_EQ(r.Value("c_total", {{"k", "v"}}), 40000);
   EXPECT_EQ(r.Value("missing"), 0);
+  auto values = r.Values("c_total");
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0].first, (Labels{{"k", "v"}}));
+  EXPECT_EQ(values[0].second, 40000);
+  EXPECT_TRUE(r.Values("missing").empty());
 }
 
 TEST(MetricsDeathTest, TypeClashIsABug) {
