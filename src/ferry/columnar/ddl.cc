@@ -8,14 +8,17 @@
 #include <vector>
 
 #include "ferry/base/check.h"
+#include "ferry/columnar/ddl_internal.h"
 
 namespace ferry::columnar {
 
 namespace {
 
-char AsciiLower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+using ddl_internal::AppendUtf8;
+using ddl_internal::AsciiLower;
+using ddl_internal::HexValue;
+using ddl_internal::IsDigit;
+using ddl_internal::IsWordChar;
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
@@ -29,44 +32,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool IsWordChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  c = AsciiLower(c);
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  return -1;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// Byte offset of the first invalid UTF-8 sequence, or nullopt.
 std::optional<size_t> FindInvalidUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
@@ -576,146 +541,6 @@ Result<Schema> ParseDdlSchema(std::string_view ddl, std::string_view origin) {
 
 Result<DataTypePtr> ParseDdlType(std::string_view ddl, std::string_view origin) {
   return DdlParser(ddl, origin).ParseTypeOnly();
-}
-
-std::string QuoteDdlName(std::string_view name) {
-  bool bare = !name.empty() && !IsDigit(name[0]);
-  for (char c : name) {
-    bare = bare && IsWordChar(c);
-  }
-  if (bare) {
-    return std::string(name);
-  }
-  std::string out = "`";
-  for (char c : name) {
-    out.push_back(c);
-    if (c == '`') {
-      out.push_back('`');
-    }
-  }
-  out.push_back('`');
-  return out;
-}
-
-std::string QuoteDdlString(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<uint8_t>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
-
-std::string EncodeJsonString(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<uint8_t>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
-Result<std::string> DecodeJsonString(std::string_view json) {
-  if (json.size() < 2 || json.front() != '"' || json.back() != '"') {
-    return InvalidArgument("not a JSON string: {}", json);
-  }
-  std::string out;
-  auto read_hex4 = [&](size_t at, uint32_t* cp) {
-    if (at + 4 > json.size() - 1) {
-      return false;
-    }
-    *cp = 0;
-    for (size_t k = 0; k < 4; k++) {
-      int h = HexValue(json[at + k]);
-      if (h < 0) {
-        return false;
-      }
-      *cp = *cp * 16 + static_cast<uint32_t>(h);
-    }
-    return true;
-  };
-  for (size_t i = 1; i + 1 < json.size(); i++) {
-    char c = json[i];
-    if (c == '"' || static_cast<uint8_t>(c) < 0x20) {
-      return InvalidArgument("bad character in JSON string at offset {}", i);
-    }
-    if (c != '\\') {
-      out.push_back(c);
-      continue;
-    }
-    if (i + 2 >= json.size()) {
-      return InvalidArgument("bad escape in JSON string at offset {}", i);
-    }
-    char e = json[++i];
-    static constexpr std::string_view kFrom = "\"\\/bfnrt";
-    static constexpr std::string_view kTo = "\"\\/\b\f\n\r\t";
-    if (size_t k = kFrom.find(e); k != std::string_view::npos) {
-      out.push_back(kTo[k]);
-      continue;
-    }
-    uint32_t cp = 0;
-    if (e != 'u' || !read_hex4(i + 1, &cp)) {
-      return InvalidArgument("bad escape in JSON string at offset {}", i - 1);
-    }
-    i += 4;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      uint32_t low = 0;
-      if (i + 2 >= json.size() || json[i + 1] != '\\' || json[i + 2] != 'u' ||
-          !read_hex4(i + 3, &low) || low < 0xDC00 || low > 0xDFFF) {
-        return InvalidArgument("unpaired surrogate in JSON string at offset {}", i - 5);
-      }
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-      i += 6;
-    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-      return InvalidArgument("unpaired surrogate in JSON string at offset {}", i - 5);
-    }
-    AppendUtf8(cp, &out);
-  }
-  return out;
 }
 
 void FuzzDdlRoundTrip(std::string_view input) {

@@ -1,0 +1,251 @@
+#include "ferry/transform/datetime_cast.h"
+
+#include <fmt/format.h>
+
+#include "ferry/transform/civil_time.h"
+
+namespace ferry::transform {
+
+namespace {
+
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && IsSpace(s.back())) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+struct Scanned {
+  int64_t year = 0;
+  int month = 1, day = 1, hour = 0, minute = 0, second = 0;
+  int64_t micros = 0;
+  std::string_view zone;  // empty: none
+};
+
+// Reads 1..max digits at *pos.
+bool Digits(std::string_view s, size_t* pos, size_t min, size_t max, int64_t* out) {
+  size_t n = 0;
+  int64_t v = 0;
+  while (*pos + n < s.size() && IsDigit(s[*pos + n]) && n < max) {
+    v = v * 10 + (s[*pos + n] - '0');
+    n++;
+  }
+  if (n < min || (*pos + n < s.size() && IsDigit(s[*pos + n]))) {
+    return false;
+  }
+  *pos += n;
+  *out = v;
+  return true;
+}
+
+// The date part; `*pos` ends after it (at the end, ' ' or 'T').
+bool ScanDate(std::string_view s, size_t* pos, Scanned* out) {
+  int sign = 1;
+  if (*pos < s.size() && (s[*pos] == '-' || s[*pos] == '+')) {
+    sign = s[*pos] == '-' ? -1 : 1;
+    (*pos)++;
+  }
+  int64_t v = 0;
+  if (!Digits(s, pos, 4, 6, &v)) {
+    return false;
+  }
+  out->year = sign * v;
+  for (int* field : {&out->month, &out->day}) {
+    if (*pos == s.size() || s[*pos] == ' ' || s[*pos] == 'T') {
+      break;
+    }
+    if (s[*pos] != '-') {
+      return false;
+    }
+    (*pos)++;
+    if (!Digits(s, pos, 1, 2, &v)) {
+      return false;
+    }
+    *field = static_cast<int>(v);
+  }
+  return *pos == s.size() || s[*pos] == ' ' || s[*pos] == 'T';
+}
+
+bool ScanTimestamp(std::string_view s, Scanned* out) {
+  size_t pos = 0;
+  if (!ScanDate(s, &pos, out)) {
+    return false;
+  }
+  if (pos == s.size()) {
+    return true;
+  }
+  pos++;  // ' ' or 'T'
+  if (pos == s.size()) {
+    return true;
+  }
+  int64_t v = 0;
+  if (!Digits(s, &pos, 1, 2, &v)) {
+    return false;
+  }
+  out->hour = static_cast<int>(v);
+  if (pos >= s.size() || s[pos] != ':') {
+    return false;
+  }
+  pos++;
+  if (!Digits(s, &pos, 1, 2, &v)) {
+    return false;
+  }
+  out->minute = static_cast<int>(v);
+  if (pos < s.size() && s[pos] == ':') {
+    pos++;
+    if (!Digits(s, &pos, 1, 2, &v)) {
+      return false;
+    }
+    out->second = static_cast<int>(v);
+    if (pos < s.size() && s[pos] == '.') {
+      pos++;
+      size_t n = 0;
+      int64_t frac = 0;
+      while (pos < s.size() && IsDigit(s[pos])) {
+        if (n < 6) {
+          frac = frac * 10 + (s[pos] - '0');
+        }
+        n++;
+        pos++;
+      }
+      if (n == 0 || n > 9) {
+        return false;
+      }
+      for (size_t i = n; i < 6; i++) {
+        frac *= 10;
+      }
+      out->micros = frac;
+    }
+  }
+  while (pos < s.size() && s[pos] == ' ') {
+    pos++;
+  }
+  out->zone = s.substr(pos);
+  return true;
+}
+
+std::optional<int64_t> LocalMicros(const Scanned& t) {
+  if (t.month < 1 || t.month > 12 || t.day < 1 || t.day > DaysInMonth(t.year, t.month) ||
+      t.hour > 23 || t.minute > 59 || t.second > 59) {
+    return std::nullopt;
+  }
+  int64_t seconds = DaysFromCivil(t.year, t.month, t.day) * kSecondsPerDay + t.hour * 3600 +
+                    t.minute * 60 + t.second;
+  return seconds * kMicrosPerSecond + t.micros;
+}
+
+void AppendFraction(int64_t micros, std::string* out) {
+  if (micros == 0) {
+    return;
+  }
+  std::string f = fmt::format(".{:06}", micros);
+  while (f.back() == '0') {
+    f.pop_back();
+  }
+  out->append(f);
+}
+
+void AppendYear(int64_t year, std::string* out) {
+  if (year > 9999) {
+    fmt::format_to(std::back_inserter(*out), "+{}", year);
+  } else if (year < 0) {
+    fmt::format_to(std::back_inserter(*out), "-{:04}", -year);
+  } else {
+    fmt::format_to(std::back_inserter(*out), "{:04}", year);
+  }
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseTimestampText(std::string_view text, const TimeZone& zone) {
+  Scanned t;
+  if (!ScanTimestamp(Trim(text), &t)) {
+    return std::nullopt;
+  }
+  std::optional<int64_t> local = LocalMicros(t);
+  if (!local) {
+    return std::nullopt;
+  }
+  int64_t seconds = FloorDiv(*local, kMicrosPerSecond);
+  int64_t sub = FloorMod(*local, kMicrosPerSecond);
+  // The usual zones, "Z" and "+hh:mm", without a TimeZone lookup (it takes a lock).
+  if (t.zone == "Z") {
+    return seconds * kMicrosPerSecond + sub;
+  }
+  if (t.zone.size() == 6 && (t.zone[0] == '+' || t.zone[0] == '-') && t.zone[3] == ':' &&
+      IsDigit(t.zone[1]) && IsDigit(t.zone[2]) && IsDigit(t.zone[4]) && IsDigit(t.zone[5])) {
+    int64_t off = ((t.zone[1] - '0') * 10 + (t.zone[2] - '0')) * 3600 +
+                  ((t.zone[4] - '0') * 10 + (t.zone[5] - '0')) * 60;
+    if (off <= 18 * 3600 && (t.zone[4] - '0') < 6) {
+      return (seconds - (t.zone[0] == '-' ? -off : off)) * kMicrosPerSecond + sub;
+    }
+  }
+  const TimeZone* tz = &zone;
+  TimeZonePtr parsed;
+  if (!t.zone.empty()) {
+    Result<TimeZonePtr> z = TimeZone::Load(t.zone);
+    if (!z.ok()) {
+      return std::nullopt;
+    }
+    parsed = *z;
+    tz = parsed.get();
+  }
+  return tz->LocalToUtc(seconds) * kMicrosPerSecond + sub;
+}
+
+std::optional<int64_t> ParseLocalTimestampText(std::string_view text) {
+  Scanned t;
+  if (!ScanTimestamp(Trim(text), &t)) {
+    return std::nullopt;
+  }
+  if (!t.zone.empty() && !TimeZone::Load(t.zone).ok()) {
+    return std::nullopt;
+  }
+  return LocalMicros(t);
+}
+
+std::optional<int32_t> ParseDateText(std::string_view text) {
+  std::string_view s = Trim(text);
+  Scanned t;
+  size_t pos = 0;
+  if (!ScanDate(s, &pos, &t) || t.month < 1 || t.month > 12 || t.day < 1 ||
+      t.day > DaysInMonth(t.year, t.month)) {
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(DaysFromCivil(t.year, t.month, t.day));
+}
+
+void FormatLocalTimestampText(int64_t local_micros, std::string* out) {
+  int64_t seconds = FloorDiv(local_micros, kMicrosPerSecond);
+  int64_t days = FloorDiv(seconds, kSecondsPerDay);
+  int64_t sod = FloorMod(seconds, kSecondsPerDay);
+  CivilDate d = CivilFromDays(days);
+  AppendYear(d.year, out);
+  fmt::format_to(std::back_inserter(*out), "-{:02}-{:02} {:02}:{:02}:{:02}", d.month, d.day,
+                 sod / 3600, sod / 60 % 60, sod % 60);
+  AppendFraction(FloorMod(local_micros, kMicrosPerSecond), out);
+}
+
+void FormatTimestampText(int64_t micros, const TimeZone& zone, std::string* out) {
+  int64_t seconds = FloorDiv(micros, kMicrosPerSecond);
+  FormatLocalTimestampText(micros + int64_t{zone.OffsetAt(seconds)} * kMicrosPerSecond, out);
+}
+
+void FormatDateText(int32_t days, std::string* out) {
+  CivilDate d = CivilFromDays(days);
+  AppendYear(d.year, out);
+  fmt::format_to(std::back_inserter(*out), "-{:02}-{:02}", d.month, d.day);
+}
+
+}  // namespace ferry::transform

@@ -1,0 +1,497 @@
+#include "ferry/transform/json_decoder.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ferry/columnar/ddl.h"
+#include "ferry/transform/json_plan.h"
+#include "ferry/transform/json_scalar.h"
+#include "ferry/transform/json_syntax.h"
+
+namespace ferry::transform {
+
+namespace sj = simdjson::ondemand;
+using columnar::Column;
+
+namespace {
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+class JsonDecoder::Impl {
+ public:
+  explicit Impl(JsonPlan plan, columnar::SchemaPtr schema)
+      : plan_(std::move(plan)), schema_(std::move(schema)) {}
+
+  const std::vector<int>& output_columns() const { return plan_.output_columns; }
+
+  Status Append(std::string_view json, columnar::RecordBatch* batch) {
+    if (batch->schema_ptr() != checked_schema_) {
+      if (!batch->schema().Equals(*schema_)) {
+        return Internal("json decoder: the batch's schema differs from the decoder's");
+      }
+      checked_schema_ = batch->schema_ptr();
+    }
+    root_columns_.clear();
+    for (int c : plan_.root_columns) {
+      root_columns_.push_back(batch->mutable_column(c));
+    }
+    Column* first = batch->mutable_column(plan_.output_columns[0]);
+    int64_t base = first->length();
+    error_path_.clear();  // segments, innermost first
+    Status st = DecodeMessage(json, base, batch);
+    if (!st.ok()) {
+      // Also when a column has `base` rows: an unfinished nested row leaves children longer.
+      for (int c : plan_.output_columns) {
+        batch->mutable_column(c)->Truncate(base);
+      }
+      if (!error_path_.empty()) {
+        std::string path;
+        for (auto it = error_path_.rbegin(); it != error_path_.rend(); ++it) {
+          path += *it;
+        }
+        return InvalidArgument("field '{}': {}", std::string_view(path).substr(1), st.message());
+      }
+    }
+    return st;
+  }
+
+ private:
+  Status DecodeMessage(std::string_view json, int64_t base, columnar::RecordBatch* batch) {
+    // simdjson reads up to SIMDJSON_PADDING bytes past the end: copy into a padded buffer.
+    size_t need = json.size() + simdjson::SIMDJSON_PADDING;
+    if (buffer_size_ < need) {
+      buffer_size_ = std::max(need, buffer_size_ * 2);
+      buffer_ = std::make_unique<char[]>(buffer_size_);
+      std::memset(buffer_.get(), 0, buffer_size_);
+    }
+    std::memcpy(buffer_.get(), json.data(), json.size());
+    std::memset(buffer_.get() + json.size(), 0, simdjson::SIMDJSON_PADDING);
+    sj::document doc;
+    if (auto e = parser_.iterate(buffer_.get(), json.size(), need).get(doc)) {
+      return Malformed(e);
+    }
+    sj::object root;
+    if (auto e = doc.get_object().get(root)) {
+      return e == simdjson::INCORRECT_TYPE
+                 ? InvalidArgument("malformed message: expected a JSON object")
+                 : Malformed(e);
+    }
+    unknown_.clear();
+    FERRY_RETURN_IF_ERROR(DecodeFields(
+        plan_.nodes[0], root, base, [this](size_t i) { return root_columns_[i]; }, true));
+    const char* trailing = nullptr;
+    if (!doc.current_location().get(trailing)) {
+      return InvalidArgument("malformed message: unexpected text after the JSON object");
+    }
+    if (plan_.unknown_column >= 0) {
+      auto* col = batch->mutable_column(plan_.unknown_column)->As<columnar::BinaryColumn>();
+      if (unknown_.empty()) {
+        col->AppendNull();
+      } else {
+        unknown_[0] = '{';
+        unknown_.push_back('}');
+        col->Append(unknown_);
+      }
+    }
+    return Status::OK();
+  }
+
+  static Status Malformed(simdjson::error_code e) {
+    return InvalidArgument("malformed JSON: {}", simdjson::error_message(e));
+  }
+
+  // Fields of an object into the struct `node`; `column_at(i)` is the column of its i-th field,
+  // which holds `base` rows before this object.
+  template <typename ColumnAt>
+  Status DecodeFields(const JsonPlanNode& node, sj::object& obj, int64_t base, ColumnAt column_at,
+                      bool root) {
+    size_t expect = 0;
+    const size_t n = node.children.size();
+    for (auto field_result : obj) {
+      sj::field field;
+      if (auto e = std::move(field_result).get(field)) {
+        return Malformed(e);
+      }
+      // Messages usually list fields in the same order: try the one after the last match first,
+      // on the raw key bytes; unescape the key only when that guess fails.
+      int idx = -1;
+      std::string_view key;
+      if (expect < n && node.names.plain(expect) &&
+          field.key().unsafe_is_equal(node.names.name(expect))) {
+        idx = static_cast<int>(expect);
+      } else {
+        if (auto e = field.unescaped_key().get(key)) {
+          return Malformed(e);
+        }
+        idx = node.names.Find(key);
+      }
+      if (idx < 0) {
+        FERRY_RETURN_IF_ERROR(SkipOrKeep(key, field.value(), root && plan_.unknown_column >= 0));
+        continue;
+      }
+      expect = static_cast<size_t>(idx) + 1;
+      Column* col = column_at(static_cast<size_t>(idx));
+      if (col->length() > base) {
+        col->Truncate(base);  // a repeated key: the last one wins
+      }
+      const JsonPlanNode& child = plan_.nodes[node.children[static_cast<size_t>(idx)]];
+      Status st = DecodeValue(child, field.value(), col);
+      if (!st.ok()) {
+        error_path_.push_back(fmt::format(".{}", child.name));
+        return st;
+      }
+    }
+    for (size_t i = 0; i < n; i++) {
+      Column* col = column_at(i);
+      if (col->length() == base) {
+        const JsonPlanNode& child = plan_.nodes[node.children[i]];
+        if (!child.nullable) {
+          error_path_.push_back(fmt::format(".{}", child.name));
+          return InvalidArgument("missing required field");
+        }
+        col->AppendNull();
+      }
+    }
+    return Status::OK();
+  }
+
+  Status DecodeValue(const JsonPlanNode& n, sj::value v, Column* col) {
+    sj::json_type t;
+    if (auto e = v.type().get(t)) {
+      return Malformed(e);
+    }
+    if (t == sj::json_type::null) {
+      bool is_null = false;
+      if (v.is_null().get(is_null) || !is_null) {
+        return InvalidArgument("malformed JSON: bad literal '{}'", Token(v));
+      }
+      if (!n.nullable) {
+        return InvalidArgument("null in a NOT NULL field");
+      }
+      col->AppendNull();
+      return Status::OK();
+    }
+    switch (n.kind) {
+      case JsonNodeKind::kString:
+      case JsonNodeKind::kJsonText:
+        return DecodeString(n, v, t, col);
+      case JsonNodeKind::kStruct:
+      case JsonNodeKind::kList:
+      case JsonNodeKind::kMap:
+        return DecodeNested(n, v, t, col);
+      default:
+        return DecodeScalar(n, v, t, col);
+    }
+  }
+
+  Status DecodeString(const JsonPlanNode& n, sj::value& v, sj::json_type t, Column* col) {
+    auto* out = col->As<columnar::BinaryColumn>();
+    if (t == sj::json_type::string && n.kind == JsonNodeKind::kString) {
+      std::string_view s;
+      if (auto e = v.get_string().get(s)) {
+        return Malformed(e);
+      }
+      out->Append(s);
+      return Status::OK();
+    }
+    if (n.kind == JsonNodeKind::kString && !plan_.options.numbers_as_strings &&
+        (t == sj::json_type::number || t == sj::json_type::boolean)) {
+      return TypeError("a string", t, v);
+    }
+    // Numbers and booleans as written; objects and arrays as their JSON text.
+    FERRY_ASSIGN_OR_RETURN(std::string_view raw, RawValue(v, t));
+    out->Append(raw);
+    return Status::OK();
+  }
+
+  Status DecodeScalar(const JsonPlanNode& n, sj::value& v, sj::json_type t, Column* col) {
+    bool from_string = t == sj::json_type::string;
+    std::string_view text;
+    if (from_string) {
+      if (auto e = v.get_string().get(text)) {
+        return Malformed(e);
+      }
+    } else if (t == sj::json_type::number) {
+      text = Token(v);
+    }
+    switch (n.kind) {
+      case JsonNodeKind::kBoolean: {
+        if (t == sj::json_type::boolean) {
+          bool b = false;
+          if (v.get_bool().get(b)) {
+            return InvalidArgument("malformed JSON: bad literal '{}'", Token(v));
+          }
+          col->As<columnar::BooleanColumn>()->Append(b ? 1 : 0);
+          return Status::OK();
+        }
+        if (from_string && plan_.options.strings_as_numbers) {
+          return AppendBooleanText(text, col);
+        }
+        return TypeError("a boolean", t, v);
+      }
+      case JsonNodeKind::kFloat32:
+      case JsonNodeKind::kFloat64:
+        if (t == sj::json_type::number) {
+          return DecodeFloat(n, v, col);
+        }
+        if (from_string && plan_.options.strings_as_numbers) {
+          return AppendFloatText(n, text, col);
+        }
+        return TypeError("a number", t, v);
+      case JsonNodeKind::kDecimal:
+        if (t == sj::json_type::number || (from_string && plan_.options.strings_as_numbers)) {
+          return AppendDecimalText(n, text, from_string, col);
+        }
+        return TypeError("a decimal number", t, v);
+      case JsonNodeKind::kBinary:
+      case JsonNodeKind::kFixedBinary:
+        return from_string ? AppendBase64Text(n, text, col) : TypeError("a base64 string", t, v);
+      case JsonNodeKind::kDate:
+        return from_string ? AppendDateText(plan_, text, col) : TypeError("a date string", t, v);
+      case JsonNodeKind::kTimestamp:
+        if (from_string) {
+          return AppendTimestampText(plan_, n, text, col);
+        }
+        if (t == sj::json_type::number) {
+          return AppendEpochNumber(plan_, n, text, false, col);
+        }
+        return TypeError("a timestamp", t, v);
+      default:
+        if (t == sj::json_type::number) {
+          return DecodeInteger(n, v, text, col);
+        }
+        if (from_string && plan_.options.strings_as_numbers) {
+          return AppendIntegerText(n, text, true, col);
+        }
+        return TypeError("an integer", t, v);
+    }
+  }
+
+  Status DecodeInteger(const JsonPlanNode& n, sj::value& v, std::string_view token, Column* col) {
+    // Fast path: simdjson's integer parser; anything unusual (fractions, exponents, 64-bit
+    // overflow) goes through the exact text parser, which also range-checks.
+    int64_t i = 0;
+    if (n.kind == JsonNodeKind::kInt64 && !v.get_int64().get(i)) {
+      col->As<columnar::Int64Column>()->Append(i);
+      return Status::OK();
+    }
+    if (n.kind == JsonNodeKind::kInt32 && !v.get_int64().get(i) && i >= INT32_MIN &&
+        i <= INT32_MAX) {
+      col->As<columnar::Int32Column>()->Append(static_cast<int32_t>(i));
+      return Status::OK();
+    }
+    return AppendIntegerText(n, token, false, col);
+  }
+
+  Status DecodeFloat(const JsonPlanNode& n, sj::value& v, Column* col) {
+    double d = 0;
+    if (v.get_double().get(d)) {
+      return InvalidArgument("number {} is out of range for {}", Token(v), KindName(n.kind));
+    }
+    if (n.kind == JsonNodeKind::kFloat64) {
+      col->As<columnar::DoubleColumn>()->Append(d);
+      return Status::OK();
+    }
+    if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
+      return InvalidArgument("number {} is out of range for FLOAT", Token(v));
+    }
+    col->As<columnar::FloatColumn>()->Append(static_cast<float>(d));
+    return Status::OK();
+  }
+
+  Status DecodeNested(const JsonPlanNode& n, sj::value& v, sj::json_type t, Column* col) {
+    if (n.kind == JsonNodeKind::kList) {
+      if (t != sj::json_type::array) {
+        return TypeError("an array", t, v);
+      }
+      return DecodeList(n, v, col->As<columnar::ListColumn>());
+    }
+    if (t != sj::json_type::object) {
+      return TypeError("an object", t, v);
+    }
+    sj::object obj;
+    if (auto e = v.get_object().get(obj)) {
+      return Malformed(e);
+    }
+    if (n.kind == JsonNodeKind::kMap) {
+      return DecodeMap(n, obj, col->As<columnar::MapColumn>());
+    }
+    auto* sc = col->As<columnar::StructColumn>();
+    FERRY_RETURN_IF_ERROR(DecodeFields(
+        n, obj, sc->length(), [sc](size_t i) { return sc->mutable_child(static_cast<int>(i)); },
+        false));
+    sc->FinishRow();
+    return Status::OK();
+  }
+
+  Status DecodeList(const JsonPlanNode& n, sj::value& v, columnar::ListColumn* list) {
+    sj::array arr;
+    if (auto e = v.get_array().get(arr)) {
+      return Malformed(e);
+    }
+    const JsonPlanNode& element = plan_.nodes[n.children[0]];
+    size_t i = 0;
+    for (auto element_result : arr) {
+      sj::value item;
+      if (auto e = std::move(element_result).get(item)) {
+        return Malformed(e);
+      }
+      Status st = DecodeValue(element, item, list->mutable_child());
+      if (!st.ok()) {
+        error_path_.push_back(fmt::format("[{}]", i));
+        return st;
+      }
+      i++;
+    }
+    list->FinishRow();
+    return Status::OK();
+  }
+
+  Status DecodeMap(const JsonPlanNode& n, sj::object& obj, columnar::MapColumn* map) {
+    auto* keys = map->mutable_keys()->As<columnar::BinaryColumn>();
+    const JsonPlanNode& value_node = plan_.nodes[n.children[1]];
+    int64_t first = keys->length();
+    for (auto field_result : obj) {
+      sj::field field;
+      std::string_view key;
+      if (auto e = std::move(field_result).get(field)) {
+        return Malformed(e);
+      }
+      if (auto e = field.unescaped_key().get(key)) {
+        return Malformed(e);
+      }
+      keys->Append(key);
+      Status st = DecodeValue(value_node, field.value(), map->mutable_values());
+      if (!st.ok()) {
+        error_path_.push_back(fmt::format(".{}", key));
+        return st;
+      }
+    }
+    // Spark refuses duplicate map keys (spark.sql.mapKeyDedupPolicy=EXCEPTION).
+    if (keys->length() - first > 1) {
+      map_keys_.clear();
+      for (int64_t i = first; i < keys->length(); i++) {
+        map_keys_.push_back(keys->Value(i));
+      }
+      std::sort(map_keys_.begin(), map_keys_.end());
+      auto dup = std::adjacent_find(map_keys_.begin(), map_keys_.end());
+      if (dup != map_keys_.end()) {
+        return InvalidArgument("duplicate map key \"{}\"", *dup);
+      }
+    }
+    map->FinishRow();
+    return Status::OK();
+  }
+
+  // An unknown field: checked for syntax, and kept in the unknown-fields object if asked.
+  Status SkipOrKeep(std::string_view key, sj::value v, bool keep) {
+    sj::json_type t;
+    if (auto e = v.type().get(t)) {
+      return Malformed(e);
+    }
+    Result<std::string_view> raw = RawValue(v, t);
+    if (!raw.ok()) {
+      error_path_.push_back(fmt::format(".{}", key));
+      return raw.status();
+    }
+    if (keep) {
+      unknown_.push_back(',');
+      unknown_.append(columnar::EncodeJsonString(key));
+      unknown_.push_back(':');
+      unknown_.append(*raw);
+    }
+    return Status::OK();
+  }
+
+  // The JSON text of a value, syntax-checked (On-Demand does not check what it skips).
+  Result<std::string_view> RawValue(sj::value& v, sj::json_type t) {
+    std::string_view raw;
+    if (t == sj::json_type::object) {
+      sj::object obj;
+      if (auto e = v.get_object().get(obj); e || obj.raw_json().get(raw)) {
+        return Malformed(e ? e : simdjson::TAPE_ERROR);
+      }
+    } else if (t == sj::json_type::array) {
+      sj::array arr;
+      if (auto e = v.get_array().get(arr); e || arr.raw_json().get(raw)) {
+        return Malformed(e ? e : simdjson::TAPE_ERROR);
+      }
+    } else {
+      raw = Token(v);
+    }
+    if (!CheckJsonSyntax(raw, plan_.options.max_depth, &syntax_error_)) {
+      return InvalidArgument("malformed JSON: {}", syntax_error_);
+    }
+    return raw;
+  }
+
+  static std::string_view Token(sj::value& v) { return TrimRight(v.raw_json_token()); }
+
+  Status TypeError(std::string_view expected, sj::json_type t, sj::value& v) {
+    std::string_view token = Token(v);
+    std::string shown(token.substr(0, 64));
+    if (token.size() > 64) {
+      shown += "...";
+    }
+    switch (t) {
+      case sj::json_type::object:
+        return InvalidArgument("expected {}, found an object", expected);
+      case sj::json_type::array:
+        return InvalidArgument("expected {}, found an array", expected);
+      case sj::json_type::string:
+        return InvalidArgument("expected {}, found string {}", expected, shown);
+      case sj::json_type::number:
+        return InvalidArgument("expected {}, found number {}", expected, shown);
+      default:
+        return InvalidArgument("expected {}, found {}", expected, shown);
+    }
+  }
+
+  JsonPlan plan_;
+  columnar::SchemaPtr schema_;
+  columnar::SchemaPtr checked_schema_;
+  sj::parser parser_;
+  std::unique_ptr<char[]> buffer_;
+  size_t buffer_size_ = 0;
+  // Scratch reused across messages.
+  std::vector<Column*> root_columns_;
+  std::vector<std::string_view> map_keys_;
+  std::string unknown_;                  // ",\"k\":v,..." while decoding; braces added at the end
+  std::vector<std::string> error_path_;  // on errors: ".name", "[3]", innermost first
+  std::string syntax_error_;
+};
+
+Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Create(columnar::SchemaPtr schema,
+                                                         JsonDecoderOptions options) {
+  FERRY_ASSIGN_OR_RETURN(JsonPlan plan, JsonPlan::Build(*schema, std::move(options)));
+  if (plan.output_columns.empty()) {
+    return InvalidArgument("json decoder: no columns to fill");
+  }
+  auto impl = std::make_unique<Impl>(std::move(plan), std::move(schema));
+  return std::unique_ptr<JsonDecoder>(new JsonDecoder(std::move(impl)));
+}
+
+JsonDecoder::JsonDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JsonDecoder::~JsonDecoder() = default;
+
+const std::vector<int>& JsonDecoder::output_columns() const {
+  return impl_->output_columns();
+}
+
+Status JsonDecoder::Append(std::string_view json, columnar::RecordBatch* batch) {
+  return impl_->Append(json, batch);
+}
+
+}  // namespace ferry::transform
