@@ -80,6 +80,12 @@ struct KafkaSourceOptions {
   Status Validate() const;
 };
 
+// The librdkafka consumer properties for `options`, in the order they are applied: ferry's
+// defaults, then options.properties (so they override the defaults), then the properties the
+// exactly-once protocol depends on (Validate() refuses user values that differ from them).
+std::vector<std::pair<std::string, std::string>> ConsumerProperties(
+    const KafkaSourceOptions& options);
+
 // The key of a Kafka source partition: "kafka/<topic>/<partition>" (DESIGN.md).
 std::string KafkaPartitionKey(std::string_view topic, int32_t partition);
 
