@@ -35,7 +35,10 @@ Result<StartPolicy> ParseStartPolicy(std::string_view name);
 struct TopicPartition {
   std::string topic;
   int32_t partition = 0;
-  auto operator<=>(const TopicPartition&) const = default;
+  bool operator<(const TopicPartition& o) const {
+    return topic < o.topic || (topic == o.topic && partition < o.partition);
+  }
+  bool operator==(const TopicPartition& o) const = default;
 };
 
 struct KafkaSourceOptions {
