@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ferry/base/check.h"
+#include "ferry/columnar/ddl.h"
 
 namespace ferry::columnar {
 
@@ -14,6 +15,25 @@ DataTypePtr MakeSingleton(TypeId id) {
 
 bool MetadataEquals(const FieldMetadata& a, const FieldMetadata& b) {
   return a == b;
+}
+
+// "name<separator>TYPE [NOT NULL] [COMMENT '...']": a column of a schema (separator " ") or a
+// field of a struct (": "). Names are quoted and comments re-escaped so the text parses back.
+std::string FieldToDdl(const Field& f, std::string_view separator) {
+  std::string out = QuoteDdlName(f.name);
+  out += separator;
+  out += f.type->ToString();
+  if (!f.nullable) {
+    out += " NOT NULL";
+  }
+  for (const auto& [key, value] : f.metadata) {
+    if (key == "comment") {
+      if (Result<std::string> text = DecodeJsonString(value); text.ok()) {
+        out += " COMMENT " + QuoteDdlString(*text);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -160,10 +180,7 @@ std::string DataType::ToString() const {
         if (i > 0) {
           out += ", ";
         }
-        out += fields_[i].name + ": " + fields_[i].type->ToString();
-        if (!fields_[i].nullable) {
-          out += " NOT NULL";
-        }
+        out += FieldToDdl(fields_[i], ": ");
       }
       return out + ">";
     }
@@ -183,7 +200,7 @@ bool Field::Equals(const Field& other, bool check_metadata) const {
 }
 
 std::string Field::ToString() const {
-  return name + " " + type->ToString() + (nullable ? "" : " NOT NULL");
+  return FieldToDdl(*this, " ");
 }
 
 std::optional<int> Schema::FieldIndex(std::string_view name) const {

@@ -74,7 +74,7 @@ struct Field {
   FieldMetadata metadata;
 
   bool Equals(const Field& other, bool check_metadata = false) const;
-  // "name TYPE" or "name TYPE NOT NULL" (Spark DDL).
+  // "name TYPE [NOT NULL] [COMMENT '...']" (Spark DDL; odd names in backquotes, ddl.h).
   std::string ToString() const;
 };
 
