@@ -1,8 +1,6 @@
 #include "ferry/app/produce_kafka_command.h"
 
 #include <librdkafka/rdkafka.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/logging.h"
 #include "ferry/app/message_template.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
@@ -132,14 +131,34 @@ rd_kafka_resp_err_t Send(rd_kafka_t* rk, const std::string& topic, int32_t parti
   }
 }
 
+// Values of -X properties that hold credentials, redacted from every log line.
+std::vector<std::string> SecretValues(const std::vector<std::string>& properties) {
+  std::vector<std::string> secrets;
+  for (const std::string& kv : properties) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq + 1 == kv.size()) {
+      continue;
+    }
+    std::string_view key(kv.data(), eq);
+    if (key.find("password") != std::string_view::npos ||
+        key.find("secret") != std::string_view::npos ||
+        key.find("oauthbearer.config") != std::string_view::npos ||
+        key.find("key.pem") != std::string_view::npos) {
+      secrets.push_back(kv.substr(eq + 1));
+    }
+  }
+  return secrets;
+}
+
 int Fail(const Status& st) {
   std::fprintf(stderr, "ferry produce kafka: %s\n", st.ToString().c_str());
   return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
 int RunProduceKafka(const ProduceKafkaOptions& o) {
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "ferry", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  if (Status st = SetupLogging(LogOptions{.secrets = SecretValues(o.properties)}); !st.ok()) {
+    return Fail(st);
+  }
   Result<MessageTemplate> value = MessageTemplate::Parse(o.value_template);
   if (!value.ok()) {
     return Fail(value.status().WithContext("--template"));
