@@ -22,8 +22,8 @@ using testing::ChildProcess;
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kFerry = FERRY_BINARY_DIR "/src/ferry/app/ferry";
-const std::string kDemoTemplate =
+constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+constexpr char kDemoTemplate[] =
     R"({"id": {{seq}}, "dateTime": "{{now:MM/dd/yyyy - HH:mm:ss Z}}", "payload": "test #{{seq}}"})";
 
 struct Record {

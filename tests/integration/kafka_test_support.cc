@@ -45,13 +45,24 @@ Status Produce(const std::string& brokers, const std::string& topic, int32_t par
     std::string value = payload(i);
     std::string key = "k" + std::to_string(i);
     std::string seq = std::to_string(i);
+    // rd_kafka_produceva: the rd_kafka_producev macros are GNU statement expressions.
+    rd_kafka_vu_t vus[6] = {};
+    vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+    vus[0].u.cstr = topic.c_str();
+    vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+    vus[1].u.i32 = partition;
+    vus[2].vtype = RD_KAFKA_VTYPE_VALUE;
+    vus[2].u.mem = {value.data(), value.size()};
+    vus[3].vtype = RD_KAFKA_VTYPE_KEY;
+    vus[3].u.mem = {key.data(), key.size()};
+    vus[4].vtype = RD_KAFKA_VTYPE_HEADER;
+    vus[4].u.header = {"seq", seq.data(), static_cast<ssize_t>(seq.size())};
+    vus[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+    vus[5].u.i = RD_KAFKA_MSG_F_COPY;
     rd_kafka_resp_err_t err;
     do {
-      err = rd_kafka_producev(
-          rk.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-          RD_KAFKA_V_VALUE(value.data(), value.size()), RD_KAFKA_V_KEY(key.data(), key.size()),
-          RD_KAFKA_V_HEADER("seq", seq.data(), static_cast<ssize_t>(seq.size())),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      ErrorPtr error(rd_kafka_produceva(rk.get(), vus, 6));
+      err = error == nullptr ? RD_KAFKA_RESP_ERR_NO_ERROR : rd_kafka_error_code(error.get());
       if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(rk.get(), 10);
       }

@@ -64,7 +64,7 @@ struct PollResult {
 };
 PollResult PollUntil(Source* source, TestListener* listener,
                      const std::function<bool(const PollResult&)>& done,
-                     std::chrono::milliseconds limit = std::chrono::seconds(30),
+                     std::chrono::milliseconds limit = std::chrono::seconds(60),
                      size_t max_messages = 1000);
 // One Poll round of the same, appending to *result; for tests that poll two sources in turn.
 void PollOnce(Source* source, TestListener* listener, PollResult* result,

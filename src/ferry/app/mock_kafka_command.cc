@@ -2,8 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/logging.h"
 #include "ferry/base/log.h"
 #include "ferry/base/status.h"
 #include "ferry/source/kafka/mock_cluster.h"
@@ -272,8 +271,10 @@ void ServeUntilStopped(MockCluster& mc, int signal_fd, bool exit_on_eof) {
 }
 
 int RunMockKafka(const MockKafkaOptions& o) {
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "ferry", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  if (Status st = SetupLogging(LogOptions{}); !st.ok()) {
+    std::fprintf(stderr, "ferry mock-kafka: %s\n", st.ToString().c_str());
+    return 1;
+  }
   // Block the stop signals before librdkafka starts its threads (they inherit the mask), so that
   // they reach only the signalfd.
   sigset_t stop;

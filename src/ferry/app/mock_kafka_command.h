@@ -4,7 +4,7 @@
 // ferry::source::kafka::MockCluster.
 #pragma once
 
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
 class App;
 }  // namespace CLI
 

@@ -1,8 +1,6 @@
 #include "ferry/app/produce_kafka_command.h"
 
 #include <librdkafka/rdkafka.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/logging.h"
 #include "ferry/app/message_template.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
@@ -23,6 +22,7 @@ namespace ferry::app {
 namespace {
 
 using source::kafka::ConfPtr;
+using source::kafka::ErrorPtr;
 using source::kafka::KafkaProperties;
 using source::kafka::KafkaPtr;
 using source::kafka::TopicPtr;
@@ -99,22 +99,55 @@ Result<int32_t> PartitionCount(rd_kafka_t* rk, const std::string& topic, int64_t
   return last;
 }
 
-// Sends one message, waiting while librdkafka's queue is full.
+// Sends one message, waiting while librdkafka's queue is full. rd_kafka_produceva rather than
+// the rd_kafka_producev macros, which expand to GNU statement expressions.
 rd_kafka_resp_err_t Send(rd_kafka_t* rk, const std::string& topic, int32_t partition,
                          const std::string& value, const std::string* key) {
-  const void* key_data = key != nullptr ? key->data() : nullptr;
-  const size_t key_size = key != nullptr ? key->size() : 0;
+  rd_kafka_vu_t vus[5] = {};
+  vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+  vus[0].u.cstr = topic.c_str();
+  vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+  vus[1].u.i32 = partition;
+  vus[2].vtype = RD_KAFKA_VTYPE_VALUE;
+  vus[2].u.mem.ptr = const_cast<char*>(value.data());
+  vus[2].u.mem.size = value.size();
+  vus[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  vus[3].u.i = RD_KAFKA_MSG_F_COPY;
+  size_t count = 4;
+  if (key != nullptr) {
+    vus[4].vtype = RD_KAFKA_VTYPE_KEY;
+    vus[4].u.mem.ptr = const_cast<char*>(key->data());
+    vus[4].u.mem.size = key->size();
+    count = 5;
+  }
   while (true) {
+    ErrorPtr error(rd_kafka_produceva(rk, vus, count));
     rd_kafka_resp_err_t err =
-        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                          RD_KAFKA_V_KEY(key_data, key_size),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        error == nullptr ? RD_KAFKA_RESP_ERR_NO_ERROR : rd_kafka_error_code(error.get());
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       return err;
     }
     rd_kafka_poll(rk, 10);
   }
+}
+
+// Values of -X properties that hold credentials, redacted from every log line.
+std::vector<std::string> SecretValues(const std::vector<std::string>& properties) {
+  std::vector<std::string> secrets;
+  for (const std::string& kv : properties) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq + 1 == kv.size()) {
+      continue;
+    }
+    std::string_view key(kv.data(), eq);
+    if (key.find("password") != std::string_view::npos ||
+        key.find("secret") != std::string_view::npos ||
+        key.find("oauthbearer.config") != std::string_view::npos ||
+        key.find("key.pem") != std::string_view::npos) {
+      secrets.push_back(kv.substr(eq + 1));
+    }
+  }
+  return secrets;
 }
 
 int Fail(const Status& st) {
@@ -123,8 +156,9 @@ int Fail(const Status& st) {
 }
 
 int RunProduceKafka(const ProduceKafkaOptions& o) {
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "ferry", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  if (Status st = SetupLogging(LogOptions{.secrets = SecretValues(o.properties)}); !st.ok()) {
+    return Fail(st);
+  }
   Result<MessageTemplate> value = MessageTemplate::Parse(o.value_template);
   if (!value.ok()) {
     return Fail(value.status().WithContext("--template"));

@@ -55,7 +55,7 @@ Result<KafkaPtr> NewClient(rd_kafka_type_t type, ConfPtr conf) {
     return InvalidArgument("kafka: cannot create {}: {}",
                            type == RD_KAFKA_CONSUMER ? "consumer" : "producer", errstr.data());
   }
-  conf.release();  // owned by rk now
+  static_cast<void>(conf.release());  // owned by rk now
   return KafkaPtr(rk);
 }
 

@@ -8,6 +8,7 @@
 
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
+#include "ferry/source/kafka/gap_report.h"
 #include "ferry/source/kafka/kafka_conf.h"
 
 namespace ferry::source::kafka {
@@ -29,27 +30,6 @@ std::string OffsetName(int64_t offset) {
     return "the log end";
   }
   return std::to_string(offset);
-}
-
-// ferry's defaults, then the user's properties, then the properties exactly-once depends on
-// (Validate() already refused user values that differ from them).
-KafkaProperties ConsumerProperties(const KafkaSourceOptions& o) {
-  KafkaProperties p;
-  if (!o.brokers.empty()) {
-    p.emplace_back("bootstrap.servers", o.brokers);
-  }
-  p.emplace_back("client.id", "ferry");
-  p.emplace_back("queued.max.messages.kbytes", std::to_string(o.queue_max_kbytes));
-  p.emplace_back("queued.min.messages", std::to_string(o.queue_min_messages));
-  p.emplace_back("topic.metadata.refresh.interval.ms", std::to_string(o.metadata_refresh.count()));
-  p.insert(p.end(), o.properties.begin(), o.properties.end());
-  p.emplace_back("group.id", o.group_id);
-  p.emplace_back("enable.auto.commit", "false");
-  p.emplace_back("enable.auto.offset.store", "false");
-  p.emplace_back("isolation.level", "read_committed");
-  p.emplace_back("auto.offset.reset", "error");
-  p.emplace_back("enable.partition.eof", "false");
-  return p;
 }
 
 }  // namespace
@@ -412,7 +392,7 @@ void KafkaSource::SetPaused(PartitionState* s, bool paused) {
 Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
   switch (message.err) {
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
-      return GapStatus(message);
+      return DescribeGap(rk_.get(), message, options_.request_timeout);
     case RD_KAFKA_RESP_ERR__PARTITION_EOF:
       return Status::OK();
     case RD_KAFKA_RESP_ERR__FATAL: {
@@ -429,34 +409,6 @@ Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
       return Status::OK();
     }
   }
-}
-
-Status KafkaSource::GapStatus(const rd_kafka_message_t& message) {
-  if (message.rkt == nullptr) {
-    return DataLoss("kafka: offset reset refused: {}", rd_kafka_message_errstr(&message));
-  }
-  const char* topic = rd_kafka_topic_name(message.rkt);
-  const std::string key = KafkaPartitionKey(topic, message.partition);
-  const int64_t wanted = message.offset;
-  int64_t low = -1;
-  int64_t high = -1;
-  rd_kafka_resp_err_t err =
-      rd_kafka_query_watermark_offsets(rk_.get(), topic, message.partition, &low, &high,
-                                       static_cast<int>(options_.request_timeout.count()));
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && wanted >= 0 && wanted < low) {
-    return DataLoss(
-        "{}: offsets {}..{} are no longer on the broker (log start is now {}): retention removed "
-        "them before they were ingested",
-        key, wanted, low - 1, low);
-  }
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && wanted > high) {
-    return DataLoss(
-        "{}: the next offset to read, {}, lies past the broker's log end {} (was the topic "
-        "deleted and recreated?); offsets {}..{} are unknown to the broker",
-        key, wanted, high, high, wanted - 1);
-  }
-  return DataLoss("{}: the broker cannot serve offset {} ({}); log {}..{}", key, wanted,
-                  rd_kafka_message_errstr(&message), low, high);
 }
 
 void KafkaSource::ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {

@@ -126,7 +126,6 @@ class KafkaSource final : public Source {
   int64_t MicrosUntilHeldToken(int64_t now_us);
   void SetPaused(PartitionState* state, bool paused);
   Status HandleConsumerError(const rd_kafka_message_t& message);
-  Status GapStatus(const rd_kafka_message_t& message);
   void Emit(std::vector<Message>* out);
   void NoteBrokerError(std::string_view what);
 

@@ -87,6 +87,23 @@ Result<StartPolicy> ParseStartPolicy(std::string_view name) {
       name);
 }
 
+std::vector<std::pair<std::string, std::string>> ConsumerProperties(const KafkaSourceOptions& o) {
+  std::vector<std::pair<std::string, std::string>> p;
+  if (!o.brokers.empty()) {
+    p.emplace_back("bootstrap.servers", o.brokers);
+  }
+  p.emplace_back("client.id", "ferry");
+  p.emplace_back("queued.max.messages.kbytes", std::to_string(o.queue_max_kbytes));
+  p.emplace_back("queued.min.messages", std::to_string(o.queue_min_messages));
+  p.emplace_back("topic.metadata.refresh.interval.ms", std::to_string(o.metadata_refresh.count()));
+  p.insert(p.end(), o.properties.begin(), o.properties.end());
+  p.emplace_back("group.id", o.group_id);
+  for (const ManagedProperty& m : kManaged) {
+    p.emplace_back(m.key, m.value);
+  }
+  return p;
+}
+
 std::string KafkaPartitionKey(std::string_view topic, int32_t partition) {
   return fmt::format("kafka/{}/{}", topic, partition);
 }

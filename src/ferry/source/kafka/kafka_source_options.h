@@ -35,7 +35,10 @@ Result<StartPolicy> ParseStartPolicy(std::string_view name);
 struct TopicPartition {
   std::string topic;
   int32_t partition = 0;
-  auto operator<=>(const TopicPartition&) const = default;
+  bool operator<(const TopicPartition& o) const {
+    return topic < o.topic || (topic == o.topic && partition < o.partition);
+  }
+  bool operator==(const TopicPartition& o) const = default;
 };
 
 struct KafkaSourceOptions {
@@ -79,6 +82,12 @@ struct KafkaSourceOptions {
   // InvalidArgument naming the first bad field.
   Status Validate() const;
 };
+
+// The librdkafka consumer properties for `options`, in the order they are applied: ferry's
+// defaults, then options.properties (so they override the defaults), then the properties the
+// exactly-once protocol depends on (Validate() refuses user values that differ from them).
+std::vector<std::pair<std::string, std::string>> ConsumerProperties(
+    const KafkaSourceOptions& options);
 
 // The key of a Kafka source partition: "kafka/<topic>/<partition>" (DESIGN.md).
 std::string KafkaPartitionKey(std::string_view topic, int32_t partition);

@@ -88,6 +88,32 @@ TEST(KafkaSourceOptionsTest, LimitsAreChecked) {
   EXPECT_FALSE(o.Validate().ok());
 }
 
+TEST(KafkaSourceOptionsTest, ConsumerPropertiesPutFerrysLast) {
+  KafkaSourceOptions o = Valid();
+  o.properties = {{"queued.min.messages", "5"}, {"security.protocol", "SSL"}};
+  std::vector<std::pair<std::string, std::string>> p = ConsumerProperties(o);
+  auto last = [&](std::string_view key) {
+    std::string value;
+    for (const auto& [k, v] : p) {
+      if (k == key) {
+        value = v;  // librdkafka keeps the last value set
+      }
+    }
+    return value;
+  };
+  EXPECT_EQ(last("bootstrap.servers"), "localhost:9092");
+  EXPECT_EQ(last("group.id"), "ferry-events");
+  EXPECT_EQ(last("queued.min.messages"), "5");  // the user's value wins over the default
+  EXPECT_EQ(last("queued.max.messages.kbytes"), "32768");
+  EXPECT_EQ(last("security.protocol"), "SSL");
+  EXPECT_EQ(last("enable.auto.commit"), "false");
+  EXPECT_EQ(last("enable.auto.offset.store"), "false");
+  EXPECT_EQ(last("isolation.level"), "read_committed");
+  EXPECT_EQ(last("auto.offset.reset"), "error");
+  // Every property is one librdkafka accepts.
+  EXPECT_TRUE(NewConf(p).ok());
+}
+
 TEST(KafkaSourceOptionsTest, PartitionKey) {
   EXPECT_EQ(KafkaPartitionKey("events", 7), "kafka/events/7");
 }
