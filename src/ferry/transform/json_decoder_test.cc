@@ -329,7 +329,7 @@ TEST(JsonDecoderTest, TenMegabyteMessage) {
   std::string big(10 << 20, 'x');
   std::string msg = "{\"id\": 1, \"big\": \"" + big + "\", \"nums\": [";
   for (int i = 0; i < 100000; i++) {
-    msg += (i ? "," : "") + std::to_string(i);
+    fmt::format_to(std::back_inserter(msg), "{}{}", i ? "," : "", i);
   }
   msg += "]}";
   ASSERT_TRUE(h.decoder->Append(msg, &h.batch).ok());
