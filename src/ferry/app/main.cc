@@ -6,13 +6,29 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/mock_kafka_command.h"
+#include "ferry/app/parquet_read_commands.h"
+#include "ferry/app/produce_kafka_command.h"
+#include "ferry/app/produce_nats_command.h"
+#include "ferry/app/table_commands.h"
+
 int main(int argc, char** argv) {
   try {
     CLI::App app{"ferry: Kafka and NATS JetStream into Delta Lake tables, exactly once"};
     app.set_version_flag("--version", std::string("ferry ") + FERRY_VERSION);
     app.require_subcommand(1);
+    // Commands report failure through exit_code (their callbacks never throw).
+    int exit_code = 0;
+    CLI::App* parquet = app.add_subcommand("parquet", "Read and write Parquet files");
+    parquet->require_subcommand(1);
+    ferry::app::RegisterParquetInspect(parquet, &exit_code);
+    ferry::app::RegisterParquetCat(parquet, &exit_code);
+    ferry::app::RegisterMockKafkaCommand(app, &exit_code);
+    ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
+    ferry::app::RegisterProduceNatsCommand(app, &exit_code);
+    ferry::app::RegisterTableCommands(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
-    return 0;
+    return exit_code;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ferry: internal error: %s\n", e.what());
     return 70;

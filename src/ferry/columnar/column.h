@@ -250,6 +250,14 @@ class ListColumn final : public Column {
     offsets_.push_back(offsets_.back());
     PushValidity(false);
   }
+  // For bulk builders (the Parquet reader) that fill the child separately: closes a row whose
+  // elements end at child row `end`. The builder checks child().length() == offsets().back()
+  // when done. REQUIRES: end >= offsets().back(); end == offsets().back() if !valid.
+  void AppendRowEndingAt(int64_t end, bool valid) {
+    FERRY_CHECK(end >= offsets_.back() && (valid || end == offsets_.back()));
+    offsets_.push_back(end);
+    PushValidity(valid);
+  }
   void AppendFrom(const Column& other, int64_t row) override;
   void Reserve(int64_t rows) override;
   void Clear() override;
@@ -284,6 +292,12 @@ class MapColumn final : public Column {
   void AppendNull() override {
     offsets_.push_back(offsets_.back());
     PushValidity(false);
+  }
+  // For bulk builders, as ListColumn::AppendRowEndingAt; keys and values end at `end`.
+  void AppendRowEndingAt(int64_t end, bool valid) {
+    FERRY_CHECK(end >= offsets_.back() && (valid || end == offsets_.back()));
+    offsets_.push_back(end);
+    PushValidity(valid);
   }
   void AppendFrom(const Column& other, int64_t row) override;
   void Reserve(int64_t rows) override;

@@ -132,5 +132,32 @@ TEST(ColumnTest, TruncateRollsBackPartialRows) {
   EXPECT_TRUE(s->ChildrenAligned());
 }
 
+TEST(ColumnTest, BulkBuildersAppendRowsEndingAtChildOffsets) {
+  // The Parquet reader fills the child first, then closes the rows.
+  auto col = MakeColumn(DataType::List(DataType::Int32()));
+  auto* l = col->As<ListColumn>();
+  auto* e = l->mutable_child()->As<Int32Column>();
+  for (int32_t v : {1, 2, 3}) {
+    e->Append(v);
+  }
+  l->AppendRowEndingAt(2, true);   // [1, 2]
+  l->AppendRowEndingAt(2, false);  // null
+  l->AppendRowEndingAt(2, true);   // []
+  l->AppendRowEndingAt(3, true);   // [3]
+  EXPECT_EQ(l->length(), 4);
+  EXPECT_EQ(l->offsets(), (std::vector<int64_t>{0, 2, 2, 2, 3}));
+  EXPECT_TRUE(l->IsNull(1));
+  EXPECT_EQ(l->ListLength(3), 1);
+
+  auto mcol = MakeColumn(DataType::Map(DataType::String(), DataType::Int64()));
+  auto* m = mcol->As<MapColumn>();
+  m->mutable_keys()->As<BinaryColumn>()->Append("k");
+  m->mutable_values()->As<Int64Column>()->Append(5);
+  m->AppendRowEndingAt(0, false);
+  m->AppendRowEndingAt(1, true);
+  EXPECT_EQ(m->MapLength(1), 1);
+  EXPECT_TRUE(m->IsNull(0));
+}
+
 }  // namespace
 }  // namespace ferry::columnar

@@ -17,6 +17,10 @@
 //   4. Acknowledge(positions) runs only after the Delta commit holding them is durable: advisory
 //      broker-side state (Kafka group offsets, JetStream acks) for dashboards. Failures there are
 //      logged and counted, never fatal, never read back for correctness.
+//   5. When the user chose to continue past lost data (a source option), the source does not fail
+//      step 3 and instead reports each skipped range once through TakeGaps(). The pipeline calls
+//      it after every Poll(), records the gaps in the commitInfo of the batch that holds the
+//      first message after them, and counts them in a metric.
 //
 // Thread-safety: a Source is used from one thread (the pipeline's); listener calls happen on it.
 #pragma once
@@ -81,6 +85,16 @@ struct PartitionHead {
   std::optional<int64_t> first_position;
 };
 
+// Positions the broker no longer holds that were skipped instead of failing (step 5). The range
+// is inclusive; `reason` says what removed it ("stream retention limits", ...).
+struct Gap {
+  int32_t partition = -1;
+  std::string key;
+  int64_t first_position = 0;
+  int64_t last_position = 0;
+  std::string reason;
+};
+
 struct CommittedPosition {
   int32_t partition = -1;
   int64_t position = 0;
@@ -101,6 +115,9 @@ class Source {
   virtual void Acknowledge(std::span<const CommittedPosition> positions) = 0;
   // Broker heads of the assigned partitions.
   virtual Result<std::vector<PartitionHead>> Heads() = 0;
+  // Returns the gaps skipped since the last call and forgets them (step 5). Sources that always
+  // fail on lost data keep the default.
+  virtual std::vector<Gap> TakeGaps() { return {}; }
   // Leaves the group / unsubscribes. Further calls fail.
   virtual Status Close() = 0;
 };

@@ -1,0 +1,188 @@
+// The ferry configuration file (TOML): what `ferry run` and `ferry config check` read.
+//
+// One file holds global settings and one or more pipelines, each feeding one Delta table from
+// Kafka or JetStream. docs/configuration.md is the reference for every key. This header holds
+// plain structs; the app layer turns them into sources, decoders and pipelines, so the config
+// layer never names a concrete source class.
+//
+// Errors name the file, the line and column, and the key:
+//   ferry.toml:12:1: pipeline[0].batch.max_bytes: "64XB" is not a size (use e.g. 64MB, 1GiB)
+// Unknown keys are errors (with a suggestion when one is close), so a typo never silently falls
+// back to a default. String values may use ${NAME} (environment variable; error if unset),
+// ${NAME:-default}, and $${ for a literal ${.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferry/base/result.h"
+
+namespace ferry::config {
+
+using Duration = std::chrono::milliseconds;
+
+// Where a value came from, for error messages raised after parsing (e.g. a DDL error).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string key;  // dotted path, e.g. "pipeline[0].schema"
+  std::string ToString() const;
+};
+
+struct KafkaConfig {
+  enum class Start { kEarliest, kLatest, kGroup, kOffsets, kTimestamp };
+
+  std::string brokers;
+  std::vector<std::string> topics;  // exact names
+  std::string topic_pattern;        // a regex instead of `topics` (librdkafka: starts with ^)
+  std::string group_id;
+  // Where to start a partition the table has never seen.
+  Start start = Start::kEarliest;
+  // kGroup: where to start when the group has no committed offset either.
+  Start group_fallback = Start::kEarliest;
+  // kOffsets: "topic/partition" -> first offset to read. Partitions not listed use
+  // `group_fallback`.
+  std::map<std::string, int64_t> start_offsets;
+  int64_t start_timestamp_ms = 0;     // kTimestamp
+  double max_rate_per_partition = 0;  // messages per second; 0 = unlimited
+  // Passed to librdkafka as is (after ${ENV} interpolation), e.g. security.protocol.
+  std::vector<std::pair<std::string, std::string>> properties;
+  SourceLocation location;
+};
+
+struct JetStreamConfig {
+  enum class Start { kAll, kNew, kSequence, kTime };
+
+  std::vector<std::string> servers;
+  std::string stream;
+  std::vector<std::string> subjects;  // each filter is one source partition
+  Start start = Start::kAll;
+  int64_t start_sequence = 0;  // kSequence: first sequence to read
+  int64_t start_time_ms = 0;   // kTime
+  std::string user;
+  std::string password;  // secret
+  std::string token;     // secret
+  std::string nkey;  // the user's public NKey ("U..."), with nkey_seed_file
+  std::string nkey_seed_file;
+  std::string creds_file;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_hostname;  // expected server certificate name, when not the URL's host
+  int64_t batch_size = 1000;
+  Duration heartbeat{5000};
+  Duration connect_timeout{5000};
+  Duration reconnect_wait{1000};
+  int64_t max_reconnects = -1;  // -1 = forever
+  SourceLocation location;
+};
+
+struct DecodeConfig {
+  enum class Format { kJson, kRaw };
+  Format format = Format::kJson;
+  std::string raw_column = "payload";  // kRaw: the column that receives the payload
+  std::string unknown_fields_column;   // kJson: keep unknown fields as JSON text here
+  // kJson: how a JSON number maps to a timestamp column.
+  std::string timestamp_epoch_unit = "seconds";  // seconds (as Spark), millis, micros
+  std::vector<std::string> timestamp_formats;   // extra Spark patterns for timestamp strings
+  std::vector<std::string> date_formats;
+};
+
+struct BatchConfig {
+  int64_t max_rows = 100000;
+  int64_t max_bytes = 64LL << 20;
+  Duration max_latency{1000};
+};
+
+struct WriterConfig {
+  std::string codec = "zstd";  // uncompressed, snappy, zstd, gzip, lz4_raw
+  int compression_level = 3;
+  int64_t target_file_size = 128LL << 20;
+};
+
+struct DerivedColumn {
+  std::string name;
+  std::string expr;
+  SourceLocation location;
+};
+
+struct DedupConfig {
+  std::string key;  // a column or an expression
+  Duration window{24LL * 3600 * 1000};
+  int64_t max_keys = 10'000'000;
+  SourceLocation location;
+};
+
+struct PipelineConfig {
+  std::string id;
+  std::string table;
+  std::string schema;  // Spark DDL; empty = take the existing table's schema
+  SourceLocation schema_location;
+  std::vector<std::string> partition_by;
+  bool create_table = true;  // create the table when missing (needs `schema`)
+  std::map<std::string, std::string> table_properties;
+  // Metadata kind (key, topic, partition, offset, timestamp, headers, subject, sequence,
+  // msg_id) -> column name.
+  std::map<std::string, std::string> metadata_columns;
+  std::optional<KafkaConfig> kafka;
+  std::optional<JetStreamConfig> jetstream;
+  DecodeConfig decode;
+  BatchConfig batch;
+  WriterConfig writer;
+  std::vector<DerivedColumn> columns;
+  std::string where;
+  std::string on_bad_record = "fail";  // fail, dead_letter, skip
+  std::string dead_letter_table;
+  std::optional<DedupConfig> dedup;
+  std::string on_gap = "fail";  // fail, continue
+  std::string time_zone = "UTC";
+  Duration drain_timeout{30000};
+  SourceLocation location;
+};
+
+struct MetricsConfig {
+  std::string listen;  // "host:port"; empty = no endpoint
+};
+
+struct LogConfig {
+  std::string format = "text";  // text, json
+  std::string level = "info";
+};
+
+struct Config {
+  std::string path;
+  LogConfig log;
+  MetricsConfig metrics;
+  std::vector<PipelineConfig> pipelines;
+  // Every value that came from a secret key (passwords, tokens, sasl.password, ...): the logger
+  // redacts them wherever they appear.
+  std::vector<std::string> secrets;
+};
+
+// Looks up an environment variable; nullopt when unset. Tests pass their own.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+EnvLookup ProcessEnv();
+
+// Parses `text` as the contents of `path` (used in messages only).
+Result<Config> ParseConfig(std::string_view text, const std::string& path, const EnvLookup& env);
+// Reads and parses a file.
+Result<Config> LoadConfig(const std::string& path, const EnvLookup& env = ProcessEnv());
+
+// "64MB", "64MiB", "1 GB", "512k", "1000" (bytes). Decimal and binary units.
+Result<int64_t> ParseSize(std::string_view text);
+// "1s", "500ms", "24h", "1m30s", "2d". A bare number is milliseconds.
+Result<Duration> ParseDuration(std::string_view text);
+// Replaces ${NAME}, ${NAME:-default} and $${ in `text`.
+Result<std::string> Interpolate(std::string_view text, const EnvLookup& env);
+
+}  // namespace ferry::config

@@ -1,0 +1,253 @@
+#include "ferry/config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "ferry/config/time_parse.h"
+
+namespace ferry::config {
+namespace {
+
+EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(std::string(name));
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+Result<Config> Parse(std::string_view text, std::map<std::string, std::string> env = {}) {
+  return ParseConfig(text, "ferry.toml", FakeEnv(std::move(env)));
+}
+
+// The example of issue 4, verbatim.
+constexpr std::string_view kIssueExample = R"(
+[[pipeline]]
+id = "events"
+table = "/data/delta/events"
+schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
+partition_by = []
+metadata_columns = { offset = "_offset", partition = "_partition" }
+
+[pipeline.kafka]
+brokers = "localhost:9092"
+topics = ["events"]
+group_id = "ferry-events"
+start = "earliest"
+properties = { "security.protocol" = "PLAINTEXT" }
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = 100000
+max_bytes = "64MB"
+max_latency = "1s"
+)";
+
+TEST(ConfigTest, IssueExampleParses) {
+  Result<Config> c = Parse(kIssueExample);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->pipelines.size(), 1u);
+  const PipelineConfig& p = c->pipelines[0];
+  EXPECT_EQ(p.id, "events");
+  EXPECT_EQ(p.table, "/data/delta/events");
+  EXPECT_EQ(p.schema, "id BIGINT NOT NULL, dateTime STRING, payload STRING");
+  EXPECT_TRUE(p.partition_by.empty());
+  EXPECT_EQ(p.metadata_columns.at("offset"), "_offset");
+  EXPECT_EQ(p.metadata_columns.at("partition"), "_partition");
+  ASSERT_TRUE(p.kafka.has_value());
+  EXPECT_FALSE(p.jetstream.has_value());
+  EXPECT_EQ(p.kafka->brokers, "localhost:9092");
+  EXPECT_EQ(p.kafka->topics, std::vector<std::string>{"events"});
+  EXPECT_EQ(p.kafka->group_id, "ferry-events");
+  EXPECT_EQ(p.kafka->start, KafkaConfig::Start::kEarliest);
+  ASSERT_EQ(p.kafka->properties.size(), 1u);
+  EXPECT_EQ(p.kafka->properties[0].first, "security.protocol");
+  EXPECT_EQ(p.decode.format, DecodeConfig::Format::kJson);
+  EXPECT_EQ(p.batch.max_rows, 100000);
+  EXPECT_EQ(p.batch.max_bytes, 64'000'000);
+  EXPECT_EQ(p.batch.max_latency, Duration(1000));
+  EXPECT_TRUE(p.create_table);
+}
+
+TEST(ConfigTest, JetStreamPipeline) {
+  Result<Config> c = Parse(R"(
+[metrics]
+listen = "127.0.0.1:9464"
+[[pipeline]]
+id = "nats"
+table = "/t"
+schema = "payload STRING"
+metadata_columns = { sequence = "_seq", msg_id = "_msg_id" }
+[pipeline.jetstream]
+servers = "nats://127.0.0.1:4222,nats://127.0.0.1:4223"
+stream = "newstream"
+subjects = ["newsub"]
+start = "sequence"
+start_sequence = 42
+user = "ferry"
+password = "${NATS_PASSWORD}"
+[pipeline.decode]
+format = "raw"
+column = "payload"
+)",
+                           {{"NATS_PASSWORD", "hunter2"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const JetStreamConfig& j = *c->pipelines[0].jetstream;
+  EXPECT_EQ(j.servers,
+            (std::vector<std::string>{"nats://127.0.0.1:4222", "nats://127.0.0.1:4223"}));
+  EXPECT_EQ(j.stream, "newstream");
+  EXPECT_EQ(j.start, JetStreamConfig::Start::kSequence);
+  EXPECT_EQ(j.start_sequence, 42);
+  EXPECT_EQ(j.password, "hunter2");
+  EXPECT_EQ(c->secrets, std::vector<std::string>{"hunter2"});
+  EXPECT_EQ(c->metrics.listen, "127.0.0.1:9464");
+  EXPECT_EQ(c->pipelines[0].decode.format, DecodeConfig::Format::kRaw);
+}
+
+TEST(ConfigTest, UnknownKeyNamesLineAndSuggests) {
+  std::string text(kIssueExample);
+  text.replace(text.find("max_rows"), 8, "max_rowz");
+  Result<Config> c = Parse(text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.status().message(),
+            "ferry.toml:20:1: pipeline[0].batch.max_rowz: unknown key (did you mean 'max_rows'?)");
+}
+
+TEST(ConfigTest, BadValuesNameTheKey) {
+  std::string text(kIssueExample);
+  text.replace(text.find("\"64MB\""), 6, "\"64XB\"");
+  Result<Config> c = Parse(text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("ferry.toml:21:13: pipeline[0].batch.max_bytes"),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_NE(c.status().message().find("unknown unit 'xb'"), std::string::npos);
+}
+
+TEST(ConfigTest, SyntaxErrorHasPosition) {
+  Result<Config> c = Parse("[[pipeline]]\nid = \"x\nx");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind("ferry.toml:2:", 0), 0u) << c.status().message();
+}
+
+TEST(ConfigTest, SourceRules) {
+  EXPECT_NE(Parse("[[pipeline]]\nid = \"a\"\ntable = \"/t\"\n")
+                .status()
+                .message()
+                .find("exactly one source"),
+            std::string::npos);
+  Result<Config> both = Parse(R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+properties = { "enable.auto.commit" = true }
+)");
+  EXPECT_NE(both.status().message().find("'enable.auto.commit' is set by ferry"), std::string::npos)
+      << both.status().message();
+  Result<Config> regex = Parse(R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["^events-.*"]
+)");
+  ASSERT_TRUE(regex.ok()) << regex.status().ToString();
+  EXPECT_EQ(regex->pipelines[0].kafka->topic_pattern, "^events-.*");
+  EXPECT_EQ(regex->pipelines[0].kafka->group_id, "ferry-a");
+  EXPECT_FALSE(regex->pipelines[0].create_table);  // no schema: the table must exist
+}
+
+TEST(ConfigTest, DuplicatePipelinesAndBadIds) {
+  std::string one = R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)";
+  EXPECT_NE(Parse(one + one).status().message().find("used twice"), std::string::npos);
+  std::string slash = one;
+  slash.replace(slash.find("\"a\""), 3, "\"a/b\"");
+  EXPECT_NE(Parse(slash).status().message().find("pipeline[0].id"), std::string::npos);
+}
+
+TEST(ConfigTest, KafkaStartPolicies) {
+  Result<Config> c = Parse(R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+start_offsets = { "t/0" = 5, "t/1" = 7 }
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].kafka->start, KafkaConfig::Start::kOffsets);
+  EXPECT_EQ(c->pipelines[0].kafka->start_offsets.at("t/1"), 7);
+  Result<Config> ts = Parse(R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+start = "timestamp"
+start_timestamp = "2026-11-30T07:10:00Z"
+)");
+  ASSERT_TRUE(ts.ok()) << ts.status().ToString();
+  EXPECT_EQ(ts->pipelines[0].kafka->start_timestamp_ms, 1796022600000);
+}
+
+TEST(ConfigTest, SecretsFromPropertiesAndMissingEnv) {
+  std::string text = R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+properties = { "sasl.password" = "${KAFKA_PW}", "sasl.username" = "u" }
+)";
+  Result<Config> missing = Parse(text);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("KAFKA_PW is not set"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("ferry.toml:7:"), std::string::npos)
+      << missing.status().message();
+  Result<Config> ok = Parse(text, {{"KAFKA_PW", "s3cret"}});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->secrets, std::vector<std::string>{"s3cret"});
+}
+
+TEST(UnitsTest, SizesDurationsInterpolation) {
+  EXPECT_EQ(*ParseSize("64MB"), 64'000'000);
+  EXPECT_EQ(*ParseSize("64MiB"), 64 << 20);
+  EXPECT_EQ(*ParseSize("1 GB"), 1'000'000'000);
+  EXPECT_EQ(*ParseSize("512"), 512);
+  EXPECT_FALSE(ParseSize("MB").ok());
+  EXPECT_FALSE(ParseSize("-1MB").ok());
+  EXPECT_EQ(*ParseDuration("1s"), Duration(1000));
+  EXPECT_EQ(*ParseDuration("1m30s"), Duration(90000));
+  EXPECT_EQ(*ParseDuration("24h"), Duration(86400000));
+  EXPECT_EQ(*ParseDuration("250"), Duration(250));
+  EXPECT_FALSE(ParseDuration("1 fortnight").ok());
+  auto env = FakeEnv({{"A", "x"}});
+  EXPECT_EQ(*Interpolate("a${A}b", env), "axb");
+  EXPECT_EQ(*Interpolate("${B:-dflt}", env), "dflt");
+  EXPECT_EQ(*Interpolate("$${A}", env), "${A}");
+  EXPECT_FALSE(Interpolate("${A", env).ok());
+  EXPECT_FALSE(Interpolate("${B}", env).ok());
+}
+
+TEST(TimeParseTest, IsoTimestamps) {
+  EXPECT_EQ(*ParseTimestampMillis("1970-01-01"), 0);
+  EXPECT_EQ(*ParseTimestampMillis("2000-03-01T00:00:00Z"), 951868800000);
+  EXPECT_EQ(*ParseTimestampMillis("2000-03-01 01:00:00.5+01:00"), 951868800500);
+  EXPECT_EQ(*ParseTimestampMillis("1969-12-31T23:59:59Z"), -1000);
+  EXPECT_FALSE(ParseTimestampMillis("2000-13-01").ok());
+  EXPECT_FALSE(ParseTimestampMillis("yesterday").ok());
+}
+
+}  // namespace
+}  // namespace ferry::config

@@ -1,0 +1,72 @@
+// Per-file statistics for `add.stats` (PROTOCOL.md "Per-file Statistics"), computed from the
+// columnar batches written to the file, independently of the Parquet writer's own statistics.
+// The JSON matches what Spark's StatisticsCollection writes:
+//
+//   {"numRecords":3,"minValues":{"id":1,"s":{"name":"a"}},"maxValues":{...},
+//    "nullCount":{"id":0,"s":{"name":1},"tags":0}}
+//
+//   - min/max for numeric, decimal, date, timestamp, timestamp_ntz and string leaves, nested
+//     like the schema (not dotted names); nullCount for every leaf, with lists and maps counted
+//     as one leaf; a value under a null struct counts as null;
+//   - only the first `num_indexed_cols` leaf columns in schema order (delta.
+//     dataSkippingNumIndexedCols, default 32, -1 = all), or the columns named by
+//     delta.dataSkippingStatsColumns; partition columns are never in stats;
+//   - strings are cut to 32 UTF-16 code units like Spark: the min is the prefix, the max is the
+//     prefix plus a tie-breaker (U+007F, or U+10FFFF) so it stays an upper bound (no max when
+//     that cannot be done within 64 units);
+//   - dates "YYYY-MM-DD"; timestamps truncated to milliseconds, "2000-01-01T00:00:00.000Z"
+//     (timestamp_ntz without the Z); decimals as plain JSON numbers;
+//   - a float/double column holding NaN or an infinity gets no min/max (JSON cannot hold them;
+//     no bound is always a safe bound). Leaves whose values are all null get no min/max.
+//
+// Thread-safety: a StatsCollector is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/columnar/record_batch.h"
+#include "ferry/columnar/types.h"
+
+namespace ferry::delta {
+
+struct StatsOptions {
+  int64_t num_indexed_cols = 32;
+  // When set, replaces num_indexed_cols: top-level or dotted nested column names.
+  std::optional<std::vector<std::string>> stats_columns;
+  int string_prefix_length = 32;
+};
+
+class StatsCollector {
+ public:
+  // `data_schema`: the schema of the batches (the data file's columns).
+  StatsCollector(const columnar::Schema& data_schema, const StatsOptions& options);
+  ~StatsCollector();
+  StatsCollector(StatsCollector&&) noexcept;
+  StatsCollector& operator=(StatsCollector&&) noexcept;
+
+  // REQUIRES: batch.schema() has the data schema's fields in order.
+  void Update(const columnar::RecordBatch& batch);
+  int64_t num_records() const { return num_records_; }
+  std::string ToJson() const;
+
+  struct Node;
+
+ private:
+  std::vector<std::unique_ptr<Node>> roots_;  // one per top-level field with stats (or null)
+  int64_t num_records_ = 0;
+  int string_prefix_length_;
+};
+
+// numRecords of a stats JSON string; nullopt if absent or not parsable.
+std::optional<int64_t> StatsNumRecords(std::string_view stats_json);
+
+// Spark's truncateMinStringAgg / truncateMaxStringAgg on UTF-8 text, lengths in UTF-16 units.
+std::string TruncateMinString(std::string_view value, int prefix_length);
+std::optional<std::string> TruncateMaxString(std::string_view value, int prefix_length);
+
+}  // namespace ferry::delta

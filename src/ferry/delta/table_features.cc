@@ -1,0 +1,187 @@
+#include "ferry/delta/table_features.h"
+
+#include <algorithm>
+
+namespace ferry::delta {
+namespace {
+
+bool Contains(const std::vector<std::string>& list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+void AddUnique(std::vector<std::string>* list, std::string name) {
+  if (!Contains(*list, name)) {
+    list->push_back(std::move(name));
+  }
+}
+
+constexpr const char* kReadable[] = {"columnMapping",       "deletionVectors",     "timestampNtz",
+                                     "v2Checkpoint",        "vacuumProtocolCheck", "typeWidening",
+                                     "typeWidening-preview"};
+
+// Writer features an append can honour unconditionally.
+constexpr const char* kWritable[] = {"appendOnly",     "changeDataFeed", "deletionVectors",
+                                     "domainMetadata", "timestampNtz",   "vacuumProtocolCheck",
+                                     "v2Checkpoint",   "typeWidening",   "typeWidening-preview"};
+
+// Writer features an append honours as long as the schema or configuration does not use them.
+constexpr const char* kWritableIfUnused[] = {"invariants",          "checkConstraints",
+                                             "generatedColumns",    "identityColumns",
+                                             "allowColumnDefaults", "columnMapping"};
+
+bool In(const char* const* begin, const char* const* end, std::string_view name) {
+  return std::any_of(begin, end, [&](const char* f) { return name == f; });
+}
+
+// Finds a field (at any depth) whose metadata has a key starting with `prefix`.
+const columnar::Field* FindMetadata(const std::vector<columnar::Field>& fields,
+                                    std::string_view prefix, std::string* path) {
+  for (const columnar::Field& field : fields) {
+    for (const auto& [key, value] : field.metadata) {
+      if (key.compare(0, prefix.size(), prefix) == 0) {
+        *path = field.name;
+        return &field;
+      }
+    }
+    if (field.type->is_nested()) {
+      std::string child_path;
+      if (const auto* found = FindMetadata(field.type->fields(), prefix, &child_path)) {
+        *path = field.name + "." + child_path;
+        return found;
+      }
+    }
+  }
+  return nullptr;
+}
+
+Status CheckFeatureUnused(const std::string& feature, const Metadata& metadata,
+                          const columnar::Schema& schema) {
+  std::string path;
+  auto refuse_column = [&](const char* what) {
+    return NotSupported(
+        "writer feature '{}': column '{}' has {}, which ferry does not evaluate; ferry refuses "
+        "to write rather than ignore it",
+        feature, path, what);
+  };
+  if (feature == "invariants") {
+    if (FindMetadata(schema.fields(), "delta.invariants", &path) != nullptr) {
+      return refuse_column("an invariant (delta.invariants)");
+    }
+  } else if (feature == "checkConstraints") {
+    for (const auto& [key, value] : metadata.configuration) {
+      if (key.rfind("delta.constraints.", 0) == 0) {
+        return NotSupported(
+            "writer feature 'checkConstraints': CHECK constraint '{}' ({}) is not evaluated by "
+            "ferry; ferry refuses to write rather than ignore it",
+            key.substr(18), value);
+      }
+    }
+  } else if (feature == "generatedColumns") {
+    if (FindMetadata(schema.fields(), "delta.generationExpression", &path) != nullptr) {
+      return refuse_column("a generation expression");
+    }
+  } else if (feature == "identityColumns") {
+    if (FindMetadata(schema.fields(), "delta.identity.", &path) != nullptr) {
+      return refuse_column("identity column properties");
+    }
+  } else if (feature == "allowColumnDefaults") {
+    if (FindMetadata(schema.fields(), "CURRENT_DEFAULT", &path) != nullptr) {
+      return refuse_column("a default value");
+    }
+  } else if (feature == "columnMapping") {
+    auto mode = metadata.configuration.find("delta.columnMapping.mode");
+    if (mode != metadata.configuration.end() && mode->second != "none") {
+      return NotSupported(
+          "writer feature 'columnMapping': the table uses column mapping mode '{}'; ferry writes "
+          "only tables without column mapping",
+          mode->second);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::vector<std::string> EffectiveReaderFeatures(const Protocol& protocol) {
+  std::vector<std::string> out;
+  if (protocol.min_reader_version >= 3) {
+    if (protocol.reader_features) {
+      out = *protocol.reader_features;
+    }
+  } else if (protocol.min_reader_version == 2) {
+    out.push_back("columnMapping");
+  }
+  return out;
+}
+
+std::vector<std::string> EffectiveWriterFeatures(const Protocol& protocol) {
+  std::vector<std::string> out;
+  int32_t v = protocol.min_writer_version;
+  if (v >= 7) {
+    if (protocol.writer_features) {
+      out = *protocol.writer_features;
+    }
+    return out;
+  }
+  if (v >= 2) {
+    AddUnique(&out, "appendOnly");
+    AddUnique(&out, "invariants");
+  }
+  if (v >= 3) {
+    AddUnique(&out, "checkConstraints");
+  }
+  if (v >= 4) {
+    AddUnique(&out, "changeDataFeed");
+    AddUnique(&out, "generatedColumns");
+  }
+  if (v >= 5) {
+    AddUnique(&out, "columnMapping");
+  }
+  if (v >= 6) {
+    AddUnique(&out, "identityColumns");
+  }
+  return out;
+}
+
+Status CheckReadSupported(const Protocol& protocol) {
+  if (protocol.min_reader_version > kMaxReaderVersion || protocol.min_reader_version < 1) {
+    return NotSupported(
+        "the table requires Delta reader version {} (minReaderVersion); ferry reads versions 1 "
+        "to {}",
+        protocol.min_reader_version, kMaxReaderVersion);
+  }
+  for (const std::string& feature : EffectiveReaderFeatures(protocol)) {
+    if (!In(std::begin(kReadable), std::end(kReadable), feature)) {
+      return NotSupported("the table requires reader feature '{}', which ferry does not support",
+                          feature);
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
+                           const columnar::Schema& schema) {
+  FERRY_RETURN_IF_ERROR(CheckReadSupported(protocol));
+  if (protocol.min_writer_version > kMaxWriterVersion || protocol.min_writer_version < 1) {
+    return NotSupported(
+        "the table requires Delta writer version {} (minWriterVersion); ferry writes versions 1 "
+        "to {}",
+        protocol.min_writer_version, kMaxWriterVersion);
+  }
+  for (const std::string& feature : EffectiveWriterFeatures(protocol)) {
+    if (In(std::begin(kWritable), std::end(kWritable), feature)) {
+      continue;
+    }
+    if (In(std::begin(kWritableIfUnused), std::end(kWritableIfUnused), feature)) {
+      FERRY_RETURN_IF_ERROR(CheckFeatureUnused(feature, metadata, schema));
+      continue;
+    }
+    return NotSupported("the table requires writer feature '{}', which ferry does not implement",
+                        feature);
+  }
+  // Invariants and constraints apply on writer versions that imply them; on writer version 7
+  // without the feature listed they cannot exist. Either way a present one is refused above.
+  return Status::OK();
+}
+
+}  // namespace ferry::delta

@@ -1,0 +1,241 @@
+#include "ferry/delta/table_writer.h"
+
+#include <algorithm>
+
+#include "ferry/base/failpoint.h"
+#include "ferry/delta/parquet_codec.h"
+#include "ferry/delta/partition_values.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_features.h"
+#include "ferry/delta/uuid.h"
+
+namespace ferry::delta {
+
+struct TableWriter::OpenFile {
+  std::string relative_path;  // decoded, relative to the table root
+  std::string key;            // in the store
+  PartitionValues partition_values;
+  std::unique_ptr<parquet::FileWriter> writer;
+  StatsCollector stats;
+
+  OpenFile(const columnar::Schema& data_schema, const StatsOptions& options)
+      : stats(data_schema, options) {}
+};
+
+TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptions options,
+                         parquet::CompressionCodec codec, StatsOptions stats_options)
+    : table_(table),
+      snapshot_(std::move(snapshot)),
+      options_(std::move(options)),
+      codec_(codec),
+      stats_options_(std::move(stats_options)),
+      data_schema_(snapshot_.data_schema()) {
+  const columnar::Schema& schema = *snapshot_.schema();
+  for (const std::string& column : snapshot_.partition_columns()) {
+    partition_indices_.push_back(*schema.FieldIndex(column));
+  }
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (std::find(partition_indices_.begin(), partition_indices_.end(), i) ==
+        partition_indices_.end()) {
+      data_indices_.push_back(i);
+    }
+  }
+}
+
+TableWriter::~TableWriter() = default;
+
+Result<std::unique_ptr<TableWriter>> TableWriter::Create(const Table& table,
+                                                         const Snapshot& snapshot,
+                                                         TableWriterOptions options) {
+  if (snapshot.version() < 0) {
+    return NotFound("{}: no Delta table to write to", table.Describe());
+  }
+  FERRY_RETURN_IF_ERROR(
+      CheckWriteSupported(snapshot.protocol(), snapshot.metadata(), *snapshot.schema())
+          .WithContext("table {}", table.Describe()));
+  if (snapshot.schema()->num_fields() == 0) {
+    return NotSupported("{}: the table has no schema (its metaData has no schemaString)",
+                        table.Describe());
+  }
+  FERRY_ASSIGN_OR_RETURN(TableProperties properties, snapshot.properties());
+  FERRY_ASSIGN_OR_RETURN(parquet::CompressionCodec codec,
+                         CodecFromName(options.codec_override.empty() ? properties.compression_codec
+                                                                      : options.codec_override));
+  if (options.target_file_size <= 0) {
+    return InvalidArgument("target file size must be positive, not {}", options.target_file_size);
+  }
+  for (const std::string& column : snapshot.partition_columns()) {
+    auto index = snapshot.schema()->FieldIndex(column);
+    if (!index.has_value()) {
+      return DataLoss("{}: partition column '{}' is not in the schema", table.Describe(), column);
+    }
+    FERRY_RETURN_IF_ERROR(CheckPartitionColumnType(snapshot.schema()->field(*index)));
+  }
+  StatsOptions stats;
+  stats.num_indexed_cols = properties.data_skipping_num_indexed_cols;
+  stats.stats_columns = properties.data_skipping_stats_columns;
+  return std::unique_ptr<TableWriter>(
+      new TableWriter(table, snapshot, std::move(options), codec, std::move(stats)));
+}
+
+Status TableWriter::Fail(Status st) {
+  if (!st.ok() && error_.ok()) {
+    error_ = st;
+  }
+  return st;
+}
+
+Status TableWriter::CheckBatch(const columnar::RecordBatch& batch) const {
+  const columnar::Schema& table_schema = *snapshot_.schema();
+  const columnar::Schema& schema = batch.schema();
+  if (schema.num_fields() != table_schema.num_fields()) {
+    return InvalidArgument("batch has {} columns, the table {}: batch <{}>, table <{}>",
+                           schema.num_fields(), table_schema.num_fields(), schema.ToString(),
+                           table_schema.ToString());
+  }
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    const columnar::Field& a = schema.field(i);
+    const columnar::Field& b = table_schema.field(i);
+    if (a.name != b.name || !a.type->Equals(*b.type)) {
+      return InvalidArgument("batch column {} is '{}' {}, the table's is '{}' {}", i, a.name,
+                             a.type->ToString(), b.name, b.type->ToString());
+    }
+  }
+  // Nulls in NOT NULL table columns (the batch's own nullability may be looser).
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    if (!table_schema.field(i).nullable && batch.column(i).null_count() > 0) {
+      return InvalidArgument("column '{}' is NOT NULL in the table but the batch holds {} nulls",
+                             table_schema.field(i).name, batch.column(i).null_count());
+    }
+  }
+  return batch.Validate();
+}
+
+Result<TableWriter::OpenFile*> TableWriter::FileFor(
+    const std::string& partition_key, const std::vector<std::optional<std::string>>& log_values,
+    const std::vector<std::string>& directory_values) {
+  auto it = open_.find(partition_key);
+  if (it != open_.end()) {
+    return it->second.get();
+  }
+  auto file = std::make_unique<OpenFile>(*data_schema_, stats_options_);
+  std::string extension = CodecFileExtension(codec_);
+  std::string name = fmt::format("part-{:05}-{}-c000{}{}.parquet", next_file_number_++,
+                                 RandomUuid(), extension.empty() ? "" : ".", extension);
+  const std::vector<std::string>& partition_columns = snapshot_.partition_columns();
+  std::string directory = PartitionDirectory(partition_columns, directory_values);
+  file->relative_path = directory.empty() ? name : directory + "/" + name;
+  file->key = table_.Key(file->relative_path);
+  for (size_t i = 0; i < partition_columns.size(); ++i) {
+    file->partition_values[partition_columns[i]] = log_values[i];
+  }
+  FERRY_ASSIGN_OR_RETURN(auto sink, table_.store().OpenAtomicWriter(file->key));
+  parquet::WriterOptions parquet_options = options_.parquet;
+  parquet_options.codec = codec_;
+  FERRY_ASSIGN_OR_RETURN(file->writer,
+                         parquet::FileWriter::Open(std::move(sink), data_schema_, parquet_options));
+  OpenFile* raw = file.get();
+  open_.emplace(partition_key, std::move(file));
+  return raw;
+}
+
+Status TableWriter::WriteToFile(OpenFile* file, const columnar::RecordBatch& batch) {
+  FERRY_RETURN_IF_ERROR(file->writer->Write(batch));
+  file->stats.Update(batch);
+  return Status::OK();
+}
+
+Status TableWriter::CloseFile(const std::string& partition_key) {
+  auto it = open_.find(partition_key);
+  std::unique_ptr<OpenFile> file = std::move(it->second);
+  open_.erase(it);
+  FERRY_RETURN_IF_ERROR(file->writer->Close().WithContext("data file {}", file->key));
+  FERRY_ASSIGN_OR_RETURN(storage::ObjectInfo info, table_.store().Stat(file->key));
+  AddFile add;
+  add.path = EncodeUriPath(file->relative_path);
+  add.partition_values = std::move(file->partition_values);
+  add.size = static_cast<int64_t>(info.size);
+  add.modification_time = info.modification_time_ms;
+  add.data_change = true;
+  add.stats = file->stats.ToJson();
+  adds_.push_back(std::move(add));
+  return FERRY_FAILPOINT("delta.write.after_file");
+}
+
+Status TableWriter::Write(const columnar::RecordBatch& batch) {
+  FERRY_RETURN_IF_ERROR(error_);
+  if (finished_) {
+    return Internal("TableWriter::Write after Finish");
+  }
+  if (batch.num_rows() == 0) {
+    return Status::OK();
+  }
+  FERRY_RETURN_IF_ERROR(CheckBatch(batch));
+  if (partition_indices_.empty() && batch.schema().Equals(*data_schema_)) {
+    // The common unpartitioned case: the batch goes to the file as it is, without a copy.
+    auto file = FileFor("", {}, {});
+    if (!file.ok()) {
+      return Fail(file.status());
+    }
+    FERRY_RETURN_IF_ERROR(Fail(WriteToFile(*file, batch)));
+    rows_written_ += batch.num_rows();
+    if ((*file)->writer->estimated_file_size() >= options_.target_file_size) {
+      FERRY_RETURN_IF_ERROR(Fail(CloseFile("")));
+    }
+    return Status::OK();
+  }
+  // Group the rows by partition (one group for an unpartitioned table).
+  struct Group {
+    std::vector<std::optional<std::string>> log_values;
+    std::vector<std::string> directory_values;
+    std::vector<int64_t> rows;
+  };
+  std::map<std::string, Group> groups;
+  for (int64_t row = 0; row < batch.num_rows(); ++row) {
+    std::string key;
+    Group probe;
+    for (int index : partition_indices_) {
+      SerializedPartitionValue v = SerializePartitionValue(batch.column(index), row);
+      key += (v.log_value ? "v" + *v.log_value : std::string("n")) + '\0';
+      probe.log_values.push_back(std::move(v.log_value));
+      probe.directory_values.push_back(std::move(v.directory_value));
+    }
+    auto [it, inserted] = groups.try_emplace(std::move(key));
+    if (inserted) {
+      it->second.log_values = std::move(probe.log_values);
+      it->second.directory_values = std::move(probe.directory_values);
+    }
+    it->second.rows.push_back(row);
+  }
+  for (auto& [key, group] : groups) {
+    std::vector<std::unique_ptr<columnar::Column>> columns;
+    for (int index : data_indices_) {
+      columns.push_back(batch.column(index).Take(group.rows));
+    }
+    columnar::RecordBatch data(data_schema_, std::move(columns));
+    auto file = FileFor(key, group.log_values, group.directory_values);
+    if (!file.ok()) {
+      return Fail(file.status());
+    }
+    FERRY_RETURN_IF_ERROR(Fail(WriteToFile(*file, data)));
+    rows_written_ += static_cast<int64_t>(group.rows.size());
+    if ((*file)->writer->estimated_file_size() >= options_.target_file_size) {
+      FERRY_RETURN_IF_ERROR(Fail(CloseFile(key)));
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::vector<AddFile>> TableWriter::Finish() {
+  FERRY_RETURN_IF_ERROR(error_);
+  if (finished_) {
+    return Internal("TableWriter::Finish called twice");
+  }
+  finished_ = true;
+  while (!open_.empty()) {
+    FERRY_RETURN_IF_ERROR(Fail(CloseFile(open_.begin()->first)));
+  }
+  return std::move(adds_);
+}
+
+}  // namespace ferry::delta

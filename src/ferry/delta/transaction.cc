@@ -1,0 +1,309 @@
+#include "ferry/delta/transaction.h"
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/base/clock.h"
+#include "ferry/base/failpoint.h"
+#include "ferry/base/log.h"
+#include "ferry/delta/actions_json.h"
+#include "ferry/delta/checkpoint_writer.h"
+#include "ferry/delta/log_files.h"
+#include "ferry/delta/log_segment.h"
+#include "ferry/delta/schema_json.h"
+#include "ferry/delta/snapshot_internal.h"
+#include "ferry/delta/stats.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_features.h"
+#include "ferry/delta/uuid.h"
+
+namespace ferry::delta {
+namespace {
+
+void SleepBackoff(const CommitOptions& options, int attempt) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  int64_t cap = options.initial_backoff_ms << std::min(attempt, 20);
+  cap = std::min(cap, options.max_backoff_ms);
+  if (cap <= 0) {
+    return;
+  }
+  std::uniform_int_distribution<int64_t> dist(0, cap);
+  std::this_thread::sleep_for(std::chrono::milliseconds(dist(rng)));
+}
+
+bool SameSchema(const Metadata& a, const Metadata& b) {
+  return a.schema_string == b.schema_string && a.partition_columns == b.partition_columns;
+}
+
+}  // namespace
+
+Transaction::Transaction(const Table& table, Snapshot read_snapshot, CommitOptions options)
+    : table_(table),
+      snapshot_(std::move(read_snapshot)),
+      options_(options),
+      read_version_(snapshot_.version()) {}
+
+void Transaction::AddFiles(std::vector<AddFile> adds) {
+  for (AddFile& add : adds) {
+    adds_.push_back(std::move(add));
+  }
+}
+
+void Transaction::SetPosition(const std::string& app_id, int64_t version) {
+  positions_[app_id] = version;
+  if (expected_.count(app_id) == 0) {
+    expected_[app_id] = snapshot_.position(app_id);
+  }
+}
+
+void Transaction::ExpectPosition(const std::string& app_id, std::optional<int64_t> expected) {
+  expected_[app_id] = expected;
+}
+
+void Transaction::SetOperation(std::string operation, StringMap parameters) {
+  operation_ = std::move(operation);
+  operation_parameters_ = std::move(parameters);
+}
+
+Status Transaction::Validate() const {
+  const Protocol& protocol = protocol_ ? *protocol_ : snapshot_.protocol();
+  const Metadata& metadata = metadata_ ? *metadata_ : snapshot_.metadata();
+  if (!metadata_.has_value() && snapshot_.version() < 0) {
+    return NotFound("{}: no Delta table to commit to", table_.Describe());
+  }
+  columnar::SchemaPtr schema = snapshot_.schema();
+  if (metadata_.has_value()) {
+    FERRY_ASSIGN_OR_RETURN(schema, ParseSchemaJson(metadata_->schema_string));
+  }
+  FERRY_RETURN_IF_ERROR(CheckWriteSupported(protocol, metadata, *schema));
+  for (const auto& [app_id, expected] : expected_) {
+    std::optional<int64_t> actual = snapshot_.position(app_id);
+    if (actual != expected) {
+      return Aborted(
+          "ConcurrentTransaction: the position of '{}' is {} in version {}, expected {}; another "
+          "writer committed it",
+          app_id, actual ? std::to_string(*actual) : "none", snapshot_.version(),
+          expected ? std::to_string(*expected) : "none");
+    }
+  }
+  return Status::OK();
+}
+
+std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id) const {
+  nlohmann::ordered_json info;
+  info["timestamp"] = timestamp_ms_;
+  info["operation"] = operation_;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : operation_parameters_) {
+    params[k] = v;
+  }
+  info["operationParameters"] = std::move(params);
+  if (version > 0) {
+    info["readVersion"] = version - 1;
+  }
+  info["isolationLevel"] = "Serializable";
+  info["isBlindAppend"] = !metadata_.has_value();
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  for (const AddFile& add : adds_) {
+    bytes += add.size;
+    rows += add.stats ? StatsNumRecords(*add.stats).value_or(0) : 0;
+  }
+  info["operationMetrics"] = {{"numFiles", std::to_string(adds_.size())},
+                              {"numOutputRows", std::to_string(rows)},
+                              {"numOutputBytes", std::to_string(bytes)}};
+  info["engineInfo"] = std::string("ferry/") + FERRY_VERSION;
+  info["txnId"] = txn_id;
+  if (!positions_.empty()) {
+    nlohmann::ordered_json positions = nlohmann::ordered_json::object();
+    for (const auto& [app_id, v] : positions_) {
+      positions[app_id] = v;
+    }
+    info["positions"] = std::move(positions);
+  }
+  CommitInfo commit_info;
+  commit_info.json = info.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string out = ActionToJson(commit_info) + "\n";
+  if (protocol_.has_value()) {
+    out += ActionToJson(*protocol_) + "\n";
+  }
+  if (metadata_.has_value()) {
+    out += ActionToJson(*metadata_) + "\n";
+  }
+  for (const auto& [app_id, v] : positions_) {
+    out += ActionToJson(Txn{app_id, v, timestamp_ms_}) + "\n";
+  }
+  for (const AddFile& add : adds_) {
+    out += ActionToJson(add) + "\n";
+  }
+  return out;
+}
+
+Result<std::optional<std::vector<Action>>> Transaction::ReadVersion(int64_t version) const {
+  auto actions = table_.ReadCommit(version);
+  if (!actions.ok()) {
+    if (actions.status().code() == StatusCode::kNotFound) {
+      return std::optional<std::vector<Action>>();
+    }
+    return actions.status();
+  }
+  return std::optional<std::vector<Action>>(std::move(*actions));
+}
+
+bool Transaction::IsOurs(const std::vector<Action>& actions, const std::string& txn_id) const {
+  for (const Action& action : actions) {
+    if (const auto* info = std::get_if<CommitInfo>(&action)) {
+      return info->txn_id == txn_id;
+    }
+  }
+  return false;
+}
+
+Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winner) {
+  if (metadata_.has_value() && version == 0) {
+    return AlreadyExists("{}: a table already exists (version 0 was created concurrently)",
+                         table_.Describe());
+  }
+  for (const Action& action : winner) {
+    if (const auto* txn = std::get_if<Txn>(&action)) {
+      if (positions_.count(txn->app_id) != 0 || expected_.count(txn->app_id) != 0) {
+        return Aborted(
+            "ConcurrentTransaction: version {} committed position {} for '{}', which this "
+            "transaction also writes; another writer owns it now",
+            version, txn->version, txn->app_id);
+      }
+    } else if (const auto* metadata = std::get_if<Metadata>(&action)) {
+      if (metadata_.has_value() || !SameSchema(*metadata, snapshot_.metadata())) {
+        return Aborted(
+            "MetadataChanged: version {} changed the table's schema or partitioning; "
+            "re-validate the batch against the new schema",
+            version);
+      }
+    }
+  }
+  SnapshotState* state = MutableState(&snapshot_);
+  ApplyActions(std::move(winner), version, state);
+  FERRY_RETURN_IF_ERROR(FinishReplay(table_.log_dir(), state));
+  return Validate();
+}
+
+Status Transaction::CatchUp() {
+  SnapshotState* state = MutableState(&snapshot_);
+  FERRY_ASSIGN_OR_RETURN(auto commits,
+                         ListCommitsAfter(table_.store(), table_.log_dir(), snapshot_.version(),
+                                          &state->newest_checkpoint_version));
+  for (const CommitFile& commit : commits) {
+    FERRY_ASSIGN_OR_RETURN(auto actions, table_.ReadCommit(commit.version));
+    FERRY_RETURN_IF_ERROR(ResolveConflict(commit.version, std::move(actions)));
+  }
+  return Status::OK();
+}
+
+Result<CommitResult> Transaction::Commit() {
+  if (committed_) {
+    return Internal("Transaction::Commit called twice");
+  }
+  committed_ = true;
+  FERRY_RETURN_IF_ERROR(Validate());
+  const std::string txn_id = RandomUuid();
+  int attempts = 0;
+  int conflicts = 0;
+  while (attempts < options_.max_attempts) {
+    int64_t version = snapshot_.version() + 1;
+    timestamp_ms_ = WallMillis();
+    std::string bytes = BuildCommit(version, txn_id);
+    std::string key = table_.log_dir() + "/" + CommitFileName(version);
+    attempts++;
+    FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.before_put"));
+    Status put = table_.store().PutIfAbsent(key, bytes);
+    if (put.ok()) {
+      FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.after_put"));
+      return Finish(version, attempts);
+    }
+    std::optional<std::vector<Action>> existing;
+    if (put.code() == StatusCode::kAlreadyExists) {
+      FERRY_ASSIGN_OR_RETURN(existing, ReadVersion(version));
+    } else {
+      auto read_back = ReadVersion(version);
+      if (!read_back.ok()) {
+        return Unavailable("commit of version {} to {}: outcome unknown ({}; reading it back: {})",
+                           version, table_.Describe(), put.ToString(),
+                           read_back.status().ToString());
+      }
+      existing = std::move(*read_back);
+      if (!existing.has_value()) {
+        FERRY_LOG_WARN("commit of version {} to {} failed ({}); retrying", version,
+                       table_.Describe(), put.ToString());
+        SleepBackoff(options_, attempts);
+        continue;
+      }
+    }
+    if (!existing.has_value()) {
+      // AlreadyExists but gone again: only a log cleanup could do that. Retry the listing.
+      return Unavailable("commit of version {} to {}: the version exists but cannot be read",
+                         version, table_.Describe());
+    }
+    if (IsOurs(*existing, txn_id)) {
+      return Finish(version, attempts);
+    }
+    FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.on_conflict"));
+    FERRY_RETURN_IF_ERROR(ResolveConflict(version, std::move(*existing)));
+    // Several writers may have raced ahead: resolve every newer commit before the next try.
+    FERRY_RETURN_IF_ERROR(CatchUp());
+    SleepBackoff(options_, conflicts++);
+  }
+  return Unavailable("commit to {}: gave up after {} attempts (too much contention)",
+                     table_.Describe(), attempts);
+}
+
+Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
+  std::vector<Action> ours;
+  if (protocol_.has_value()) {
+    ours.emplace_back(*protocol_);
+  }
+  if (metadata_.has_value()) {
+    ours.emplace_back(*metadata_);
+  }
+  for (const auto& [app_id, v] : positions_) {
+    ours.emplace_back(Txn{app_id, v, timestamp_ms_});
+  }
+  for (AddFile& add : adds_) {
+    ours.emplace_back(std::move(add));
+  }
+  adds_.clear();
+  SnapshotState* state = MutableState(&snapshot_);
+  ApplyActions(std::move(ours), version, state);
+  state->timestamp_ms = timestamp_ms_;
+  FERRY_RETURN_IF_ERROR(FinishReplay(table_.log_dir(), state));
+  CommitResult result;
+  result.version = version;
+  result.attempts = attempts;
+  result.snapshot = std::move(snapshot_);
+  if (!options_.checkpoint) {
+    return result;
+  }
+  auto properties = result.snapshot.properties();
+  int64_t interval = properties.ok() ? properties->checkpoint_interval : 10;
+  int64_t due = version - version % interval;
+  std::optional<int64_t> newest = result.snapshot.newest_checkpoint_version();
+  if (due > 0 && (!newest.has_value() || *newest < due)) {
+    result.checkpoint_version = version;
+    Status st = FERRY_FAILPOINT("delta.commit.before_checkpoint");
+    if (st.ok()) {
+      st = WriteCheckpoint(table_, result.snapshot);
+    }
+    if (st.ok()) {
+      state->newest_checkpoint_version = version;
+    } else {
+      FERRY_LOG_WARN("checkpoint of {} at version {} failed (the next commit retries): {}",
+                     table_.Describe(), version, st.ToString());
+    }
+    result.checkpoint_status = st;
+  }
+  return result;
+}
+
+}  // namespace ferry::delta

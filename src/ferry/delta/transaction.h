@@ -1,0 +1,134 @@
+// Transaction: one optimistic Delta commit of data files and source positions, the step of the
+// exactly-once protocol where a batch becomes visible (DESIGN.md, "A batch", step 4-5).
+//
+//   delta::Transaction txn(*table, snapshot);
+//   txn.AddFiles(std::move(adds));                       // from TableWriter::Finish()
+//   txn.SetPosition("pipe/kafka/orders/3", 41871);       // expected: snapshot.position(...)
+//   txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"}});
+//   auto result = txn.Commit();
+//   if (result.status().code() == StatusCode::kAborted) { ...another writer owns a partition:
+//     drop the batch, reload the snapshot, re-read positions... }
+//   snapshot = result->snapshot;                          // the table right after the commit
+//
+// The commit protocol, numbered as Commit() runs it (failpoints in brackets):
+//   1. Validate against the read snapshot: ferry can write the table (table_features.h), and
+//      every appId's position in the snapshot equals the expected one (ExpectPosition, or the
+//      snapshot's own for SetPosition); otherwise Aborted ("ConcurrentTransaction"), nothing
+//      written.
+//   2. Build the commit file: commitInfo (timestamp, operation, readVersion, isBlindAppend,
+//      operationMetrics, engineInfo "ferry/<version>", a random txnId, and ferry's `positions`
+//      {appId: version}), then protocol/metaData if set, the txn actions, the add actions.
+//   3. Put-if-absent `_delta_log/<v>.json` with v = snapshot version + 1. [delta.commit.before_put,
+//      then the store's own storage.local.* failpoints, delta.commit.after_put]
+//        - OK: the commit is durable; go to 6.
+//        - AlreadyExists: read version v. If it carries our txnId it is ours (an earlier attempt
+//          whose reply was lost): go to 6. Otherwise another writer won: go to 4.
+//        - any other error: the outcome is unknown; read version v back. Ours: go to 6. Someone
+//          else's: go to 4. Absent: retry the same version (counts as an attempt). Unreadable:
+//          Unavailable, with the outcome left for the next snapshot to tell.
+//   4. Resolve the conflict with the winning commit [delta.commit.on_conflict]:
+//        - a txn for one of our appIds: Aborted (ConcurrentTransaction) -- another writer owns
+//          that partition now; the batch must be abandoned (its files are orphans);
+//        - a metaData that changes the schema or partition columns: Aborted (MetadataChanged)
+//          -- the caller must re-validate the batch against the new schema; a metaData that only
+//          changes properties, or a protocol change: re-run the write check of step 1;
+//        - a table created (version 0) when we create: AlreadyExists;
+//        - anything else (blind appends, compaction, deletes: ferry's adds never conflict with
+//          them): apply the winner to the read snapshot and retry at v + 1.
+//   5. Back off before retrying: a random sleep up to min(max_backoff, initial * 2^n). After
+//      max_attempts put attempts: Unavailable ("too much contention").
+//   6. The post-commit snapshot is the read snapshot plus the winners plus our actions (no log
+//      re-read). If a checkpoint is due -- the newest checkpoint is older than the last multiple
+//      of delta.checkpointInterval at or below v, so a checkpoint a crash skipped is retried by
+//      the next commit -- write it (checkpoint_writer.h). A checkpoint failure does not fail
+//      the commit: it is reported in CommitResult::checkpoint_status.
+//
+// Error codes: Aborted (a conflict the caller must handle: re-read the log), AlreadyExists
+// (create of an existing table), NotSupported (a table feature ferry cannot write),
+// Unavailable (contention or an unknown outcome: reload the snapshot, then decide), IOError.
+//
+// Thread-safety: a Transaction is used by one thread; several transactions (in several
+// processes) may commit to one table at once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/delta/actions.h"
+#include "ferry/delta/snapshot.h"
+
+namespace ferry::delta {
+
+class Table;
+
+struct CommitOptions {
+  int max_attempts = 200;
+  int64_t initial_backoff_ms = 1;
+  int64_t max_backoff_ms = 100;
+  // Write checkpoints when due (off in tests that count log files).
+  bool checkpoint = true;
+};
+
+struct CommitResult {
+  int64_t version = -1;
+  // The table right after this commit (winning concurrent commits included).
+  Snapshot snapshot;
+  // Put attempts made (1 without contention).
+  int attempts = 0;
+  // Set when this commit wrote a checkpoint; checkpoint_status says whether that worked.
+  std::optional<int64_t> checkpoint_version;
+  Status checkpoint_status;
+};
+
+class Transaction {
+ public:
+  Transaction(const Table& table, Snapshot read_snapshot, CommitOptions options = {});
+
+  void Add(AddFile add) { adds_.push_back(std::move(add)); }
+  void AddFiles(std::vector<AddFile> adds);
+  // Records `version` as the new position of `app_id` (a txn action). Unless ExpectPosition()
+  // says otherwise, the commit requires the position to still be what the read snapshot holds.
+  void SetPosition(const std::string& app_id, int64_t version);
+  // The position `app_id` must have (nullopt: none) for the commit to go through. Any later
+  // commit carrying a txn for `app_id` aborts this one as well.
+  void ExpectPosition(const std::string& app_id, std::optional<int64_t> expected);
+  // commitInfo.operation and operationParameters (default "WRITE", {"mode": "Append"}).
+  void SetOperation(std::string operation, StringMap parameters);
+  // For table creation: the protocol and metaData this commit sets.
+  void SetProtocol(Protocol protocol) { protocol_ = std::move(protocol); }
+  void SetMetadata(Metadata metadata) { metadata_ = std::move(metadata); }
+
+  // Runs the commit protocol above. Call once.
+  Result<CommitResult> Commit();
+
+ private:
+  Status Validate() const;
+  std::string BuildCommit(int64_t version, const std::string& txn_id) const;
+  // Step 3's read-back: is version `v` ours? nullopt if it does not exist.
+  Result<std::optional<std::vector<Action>>> ReadVersion(int64_t version) const;
+  bool IsOurs(const std::vector<Action>& actions, const std::string& txn_id) const;
+  Status ResolveConflict(int64_t version, std::vector<Action>&& winner);
+  // Resolves every commit after the snapshot's version, as step 4 does for one.
+  Status CatchUp();
+  Result<CommitResult> Finish(int64_t version, int attempts);
+
+  const Table& table_;
+  Snapshot snapshot_;  // the read snapshot, advanced past every winning commit
+  CommitOptions options_;
+  std::vector<AddFile> adds_;
+  std::map<std::string, int64_t> positions_;
+  std::map<std::string, std::optional<int64_t>> expected_;
+  std::string operation_ = "WRITE";
+  StringMap operation_parameters_ = {{"mode", "Append"}};
+  std::optional<Protocol> protocol_;
+  std::optional<Metadata> metadata_;
+  int64_t read_version_;
+  int64_t timestamp_ms_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace ferry::delta

@@ -1,0 +1,360 @@
+#include "ferry/parquet/column_chunk_reader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+
+#include "ferry/parquet/level_decoder.h"
+#include "ferry/parquet/value_conversion.h"
+#include "ferry/parquet/value_decoder.h"
+
+namespace ferry::parquet {
+namespace {
+
+using columnar::BinaryColumn;
+using columnar::Column;
+using columnar::TypeId;
+
+// Bytes a decoded row costs in its column (validity, value or offset), for the budget. Binary
+// data is charged separately once its size is known.
+int64_t RowBytes(const columnar::DataType& type) {
+  if (type.is_binary_like()) {
+    return 1 + 8;
+  }
+  switch (type.id()) {
+    case TypeId::kBoolean:
+    case TypeId::kInt8:
+    case TypeId::kUInt8:
+      return 2;
+    case TypeId::kInt16:
+    case TypeId::kUInt16:
+      return 3;
+    case TypeId::kInt32:
+    case TypeId::kUInt32:
+    case TypeId::kFloat32:
+    case TypeId::kDate:
+      return 5;
+    case TypeId::kDecimal:
+      return 17;
+    default:
+      return 9;
+  }
+}
+
+bool IsDictionaryEncoding(Encoding e) {
+  return e == Encoding::kPlainDictionary || e == Encoding::kRleDictionary;
+}
+
+}  // namespace
+
+bool WriterSizesChunksShort(std::string_view created_by) {
+  constexpr std::string_view kApp = "parquet-mr";
+  if (created_by.substr(0, kApp.size()) != kApp) {
+    return false;
+  }
+  // "parquet-mr version 1.2.8 (build ...)"; no version counts as old.
+  int major = 0;
+  int minor = 0;
+  int patch = 0;
+  size_t at = created_by.find("version ");
+  if (at != std::string_view::npos) {
+    std::string version(created_by.substr(at + 8, 32));
+    if (std::sscanf(version.c_str(), "%d.%d.%d", &major, &minor, &patch) < 1) {
+      return true;
+    }
+  }
+  return std::make_tuple(major, minor, patch) < std::make_tuple(1, 2, 9);
+}
+
+ColumnChunkReader::ColumnChunkReader(const RandomAccessFile* file, FileLayout layout,
+                                     const LeafColumn* leaf, const ReaderOptions* options,
+                                     DecodeBudget* budget)
+    : file_(file), layout_(layout), leaf_(leaf), options_(options), budget_(budget) {}
+
+Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels* levels) {
+  if (chunk.file_path.has_value()) {
+    return NotSupported("the column chunk is in another file ('{}')", *chunk.file_path);
+  }
+  if (chunk.encrypted) {
+    return NotSupported("the column chunk is encrypted");
+  }
+  if (!chunk.meta_data.has_value()) {
+    return DataLoss("the column chunk has no metadata");
+  }
+  const ColumnMetaData& meta = *chunk.meta_data;
+  if (meta.type != leaf_->physical.type) {
+    return DataLoss("the chunk's type {} differs from the schema's {}", PhysicalTypeName(meta.type),
+                    PhysicalTypeName(leaf_->physical.type));
+  }
+  if (meta.num_values < 0) {
+    return DataLoss("negative value count {}", meta.num_values);
+  }
+  if (meta.num_values == 0) {
+    return Status::OK();
+  }
+  FERRY_ASSIGN_OR_RETURN(codec_, Codec::Create(meta.codec));
+  // Step 1: the byte range.
+  int64_t start = meta.data_page_offset;
+  if (meta.dictionary_page_offset.has_value() && *meta.dictionary_page_offset > 0 &&
+      *meta.dictionary_page_offset < start) {
+    start = *meta.dictionary_page_offset;
+  }
+  int64_t size = meta.total_compressed_size;
+  const uint64_t begin = layout_.data_begin;
+  const uint64_t end = layout_.data_end;
+  if (start < static_cast<int64_t>(begin) || size < 0 || static_cast<uint64_t>(start) > end ||
+      static_cast<uint64_t>(size) > end - static_cast<uint64_t>(start)) {
+    return DataLoss("the chunk's bytes [{}, +{}) lie outside the file's data [{}, {})", start, size,
+                    begin, end);
+  }
+  if (layout_.short_chunk_sizes) {
+    size +=
+        static_cast<int64_t>(std::min<uint64_t>(100, end - static_cast<uint64_t>(start + size)));
+  }
+  std::string bytes;
+  FERRY_RETURN_IF_ERROR(
+      file_->ReadAt(static_cast<uint64_t>(start), static_cast<uint64_t>(size), &bytes));
+  // Step 2: the pages.
+  dictionary_.reset();
+  values_seen_ = 0;
+  raw_ = columnar::MakeColumn(StorageTypeFor(leaf_->physical));
+  converted_ = columnar::MakeColumn(leaf_->type);
+  std::string_view rest(bytes);
+  PageHeader header;
+  for (int index = 0; values_seen_ < meta.num_values; index++) {
+    uint64_t offset = static_cast<uint64_t>(start) + (bytes.size() - rest.size());
+    auto context = [&] { return fmt::format("page {} at offset {}", index, offset); };
+    if (rest.empty()) {
+      return DataLoss("the chunk ends after {} of its {} values", values_seen_, meta.num_values)
+          .WithContext(context());
+    }
+    header = PageHeader{};
+    auto taken = ParsePageHeader(rest, &header);
+    if (!taken.ok()) {
+      return taken.status().WithContext(context());
+    }
+    rest.remove_prefix(*taken);
+    if (header.compressed_page_size < 0 ||
+        static_cast<uint64_t>(header.compressed_page_size) > rest.size()) {
+      return DataLoss("page size {} runs past the end of the chunk ({} bytes left)",
+                      header.compressed_page_size, rest.size())
+          .WithContext(context());
+    }
+    Page page{index, offset, &header,
+              rest.substr(0, static_cast<size_t>(header.compressed_page_size))};
+    rest.remove_prefix(page.body.size());
+    FERRY_RETURN_IF_ERROR(ReadPage(page, out, levels).WithContext(context()));
+  }
+  if (values_seen_ > meta.num_values) {
+    return DataLoss("the pages hold {} values, the column metadata {}", values_seen_,
+                    meta.num_values);
+  }
+  return Status::OK();
+}
+
+Status ColumnChunkReader::ReadPage(const Page& page, Column* out, LeafLevels* levels) {
+  const PageHeader& h = *page.header;
+  if (h.uncompressed_page_size < 0 || h.uncompressed_page_size > options_->max_page_size ||
+      h.compressed_page_size > options_->max_page_size) {
+    return ResourceExhausted(
+        "page of {} bytes ({} compressed) is larger than ReaderOptions::max_page_size ({})",
+        h.uncompressed_page_size, h.compressed_page_size, options_->max_page_size);
+  }
+  if (options_->verify_checksums && h.crc.has_value()) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(page.body.data()),
+                static_cast<uInt>(page.body.size()));
+    if (static_cast<uint32_t>(crc) != static_cast<uint32_t>(*h.crc)) {
+      return DataLoss("page CRC mismatch: stored {:08x}, computed {:08x}",
+                      static_cast<uint32_t>(*h.crc), static_cast<uint32_t>(crc));
+    }
+  }
+  switch (h.type) {
+    case PageType::kDictionaryPage:
+      return ReadDictionaryPage(page);
+    case PageType::kDataPage:
+      return ReadDataPageV1(page, out, levels);
+    case PageType::kDataPageV2:
+      return ReadDataPageV2(page, out, levels);
+    default:  // index pages and types newer than ferry
+      return Status::OK();
+  }
+}
+
+Status ColumnChunkReader::Decompress(std::string_view input, int64_t size, std::string_view* out) {
+  if (codec_->codec() == CompressionCodec::kUncompressed) {
+    *out = input;
+    return Status::OK();
+  }
+  decompressed_.resize(static_cast<size_t>(size));
+  FERRY_RETURN_IF_ERROR(codec_->Decompress(input, reinterpret_cast<uint8_t*>(decompressed_.data()),
+                                           decompressed_.size()));
+  *out = std::string_view(decompressed_).substr(0, static_cast<size_t>(size));
+  return Status::OK();
+}
+
+Status ColumnChunkReader::ReadDictionaryPage(const Page& page) {
+  const PageHeader& h = *page.header;
+  if (!h.dictionary_page_header.has_value()) {
+    return DataLoss("dictionary page without a dictionary_page_header");
+  }
+  if (dictionary_ != nullptr || values_seen_ > 0) {
+    return DataLoss("a second dictionary page, or one after the data pages");
+  }
+  const DictionaryPageHeader& dh = *h.dictionary_page_header;
+  if (dh.encoding != Encoding::kPlain && dh.encoding != Encoding::kPlainDictionary) {
+    return NotSupported("dictionary page encoding {}", EncodingName(dh.encoding));
+  }
+  if (dh.num_values < 0) {
+    return DataLoss("dictionary of {} values", dh.num_values);
+  }
+  FERRY_RETURN_IF_ERROR(budget_->Charge(dh.num_values * RowBytes(*leaf_->type)));
+  std::string_view body;
+  FERRY_RETURN_IF_ERROR(Decompress(page.body, h.uncompressed_page_size, &body));
+  auto raw = columnar::MakeColumn(StorageTypeFor(leaf_->physical));
+  FERRY_RETURN_IF_ERROR(
+      DecodePlain(leaf_->physical, body, dh.num_values, raw.get()).WithContext("dictionary"));
+  if (leaf_->conversion == ValueConversion::kNone) {
+    dictionary_ = std::move(raw);
+    return Status::OK();
+  }
+  dictionary_ = columnar::MakeColumn(leaf_->type);
+  return ConvertValues(leaf_->conversion, *raw, dictionary_.get()).WithContext("dictionary");
+}
+
+Status ColumnChunkReader::ReadDataPageV1(const Page& page, Column* out, LeafLevels* levels) {
+  const PageHeader& h = *page.header;
+  if (!h.data_page_header.has_value()) {
+    return DataLoss("data page without a data_page_header");
+  }
+  const DataPageHeader& dh = *h.data_page_header;
+  if (dh.num_values < 0) {
+    return DataLoss("data page of {} values", dh.num_values);
+  }
+  std::string_view body;
+  FERRY_RETURN_IF_ERROR(Decompress(page.body, h.uncompressed_page_size, &body));
+  FERRY_RETURN_IF_ERROR(budget_->Charge(int64_t{dh.num_values} * 4));
+  if (leaf_->max_rep > 0) {
+    FERRY_RETURN_IF_ERROR(
+        DecodeLevelsV1(dh.repetition_level_encoding, &body, leaf_->max_rep, dh.num_values, &rep_)
+            .WithContext("repetition levels"));
+  }
+  if (leaf_->max_def > 0) {
+    FERRY_RETURN_IF_ERROR(
+        DecodeLevelsV1(dh.definition_level_encoding, &body, leaf_->max_def, dh.num_values, &def_)
+            .WithContext("definition levels"));
+  }
+  return DecodeDataPage(dh.num_values, dh.encoding, body, out, levels);
+}
+
+Status ColumnChunkReader::ReadDataPageV2(const Page& page, Column* out, LeafLevels* levels) {
+  const PageHeader& h = *page.header;
+  if (!h.data_page_header_v2.has_value()) {
+    return DataLoss("data page v2 without a data_page_header_v2");
+  }
+  const DataPageHeaderV2& dh = *h.data_page_header_v2;
+  int64_t rep_len = dh.repetition_levels_byte_length;
+  int64_t def_len = dh.definition_levels_byte_length;
+  if (dh.num_values < 0 || rep_len < 0 || def_len < 0 ||
+      rep_len + def_len > static_cast<int64_t>(page.body.size()) ||
+      rep_len + def_len > h.uncompressed_page_size) {
+    return DataLoss("data page v2 with {} values, level lengths {} and {} in a page of {} bytes",
+                    dh.num_values, rep_len, def_len, page.body.size());
+  }
+  FERRY_RETURN_IF_ERROR(budget_->Charge(int64_t{dh.num_values} * 4));
+  std::string_view rep_bytes = page.body.substr(0, static_cast<size_t>(rep_len));
+  std::string_view def_bytes =
+      page.body.substr(static_cast<size_t>(rep_len), static_cast<size_t>(def_len));
+  if (leaf_->max_rep > 0) {
+    FERRY_RETURN_IF_ERROR(DecodeLevelsRle(rep_bytes, leaf_->max_rep, dh.num_values, &rep_)
+                              .WithContext("repetition levels"));
+  }
+  if (leaf_->max_def > 0) {
+    FERRY_RETURN_IF_ERROR(DecodeLevelsRle(def_bytes, leaf_->max_def, dh.num_values, &def_)
+                              .WithContext("definition levels"));
+  }
+  std::string_view stored = page.body.substr(static_cast<size_t>(rep_len + def_len));
+  std::string_view values = stored;
+  // An empty section is not a valid stream for most codecs: nothing was compressed.
+  if (dh.is_compressed.value_or(true) && !stored.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        Decompress(stored, h.uncompressed_page_size - rep_len - def_len, &values));
+  }
+  return DecodeDataPage(dh.num_values, dh.encoding, values, out, levels);
+}
+
+Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
+                                         std::string_view values, Column* out, LeafLevels* levels) {
+  values_seen_ += num_values;
+  std::span<const int16_t> def;
+  int64_t non_null = num_values;
+  if (leaf_->max_def > 0) {
+    def = std::span<const int16_t>(def_.data(), static_cast<size_t>(num_values));
+    non_null = std::count(def.begin(), def.end(), leaf_->max_def);
+  }
+  FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * RowBytes(*leaf_->type)));
+  if (levels != nullptr) {
+    FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * 4));
+    if (leaf_->max_def > 0) {
+      levels->def.insert(levels->def.end(), def.begin(), def.end());
+    }
+    if (leaf_->max_rep > 0) {
+      levels->rep.insert(levels->rep.end(), rep_.begin(), rep_.begin() + num_values);
+    }
+    levels->size += num_values;
+  }
+  if (IsDictionaryEncoding(encoding)) {
+    if (dictionary_ == nullptr) {
+      return DataLoss("dictionary-encoded page, but the chunk has no dictionary page");
+    }
+    FERRY_RETURN_IF_ERROR(
+        DecodeDictionaryIndices(values, non_null, dictionary_->length(), &indices_));
+    if (dictionary_->type()->is_binary_like()) {
+      const auto& dict = *dictionary_->As<BinaryColumn>();
+      int64_t bytes = 0;
+      for (uint32_t i : indices_) {
+        bytes += dict.offsets()[i + 1] - dict.offsets()[i];
+      }
+      FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
+    }
+    AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_, indices_.data(),
+                    out);
+    return Status::OK();
+  }
+  if (leaf_->max_def == 0 && leaf_->conversion == ValueConversion::kNone) {
+    // Every position is a value: decode straight into the column.
+    int64_t before = out->ByteSize();
+    FERRY_RETURN_IF_ERROR(
+        DecodeValues(encoding, leaf_->physical, values, non_null, options_->max_page_size, out));
+    return out->type()->is_binary_like()
+               ? budget_->Charge(out->ByteSize() - before - non_null * RowBytes(*leaf_->type))
+               : Status::OK();
+  }
+  const Column* dense = nullptr;
+  FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &dense));
+  AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
+  return Status::OK();
+}
+
+Status ColumnChunkReader::DecodeDenseValues(int64_t count, Encoding encoding,
+                                            std::string_view values, const Column** dense) {
+  raw_->Clear();
+  FERRY_RETURN_IF_ERROR(
+      DecodeValues(encoding, leaf_->physical, values, count, options_->max_page_size, raw_.get()));
+  if (raw_->type()->is_binary_like()) {
+    FERRY_RETURN_IF_ERROR(
+        budget_->Charge(static_cast<int64_t>(raw_->As<BinaryColumn>()->data().size())));
+  }
+  if (leaf_->conversion == ValueConversion::kNone) {
+    *dense = raw_.get();
+    return Status::OK();
+  }
+  converted_->Clear();
+  FERRY_RETURN_IF_ERROR(ConvertValues(leaf_->conversion, *raw_, converted_.get()));
+  *dense = converted_.get();
+  return Status::OK();
+}
+
+}  // namespace ferry::parquet

@@ -1,0 +1,109 @@
+// Reads one column chunk (one leaf column of one row group) into the leaf's columnar column:
+// pages → levels and values → rows. Used by FileReader (file_reader.h) for each selected leaf.
+//
+// Steps:
+//   1. The chunk's bytes: from the dictionary page (dictionary_page_offset when set, > 0 and
+//      below data_page_offset) or else data_page_offset, total_compressed_size long, inside the
+//      file's data area (between the leading magic and the footer); read in one piece. A chunk
+//      of no values is not read at all. parquet-mr before 1.2.9 left the dictionary page header
+//      out of total_compressed_size (PARQUET-816): for its files up to 100 more bytes are read.
+//   2. Pages one after another: a Thrift PageHeader, then compressed_page_size bytes. Sizes are
+//      checked against the chunk and ReaderOptions::max_page_size before any buffer is sized from
+//      them; a page CRC is checked when ReaderOptions::verify_checksums is set.
+//   3. A dictionary page (at most one, before the data pages) is recognised by its header, not
+//      by dictionary_page_offset (some writers omit the offset), decoded (PLAIN) and converted
+//      to the leaf's type once.
+//   4. Data page v1: the page is decompressed; it holds [repetition levels][definition levels]
+//      [values], each level run a 4-byte length + RLE/bit-packed hybrid (or the deprecated
+//      BIT_PACKED, no length). Data page v2: the levels come first, uncompressed and without a
+//      length prefix (their byte lengths are in the header); the values follow, compressed
+//      unless is_compressed is false; an empty values section is never handed to the codec.
+//   5. Values are decoded (value_decoder.h), converted (value_conversion.h) and spread over the
+//      leaf's rows (record_assembly.h AppendLeafSlots); levels above the column's maximum are
+//      corrupt. Index pages and unknown page types are skipped.
+//   6. Reading stops once the data pages hold ColumnMetaData.num_values level positions; fewer
+//      before the chunk ends, or more, is corrupt.
+// Errors name the page and its file offset; the caller adds the file, row group and column.
+//
+// Thread-safety: not thread-safe; one reader per chunk at a time.
+//
+// WriterSizesChunksShort(created_by) says whether a file's writer has the PARQUET-816 bug.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/base/io.h"
+#include "ferry/base/status.h"
+#include "ferry/columnar/column.h"
+#include "ferry/parquet/compression.h"
+#include "ferry/parquet/metadata.h"
+#include "ferry/parquet/reader_options.h"
+#include "ferry/parquet/record_assembly.h"
+#include "ferry/parquet/schema_from_parquet.h"
+
+namespace ferry::parquet {
+
+class ColumnChunkReader {
+ public:
+  // Where a file's pages may be and how its writer sized chunks.
+  struct FileLayout {
+    uint64_t data_begin = 4;         // after the leading magic
+    uint64_t data_end = 0;           // the footer's offset
+    bool short_chunk_sizes = false;  // PARQUET-816 (see step 1)
+  };
+
+  // All pointers must outlive the reader.
+  ColumnChunkReader(const RandomAccessFile* file, FileLayout layout, const LeafColumn* leaf,
+                    const ReaderOptions* options, DecodeBudget* budget);
+
+  // Decodes `chunk`, appending one row per slot to `out` (a column of leaf->type) and, when
+  // `levels` is not null, the chunk's levels to *levels.
+  Status Read(const ColumnChunk& chunk, columnar::Column* out, LeafLevels* levels);
+
+ private:
+  struct Page {
+    int index = 0;
+    uint64_t offset = 0;  // of the header, in the file
+    const PageHeader* header = nullptr;
+    std::string_view body;  // compressed_page_size bytes as stored
+  };
+
+  Status ReadPage(const Page& page, columnar::Column* out, LeafLevels* levels);
+  Status ReadDictionaryPage(const Page& page);
+  Status ReadDataPageV1(const Page& page, columnar::Column* out, LeafLevels* levels);
+  Status ReadDataPageV2(const Page& page, columnar::Column* out, LeafLevels* levels);
+  // Levels, values and rows of one data page, once the sections are separated.
+  Status DecodeDataPage(int64_t num_values, Encoding encoding, std::string_view values,
+                        columnar::Column* out, LeafLevels* levels);
+  Status DecodeDenseValues(int64_t count, Encoding encoding, std::string_view values,
+                           const columnar::Column** dense);
+  // Decompresses `input` into exactly `size` bytes (or passes it through when uncompressed).
+  Status Decompress(std::string_view input, int64_t size, std::string_view* out);
+
+  const RandomAccessFile* file_;
+  FileLayout layout_;
+  const LeafColumn* leaf_;
+  const ReaderOptions* options_;
+  DecodeBudget* budget_;
+
+  // Per chunk.
+  std::unique_ptr<Codec> codec_;
+  std::unique_ptr<columnar::Column> dictionary_;
+  int64_t values_seen_ = 0;
+  // Scratch, reused from page to page.
+  std::string decompressed_;
+  std::vector<int16_t> def_;
+  std::vector<int16_t> rep_;
+  std::vector<uint32_t> indices_;
+  std::unique_ptr<columnar::Column> raw_;        // physical storage
+  std::unique_ptr<columnar::Column> converted_;  // leaf type, when a conversion applies
+};
+
+// True for parquet-mr before 1.2.9 (also when it wrote no version), whose column chunk sizes
+// leave out the dictionary page header.
+bool WriterSizesChunksShort(std::string_view created_by);
+
+}  // namespace ferry::parquet

@@ -1,0 +1,247 @@
+#include "ferry/parquet/column_writer.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ferry/base/endian.h"
+#include "ferry/parquet/rle.h"
+
+namespace ferry::parquet {
+
+Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Create(const ColumnDescriptor& column,
+                                                           columnar::DataTypePtr type,
+                                                           bool repeated,
+                                                           const ColumnWriterOptions& options,
+                                                           Codec* codec) {
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<internal::ValueWriter> values,
+                         internal::MakeValueWriter(column, *type, options.values));
+  return std::unique_ptr<ColumnWriter>(
+      new ColumnWriter(column, std::move(type), repeated, options, codec, std::move(values)));
+}
+
+ColumnWriter::ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type,
+                           bool repeated, const ColumnWriterOptions& options, Codec* codec,
+                           std::unique_ptr<internal::ValueWriter> values)
+    : column_(column),
+      type_(std::move(type)),
+      repeated_(repeated),
+      options_(options),
+      codec_(codec),
+      values_(std::move(values)) {}
+
+int64_t ColumnWriter::PageBytesEstimate() const {
+  int level_bits = BitWidth(static_cast<uint64_t>(column_.max_definition_level)) +
+                   BitWidth(static_cast<uint64_t>(column_.max_repetition_level));
+  return values_->PageBytes() + page_levels_ * level_bits / 8;
+}
+
+Status ColumnWriter::Write(const ShreddedLeaf& slice) {
+  if (slice.num_levels == 0) {
+    return Status::OK();
+  }
+  if (page_rows_ > 0) {
+    // Cut before this slice if it would take the page past a limit.
+    int64_t bytes = PageBytesEstimate();
+    int64_t predicted = bytes + bytes / page_rows_ * slice.num_rows;
+    if (page_rows_ + slice.num_rows > options_.page_max_rows ||
+        predicted > options_.page_max_bytes) {
+      FERRY_RETURN_IF_ERROR(FlushPage());
+    }
+  }
+  if (column_.max_definition_level > 0) {
+    page_def_.insert(page_def_.end(), slice.def_levels.begin(), slice.def_levels.end());
+  }
+  if (column_.max_repetition_level > 0) {
+    page_rep_.insert(page_rep_.end(), slice.rep_levels.begin(), slice.rep_levels.end());
+  }
+  int64_t before = PageBytesEstimate();
+  page_levels_ += slice.num_levels;
+  page_values_ += slice.num_values;
+  page_rows_ += slice.num_rows;
+  FERRY_RETURN_IF_ERROR(values_->Append(slice));
+  written_bytes_ += PageBytesEstimate() - before;
+  written_rows_ += slice.num_rows;
+  if (values_->DictionaryFull()) {
+    // The page so far is dictionary-encoded; the rest of the chunk is PLAIN.
+    FERRY_RETURN_IF_ERROR(FlushPage());
+    values_->FallBackToPlain();
+  } else if (PageBytesEstimate() >= options_.page_max_bytes) {
+    FERRY_RETURN_IF_ERROR(FlushPage());
+  }
+  return Status::OK();
+}
+
+int64_t ColumnWriter::EstimatedChunkBytes() const {
+  return static_cast<int64_t>(chunk_pages_.size()) + PageBytesEstimate() +
+         values_->DictionaryBytes();
+}
+
+void ColumnWriter::AppendLevels(const std::vector<int16_t>& levels, int16_t max_level,
+                                bool length_prefix, std::string* out) {
+  size_t start = out->size();
+  if (length_prefix) {
+    out->append(4, '\0');
+  }
+  RleBpEncode(levels.data(), levels.size(), BitWidth(static_cast<uint64_t>(max_level)), out);
+  if (length_prefix) {
+    StoreLE(out->data() + start, static_cast<uint32_t>(out->size() - start - 4));
+  }
+}
+
+Status ColumnWriter::Compress(const std::string& input, const std::string** output) {
+  if (codec_->codec() == CompressionCodec::kUncompressed) {
+    *output = &input;
+    return Status::OK();
+  }
+  FERRY_RETURN_IF_ERROR(codec_->Compress(input, &compressed_));
+  *output = &compressed_;
+  return Status::OK();
+}
+
+void ColumnWriter::AppendPage(const PageHeader& header, const std::string& data) {
+  header_.clear();
+  SerializePageHeader(header, &header_);
+  chunk_pages_.append(header_);
+  chunk_pages_.append(data);
+  chunk_uncompressed_ += static_cast<int64_t>(header_.size()) + header.uncompressed_page_size;
+}
+
+Status ColumnWriter::FlushPage() {
+  if (page_levels_ == 0) {
+    return Status::OK();
+  }
+  if (page_levels_ > INT32_MAX) {
+    return InvalidArgument("column '{}': page of {} values", column_.PathString(), page_levels_);
+  }
+  Statistics stats;
+  stats.null_count = page_levels_ - page_values_;
+  PageHeader header;
+  body_.clear();
+  const std::string* data = nullptr;
+  Encoding encoding;
+  if (!options_.data_page_v2) {
+    if (column_.max_repetition_level > 0) {
+      AppendLevels(page_rep_, column_.max_repetition_level, true, &body_);
+    }
+    if (column_.max_definition_level > 0) {
+      AppendLevels(page_def_, column_.max_definition_level, true, &body_);
+    }
+    encoding = values_->FinishPage(&body_, &stats);
+    FERRY_RETURN_IF_ERROR(Compress(body_, &data));
+    header.type = PageType::kDataPage;
+    header.uncompressed_page_size = static_cast<int32_t>(body_.size());
+    header.compressed_page_size = static_cast<int32_t>(data->size());
+    DataPageHeader& d = header.data_page_header.emplace();
+    d.num_values = static_cast<int32_t>(page_levels_);
+    d.encoding = encoding;
+    d.definition_level_encoding = Encoding::kRle;
+    d.repetition_level_encoding = Encoding::kRle;
+    d.statistics = std::move(stats);
+    AppendPage(header, *data);
+  } else {
+    if (column_.max_repetition_level > 0) {
+      AppendLevels(page_rep_, column_.max_repetition_level, false, &body_);
+    }
+    size_t rep_bytes = body_.size();
+    if (column_.max_definition_level > 0) {
+      AppendLevels(page_def_, column_.max_definition_level, false, &body_);
+    }
+    size_t level_bytes = body_.size();
+    values_buffer_.clear();
+    encoding = values_->FinishPage(&values_buffer_, &stats);
+    FERRY_RETURN_IF_ERROR(Compress(values_buffer_, &data));
+    header.type = PageType::kDataPageV2;
+    header.uncompressed_page_size = static_cast<int32_t>(level_bytes + values_buffer_.size());
+    header.compressed_page_size = static_cast<int32_t>(level_bytes + data->size());
+    DataPageHeaderV2& d = header.data_page_header_v2.emplace();
+    d.num_values = static_cast<int32_t>(page_levels_);
+    d.num_nulls = static_cast<int32_t>(page_levels_ - page_values_);
+    d.num_rows = static_cast<int32_t>(page_rows_);
+    d.encoding = encoding;
+    d.definition_levels_byte_length = static_cast<int32_t>(level_bytes - rep_bytes);
+    d.repetition_levels_byte_length = static_cast<int32_t>(rep_bytes);
+    d.is_compressed = codec_->codec() != CompressionCodec::kUncompressed;
+    d.statistics = std::move(stats);
+    body_.append(*data);  // levels (never compressed) + values
+    AppendPage(header, body_);
+  }
+  ++chunk_page_encodings_[{header.type, encoding}];
+  chunk_levels_ += page_levels_;
+  chunk_nulls_ += page_levels_ - page_values_;
+  page_def_.clear();
+  page_rep_.clear();
+  page_levels_ = page_values_ = page_rows_ = 0;
+  return Status::OK();
+}
+
+Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
+  FERRY_RETURN_IF_ERROR(FlushPage());
+  ColumnMetaData md;
+  md.type = column_.physical_type;
+  md.path_in_schema = column_.path;
+  md.codec = codec_->codec();
+  md.num_values = chunk_levels_;
+  auto start = static_cast<int64_t>(sink->Tell());
+  int64_t uncompressed = chunk_uncompressed_;
+  body_.clear();
+  std::optional<int32_t> dict_entries = values_->FinishDictionary(&body_);
+  if (dict_entries) {
+    const std::string* data = nullptr;
+    FERRY_RETURN_IF_ERROR(Compress(body_, &data));
+    PageHeader header;
+    header.type = PageType::kDictionaryPage;
+    header.uncompressed_page_size = static_cast<int32_t>(body_.size());
+    header.compressed_page_size = static_cast<int32_t>(data->size());
+    header.dictionary_page_header = DictionaryPageHeader{*dict_entries, Encoding::kPlain, {}};
+    header_.clear();
+    SerializePageHeader(header, &header_);
+    FERRY_RETURN_IF_ERROR(sink->Append(header_));
+    FERRY_RETURN_IF_ERROR(sink->Append(*data));
+    uncompressed += static_cast<int64_t>(header_.size() + body_.size());
+    md.dictionary_page_offset = start;
+    chunk_page_encodings_[{PageType::kDictionaryPage, Encoding::kPlain}] += 1;
+  }
+  md.data_page_offset = static_cast<int64_t>(sink->Tell());
+  FERRY_RETURN_IF_ERROR(sink->Append(chunk_pages_));
+  md.total_compressed_size = static_cast<int64_t>(sink->Tell()) - start;
+  md.total_uncompressed_size = uncompressed;
+
+  std::set<Encoding> encodings;
+  if (column_.max_definition_level > 0 || column_.max_repetition_level > 0) {
+    encodings.insert(Encoding::kRle);
+  }
+  md.encoding_stats.emplace();
+  for (const auto& [key, count] : chunk_page_encodings_) {
+    encodings.insert(key.second);
+    md.encoding_stats->push_back(PageEncodingStats{key.first, key.second, count});
+  }
+  md.encodings.assign(encodings.begin(), encodings.end());
+  Statistics stats;
+  stats.null_count = chunk_nulls_;
+  values_->FinishChunk(&stats);
+  md.statistics = std::move(stats);
+
+  *chunk = ColumnChunk();
+  chunk->file_offset = 0;
+  chunk->meta_data = std::move(md);
+
+  file_levels_ += chunk_levels_;
+  file_nulls_ += chunk_nulls_;
+  chunk_pages_.clear();
+  chunk_levels_ = chunk_nulls_ = chunk_uncompressed_ = 0;
+  chunk_page_encodings_.clear();
+  return Status::OK();
+}
+
+ColumnStatistics ColumnWriter::FileStatistics() const {
+  ColumnStatistics s;
+  s.path = column_.path;
+  s.type = type_;
+  s.repeated = repeated_;
+  s.num_values = file_levels_;
+  s.null_count = file_nulls_;
+  values_->FileMinMax(&s.min, &s.max);
+  return s;
+}
+
+}  // namespace ferry::parquet

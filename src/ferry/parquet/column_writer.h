@@ -1,0 +1,115 @@
+// ColumnWriter: builds the column chunks of one leaf column, row group after row group.
+//
+// A chunk, as written by FlushChunk():
+//   1. the dictionary page, if any data page of the chunk is dictionary-encoded
+//      (PageHeader{DICTIONARY_PAGE} + PLAIN entries, compressed);
+//   2. the data pages in order. A v1 page (DATA_PAGE) is
+//      [4-byte length + RLE repetition levels] [4-byte length + RLE definition levels] [values],
+//      compressed as a whole; a v2 page (DATA_PAGE_V2) keeps the levels uncompressed and without
+//      length prefixes (their lengths are in the header) and compresses only the values.
+// Levels are written only when the maximum level is above 0. Every page starts at a row boundary
+// and carries statistics (min/max, null_count) in its header.
+//
+// Pages are cut before a slice that would take the page past page_max_rows, and after a slice
+// that took it to page_max_bytes (or when the bytes the page holds per row predict that the next
+// slice would), so pages stay within about one slice of their limits. Compressed pages wait in
+// memory until FlushChunk, because the dictionary page goes first; the row-group limits of the
+// FileWriter therefore bound the memory.
+//
+// Thread-safety: not thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ferry/base/io.h"
+#include "ferry/base/result.h"
+#include "ferry/parquet/column_descriptor.h"
+#include "ferry/parquet/column_writer_internal.h"
+#include "ferry/parquet/compression.h"
+#include "ferry/parquet/metadata.h"
+#include "ferry/parquet/shredder.h"
+#include "ferry/parquet/statistics.h"
+
+namespace ferry::parquet {
+
+struct ColumnWriterOptions {
+  int64_t page_max_rows = 20000;
+  int64_t page_max_bytes = 1 << 20;
+  bool data_page_v2 = false;
+  internal::ValueWriterOptions values;
+};
+
+class ColumnWriter {
+ public:
+  // `codec` is shared by the columns of a file and must outlive the writer.
+  static Result<std::unique_ptr<ColumnWriter>> Create(const ColumnDescriptor& column,
+                                                      columnar::DataTypePtr type, bool repeated,
+                                                      const ColumnWriterOptions& options,
+                                                      Codec* codec);
+
+  // Appends a shredded slice of rows to the chunk being built.
+  Status Write(const ShreddedLeaf& slice);
+  // Bytes the chunk would take if flushed now.
+  int64_t EstimatedChunkBytes() const;
+  // Encoded bytes per row seen so far (before compression), at least 1: the FileWriter sizes
+  // its slices with it so that a slice stays a small part of a page.
+  int64_t BytesPerRow() const {
+    return written_rows_ == 0 ? 1 : std::max<int64_t>(1, written_bytes_ / written_rows_);
+  }
+  // Writes the chunk (dictionary page, data pages) to `sink` and describes it in *chunk; the
+  // writer then starts the next chunk.
+  Status FlushChunk(OutputStream* sink, ColumnChunk* chunk);
+  // Statistics over every chunk flushed so far.
+  ColumnStatistics FileStatistics() const;
+
+ private:
+  ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type, bool repeated,
+               const ColumnWriterOptions& options, Codec* codec,
+               std::unique_ptr<internal::ValueWriter> values);
+  Status FlushPage();
+  int64_t PageBytesEstimate() const;
+  void AppendLevels(const std::vector<int16_t>& levels, int16_t max_level, bool length_prefix,
+                    std::string* out);
+  Status Compress(const std::string& input, const std::string** output);
+  void AppendPage(const PageHeader& header, const std::string& data);
+
+  const ColumnDescriptor column_;
+  const columnar::DataTypePtr type_;
+  const bool repeated_;
+  const ColumnWriterOptions options_;
+  Codec* const codec_;
+  std::unique_ptr<internal::ValueWriter> values_;
+
+  // The page being filled.
+  std::vector<int16_t> page_def_;
+  std::vector<int16_t> page_rep_;
+  int64_t page_levels_ = 0;
+  int64_t page_values_ = 0;
+  int64_t page_rows_ = 0;
+
+  // The chunk being built: its data pages, compressed, with their headers.
+  std::string chunk_pages_;
+  int64_t chunk_levels_ = 0;
+  int64_t chunk_nulls_ = 0;
+  int64_t chunk_uncompressed_ = 0;  // headers + uncompressed page bytes
+  std::map<std::pair<PageType, Encoding>, int32_t> chunk_page_encodings_;
+
+  int64_t written_bytes_ = 0;
+  int64_t written_rows_ = 0;
+  int64_t file_levels_ = 0;
+  int64_t file_nulls_ = 0;
+
+  // Reused buffers.
+  std::string body_;
+  std::string values_buffer_;
+  std::string compressed_;
+  std::string header_;
+};
+
+}  // namespace ferry::parquet

@@ -1,0 +1,62 @@
+// Page compression codecs of Parquet (parquet-format Compression.md) over the Debian libraries:
+//   UNCOMPRESSED  bytes as they are
+//   SNAPPY        snappy raw block (no framing)
+//   GZIP          zlib with the gzip wrapper; decompression accepts zlib or gzip, and several
+//                 gzip members back to back
+//   BROTLI        brotli stream
+//   ZSTD          zstd frame(s); the level is an option (default 3)
+//   LZ4_RAW       lz4 block
+//   LZ4           deprecated: the Hadoop framing (blocks of [4-byte big-endian uncompressed size]
+//                 [4-byte big-endian compressed size][lz4 block]...). Decompression tries it,
+//                 then an lz4 frame, then a bare lz4 block (writers disagreed); compression writes
+//                 the Hadoop framing.
+//   LZO           not supported (NotSupported).
+//
+// Decompression writes exactly the size the page header declared: more or less output is a
+// DataLoss error, and no buffer larger than that size is ever allocated, so a decompression bomb
+// or a lying header costs nothing.
+//
+// Thread-safety: a Codec holds library contexts and is not thread-safe; use one per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/base/result.h"
+#include "ferry/parquet/metadata.h"
+
+namespace ferry::parquet {
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+
+  // `level` is used by ZSTD, GZIP and BROTLI (the codec's own default if 0 or out of range:
+  // ZSTD 1..22, GZIP 1..9, BROTLI 0..11 are in range).
+  static Result<std::unique_ptr<Codec>> Create(CompressionCodec codec, int level = 0);
+
+  CompressionCodec codec() const { return codec_; }
+
+  // Replaces *out with the compressed form of `input`.
+  virtual Status Compress(std::string_view input, std::string* out) = 0;
+  // Decompresses `input` into exactly out_size bytes at `out`.
+  // Errors: DataLoss if the input is corrupt or does not decompress to exactly out_size bytes.
+  virtual Status Decompress(std::string_view input, uint8_t* out, size_t out_size) = 0;
+
+  // Convenience: replaces *out with out_size decompressed bytes.
+  Status Decompress(std::string_view input, size_t out_size, std::string* out);
+
+ protected:
+  explicit Codec(CompressionCodec codec) : codec_(codec) {}
+
+ private:
+  CompressionCodec codec_;
+};
+
+// Parses a codec name as written in configs and on the command line: uncompressed (or none),
+// snappy, gzip, brotli, zstd, lz4_raw (or lz4raw), lz4. Case-insensitive.
+Result<CompressionCodec> ParseCompressionCodec(std::string_view name);
+
+}  // namespace ferry::parquet

@@ -1,0 +1,160 @@
+#include "ferry/parquet/record_assembly.h"
+
+namespace ferry::parquet {
+namespace {
+
+using columnar::BinaryColumn;
+using columnar::Column;
+using columnar::ListColumn;
+using columnar::MapColumn;
+using columnar::PrimitiveColumn;
+using columnar::StructColumn;
+using Kind = AssemblyNode::Kind;
+
+template <typename C>
+int64_t AppendSlotsTyped(std::span<const int16_t> def, int64_t positions, int16_t slot_def,
+                         int16_t max_def, const C& values, const uint32_t* indices, C* out) {
+  auto value_at = [&](int64_t k) {
+    return indices != nullptr ? static_cast<int64_t>(indices[k]) : k;
+  };
+  int64_t next = 0;
+  out->Reserve(out->length() + positions);
+  for (int64_t i = 0; i < positions; i++) {
+    int16_t d = def.empty() ? max_def : def[static_cast<size_t>(i)];
+    if (d < slot_def) {
+      continue;
+    }
+    if (d != max_def) {
+      out->AppendNull();
+      continue;
+    }
+    out->Append(values.Value(value_at(next++)));
+  }
+  return next;
+}
+
+// Appends one validity bit per row of a struct.
+void AssembleStructValidity(const AssemblyNode& node, const LeafLevels& l, StructColumn* col) {
+  for (int64_t i = 0; i < l.size; i++) {
+    if (l.rep_at(i) <= node.rep_level && l.def_at(i) >= node.slot_def) {
+      col->AppendValidity(l.def_at(i) >= node.valid_def);
+    }
+  }
+}
+
+// Appends the rows of a list or map: `append(end, valid)` per row.
+template <typename C>
+Status AssembleOffsets(const AssemblyNode& node, const LeafLevels& l, C* col) {
+  const int64_t base = col->offsets().back();
+  int64_t elements = 0;
+  bool open = false;
+  bool valid = false;
+  for (int64_t i = 0; i < l.size; i++) {
+    int16_t d = l.def_at(i);
+    int16_t r = l.rep_at(i);
+    bool slot = r <= node.rep_level && d >= node.slot_def;
+    if (slot) {
+      if (open) {
+        col->AppendRowEndingAt(base + elements, valid);
+      }
+      open = true;
+      valid = d >= node.valid_def;
+    }
+    if (r <= node.rep_level + 1 && d >= node.elements_def) {
+      if (!open || !valid) {
+        return DataLoss("level position {}: an element (def {}, rep {}) outside a non-null list", i,
+                        d, r);
+      }
+      elements++;
+    }
+  }
+  if (open) {
+    col->AppendRowEndingAt(base + elements, valid);
+  }
+  return Status::OK();
+}
+
+Status CheckLength(const Column& child, int64_t expected, std::string_view what) {
+  if (child.length() != expected) {
+    return DataLoss("the leaves disagree: {} has {} rows, its parent expects {}", what,
+                    child.length(), expected);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+int64_t AppendLeafSlots(std::span<const int16_t> def, int64_t positions, int16_t slot_def,
+                        int16_t max_def, const Column& values, const uint32_t* indices,
+                        Column* out) {
+  if (values.type()->is_binary_like()) {
+    return AppendSlotsTyped(def, positions, slot_def, max_def,
+                            static_cast<const BinaryColumn&>(values), indices,
+                            static_cast<BinaryColumn*>(out));
+  }
+  return columnar::VisitPrimitive(out->type_id(), [&]<typename C>(C*) {
+    return AppendSlotsTyped(def, positions, slot_def, max_def, static_cast<const C&>(values),
+                            indices, static_cast<C*>(out));
+  });
+}
+
+Status AssembleNested(const AssemblyNode& node, const std::vector<LeafLevels>& levels,
+                      Column* column) {
+  const LeafLevels& l = levels[static_cast<size_t>(node.first_leaf)];
+  switch (node.kind) {
+    case Kind::kLeaf:
+      return Status::OK();
+    case Kind::kStruct: {
+      auto* col = column->As<StructColumn>();
+      AssembleStructValidity(node, l, col);
+      for (size_t i = 0; i < node.children.size(); i++) {
+        Column* child = col->mutable_child(static_cast<int>(i));
+        FERRY_RETURN_IF_ERROR(AssembleNested(node.children[i], levels, child));
+        FERRY_RETURN_IF_ERROR(CheckLength(*child, col->length(), col->type()->fields()[i].name));
+      }
+      return Status::OK();
+    }
+    case Kind::kList: {
+      auto* col = column->As<ListColumn>();
+      FERRY_RETURN_IF_ERROR(AssembleOffsets(node, l, col));
+      FERRY_RETURN_IF_ERROR(AssembleNested(node.children[0], levels, col->mutable_child()));
+      return CheckLength(col->child(), col->offsets().back(), "the list element");
+    }
+    case Kind::kMap: {
+      auto* col = column->As<MapColumn>();
+      FERRY_RETURN_IF_ERROR(AssembleOffsets(node, l, col));
+      FERRY_RETURN_IF_ERROR(AssembleNested(node.children[0], levels, col->mutable_keys()));
+      FERRY_RETURN_IF_ERROR(AssembleNested(node.children[1], levels, col->mutable_values()));
+      FERRY_RETURN_IF_ERROR(CheckLength(col->keys(), col->offsets().back(), "the map key"));
+      FERRY_RETURN_IF_ERROR(CheckLength(col->values(), col->offsets().back(), "the map value"));
+      if (col->keys().null_count() > 0) {
+        return DataLoss("a map key is null");
+      }
+      return Status::OK();
+    }
+  }
+  return Status::OK();
+}
+
+void CollectLeafColumns(const AssemblyNode& node, Column* column, std::vector<Column*>* leaves) {
+  switch (node.kind) {
+    case Kind::kLeaf:
+      leaves->push_back(column);
+      return;
+    case Kind::kStruct:
+      for (size_t i = 0; i < node.children.size(); i++) {
+        CollectLeafColumns(node.children[i],
+                           column->As<StructColumn>()->mutable_child(static_cast<int>(i)), leaves);
+      }
+      return;
+    case Kind::kList:
+      CollectLeafColumns(node.children[0], column->As<ListColumn>()->mutable_child(), leaves);
+      return;
+    case Kind::kMap:
+      CollectLeafColumns(node.children[0], column->As<MapColumn>()->mutable_keys(), leaves);
+      CollectLeafColumns(node.children[1], column->As<MapColumn>()->mutable_values(), leaves);
+      return;
+  }
+}
+
+}  // namespace ferry::parquet

@@ -1,0 +1,480 @@
+#include "ferry/parquet/writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "ferry/parquet/schema_writer.h"
+#include "ferry/parquet/writer_test_decoder.h"
+
+namespace ferry::parquet {
+namespace {
+
+columnar::Field F(std::string name, columnar::DataTypePtr type, bool nullable = true) {
+  columnar::Field f;
+  f.name = std::move(name);
+  f.type = std::move(type);
+  f.nullable = nullable;
+  return f;
+}
+
+using columnar::BinaryColumn;
+using columnar::Column;
+using columnar::DataType;
+using columnar::Field;
+using columnar::Int128;
+using columnar::RecordBatch;
+using columnar::Schema;
+using columnar::TypeId;
+using testing::DecodeChunk;
+using testing::ReadFooter;
+
+// A StringOutputStream whose buffer survives the writer.
+class SharedStringStream final : public OutputStream {
+ public:
+  explicit SharedStringStream(std::string* out) : out_(out) {}
+  Status Append(std::string_view d) override {
+    out_->append(d);
+    return Status::OK();
+  }
+  uint64_t Tell() const override { return out_->size(); }
+  Status Close() override {
+    closed = true;
+    return Status::OK();
+  }
+  const std::string& name() const override { return name_; }
+  bool closed = false;
+
+ private:
+  std::string* out_;
+  std::string name_ = "test.parquet";
+};
+
+std::string WriteFile(const RecordBatch& batch, WriterOptions options,
+                      std::vector<ColumnStatistics>* stats = nullptr) {
+  std::string out;
+  auto w = FileWriter::Open(std::make_unique<SharedStringStream>(&out), batch.schema_ptr(),
+                            std::move(options));
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  Status s = (*w)->Write(batch);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  s = (*w)->Close();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (stats != nullptr) {
+    *stats = (*w)->column_statistics();
+  }
+  return out;
+}
+
+template <typename T>
+std::string Bytes(T v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+// The PLAIN bytes the writer must produce for row `row` of a flat column.
+std::string ExpectedPlain(const Column& col, int64_t row, const ColumnDescriptor& c) {
+  const DataType& t = *col.type();
+  if (t.is_binary_like()) {
+    return std::string(col.As<BinaryColumn>()->Value(row));
+  }
+  if (t.id() == TypeId::kBoolean) {
+    return std::string(1, static_cast<char>(col.As<columnar::BooleanColumn>()->Value(row)));
+  }
+  if (t.id() == TypeId::kDecimal) {
+    Int128 v = col.As<columnar::DecimalColumn>()->Value(row);
+    if (c.physical_type == PhysicalType::kInt32) {
+      return Bytes(static_cast<int32_t>(v));
+    }
+    if (c.physical_type == PhysicalType::kInt64) {
+      return Bytes(static_cast<int64_t>(v));
+    }
+    std::string be(static_cast<size_t>(c.type_length), '\0');
+    for (size_t b = 0; b < be.size(); ++b) {
+      be[be.size() - 1 - b] = static_cast<char>(static_cast<columnar::UInt128>(v) >> (8 * b));
+    }
+    return be;
+  }
+  return columnar::VisitPrimitive(t.id(), [&]<typename C>(C*) -> std::string {
+    auto v = col.As<C>()->Value(row);
+    if (c.physical_type == PhysicalType::kInt32) {
+      return Bytes(static_cast<int32_t>(v));
+    }
+    if (c.physical_type == PhysicalType::kInt64) {
+      return Bytes(static_cast<int64_t>(v));
+    }
+    return Bytes(v);
+  });
+}
+
+// A batch with every primitive type, nullable (with ~15% nulls) and not, `n` rows.
+RecordBatch AllTypesBatch(int64_t n, uint32_t seed) {
+  std::vector<Field> fields = {
+      F("b", DataType::Boolean()),
+      F("i8", DataType::Int8()),
+      F("i16", DataType::Int16(), false),
+      F("i32", DataType::Int32()),
+      F("i64", DataType::Int64(), false),
+      F("u8", DataType::UInt8()),
+      F("u16", DataType::UInt16()),
+      F("u32", DataType::UInt32()),
+      F("u64", DataType::UInt64()),
+      F("f", DataType::Float32()),
+      F("d", DataType::Float64()),
+      F("s", DataType::String()),
+      F("j", DataType::Json(), false),
+      F("bin", DataType::Binary()),
+      F("fx", DataType::FixedBinary(5)),
+      F("date", DataType::Date()),
+      F("ts", DataType::Timestamp()),
+      F("ts_ms", DataType::Timestamp(columnar::TimeUnit::kMillis, false)),
+      F("dec9", DataType::Decimal(9, 2)),
+      F("dec18", DataType::Decimal(18, 4)),
+      F("dec38", DataType::Decimal(38, 6)),
+  };
+  auto schema = std::make_shared<Schema>(fields);
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    Column* col = batch.mutable_column(i);
+    const Field& f = fields[static_cast<size_t>(i)];
+    for (int64_t r = 0; r < n; ++r) {
+      if (f.nullable && rng() % 100 < 15) {
+        col->AppendNull();
+        continue;
+      }
+      uint64_t x = rng();
+      uint64_t small = x % 50;  // low cardinality half of the time: exercises dictionaries
+      uint64_t v = (r % 2 == 0) ? small : x;
+      switch (f.type->id()) {
+        case TypeId::kString:
+        case TypeId::kJson:
+        case TypeId::kBinary:
+          col->As<BinaryColumn>()->Append(std::string("v") + std::to_string(v % 100000) +
+                                          (v % 3 == 0 ? "\xff" : ""));
+          break;
+        case TypeId::kFixedBinary:
+          col->As<BinaryColumn>()->Append(std::string(5, static_cast<char>('a' + v % 26)));
+          break;
+        case TypeId::kDecimal: {
+          Int128 max = f.type->precision() == 9    ? 999999999
+                       : f.type->precision() == 18 ? 999999999999999999
+                                                   : Int128{1} << 100;
+          Int128 d = static_cast<Int128>(v) % max;
+          col->As<columnar::DecimalColumn>()->Append(x % 2 ? -d : d);
+          break;
+        }
+        case TypeId::kFloat32:
+          col->As<columnar::FloatColumn>()->Append(static_cast<float>(static_cast<int64_t>(v)) /
+                                                   7.0f);
+          break;
+        case TypeId::kFloat64:
+          col->As<columnar::DoubleColumn>()->Append(static_cast<double>(static_cast<int64_t>(v)) /
+                                                    3.0);
+          break;
+        case TypeId::kBoolean:
+          col->As<columnar::BooleanColumn>()->Append(static_cast<uint8_t>(v & 1));
+          break;
+        default:
+          columnar::VisitPrimitive(f.type->id(), [&]<typename C>(C*) {
+            col->As<C>()->Append(static_cast<typename C::ValueType>(v));
+          });
+      }
+    }
+  }
+  EXPECT_TRUE(batch.Validate().ok());
+  return batch;
+}
+
+void CheckFlatFile(const std::string& file, const RecordBatch& batch) {
+  FileMetaData md = ReadFooter(file);
+  Result<std::vector<ColumnDescriptor>> leaves = DescribeLeaves(md.schema);
+  ASSERT_TRUE(leaves.ok());
+  ASSERT_EQ(leaves->size(), static_cast<size_t>(batch.num_columns()));
+  EXPECT_EQ(md.num_rows, batch.num_rows());
+  ASSERT_TRUE(md.column_orders.has_value());
+  EXPECT_EQ(md.column_orders->size(), leaves->size());
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    const ColumnDescriptor& c = (*leaves)[static_cast<size_t>(i)];
+    const Column& col = batch.column(i);
+    std::vector<std::string> values;
+    std::vector<int16_t> def;
+    for (const RowGroup& rg : md.row_groups) {
+      testing::DecodedChunk d = DecodeChunk(file, rg.columns[static_cast<size_t>(i)], c);
+      values.insert(values.end(), d.values.begin(), d.values.end());
+      def.insert(def.end(), d.def.begin(), d.def.end());
+    }
+    size_t k = 0;
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      if (c.max_definition_level > 0) {
+        ASSERT_EQ(def[static_cast<size_t>(r)], col.IsValid(r) ? 1 : 0) << c.PathString() << r;
+      }
+      if (col.IsValid(r)) {
+        ASSERT_LT(k, values.size());
+        ASSERT_EQ(values[k++], ExpectedPlain(col, r, c)) << c.PathString() << " row " << r;
+      }
+    }
+    EXPECT_EQ(k, values.size()) << c.PathString();
+  }
+}
+
+TEST(WriterTest, EveryTypeCodecAndPageVersionRoundTrips) {
+  RecordBatch batch = AllTypesBatch(3000, 1);
+  for (CompressionCodec codec :
+       {CompressionCodec::kUncompressed, CompressionCodec::kSnappy, CompressionCodec::kGzip,
+        CompressionCodec::kZstd, CompressionCodec::kLz4Raw, CompressionCodec::kBrotli}) {
+    for (bool v2 : {false, true}) {
+      for (bool dict : {false, true}) {
+        SCOPED_TRACE(std::string(CompressionCodecName(codec)) + (v2 ? " v2" : " v1") +
+                     (dict ? " dict" : " plain"));
+        WriterOptions o;
+        o.codec = codec;
+        o.data_page_v2 = v2;
+        o.enable_dictionary = dict;
+        o.page_max_rows = 700;  // several pages per chunk
+        o.row_group_max_rows = 2000;
+        std::string file = WriteFile(batch, o);
+        CheckFlatFile(file, batch);
+      }
+    }
+  }
+}
+
+TEST(WriterTest, RowGroupAndPageLimits) {
+  RecordBatch batch = AllTypesBatch(10000, 2);
+  WriterOptions o;
+  o.row_group_max_rows = 3000;
+  o.page_max_rows = 500;
+  o.data_page_v2 = true;
+  std::string file = WriteFile(batch, o);
+  FileMetaData md = ReadFooter(file);
+  ASSERT_EQ(md.row_groups.size(), 4u);
+  EXPECT_EQ(md.row_groups[0].num_rows, 3000);
+  EXPECT_EQ(md.row_groups[3].num_rows, 1000);
+  auto leaves = DescribeLeaves(md.schema);
+  for (const RowGroup& rg : md.row_groups) {
+    for (size_t i = 0; i < rg.columns.size(); ++i) {
+      testing::DecodedChunk d = DecodeChunk(file, rg.columns[i], (*leaves)[i]);
+      int64_t rows = 0;
+      for (const PageHeader& h : d.pages) {
+        if (h.data_page_header_v2) {
+          EXPECT_LE(h.data_page_header_v2->num_rows, 500);
+          rows += h.data_page_header_v2->num_rows;
+          ASSERT_TRUE(h.data_page_header_v2->statistics.has_value());
+          EXPECT_TRUE(h.data_page_header_v2->statistics->null_count.has_value());
+        }
+      }
+      EXPECT_EQ(rows, rg.num_rows);
+    }
+  }
+  CheckFlatFile(file, batch);
+
+  // A byte limit cuts row groups too.
+  WriterOptions small;
+  small.row_group_max_bytes = 20000;
+  small.codec = CompressionCodec::kUncompressed;
+  std::string f2 = WriteFile(batch, small);
+  EXPECT_GT(ReadFooter(f2).row_groups.size(), 3u);
+  CheckFlatFile(f2, batch);
+}
+
+TEST(WriterTest, PageByteLimit) {
+  auto schema = std::make_shared<Schema>(std::vector<Field>{F("s", DataType::String(), false)});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  for (int i = 0; i < 20000; ++i) {
+    batch.mutable_column(0)->As<BinaryColumn>()->Append(
+        std::string(100, static_cast<char>('a' + i % 26)) + std::to_string(i));
+  }
+  WriterOptions o;
+  o.enable_dictionary = false;
+  o.page_max_bytes = 64 << 10;
+  std::string file = WriteFile(batch, o);
+  FileMetaData md = ReadFooter(file);
+  auto leaves = DescribeLeaves(md.schema);
+  testing::DecodedChunk d = DecodeChunk(file, md.row_groups[0].columns[0], (*leaves)[0]);
+  EXPECT_GT(d.pages.size(), 20u);
+  for (const PageHeader& h : d.pages) {
+    EXPECT_LE(h.uncompressed_page_size, (64 << 10) * 5 / 4);
+  }
+}
+
+TEST(WriterTest, DictionaryFallsBackToPlain) {
+  auto schema = std::make_shared<Schema>(std::vector<Field>{F("s", DataType::String())});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  for (int i = 0; i < 5000; ++i) {
+    batch.mutable_column(0)->As<BinaryColumn>()->Append("unique-" + std::to_string(i));
+  }
+  WriterOptions o;
+  o.dictionary_max_bytes = 4000;
+  o.page_max_rows = 100;
+  std::string file = WriteFile(batch, o);
+  FileMetaData md = ReadFooter(file);
+  const ColumnMetaData& cmd = *md.row_groups[0].columns[0].meta_data;
+  EXPECT_TRUE(cmd.dictionary_page_offset.has_value());
+  std::set<Encoding> encodings(cmd.encodings.begin(), cmd.encodings.end());
+  EXPECT_TRUE(encodings.count(Encoding::kRleDictionary));
+  EXPECT_TRUE(encodings.count(Encoding::kPlain));
+  ASSERT_TRUE(cmd.encoding_stats.has_value());
+  int dict_pages = 0;
+  int plain_pages = 0;
+  for (const PageEncodingStats& s : *cmd.encoding_stats) {
+    if (s.page_type == PageType::kDataPage) {
+      (s.encoding == Encoding::kRleDictionary ? dict_pages : plain_pages) += s.count;
+    }
+  }
+  EXPECT_GT(dict_pages, 0);
+  EXPECT_GT(plain_pages, 0);
+  CheckFlatFile(file, batch);
+}
+
+TEST(WriterTest, StatisticsFollowSortOrders) {
+  std::vector<Field> fields = {F("u32", DataType::UInt32()), F("i32", DataType::Int32()),
+                               F("d", DataType::Float64()),  F("nan", DataType::Float32()),
+                               F("s", DataType::String()),   F("dec", DataType::Decimal(30, 2)),
+                               F("z", DataType::Float64()),  F("nulls", DataType::Int64())};
+  auto schema = std::make_shared<Schema>(fields);
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  auto append = [&](int col, auto fn) { fn(batch.mutable_column(col)); };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (uint32_t u : {1u, 0xF0000000u, 7u}) {
+    append(0, [&](Column* c) { c->As<columnar::UInt32Column>()->Append(u); });
+    append(1, [&](Column* c) { c->As<columnar::Int32Column>()->Append(static_cast<int32_t>(u)); });
+    append(4, [&](Column* c) {
+      c->As<BinaryColumn>()->Append(u == 1 ? "a" : u == 7 ? "\xff" : "b");
+    });
+    append(5, [&](Column* c) {
+      c->As<columnar::DecimalColumn>()->Append(u == 1 ? -5 : static_cast<Int128>(u));
+    });
+    append(7, [&](Column* c) { c->AppendNull(); });
+  }
+  for (double d : {nan, 2.5, -1.0}) {
+    append(2, [&](Column* c) { c->As<columnar::DoubleColumn>()->Append(d); });
+    append(3, [&](Column* c) { c->As<columnar::FloatColumn>()->Append(static_cast<float>(nan)); });
+    append(6, [&](Column* c) { c->As<columnar::DoubleColumn>()->Append(d == 2.5 ? 0.0 : -0.0); });
+  }
+  std::vector<ColumnStatistics> typed;
+  std::string file = WriteFile(batch, WriterOptions{}, &typed);
+  FileMetaData md = ReadFooter(file);
+  auto stats = [&](int i) {
+    return *md.row_groups[0].columns[static_cast<size_t>(i)].meta_data->statistics;
+  };
+  EXPECT_EQ(stats(0).min_value, Bytes<uint32_t>(1));
+  EXPECT_EQ(stats(0).max_value, Bytes<uint32_t>(0xF0000000u));
+  EXPECT_FALSE(stats(0).min.has_value());  // unsigned: no deprecated signed fields
+  EXPECT_EQ(stats(1).min_value, Bytes<int32_t>(static_cast<int32_t>(0xF0000000u)));
+  EXPECT_EQ(stats(1).max_value, Bytes<int32_t>(7));
+  EXPECT_EQ(stats(1).min, stats(1).min_value);
+  EXPECT_EQ(stats(2).min_value, Bytes(-1.0));
+  EXPECT_EQ(stats(2).max_value, Bytes(2.5));
+  EXPECT_EQ(stats(2).nan_count, 1);
+  EXPECT_FALSE(stats(3).min_value.has_value());  // all NaN
+  EXPECT_EQ(stats(3).nan_count, 3);
+  EXPECT_EQ(stats(4).min_value, "a");
+  EXPECT_EQ(stats(4).max_value, "\xff");
+  EXPECT_EQ(stats(5).min_value->size(), 13u);
+  EXPECT_EQ(static_cast<uint8_t>((*stats(5).min_value)[0]), 0xFF);  // -5 in big-endian
+  EXPECT_EQ(stats(6).min_value, Bytes(-0.0));
+  EXPECT_EQ(stats(6).max_value, Bytes(0.0));
+  EXPECT_EQ(std::signbit(*reinterpret_cast<const double*>(stats(6).min_value->data())), true);
+  EXPECT_FALSE(stats(7).min_value.has_value());
+  EXPECT_EQ(stats(7).null_count, 3);
+  EXPECT_EQ(stats(0).null_count, 0);
+
+  ASSERT_EQ(typed.size(), fields.size());
+  EXPECT_EQ(std::get<uint64_t>(*typed[0].max), 0xF0000000u);
+  EXPECT_EQ(std::get<int64_t>(*typed[1].min), static_cast<int32_t>(0xF0000000u));
+  EXPECT_EQ(std::get<double>(*typed[2].max), 2.5);
+  EXPECT_FALSE(typed[3].min.has_value());
+  EXPECT_EQ(std::get<std::string>(*typed[4].max), "\xff");
+  EXPECT_TRUE(std::get<Int128>(*typed[5].min) == -5);
+  EXPECT_TRUE(std::get<Int128>(*typed[5].max) == static_cast<Int128>(0xF0000000u));
+  EXPECT_EQ(typed[7].null_count, 3);
+  EXPECT_EQ(typed[7].num_values, 3);
+}
+
+TEST(WriterTest, FooterMetadata) {
+  RecordBatch batch = AllTypesBatch(10, 3);
+  WriterOptions o;
+  o.key_value_metadata = {{"k", "v"}, {"delta.schema", "{}"}};
+  std::string file = WriteFile(batch, o);
+  FileMetaData md = ReadFooter(file);
+  ASSERT_TRUE(md.key_value_metadata.has_value());
+  EXPECT_EQ((*md.key_value_metadata)[1].key, "delta.schema");
+  EXPECT_EQ(md.created_by.value_or(""), "ferry version 0.1.0");
+  EXPECT_EQ(md.version, 1);
+  EXPECT_EQ(md.row_groups[0].columns[0].meta_data->codec, CompressionCodec::kZstd);
+}
+
+TEST(WriterTest, EmptyFileIsValid) {
+  RecordBatch batch = AllTypesBatch(0, 4);
+  std::string file = WriteFile(batch, WriterOptions{});
+  FileMetaData md = ReadFooter(file);
+  EXPECT_EQ(md.num_rows, 0);
+  EXPECT_TRUE(md.row_groups.empty());
+  EXPECT_EQ(md.schema.size(), 22u);
+}
+
+TEST(WriterTest, ErrorsAreStickyAndNamed) {
+  auto schema = std::make_shared<Schema>(std::vector<Field>{F("x", DataType::Int32(), false)});
+  std::string out;
+  auto w = FileWriter::Open(std::make_unique<SharedStringStream>(&out), schema, {});
+  ASSERT_TRUE(w.ok());
+  RecordBatch bad = RecordBatch::MakeEmpty(schema);
+  bad.mutable_column(0)->AppendNull();
+  Status s = (*w)->Write(bad);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("test.parquet"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("'x'"), std::string::npos) << s.ToString();
+  EXPECT_EQ((*w)->Close().code(), StatusCode::kInvalidArgument);
+
+  // Another schema.
+  auto other = std::make_shared<Schema>(std::vector<Field>{F("y", DataType::Int32(), false)});
+  auto w2 = FileWriter::Open(std::make_unique<SharedStringStream>(&out), schema, {});
+  EXPECT_EQ((*w2)->Write(RecordBatch::MakeEmpty(other)).code(), StatusCode::kInvalidArgument);
+
+  // A fixed-width value of the wrong width, a decimal beyond its precision.
+  for (auto [type, fill] :
+       std::vector<std::pair<columnar::DataTypePtr, int>>{{DataType::FixedBinary(4), 0},
+                                                          {DataType::Decimal(20, 0), 1},
+                                                          {DataType::Decimal(5, 0), 1}}) {
+    auto sc = std::make_shared<Schema>(std::vector<Field>{F("v", type)});
+    RecordBatch b = RecordBatch::MakeEmpty(sc);
+    if (fill == 0) {
+      b.mutable_column(0)->As<BinaryColumn>()->Append("abc");
+    } else {
+      b.mutable_column(0)->As<columnar::DecimalColumn>()->Append(Int128{1} << 80);
+    }
+    auto w3 = FileWriter::Open(std::make_unique<SharedStringStream>(&out), sc, {});
+    EXPECT_EQ((*w3)->Write(b).code(), StatusCode::kInvalidArgument) << type->ToString();
+  }
+
+  WriterOptions bad_options;
+  bad_options.page_max_rows = 0;
+  EXPECT_EQ(FileWriter::Open(std::make_unique<SharedStringStream>(&out), schema, bad_options)
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(WriterTest, EstimatedFileSizeTracksTheFile) {
+  RecordBatch batch = AllTypesBatch(20000, 5);
+  std::string out;
+  auto schema = batch.schema_ptr();
+  WriterOptions o;
+  o.row_group_max_rows = 5000;
+  auto w = FileWriter::Open(std::make_unique<SharedStringStream>(&out), schema, o);
+  ASSERT_TRUE(w.ok());
+  int64_t before = (*w)->estimated_file_size();
+  ASSERT_TRUE((*w)->Write(batch).ok());
+  int64_t estimate = (*w)->estimated_file_size();
+  EXPECT_GT(estimate, before);
+  ASSERT_TRUE((*w)->Close().ok());
+  auto actual = static_cast<int64_t>(out.size());
+  EXPECT_GT(estimate, actual / 2);
+  EXPECT_LT(estimate, actual * 2);
+}
+
+}  // namespace
+}  // namespace ferry::parquet

@@ -1,0 +1,53 @@
+#include "ferry/source/jetstream/ack_subject.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry::source::jetstream {
+namespace {
+
+TEST(AckSubjectTest, ParsesV1Layout) {
+  AckMetadata meta;
+  ASSERT_TRUE(ParseAckSubject("$JS.ACK.orders.yODcI6ly.1.3.1.1796024897078195083.4", &meta));
+  EXPECT_EQ(meta.stream, "orders");
+  EXPECT_EQ(meta.consumer, "yODcI6ly");
+  EXPECT_EQ(meta.num_delivered, 1u);
+  EXPECT_EQ(meta.stream_sequence, 3u);
+  EXPECT_EQ(meta.consumer_sequence, 1u);
+  EXPECT_EQ(meta.timestamp_ns, 1796024897078195083);
+  EXPECT_EQ(meta.pending, 4u);
+}
+
+TEST(AckSubjectTest, ParsesV2LayoutWithAndWithoutRandomToken) {
+  AckMetadata meta;
+  ASSERT_TRUE(ParseAckSubject("$JS.ACK.hub.ACCHASH.s.c.2.18446744073709551615.7.100.0", &meta));
+  EXPECT_EQ(meta.stream, "s");
+  EXPECT_EQ(meta.consumer, "c");
+  EXPECT_EQ(meta.num_delivered, 2u);
+  EXPECT_EQ(meta.stream_sequence, 18446744073709551615u);
+  EXPECT_EQ(meta.consumer_sequence, 7u);
+  EXPECT_EQ(meta.timestamp_ns, 100);
+  EXPECT_EQ(meta.pending, 0u);
+  ASSERT_TRUE(ParseAckSubject("$JS.ACK._.ACCHASH.s.c.1.5.6.100.9.xyz", &meta));
+  EXPECT_EQ(meta.stream_sequence, 5u);
+  EXPECT_EQ(meta.pending, 9u);
+}
+
+TEST(AckSubjectTest, RejectsMalformedSubjects) {
+  AckMetadata meta;
+  for (const char* bad : {
+           "", "_INBOX.abc", "$JS.ACK.",
+           "$JS.ACK.s.c.1.2.3.4",                       // 6 tokens
+           "$JS.ACK.s.c.1.2.3.4.5.6",                   // 8 tokens
+           "$JS.ACK.s.c.1.x.3.4.5",                     // non-digit
+           "$JS.ACK.s.c.1.-2.3.4.5",                    // sign
+           "$JS.ACK.s.c.1..3.4.5",                      // empty number
+           "$JS.ACK..c.1.2.3.4.5",                      // empty stream
+           "$JS.ACK.s.c.1.18446744073709551616.3.4.5",  // overflow
+           "$JS.ACK.a.b.s.c.1.2.3.4.5.6.7",             // 11 tokens
+       }) {
+    EXPECT_FALSE(ParseAckSubject(bad, &meta)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ferry::source::jetstream

@@ -1,0 +1,124 @@
+#include "ferry/source/jetstream/nats_connect.h"
+
+#include <string>
+#include <vector>
+
+#include "ferry/source/jetstream/nats_error.h"
+
+namespace ferry::source::jetstream {
+namespace {
+
+Status Check(natsStatus status, std::string_view what) {
+  return status == NATS_OK ? Status::OK() : NatsError(status, what);
+}
+
+Status ApplyAuth(natsOptions* opts, const NatsAuthOptions& auth) {
+  if (!auth.user.empty()) {
+    FERRY_RETURN_IF_ERROR(Check(
+        natsOptions_SetUserInfo(opts, auth.user.c_str(), auth.password.c_str()), "nats user"));
+  }
+  if (!auth.token.empty()) {
+    FERRY_RETURN_IF_ERROR(Check(natsOptions_SetToken(opts, auth.token.c_str()), "nats token"));
+  }
+  if (!auth.nkey_seed_file.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        Check(natsOptions_SetNKeyFromSeed(opts, auth.nkey.c_str(), auth.nkey_seed_file.c_str()),
+              fmt::format("nats nkey seed file '{}'", auth.nkey_seed_file)));
+  }
+  if (!auth.creds_file.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        Check(natsOptions_SetUserCredentialsFromFiles(opts, auth.creds_file.c_str(), nullptr),
+              fmt::format("nats creds file '{}'", auth.creds_file)));
+  }
+  return Status::OK();
+}
+
+Status ApplyTls(natsOptions* opts, const NatsConnectionOptions& options) {
+  const NatsTlsOptions& tls = options.tls;
+  bool tls_url = false;
+  for (const std::string& url : options.servers) {
+    tls_url = tls_url || url.starts_with("tls://");
+  }
+  bool enabled = tls.enabled || tls_url || !tls.ca_file.empty() || !tls.cert_file.empty();
+  if (!enabled) {
+    return Status::OK();
+  }
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetSecure(opts, true), "nats tls"));
+  if (!tls.ca_file.empty()) {
+    FERRY_RETURN_IF_ERROR(Check(natsOptions_LoadCATrustedCertificates(opts, tls.ca_file.c_str()),
+                                fmt::format("nats tls ca_file '{}'", tls.ca_file)));
+  }
+  if (!tls.cert_file.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        Check(natsOptions_LoadCertificatesChain(opts, tls.cert_file.c_str(), tls.key_file.c_str()),
+              fmt::format("nats tls cert_file '{}' / key_file '{}'", tls.cert_file, tls.key_file)));
+  }
+  if (!tls.expected_hostname.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        Check(natsOptions_SetExpectedHostname(opts, tls.expected_hostname.c_str()),
+              "nats tls expected_hostname"));
+  }
+  return Status::OK();
+}
+
+std::string ServerList(const NatsConnectionOptions& options) {
+  std::string list;
+  for (const std::string& url : options.servers) {
+    list += list.empty() ? url : "," + url;
+  }
+  return list;
+}
+
+}  // namespace
+
+Result<NatsConnectionPtr> ConnectNats(const NatsConnectionOptions& options) {
+  natsOptions* raw = nullptr;
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_Create(&raw), "nats options"));
+  NatsOptionsPtr opts(raw);
+  std::vector<const char*> urls;
+  for (const std::string& url : options.servers) {
+    urls.push_back(url.c_str());
+  }
+  FERRY_RETURN_IF_ERROR(
+      Check(natsOptions_SetServers(opts.get(), urls.data(), static_cast<int>(urls.size())),
+            fmt::format("nats servers '{}'", ServerList(options))));
+  // Keep the order given: the first server is the preferred one.
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetNoRandomize(opts.get(), true), "nats options"));
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetName(opts.get(), options.name.c_str()), "nats name"));
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetTimeout(opts.get(), options.connect_timeout_ms),
+                              "nats connect_timeout"));
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetAllowReconnect(opts.get(), true), "nats options"));
+  FERRY_RETURN_IF_ERROR(
+      Check(natsOptions_SetMaxReconnect(opts.get(), options.max_reconnect), "nats max_reconnect"));
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetReconnectWait(opts.get(), options.reconnect_wait_ms),
+                              "nats reconnect_wait"));
+  FERRY_RETURN_IF_ERROR(Check(natsOptions_SetPingInterval(opts.get(), options.ping_interval_ms),
+                              "nats ping_interval"));
+  FERRY_RETURN_IF_ERROR(
+      Check(natsOptions_SetMaxPingsOut(opts.get(), options.max_pings_out), "nats max_pings_out"));
+  FERRY_RETURN_IF_ERROR(ApplyAuth(opts.get(), options.auth));
+  FERRY_RETURN_IF_ERROR(ApplyTls(opts.get(), options));
+
+  natsConnection* connection = nullptr;
+  natsStatus status = natsConnection_Connect(&connection, opts.get());
+  if (status != NATS_OK) {
+    return NatsError(status, fmt::format("connect to nats {}", ServerList(options)));
+  }
+  return NatsConnectionPtr(connection);
+}
+
+Result<JsCtxPtr> OpenJetStream(natsConnection* connection, int64_t api_timeout_ms,
+                               const jsOptions* async_publish) {
+  jsOptions options;
+  if (async_publish != nullptr) {
+    options = *async_publish;
+  } else {
+    FERRY_RETURN_IF_ERROR(Check(jsOptions_Init(&options), "jetstream options"));
+  }
+  options.Wait = api_timeout_ms;
+  jsCtx* js = nullptr;
+  FERRY_RETURN_IF_ERROR(Check(natsConnection_JetStream(&js, connection, &options), "jetstream"));
+  return JsCtxPtr(js);
+}
+
+}  // namespace ferry::source::jetstream

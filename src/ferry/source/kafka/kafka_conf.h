@@ -1,0 +1,43 @@
+// librdkafka configuration and errors, ferry-style: building an rd_kafka_conf_t from key/value
+// properties (errors name the key, never the value: values may be secrets), turning
+// rd_kafka_resp_err_t into a Status whose code says what the caller must do, and routing
+// librdkafka's own log lines into ferry's log.
+//
+// Thread-safety: free functions; the log callback may run on librdkafka's threads (spdlog's
+// default logger is thread-safe).
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/base/status.h"
+#include "ferry/source/kafka/kafka_handles.h"
+
+namespace ferry::source::kafka {
+
+using KafkaProperties = std::vector<std::pair<std::string, std::string>>;
+
+// Sets one property; InvalidArgument naming the key (and librdkafka's reason) when rejected.
+Status SetProperty(rd_kafka_conf_t* conf, std::string_view key, std::string_view value);
+
+// A new configuration with `properties` applied in order, and librdkafka's log routed to ferry's
+// log (RouteLogs).
+Result<ConfPtr> NewConf(const KafkaProperties& properties);
+
+// Sends librdkafka's log lines to spdlog, mapped from syslog levels.
+void RouteLogs(rd_kafka_conf_t* conf);
+
+// Creates a client from `conf`; takes ownership of `conf` only on success (as rd_kafka_new).
+Result<KafkaPtr> NewClient(rd_kafka_type_t type, ConfPtr conf);
+
+// Unavailable for transient errors (transport, timeouts, leader or coordinator moves),
+// InvalidArgument for configuration, authentication and unknown topics, Internal otherwise.
+// The message is "<context>: <librdkafka's description>".
+Status KafkaErrorStatus(rd_kafka_resp_err_t err, std::string_view context);
+
+}  // namespace ferry::source::kafka

@@ -1,0 +1,656 @@
+#include "ferry/source/kafka/kafka_source.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "ferry/base/clock.h"
+#include "ferry/base/log.h"
+#include "ferry/source/kafka/kafka_conf.h"
+
+namespace ferry::source::kafka {
+namespace {
+
+PartitionListPtr NewList(size_t capacity) {
+  return PartitionListPtr(rd_kafka_topic_partition_list_new(static_cast<int>(capacity)));
+}
+
+rd_kafka_topic_partition_t* AddTo(rd_kafka_topic_partition_list_t* list, const PartitionState& s) {
+  return rd_kafka_topic_partition_list_add(list, s.topic.c_str(), s.partition);
+}
+
+std::string OffsetName(int64_t offset) {
+  if (offset == RD_KAFKA_OFFSET_BEGINNING) {
+    return "the log start";
+  }
+  if (offset == RD_KAFKA_OFFSET_END) {
+    return "the log end";
+  }
+  return std::to_string(offset);
+}
+
+// ferry's defaults, then the user's properties, then the properties exactly-once depends on
+// (Validate() already refused user values that differ from them).
+KafkaProperties ConsumerProperties(const KafkaSourceOptions& o) {
+  KafkaProperties p;
+  if (!o.brokers.empty()) {
+    p.emplace_back("bootstrap.servers", o.brokers);
+  }
+  p.emplace_back("client.id", "ferry");
+  p.emplace_back("queued.max.messages.kbytes", std::to_string(o.queue_max_kbytes));
+  p.emplace_back("queued.min.messages", std::to_string(o.queue_min_messages));
+  p.emplace_back("topic.metadata.refresh.interval.ms", std::to_string(o.metadata_refresh.count()));
+  p.insert(p.end(), o.properties.begin(), o.properties.end());
+  p.emplace_back("group.id", o.group_id);
+  p.emplace_back("enable.auto.commit", "false");
+  p.emplace_back("enable.auto.offset.store", "false");
+  p.emplace_back("isolation.level", "read_committed");
+  p.emplace_back("auto.offset.reset", "error");
+  p.emplace_back("enable.partition.eof", "false");
+  return p;
+}
+
+}  // namespace
+
+KafkaSource::KafkaSource(const KafkaSourceOptions& options)
+    : options_(options), resolver_(options), table_(options.max_rate_per_partition) {}
+
+KafkaSource::~KafkaSource() {
+  if (!closed_) {
+    Close().IgnoreError();
+  }
+}
+
+Result<std::unique_ptr<KafkaSource>> KafkaSource::Create(const KafkaSourceOptions& options) {
+  FERRY_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<KafkaSource> source(new KafkaSource(options));
+  FERRY_RETURN_IF_ERROR(source->Init());
+  return source;
+}
+
+Status KafkaSource::Init() {
+  FERRY_ASSIGN_OR_RETURN(ConfPtr conf, NewConf(ConsumerProperties(options_)));
+  rd_kafka_conf_set_opaque(conf.get(), this);
+  rd_kafka_conf_set_rebalance_cb(conf.get(), &KafkaSource::RebalanceCallback);
+  rd_kafka_conf_set_offset_commit_cb(conf.get(), &KafkaSource::CommitCallback);
+  rd_kafka_conf_set_error_cb(conf.get(), &KafkaSource::ErrorCallback);
+  FERRY_ASSIGN_OR_RETURN(rk_, NewClient(RD_KAFKA_CONSUMER, std::move(conf)));
+  // Serve errors, commit results and rebalances from rd_kafka_consumer_poll() (our thread).
+  rd_kafka_poll_set_consumer(rk_.get());
+  return Status::OK();
+}
+
+Status KafkaSource::Start(PartitionListener* listener) {
+  if (started_ || closed_) {
+    return Internal("kafka: Start called twice or after Close");
+  }
+  listener_ = listener;
+  PartitionListPtr topics = NewList(options_.topics.size());
+  for (const std::string& t : options_.topics) {
+    rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaErrorStatus(
+        err, fmt::format("kafka: subscribing to {}", fmt::join(options_.topics, ", ")));
+  }
+  started_ = true;
+  FERRY_LOG_INFO("kafka: group '{}' subscribed to {}", options_.group_id,
+                 fmt::join(options_.topics, ", "));
+  return Status::OK();
+}
+
+// ---- Rebalance (steps 2 and 3) ----
+
+void KafkaSource::RebalanceCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
+                                    rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  static_cast<KafkaSource*>(opaque)->OnRebalance(err, partitions);
+}
+
+void KafkaSource::OnRebalance(rd_kafka_resp_err_t err,
+                              rd_kafka_topic_partition_list_t* partitions) {
+  cooperative_ = std::strcmp(rd_kafka_rebalance_protocol(rk_.get()), "COOPERATIVE") == 0;
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    OnAssign(partitions);
+    return;
+  }
+  if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+    OnRevoke(partitions);
+    return;
+  }
+  // Anything else: give everything up, as librdkafka's documentation prescribes.
+  FERRY_LOG_ERROR("kafka: rebalance failed: {}; dropping the assignment", rd_kafka_err2str(err));
+  for (size_t i = 0; i < table_.size(); ++i) {
+    Revoke(&table_.at(static_cast<int32_t>(i)));
+  }
+  if (cooperative_) {
+    PartitionListPtr all;
+    rd_kafka_topic_partition_list_t* raw = nullptr;
+    if (rd_kafka_assignment(rk_.get(), &raw) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      all.reset(raw);
+      ErrorPtr(rd_kafka_incremental_unassign(rk_.get(), all.get())).reset();
+    }
+  } else {
+    rd_kafka_assign(rk_.get(), nullptr);
+  }
+}
+
+void KafkaSource::OnAssign(const rd_kafka_topic_partition_list_t* partitions) {
+  ++stats_.assignments;
+  std::vector<PartitionState*> states;
+  states.reserve(static_cast<size_t>(partitions->cnt));
+  for (int i = 0; i < partitions->cnt; ++i) {
+    PartitionState& s = table_.GetOrAdd(partitions->elems[i].topic, partitions->elems[i].partition);
+    s.pending = true;
+    s.assigned = false;
+    states.push_back(&s);
+  }
+  FERRY_LOG_INFO("kafka: {} partition(s) assigned ({} protocol)", states.size(),
+                 cooperative_ ? "cooperative" : "eager");
+  StartPartitions(states, /*from_callback=*/true);
+}
+
+void KafkaSource::StartPartitions(const std::vector<PartitionState*>& states, bool from_callback) {
+  std::vector<PartitionState*> started;
+  std::vector<PartitionState*> by_policy;
+  Status first_error;
+  for (PartitionState* s : states) {
+    if (!s->announced) {
+      Result<std::optional<int64_t>> position = listener_->OnAssigned(s->info);
+      if (!position.ok()) {
+        if (first_error.ok()) {
+          first_error =
+              position.status().WithContext("{}: reading the table position", s->info.key);
+        }
+        continue;
+      }
+      s->announced = true;
+      s->table_position = *position;
+    }
+    if (s->table_position.has_value()) {
+      s->start_offset = *s->table_position + 1;
+      started.push_back(s);
+    } else {
+      by_policy.push_back(s);
+    }
+  }
+  if (!by_policy.empty()) {
+    PartitionListPtr list = NewList(by_policy.size());
+    for (PartitionState* s : by_policy) {
+      AddTo(list.get(), *s);
+    }
+    Status resolved = resolver_.Resolve(rk_.get(), list.get());
+    if (resolved.ok()) {
+      for (size_t i = 0; i < by_policy.size(); ++i) {
+        by_policy[i]->start_offset = list->elems[i].offset;
+        started.push_back(by_policy[i]);
+      }
+    } else if (first_error.ok()) {
+      first_error = resolved.WithContext("kafka: start policy {}", StartPolicyName(options_.start));
+    }
+  }
+  // Inside the callback librdkafka waits for the assign call even when it carries no partition
+  // (a cooperative rebalance often does); without one the group never settles and the consumer
+  // cannot even close.
+  Status assigned = from_callback || !started.empty() ? Assign(started) : Status::OK();
+  if (first_error.ok()) {
+    first_error = assigned;
+  }
+  if (!first_error.ok() && deferred_error_.ok()) {
+    deferred_error_ = first_error;
+  }
+}
+
+Status KafkaSource::Assign(const std::vector<PartitionState*>& started) {
+  for (PartitionState* s : started) {
+    s->pending = false;
+    s->assigned = true;
+    s->last_taken = -1;
+    FERRY_LOG_INFO("kafka: {} starts at {} ({})", s->info.key, OffsetName(s->start_offset),
+                   s->table_position ? "table position + 1" : StartPolicyName(options_.start));
+  }
+  if (cooperative_) {
+    PartitionListPtr list = NewList(started.size());
+    for (PartitionState* s : started) {
+      AddTo(list.get(), *s)->offset = s->start_offset;
+    }
+    ErrorPtr error(rd_kafka_incremental_assign(rk_.get(), list.get()));
+    if (error != nullptr) {
+      return Internal("kafka: incremental assign failed: {}", rd_kafka_error_string(error.get()));
+    }
+    return Status::OK();
+  }
+  // Eager: the assignment is replaced as a whole, so it lists every partition being consumed;
+  // those already running continue after the last offset taken.
+  PartitionListPtr list = NewList(table_.size());
+  for (size_t i = 0; i < table_.size(); ++i) {
+    PartitionState& s = table_.at(static_cast<int32_t>(i));
+    if (s.assigned) {
+      AddTo(list.get(), s)->offset = s.NextOffset();
+    }
+  }
+  rd_kafka_resp_err_t err = rd_kafka_assign(rk_.get(), list.get());
+  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Status::OK()
+                                           : KafkaErrorStatus(err, "kafka: assign failed");
+}
+
+void KafkaSource::OnRevoke(const rd_kafka_topic_partition_list_t* partitions) {
+  ++stats_.revocations;
+  const bool lost = rd_kafka_assignment_lost(rk_.get()) != 0;
+  for (int i = 0; i < partitions->cnt; ++i) {
+    PartitionState* s = table_.Find(partitions->elems[i].topic, partitions->elems[i].partition);
+    if (s != nullptr) {
+      Revoke(s);
+    }
+  }
+  if (lost) {
+    FERRY_LOG_WARN(
+        "kafka: {} partition(s) lost (session timed out); another consumer may own them now, "
+        "and the table's commit fencing keeps that exact",
+        partitions->cnt);
+  } else {
+    FERRY_LOG_INFO("kafka: {} partition(s) revoked", partitions->cnt);
+  }
+  if (cooperative_) {
+    ErrorPtr error(rd_kafka_incremental_unassign(rk_.get(), partitions));
+    if (error != nullptr) {
+      FERRY_LOG_ERROR("kafka: incremental unassign failed: {}", rd_kafka_error_string(error.get()));
+    }
+  } else {
+    rd_kafka_assign(rk_.get(), nullptr);
+  }
+}
+
+void KafkaSource::Revoke(PartitionState* s) {
+  if (s->announced) {
+    listener_->OnRevoked(s->info);
+  }
+  std::erase_if(taken_, [s](const Taken& t) { return t.state == s; });
+  if (s->paused) {
+    SetPaused(s, false);  // librdkafka keeps an application pause across re-assignment
+  }
+  s->held.clear();
+  s->announced = false;
+  s->table_position.reset();
+  s->assigned = false;
+  s->pending = false;
+  s->last_taken = -1;
+}
+
+Status KafkaSource::RetryPending() {
+  std::vector<PartitionState*> pending;
+  for (size_t i = 0; i < table_.size(); ++i) {
+    PartitionState& s = table_.at(static_cast<int32_t>(i));
+    if (s.pending) {
+      pending.push_back(&s);
+    }
+  }
+  if (!pending.empty()) {
+    StartPartitions(pending, /*from_callback=*/false);
+  }
+  Status error = deferred_error_;
+  deferred_error_ = Status::OK();
+  return error;
+}
+
+// ---- Poll (steps 4 and 5) ----
+
+Status KafkaSource::Poll(size_t max_messages, std::chrono::milliseconds timeout,
+                         std::vector<Message>* out) {
+  out->clear();
+  taken_.clear();
+  if (!started_ || closed_) {
+    return Internal("kafka: Poll before Start or after Close");
+  }
+  FERRY_RETURN_IF_ERROR(RetryPending());
+  const int64_t deadline_us = MonotonicMicros() + timeout.count() * 1000;
+  ReleaseHeld(max_messages, MonotonicMicros());
+  while (taken_.size() < max_messages && deferred_error_.ok()) {
+    int wait_ms = 0;
+    const int64_t now_us = MonotonicMicros();
+    if (taken_.empty()) {
+      int64_t wait_us = std::max<int64_t>(0, deadline_us - now_us);
+      if (!held_partitions_.empty()) {
+        wait_us = std::min(wait_us, MicrosUntilHeldToken(now_us));
+      }
+      wait_ms = static_cast<int>((wait_us + 999) / 1000);
+    }
+    rd_kafka_message_t* raw = rd_kafka_consumer_poll(rk_.get(), wait_ms);
+    if (raw == nullptr) {
+      ReleaseHeld(max_messages, MonotonicMicros());
+      if (!taken_.empty() || MonotonicMicros() >= deadline_us) {
+        break;
+      }
+      continue;
+    }
+    if (raw->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      MessagePtr error(raw);
+      Status st = HandleConsumerError(*error);
+      if (!st.ok() && deferred_error_.ok()) {
+        deferred_error_ = st;
+      }
+      continue;
+    }
+    Take(raw, now_us);
+  }
+  if (taken_.empty() && !deferred_error_.ok()) {
+    Status error = deferred_error_;
+    deferred_error_ = Status::OK();
+    return error;
+  }
+  Emit(out);
+  return Status::OK();
+}
+
+void KafkaSource::Take(rd_kafka_message_t* raw, int64_t now_us) {
+  MessagePtr message(raw);
+  PartitionState* s = table_.FindForMessage(*raw);
+  if (s == nullptr || !s->assigned) {
+    return;  // a late message of a partition given away; librdkafka normally filters these
+  }
+  if (broker_log_.active()) {
+    FERRY_LOG_INFO("kafka: receiving messages again");
+    broker_log_.Reset();
+  }
+  if ((s->start_offset >= 0 && raw->offset < s->start_offset) || raw->offset <= s->last_taken) {
+    ++stats_.redeliveries_dropped;
+    return;
+  }
+  s->last_taken = raw->offset;
+  if (!s->held.empty() || !s->bucket.TryTake(now_us)) {
+    if (s->held.empty()) {
+      held_partitions_.push_back(s->info.index);
+    }
+    s->held.push_back(std::move(message));
+    if (!s->paused) {
+      SetPaused(s, true);
+    }
+    return;
+  }
+  taken_.push_back(Taken{std::move(message), s});
+}
+
+void KafkaSource::ReleaseHeld(size_t max_messages, int64_t now_us) {
+  std::erase_if(held_partitions_, [&](int32_t index) {
+    PartitionState& s = table_.at(index);
+    while (!s.held.empty() && taken_.size() < max_messages && s.bucket.TryTake(now_us)) {
+      taken_.push_back(Taken{std::move(s.held.front()), &s});
+      s.held.pop_front();
+    }
+    if (s.held.empty() && s.paused) {
+      SetPaused(&s, false);
+    }
+    return s.held.empty();
+  });
+}
+
+int64_t KafkaSource::MicrosUntilHeldToken(int64_t now_us) {
+  int64_t soonest = INT64_MAX;
+  for (int32_t index : held_partitions_) {
+    soonest = std::min(soonest, table_.at(index).bucket.MicrosUntilToken(now_us));
+  }
+  return soonest;
+}
+
+void KafkaSource::SetPaused(PartitionState* s, bool paused) {
+  PartitionListPtr list = NewList(1);
+  AddTo(list.get(), *s);
+  rd_kafka_resp_err_t err = paused ? rd_kafka_pause_partitions(rk_.get(), list.get())
+                                   : rd_kafka_resume_partitions(rk_.get(), list.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR || list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    FERRY_LOG_WARN("kafka: {} {} failed: {}", paused ? "pausing" : "resuming", s->info.key,
+                   rd_kafka_err2str(err != RD_KAFKA_RESP_ERR_NO_ERROR ? err : list->elems[0].err));
+  }
+  s->paused = paused;
+  if (paused) {
+    ++stats_.rate_limit_pauses;
+  }
+}
+
+Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
+  switch (message.err) {
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+      return GapStatus(message);
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+      return Status::OK();
+    case RD_KAFKA_RESP_ERR__FATAL: {
+      char reason[512] = {};
+      rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
+      return Internal("kafka: fatal consumer error {}: {}", rd_kafka_err2name(cause), reason);
+    }
+    default: {
+      std::string where =
+          message.rkt != nullptr
+              ? KafkaPartitionKey(rd_kafka_topic_name(message.rkt), message.partition) + ": "
+              : std::string();
+      NoteBrokerError(where + rd_kafka_message_errstr(&message));
+      return Status::OK();
+    }
+  }
+}
+
+Status KafkaSource::GapStatus(const rd_kafka_message_t& message) {
+  if (message.rkt == nullptr) {
+    return DataLoss("kafka: offset reset refused: {}", rd_kafka_message_errstr(&message));
+  }
+  const char* topic = rd_kafka_topic_name(message.rkt);
+  const std::string key = KafkaPartitionKey(topic, message.partition);
+  const int64_t wanted = message.offset;
+  int64_t low = -1;
+  int64_t high = -1;
+  rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk_.get(), topic, message.partition, &low, &high,
+                                       static_cast<int>(options_.request_timeout.count()));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && wanted >= 0 && wanted < low) {
+    return DataLoss(
+        "{}: offsets {}..{} are no longer on the broker (log start is now {}): retention removed "
+        "them before they were ingested",
+        key, wanted, low - 1, low);
+  }
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && wanted > high) {
+    return DataLoss(
+        "{}: the next offset to read, {}, lies past the broker's log end {} (was the topic "
+        "deleted and recreated?); offsets {}..{} are unknown to the broker",
+        key, wanted, high, high, wanted - 1);
+  }
+  return DataLoss("{}: the broker cannot serve offset {} ({}); log {}..{}", key, wanted,
+                  rd_kafka_message_errstr(&message), low, high);
+}
+
+void KafkaSource::ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* self = static_cast<KafkaSource*>(opaque);
+  if (err == RD_KAFKA_RESP_ERR__FATAL) {
+    char cause[512] = {};
+    rd_kafka_fatal_error(rk, cause, sizeof(cause));
+    FERRY_LOG_ERROR("kafka: fatal error: {} ({})", reason, cause);
+    if (self->deferred_error_.ok()) {
+      self->deferred_error_ = Internal("kafka: fatal error: {} ({})", reason, cause);
+    }
+    return;
+  }
+  self->NoteBrokerError(reason);
+}
+
+void KafkaSource::NoteBrokerError(std::string_view what) {
+  ++stats_.broker_errors;
+  int64_t suppressed = 0;
+  if (broker_log_.Allow(MonotonicMicros(), &suppressed)) {
+    FERRY_LOG_WARN("kafka: {} (librdkafka retries; {} similar errors not logged)", what,
+                   suppressed);
+  }
+}
+
+void KafkaSource::Emit(std::vector<Message>* out) {
+  headers_.clear();
+  for (Taken& t : taken_) {
+    rd_kafka_headers_t* headers = nullptr;
+    t.header_begin = headers_.size();
+    if (rd_kafka_message_headers(t.message.get(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* name = nullptr;
+      const void* value = nullptr;
+      size_t size = 0;
+      for (size_t i = 0;
+           rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        headers_.push_back(Header{name, std::string_view(static_cast<const char*>(value), size)});
+      }
+    }
+    t.header_count = headers_.size() - t.header_begin;
+  }
+  out->reserve(taken_.size());
+  for (const Taken& t : taken_) {
+    const rd_kafka_message_t& m = *t.message;
+    Message msg;
+    msg.partition = t.state->info.index;
+    msg.position = m.offset;
+    msg.payload = std::string_view(static_cast<const char*>(m.payload), m.len);
+    msg.key = std::string_view(static_cast<const char*>(m.key), m.key_len);
+    msg.topic = t.state->topic;
+    msg.kafka_partition = m.partition;
+    rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    int64_t ms = rd_kafka_message_timestamp(&m, &type);
+    msg.timestamp_us = ms >= 0 ? ms * 1000 : 0;
+    msg.headers = std::span<const Header>(headers_.data() + t.header_begin, t.header_count);
+    out->push_back(msg);
+  }
+  stats_.messages += static_cast<int64_t>(taken_.size());
+}
+
+// ---- Acknowledge, Heads, Close (steps 6 and 7) ----
+
+void KafkaSource::Acknowledge(std::span<const CommittedPosition> positions) {
+  if (closed_ || !started_) {
+    return;
+  }
+  PartitionListPtr list = NewList(positions.size());
+  for (const CommittedPosition& p : positions) {
+    if (p.partition < 0 || static_cast<size_t>(p.partition) >= table_.size()) {
+      continue;
+    }
+    const PartitionState& s = table_.at(p.partition);
+    if (s.assigned) {  // the new owner commits the others
+      AddTo(list.get(), s)->offset = p.position + 1;
+    }
+  }
+  if (list->cnt == 0) {
+    return;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), list.get(), /*async=*/1);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    CommitCallback(rk_.get(), err, list.get(), this);
+  }
+}
+
+void KafkaSource::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
+                                 rd_kafka_topic_partition_list_t* offsets, void* opaque) {
+  auto* self = static_cast<KafkaSource*>(opaque);
+  rd_kafka_resp_err_t first = err;
+  for (int i = 0; first == RD_KAFKA_RESP_ERR_NO_ERROR && offsets != nullptr && i < offsets->cnt;
+       ++i) {
+    first = offsets->elems[i].err;
+  }
+  if (first == RD_KAFKA_RESP_ERR_NO_ERROR || first == RD_KAFKA_RESP_ERR__NO_OFFSET) {
+    ++self->stats_.offset_commits;
+    self->commit_log_.Reset();
+    return;
+  }
+  ++self->stats_.offset_commit_failures;
+  int64_t suppressed = 0;
+  if (self->commit_log_.Allow(MonotonicMicros(), &suppressed)) {
+    FERRY_LOG_WARN(
+        "kafka: committing group offsets failed: {} (advisory only; {} similar failures not "
+        "logged)",
+        rd_kafka_err2str(first), suppressed);
+  }
+}
+
+Result<std::vector<PartitionHead>> KafkaSource::Heads() {
+  if (closed_) {
+    return Internal("kafka: Heads after Close");
+  }
+  std::vector<PartitionHead> heads;
+  const int64_t deadline_us = MonotonicMicros() + options_.request_timeout.count() * 1000;
+  for (size_t i = 0; i < table_.size(); ++i) {
+    const PartitionState& s = table_.at(static_cast<int32_t>(i));
+    if (!s.assigned) {
+      continue;
+    }
+    int64_t low = -1;
+    int64_t high = -1;
+    rd_kafka_resp_err_t err =
+        rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high);
+    const int64_t left_ms = (deadline_us - MonotonicMicros()) / 1000;
+    if ((err != RD_KAFKA_RESP_ERR_NO_ERROR || low < 0 || high < 0) && left_ms > 0) {
+      err = rd_kafka_query_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &low, &high,
+                                             static_cast<int>(left_ms));
+    }
+    PartitionHead head;
+    head.key = s.info.key;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0 && high >= 0) {
+      head.first_position = low;
+      head.last_position = high - 1;
+    }
+    heads.push_back(std::move(head));
+  }
+  return heads;
+}
+
+std::vector<PartitionInfo> KafkaSource::Assignment() const {
+  std::vector<PartitionInfo> out;
+  for (size_t i = 0; i < table_.size(); ++i) {
+    const PartitionState& s = table_.at(static_cast<int32_t>(i));
+    if (s.assigned) {
+      out.push_back(s.info);
+    }
+  }
+  return out;
+}
+
+Status KafkaSource::Close() {
+  if (closed_) {
+    return Status::OK();
+  }
+  closed_ = true;
+  taken_.clear();
+  Status result;
+  if (started_ && rk_ != nullptr) {
+    QueuePtr queue(rd_kafka_queue_new(rk_.get()));
+    ErrorPtr error(rd_kafka_consumer_close_queue(rk_.get(), queue.get()));
+    const int64_t deadline_us = MonotonicMicros() + options_.close_timeout.count() * 1000;
+    while (error == nullptr && !rd_kafka_consumer_closed(rk_.get()) &&
+           MonotonicMicros() < deadline_us) {
+      EventPtr event(rd_kafka_queue_poll(queue.get(), 100));
+      if (event == nullptr) {
+        continue;
+      }
+      if (rd_kafka_event_type(event.get()) == RD_KAFKA_EVENT_REBALANCE) {
+        OnRebalance(rd_kafka_event_error(event.get()),
+                    rd_kafka_event_topic_partition_list(event.get()));
+      } else if (rd_kafka_event_type(event.get()) == RD_KAFKA_EVENT_OFFSET_COMMIT) {
+        CommitCallback(rk_.get(), rd_kafka_event_error(event.get()),
+                       const_cast<rd_kafka_topic_partition_list_t*>(
+                           rd_kafka_event_topic_partition_list(event.get())),
+                       this);
+      }
+    }
+    if (error != nullptr) {
+      result = Internal("kafka: closing the consumer: {}", rd_kafka_error_string(error.get()));
+    } else if (!rd_kafka_consumer_closed(rk_.get())) {
+      result = Unavailable("kafka: leaving group '{}' took longer than {} ms", options_.group_id,
+                           options_.close_timeout.count());
+    }
+  }
+  for (size_t i = 0; i < table_.size(); ++i) {
+    table_.at(static_cast<int32_t>(i)).held.clear();
+  }
+  if (rk_ != nullptr && !result.ok()) {
+    rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  }
+  rk_.reset();
+  FERRY_LOG_INFO("kafka: consumer of group '{}' closed", options_.group_id);
+  return result;
+}
+
+}  // namespace ferry::source::kafka

@@ -1,0 +1,143 @@
+#include "ferry/source/kafka/kafka_source_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+
+namespace ferry::source::kafka {
+namespace {
+
+struct ManagedProperty {
+  std::string_view key;
+  std::string_view value;
+};
+
+// Properties the exactly-once protocol depends on (DESIGN.md, "Kafka"): offsets are stored only
+// by Acknowledge, a gap is an error rather than a silent reset, aborted transactions are never
+// read. group.id comes from KafkaSourceOptions::group_id.
+constexpr std::array<ManagedProperty, 5> kManaged = {{
+    {"enable.auto.commit", "false"},
+    {"enable.auto.offset.store", "false"},
+    {"isolation.level", "read_committed"},
+    {"auto.offset.reset", "error"},
+    {"enable.partition.eof", "false"},
+}};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+Status ValidateProperties(const KafkaSourceOptions& o) {
+  for (const auto& [key, value] : o.properties) {
+    if (key.empty()) {
+      return InvalidArgument("kafka properties: empty property name");
+    }
+    for (const ManagedProperty& m : kManaged) {
+      if (key == m.key && Lower(value) != m.value) {
+        return InvalidArgument(
+            "kafka property '{}' is managed by ferry (it must be '{}' for exactly-once ingestion)",
+            key, m.value);
+      }
+    }
+    if (key == "group.id" && value != o.group_id) {
+      return InvalidArgument("kafka property 'group.id' conflicts with group_id '{}'", o.group_id);
+    }
+  }
+  return Status::OK();
+}
+
+bool HasProperty(const KafkaSourceOptions& o, std::string_view key) {
+  return std::any_of(o.properties.begin(), o.properties.end(),
+                     [&](const auto& kv) { return kv.first == key; });
+}
+
+}  // namespace
+
+std::string_view StartPolicyName(StartPolicy policy) {
+  switch (policy) {
+    case StartPolicy::kEarliest:
+      return "earliest";
+    case StartPolicy::kLatest:
+      return "latest";
+    case StartPolicy::kGroup:
+      return "group";
+    case StartPolicy::kOffsets:
+      return "offsets";
+    case StartPolicy::kTimestamp:
+      return "timestamp";
+  }
+  return "?";
+}
+
+Result<StartPolicy> ParseStartPolicy(std::string_view name) {
+  for (StartPolicy p : {StartPolicy::kEarliest, StartPolicy::kLatest, StartPolicy::kGroup,
+                        StartPolicy::kOffsets, StartPolicy::kTimestamp}) {
+    if (name == StartPolicyName(p)) {
+      return p;
+    }
+  }
+  return InvalidArgument(
+      "unknown kafka start policy '{}' (expected earliest, latest, group, offsets or timestamp)",
+      name);
+}
+
+std::string KafkaPartitionKey(std::string_view topic, int32_t partition) {
+  return fmt::format("kafka/{}/{}", topic, partition);
+}
+
+Status KafkaSourceOptions::Validate() const {
+  if (brokers.empty() && !HasProperty(*this, "bootstrap.servers") &&
+      !HasProperty(*this, "metadata.broker.list")) {
+    return InvalidArgument("kafka: brokers is empty");
+  }
+  if (topics.empty()) {
+    return InvalidArgument("kafka: topics is empty");
+  }
+  for (const std::string& t : topics) {
+    if (t.empty() || t == "^") {
+      return InvalidArgument("kafka: empty topic name or pattern in topics");
+    }
+  }
+  if (group_id.empty()) {
+    return InvalidArgument("kafka: group_id is empty");
+  }
+  if (start_fallback != StartPolicy::kEarliest && start_fallback != StartPolicy::kLatest) {
+    return InvalidArgument("kafka: start_fallback must be earliest or latest, not {}",
+                           StartPolicyName(start_fallback));
+  }
+  for (const auto& [tp, offset] : start_offsets) {
+    if (tp.topic.empty() || tp.partition < 0 || offset < -2) {
+      return InvalidArgument("kafka: bad start offset {} for topic '{}' partition {}", offset,
+                             tp.topic, tp.partition);
+    }
+  }
+  if (start == StartPolicy::kTimestamp && start_timestamp_ms < 0) {
+    return InvalidArgument("kafka: start_timestamp_ms {} is negative", start_timestamp_ms);
+  }
+  if (!std::isfinite(max_rate_per_partition) || max_rate_per_partition < 0) {
+    return InvalidArgument("kafka: max_rate_per_partition must be >= 0");
+  }
+  if (queue_max_kbytes < 1 || queue_max_kbytes > 2097151) {
+    return InvalidArgument("kafka: queue_max_kbytes {} is outside 1..2097151", queue_max_kbytes);
+  }
+  if (queue_min_messages < 1 || queue_min_messages > 10000000) {
+    return InvalidArgument("kafka: queue_min_messages {} is outside 1..10000000",
+                           queue_min_messages);
+  }
+  if (metadata_refresh.count() < 1 || metadata_refresh.count() > 3600000) {
+    return InvalidArgument("kafka: metadata_refresh {} ms is outside 1..3600000",
+                           metadata_refresh.count());
+  }
+  if (request_timeout.count() < 1 || close_timeout.count() < 0) {
+    return InvalidArgument("kafka: request_timeout must be positive and close_timeout >= 0");
+  }
+  return ValidateProperties(*this);
+}
+
+}  // namespace ferry::source::kafka

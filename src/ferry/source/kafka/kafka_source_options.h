@@ -1,0 +1,86 @@
+// KafkaSourceOptions: everything a KafkaSource needs to know about brokers, topics, the consumer
+// group, where new partitions start, rate limits and memory caps. Plain data; the config layer
+// fills it from TOML, tests fill it directly. Validate() reports the first bad field by name.
+//
+// Thread-safety: a value type.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/base/status.h"
+
+namespace ferry::source::kafka {
+
+// Where a partition starts when the table holds no position for it. A partition the table has
+// seen always resumes at the table's position + 1, whatever the policy says.
+enum class StartPolicy {
+  kEarliest,   // the log start offset (everything the broker still holds)
+  kLatest,     // the log end: only messages produced after the assignment
+  kGroup,      // the group's committed offset (kafka-consumer-groups), else `start_fallback`
+  kOffsets,    // `start_offsets` (Spark's startingOffsets), else `start_fallback`
+  kTimestamp,  // the first offset at or after `start_timestamp_ms`; the log end if none is
+};
+
+// "earliest", "latest", "group", "offsets", "timestamp".
+std::string_view StartPolicyName(StartPolicy policy);
+Result<StartPolicy> ParseStartPolicy(std::string_view name);
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartition&) const = default;
+};
+
+struct KafkaSourceOptions {
+  // bootstrap.servers, e.g. "host1:9092,host2:9092".
+  std::string brokers;
+  // Topic names, or regular expressions starting with '^' (librdkafka's subscription syntax);
+  // new topics and partitions matching are picked up at the next metadata refresh.
+  std::vector<std::string> topics;
+  std::string group_id;
+
+  StartPolicy start = StartPolicy::kEarliest;
+  // Used by kGroup and kOffsets when they have no answer for a partition (no committed offset,
+  // partition not listed). Must be kEarliest or kLatest.
+  StartPolicy start_fallback = StartPolicy::kEarliest;
+  // kOffsets: the first offset to read, per partition; -2 means earliest, -1 latest (Spark).
+  std::map<TopicPartition, int64_t> start_offsets;
+  // kTimestamp: milliseconds since the epoch (Kafka's offsetsForTimes).
+  int64_t start_timestamp_ms = 0;
+
+  // Messages per second per partition; 0 = unlimited (spark.streaming.kafka.maxRatePerPartition).
+  double max_rate_per_partition = 0;
+  // librdkafka's prefetch queue caps: queued.max.messages.kbytes (the whole consumer queue) and
+  // queued.min.messages (per partition). Together with the pipeline's batch caps they bound
+  // memory.
+  int64_t queue_max_kbytes = 32768;
+  int64_t queue_min_messages = 20000;
+  // topic.metadata.refresh.interval.ms: how soon new partitions and regex-matched topics appear.
+  std::chrono::milliseconds metadata_refresh{30000};
+  // Bound on blocking broker calls made inside Poll/Heads (committed offsets, offsetsForTimes,
+  // watermarks).
+  std::chrono::milliseconds request_timeout{10000};
+  // Bound on Close() (leaving the group).
+  std::chrono::milliseconds close_timeout{10000};
+
+  // Passed to librdkafka as is, after ferry's defaults (so they win over them): SASL, SSL,
+  // timeouts, partition.assignment.strategy, client.id, ... The properties ferry manages
+  // (enable.auto.commit, enable.auto.offset.store, isolation.level, auto.offset.reset,
+  // enable.partition.eof, group.id) may appear only with the value ferry sets.
+  std::vector<std::pair<std::string, std::string>> properties;
+
+  // InvalidArgument naming the first bad field.
+  Status Validate() const;
+};
+
+// The key of a Kafka source partition: "kafka/<topic>/<partition>" (DESIGN.md).
+std::string KafkaPartitionKey(std::string_view topic, int32_t partition);
+
+}  // namespace ferry::source::kafka

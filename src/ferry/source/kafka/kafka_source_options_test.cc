@@ -1,0 +1,125 @@
+#include "ferry/source/kafka/kafka_source_options.h"
+
+#include <gtest/gtest.h>
+
+#include "ferry/source/kafka/kafka_conf.h"
+#include "ferry/source/kafka/mock_cluster.h"
+
+namespace ferry::source::kafka {
+namespace {
+
+KafkaSourceOptions Valid() {
+  KafkaSourceOptions o;
+  o.brokers = "localhost:9092";
+  o.topics = {"events"};
+  o.group_id = "ferry-events";
+  return o;
+}
+
+TEST(KafkaSourceOptionsTest, ValidOptionsPass) {
+  EXPECT_TRUE(Valid().Validate().ok());
+}
+
+TEST(KafkaSourceOptionsTest, MissingFieldsAreNamed) {
+  KafkaSourceOptions o = Valid();
+  o.brokers.clear();
+  EXPECT_NE(o.Validate().message().find("brokers"), std::string::npos);
+  o.properties = {{"bootstrap.servers", "b:9092"}};
+  EXPECT_TRUE(o.Validate().ok());
+
+  o = Valid();
+  o.topics.clear();
+  EXPECT_NE(o.Validate().message().find("topics"), std::string::npos);
+  o = Valid();
+  o.group_id.clear();
+  EXPECT_NE(o.Validate().message().find("group_id"), std::string::npos);
+}
+
+TEST(KafkaSourceOptionsTest, ManagedPropertiesMustKeepFerrysValue) {
+  KafkaSourceOptions o = Valid();
+  o.properties = {{"enable.auto.commit", "true"}};
+  Status st = o.Validate();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("enable.auto.commit"), std::string::npos);
+
+  o.properties = {{"enable.auto.commit", "False"}, {"isolation.level", "read_committed"}};
+  EXPECT_TRUE(o.Validate().ok());
+  o.properties = {{"auto.offset.reset", "earliest"}};
+  EXPECT_FALSE(o.Validate().ok());
+  o.properties = {{"isolation.level", "read_uncommitted"}};
+  EXPECT_FALSE(o.Validate().ok());
+  o.properties = {{"group.id", "other"}};
+  EXPECT_FALSE(o.Validate().ok());
+  o.properties = {{"security.protocol", "SASL_SSL"}, {"sasl.password", "secret"}};
+  EXPECT_TRUE(o.Validate().ok());
+}
+
+TEST(KafkaSourceOptionsTest, StartPolicies) {
+  for (std::string_view name : {"earliest", "latest", "group", "offsets", "timestamp"}) {
+    Result<StartPolicy> p = ParseStartPolicy(name);
+    ASSERT_TRUE(p.ok()) << name;
+    EXPECT_EQ(StartPolicyName(*p), name);
+  }
+  EXPECT_FALSE(ParseStartPolicy("beginning").ok());
+
+  KafkaSourceOptions o = Valid();
+  o.start = StartPolicy::kGroup;
+  o.start_fallback = StartPolicy::kGroup;
+  EXPECT_FALSE(o.Validate().ok());
+  o.start_fallback = StartPolicy::kLatest;
+  EXPECT_TRUE(o.Validate().ok());
+
+  o.start = StartPolicy::kOffsets;
+  o.start_offsets[{"events", 0}] = -3;
+  EXPECT_FALSE(o.Validate().ok());
+  o.start_offsets[{"events", 0}] = -2;
+  EXPECT_TRUE(o.Validate().ok());
+}
+
+TEST(KafkaSourceOptionsTest, LimitsAreChecked) {
+  KafkaSourceOptions o = Valid();
+  o.max_rate_per_partition = -1;
+  EXPECT_FALSE(o.Validate().ok());
+  o = Valid();
+  o.queue_max_kbytes = 0;
+  EXPECT_FALSE(o.Validate().ok());
+  o = Valid();
+  o.queue_min_messages = 0;
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+TEST(KafkaSourceOptionsTest, PartitionKey) {
+  EXPECT_EQ(KafkaPartitionKey("events", 7), "kafka/events/7");
+}
+
+TEST(KafkaConfTest, RejectedPropertyNamesTheKeyNotTheValue) {
+  Result<ConfPtr> conf = NewConf({{"no.such.property", "hunter2"}});
+  ASSERT_FALSE(conf.ok());
+  EXPECT_EQ(conf.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(conf.status().message().find("no.such.property"), std::string::npos);
+  EXPECT_EQ(conf.status().message().find("hunter2"), std::string::npos);
+}
+
+TEST(KafkaConfTest, ErrorCodesMapToWhatTheCallerMustDo) {
+  EXPECT_EQ(KafkaErrorStatus(RD_KAFKA_RESP_ERR__TRANSPORT, "x").code(), StatusCode::kUnavailable);
+  EXPECT_EQ(KafkaErrorStatus(RD_KAFKA_RESP_ERR__TIMED_OUT, "x").code(), StatusCode::kUnavailable);
+  EXPECT_EQ(KafkaErrorStatus(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, "x").code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(KafkaErrorStatus(RD_KAFKA_RESP_ERR_NO_ERROR, "x").ok());
+}
+
+TEST(MockClusterNamesTest, ApiKeysAndErrorCodes) {
+  EXPECT_EQ(*ParseApiKey("Fetch"), 1);
+  EXPECT_EQ(*ParseApiKey("OffsetCommit"), 8);
+  EXPECT_EQ(*ParseApiKey("3"), 3);
+  EXPECT_FALSE(ParseApiKey("Fetchh").ok());
+  EXPECT_EQ(*ParseErrorCode("NOT_LEADER_FOR_PARTITION"),
+            RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  EXPECT_EQ(*ParseErrorCode("RD_KAFKA_RESP_ERR__TRANSPORT"), RD_KAFKA_RESP_ERR__TRANSPORT);
+  EXPECT_EQ(*ParseErrorCode("_TRANSPORT"), RD_KAFKA_RESP_ERR__TRANSPORT);
+  EXPECT_EQ(*ParseErrorCode("6"), RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  EXPECT_FALSE(ParseErrorCode("NOPE").ok());
+}
+
+}  // namespace
+}  // namespace ferry::source::kafka

@@ -1,0 +1,209 @@
+#include "ferry/testing/nats_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace ferry::testing {
+namespace {
+
+Result<std::string> FindNatsServer() {
+  std::vector<std::string> candidates;
+  if (const char* path = getenv("PATH"); path != nullptr) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (!dir.empty()) {
+        candidates.push_back(dir + "/nats-server");
+      }
+    }
+  }
+  candidates.push_back("/usr/sbin/nats-server");
+  candidates.push_back("/usr/bin/nats-server");
+  for (const std::string& candidate : candidates) {
+    if (access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return NotFound("nats-server not found on PATH or in /usr/sbin (Debian package nats-server)");
+}
+
+bool Accepts(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return false;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+Result<int> PickFreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return ErrnoStatus(errno, "socket", "127.0.0.1:0");
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoStatus(err, "bind", "127.0.0.1:0");
+  }
+  close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+Result<std::unique_ptr<NatsServer>> NatsServer::Start(Options options) {
+  FERRY_ASSIGN_OR_RETURN(std::string binary, FindNatsServer());
+  char tmpl[] = "/tmp/ferry-nats-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    return ErrnoStatus(errno, "mkdtemp", tmpl);
+  }
+  FERRY_ASSIGN_OR_RETURN(int port, PickFreePort());
+  std::unique_ptr<NatsServer> server(
+      new NatsServer(std::move(options), std::move(binary), tmpl, port));
+  FERRY_RETURN_IF_ERROR(server->Spawn());
+  return server;
+}
+
+NatsServer::NatsServer(Options options, std::string binary, std::string dir, int port)
+    : options_(std::move(options)),
+      binary_(std::move(binary)),
+      dir_(std::move(dir)),
+      store_dir_(dir_ + "/store"),
+      log_path_(dir_ + "/server.log"),
+      port_(port) {}
+
+NatsServer::~NatsServer() {
+  Kill9().IgnoreError();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::string NatsServer::url() const {
+  return "nats://127.0.0.1:" + std::to_string(port_);
+}
+
+Status NatsServer::Spawn() {
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+  std::vector<std::string> args = {binary_, "-js",       "-sd", store_dir_,
+                                   "-a",    "127.0.0.1", "-p",  std::to_string(port_)};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : args) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    return ErrnoStatus(errno, "open", log_path_);
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    close(log_fd);
+    return ErrnoStatus(err, "fork", binary_);
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) {
+      _exit(127);  // the test died between fork and prctl
+    }
+    dup2(log_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(log_fd);
+  pid_ = pid;
+  return WaitReady();
+}
+
+Status NatsServer::WaitReady() {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.ready_timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int wstatus = 0;
+    if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Unavailable("nats-server on port {} exited during startup; log:\n{}", port_, Log());
+    }
+    if (Accepts(port_)) {
+      return Status::OK();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Kill9().IgnoreError();
+  return Unavailable("nats-server on port {} did not accept connections within {} ms; log:\n{}",
+                     port_, options_.ready_timeout_ms, Log());
+}
+
+Status NatsServer::Reap() {
+  int wstatus = 0;
+  while (waitpid(pid_, &wstatus, 0) < 0) {
+    if (errno != EINTR) {
+      int err = errno;
+      pid_ = -1;
+      return ErrnoStatus(err, "waitpid", binary_);
+    }
+  }
+  pid_ = -1;
+  return Status::OK();
+}
+
+Status NatsServer::Kill9() {
+  if (pid_ <= 0) {
+    return Status::OK();
+  }
+  kill(pid_, SIGKILL);
+  return Reap();
+}
+
+Status NatsServer::Stop() {
+  if (pid_ <= 0) {
+    return Status::OK();
+  }
+  kill(pid_, SIGTERM);
+  return Reap();
+}
+
+Status NatsServer::Restart() {
+  if (pid_ > 0) {
+    return Internal("nats-server on port {} is still running", port_);
+  }
+  return Spawn();
+}
+
+std::string NatsServer::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace ferry::testing

@@ -1,0 +1,177 @@
+#include "kafka_child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "ferry/base/clock.h"
+
+extern char** environ;
+
+namespace ferry::source::kafka::testing {
+namespace {
+
+std::vector<char*> Argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const std::string& a : argv) {
+    out.push_back(const_cast<char*>(a.c_str()));
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+int DecodeStatus(int status) {
+  if (WIFEXITED(status)) {
+    return WEXITSTATUS(status);
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std::string>& argv) {
+  int in[2];
+  int out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    return ErrnoStatus(errno, "pipe", argv[0]);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  std::unique_ptr<ChildProcess> child(new ChildProcess());
+  std::vector<char*> args = Argv(argv);
+  int err = posix_spawn(&child->pid_, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  close(out[1]);
+  child->stdin_fd_ = in[1];
+  child->stdout_fd_ = out[0];
+  if (err != 0) {
+    child->pid_ = -1;
+    return ErrnoStatus(err, "spawn", argv[0]);
+  }
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  CloseStdin();
+  if (pid_ > 0 && !exited_) {
+    kill(pid_, SIGTERM);
+    const int64_t deadline = MonotonicMicros() + 5'000'000;
+    int status = 0;
+    while (waitpid(pid_, &status, WNOHANG) == 0) {
+      if (MonotonicMicros() > deadline) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        break;
+      }
+      usleep(10'000);
+    }
+  }
+  if (stdout_fd_ >= 0) {
+    close(stdout_fd_);
+  }
+}
+
+Result<std::string> ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
+  const int64_t deadline = MonotonicMicros() + timeout.count() * 1000;
+  while (true) {
+    size_t eol = buffer_.find('\n');
+    if (eol != std::string::npos) {
+      std::string line = buffer_.substr(0, eol);
+      buffer_.erase(0, eol + 1);
+      return line;
+    }
+    const int64_t left_ms = (deadline - MonotonicMicros()) / 1000;
+    if (left_ms <= 0) {
+      return Unavailable("no line from child {} within {} ms", pid_, timeout.count());
+    }
+    pollfd fd = {stdout_fd_, POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left_ms)) <= 0) {
+      continue;
+    }
+    char chunk[4096];
+    ssize_t got = read(stdout_fd_, chunk, sizeof(chunk));
+    if (got <= 0) {
+      return NotFound("child {} closed its stdout", pid_);
+    }
+    buffer_.append(chunk, static_cast<size_t>(got));
+  }
+}
+
+Status ChildProcess::WriteLine(std::string_view line) {
+  std::string text = std::string(line) + "\n";
+  if (stdin_fd_ < 0 ||
+      write(stdin_fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return IOError("writing to child {}", pid_);
+  }
+  return Status::OK();
+}
+
+void ChildProcess::CloseStdin() {
+  if (stdin_fd_ >= 0) {
+    close(stdin_fd_);
+    stdin_fd_ = -1;
+  }
+}
+
+int ChildProcess::Wait() {
+  if (!exited_ && pid_ > 0) {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exited_ = true;
+    exit_code_ = DecodeStatus(status);
+  }
+  return exit_code_;
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv) {
+  CommandResult result;
+  char dir_template[] = "/tmp/ferry_kafka_cmd_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) {
+    result.err = "mkdtemp failed";
+    return result;
+  }
+  const std::string out_path = std::string(dir) + "/out";
+  const std::string err_path = std::string(dir) + "/err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT, 0600);
+  std::vector<char*> args = Argv(argv);
+  pid_t pid = -1;
+  int err = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.exit_code = DecodeStatus(status);
+  }
+  result.out = Slurp(out_path);
+  result.err = Slurp(err_path);
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
+  rmdir(dir);
+  return result;
+}
+
+}  // namespace ferry::source::kafka::testing

@@ -1,0 +1,554 @@
+// KafkaSource against librdkafka's mock cluster, in process: starts at table positions and start
+// policies, rebalances with eager and cooperative assignors, gaps, broker outages, injected
+// request errors, group offsets, heads, rate limits and close. Label: integration (sockets).
+#include "ferry/source/kafka/kafka_source.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "kafka_test_support.h"
+
+#include "ferry/base/clock.h"
+#include "ferry/source/kafka/mock_cluster.h"
+
+namespace ferry::source::kafka {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::CommitOffset;
+using testing::CommittedOffset;
+using testing::DefaultPayload;
+using testing::OffsetsByPartition;
+using testing::PollOnce;
+using testing::PollResult;
+using testing::PollUntil;
+using testing::Produce;
+using testing::Range;
+using testing::TestListener;
+
+Status ProduceDefault(const MockCluster& mc, const std::string& topic, int32_t partition, int count,
+                      int first = 0) {
+  return Produce(mc.bootstrap_servers(), topic, partition, count,
+                 [&](int i) { return DefaultPayload(partition, first + i); });
+}
+
+auto AtLeast(size_t n) {
+  return [n](const PollResult& r) { return r.messages.size() >= n; };
+}
+
+// Polls for `ms` more and returns what arrived (expected: nothing).
+PollResult Settle(Source* source, TestListener* listener, int ms = 1000) {
+  return PollUntil(
+      source, listener, [](const PollResult&) { return false; }, milliseconds(ms));
+}
+
+class KafkaSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<MockCluster>> mc = MockCluster::Create(3);
+    ASSERT_TRUE(mc.ok()) << mc.status().ToString();
+    cluster_ = std::move(mc).value();
+  }
+
+  KafkaSourceOptions Options(std::vector<std::string> topics,
+                             const std::string& assignor = "range,roundrobin") {
+    KafkaSourceOptions o;
+    o.brokers = cluster_->bootstrap_servers();
+    o.topics = std::move(topics);
+    o.group_id = "ferry-test";
+    o.metadata_refresh = milliseconds(1000);
+    o.close_timeout = seconds(10);
+    o.properties = {{"partition.assignment.strategy", assignor},
+                    {"session.timeout.ms", "4000"},
+                    {"heartbeat.interval.ms", "300"}};
+    if (const char* debug = std::getenv("FERRY_TEST_KAFKA_DEBUG")) {
+      o.properties.emplace_back("debug", debug);
+      spdlog::set_level(spdlog::level::debug);
+    }
+    return o;
+  }
+
+  std::unique_ptr<KafkaSource> Make(const KafkaSourceOptions& o, TestListener* listener) {
+    Result<std::unique_ptr<KafkaSource>> s = KafkaSource::Create(o);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (!s.ok()) {
+      return nullptr;
+    }
+    EXPECT_TRUE((*s)->Start(listener).ok());
+    return std::move(s).value();
+  }
+
+  std::unique_ptr<MockCluster> cluster_;
+};
+
+// The assignors of librdkafka 2.0.2: eager (range, roundrobin) and cooperative-sticky.
+class KafkaSourceAssignorTest : public KafkaSourceTest,
+                                public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(KafkaSourceAssignorTest, StartsExactlyAfterTablePositions) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 4).ok());
+  for (int32_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 20).ok());
+  }
+  TestListener listener;
+  listener.positions = {{"kafka/events/0", 4}, {"kafka/events/2", 19}, {"kafka/events/3", 9}};
+  auto source = Make(Options({"events"}, GetParam()), &listener);
+  ASSERT_NE(source, nullptr);
+
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(15 + 20 + 10));
+  PollResult extra = Settle(source.get(), nullptr);
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  EXPECT_TRUE(extra.messages.empty());
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(5, 19));
+  EXPECT_EQ(offsets[1], Range(0, 19));  // never seen: earliest
+  EXPECT_EQ(offsets.count(2), 0u);      // position 19 is the last message
+  EXPECT_EQ(offsets[3], Range(10, 19));
+  EXPECT_EQ(listener.current.size(), 4u);
+
+  // Every field of a message.
+  for (const testing::Received& m : r.messages) {
+    EXPECT_EQ(m.topic, "events");
+    EXPECT_EQ(m.payload, DefaultPayload(m.partition, static_cast<int>(m.offset)));
+    EXPECT_EQ(m.key, "k" + std::to_string(m.offset));
+    ASSERT_EQ(m.headers.size(), 1u);
+    EXPECT_EQ(m.headers[0].first, "seq");
+    EXPECT_EQ(m.headers[0].second, std::to_string(m.offset));
+    EXPECT_GT(m.timestamp_us, 1'600'000'000'000'000);
+    EXPECT_EQ(m.index, listener.current.at(KafkaPartitionKey(m.topic, m.partition)));
+  }
+
+  // New messages continue each partition.
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 2, 3, 20).ok());
+  r = PollUntil(source.get(), nullptr, AtLeast(3));
+  EXPECT_EQ(OffsetsByPartition(r.messages)[2], Range(20, 22));
+  EXPECT_EQ(r.messages.size(), 3u);
+  EXPECT_TRUE(source->Close().ok());
+  EXPECT_EQ(listener.current.size(), 0u);  // Close revoked everything
+  EXPECT_EQ(listener.revoked.size(), 4u);
+}
+
+TEST_P(KafkaSourceAssignorTest, SecondConsumerJoiningRevokesPartitions) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 4).ok());
+  for (int32_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 10).ok());
+  }
+  TestListener la;
+  auto a = Make(Options({"events"}, GetParam()), &la);
+  ASSERT_NE(a, nullptr);
+  PollResult ra = PollUntil(a.get(), &la, AtLeast(40));
+  ASSERT_EQ(ra.messages.size(), 40u);
+  ASSERT_EQ(la.current.size(), 4u);
+
+  // B joins with the table A has written so far.
+  TestListener lb;
+  lb.positions = la.positions;
+  auto b = Make(Options({"events"}, GetParam()), &lb);
+  ASSERT_NE(b, nullptr);
+  PollResult rb;
+  const int64_t deadline = MonotonicMicros() + 30'000'000;
+  while (MonotonicMicros() < deadline &&
+         (lb.current.empty() || la.current.size() + lb.current.size() != 4)) {
+    PollOnce(a.get(), &la, &ra);
+    PollOnce(b.get(), &lb, &rb);
+    lb.positions.insert(la.positions.begin(), la.positions.end());
+    la.positions.insert(lb.positions.begin(), lb.positions.end());
+  }
+  ASSERT_FALSE(lb.current.empty());
+  ASSERT_FALSE(la.current.empty());
+  ASSERT_EQ(la.current.size() + lb.current.size(), 4u);
+  std::set<std::string> owners;
+  for (const auto& [key, index] : la.current) {
+    owners.insert(key);
+  }
+  for (const auto& [key, index] : lb.current) {
+    EXPECT_TRUE(owners.insert(key).second) << key << " owned twice";
+    // Revoked from A before B got it.
+    EXPECT_NE(std::find(la.revoked.begin(), la.revoked.end(), key), la.revoked.end());
+  }
+  if (GetParam() == "cooperative-sticky") {
+    // Cooperative: A gives up only what moves to B.
+    EXPECT_EQ(la.revoked.size(), lb.current.size());
+  } else {
+    EXPECT_EQ(la.revoked.size(), 4u);  // eager: everything, then re-assigned
+  }
+  EXPECT_EQ(ra.messages.size(), 40u);  // nothing new yet
+  EXPECT_TRUE(rb.messages.empty());    // B starts after the table positions
+
+  // New messages go to whichever owns the partition, each once.
+  for (int32_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 5, 10).ok());
+  }
+  const int64_t deadline2 = MonotonicMicros() + 30'000'000;
+  while (MonotonicMicros() < deadline2 && ra.messages.size() + rb.messages.size() < 60) {
+    PollOnce(a.get(), &la, &ra);
+    PollOnce(b.get(), &lb, &rb);
+  }
+  std::map<int32_t, std::vector<int64_t>> after;
+  for (size_t i = 40; i < ra.messages.size(); ++i) {
+    after[ra.messages[i].partition].push_back(ra.messages[i].offset);
+    EXPECT_EQ(la.current.count(KafkaPartitionKey("events", ra.messages[i].partition)), 1u);
+  }
+  for (const auto& m : rb.messages) {
+    after[m.partition].push_back(m.offset);
+    EXPECT_EQ(lb.current.count(KafkaPartitionKey("events", m.partition)), 1u);
+  }
+  for (int32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(after[p], Range(10, 14)) << "partition " << p;
+  }
+  EXPECT_TRUE(a->Close().ok());
+  EXPECT_TRUE(b->Close().ok());
+}
+
+TEST_P(KafkaSourceAssignorTest, ListenerFailureKeepsPartitionPendingThenRetries) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  TestListener listener;
+  listener.positions = {{"kafka/events/0", 2}, {"kafka/events/1", 6}};
+  listener.fail_once = {{"kafka/events/1", IOError("table unreadable")}};
+  auto source = Make(Options({"events"}, GetParam()), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(7 + 3));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code(), StatusCode::kIOError);
+  EXPECT_NE(r.errors[0].message().find("kafka/events/1"), std::string::npos);
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(3, 9));
+  EXPECT_EQ(offsets[1], Range(7, 9));
+  EXPECT_TRUE(Settle(source.get(), nullptr, 500).messages.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Assignors, KafkaSourceAssignorTest,
+                         ::testing::Values("range", "roundrobin", "cooperative-sticky"),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+TEST_F(KafkaSourceTest, StartPolicyLatest) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.start = StartPolicy::kLatest;
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr,
+                           [&](const PollResult&) { return listener.current.size() == 2; });
+  r = Settle(source.get(), nullptr);  // lets librdkafka resolve the log end
+  EXPECT_TRUE(r.messages.empty());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 3, 10).ok());
+  r = PollUntil(source.get(), nullptr, AtLeast(3));
+  EXPECT_EQ(OffsetsByPartition(r.messages)[0], Range(10, 12));
+}
+
+TEST_F(KafkaSourceTest, StartPolicyGroupFallsBackPerPartition) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CommitOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 0, 7).ok());
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.start = StartPolicy::kGroup;
+  o.start_fallback = StartPolicy::kEarliest;
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(3 + 10));
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(7, 9));  // the group's committed offset
+  EXPECT_EQ(offsets[1], Range(0, 9));  // none committed: earliest
+  EXPECT_TRUE(Settle(source.get(), nullptr, 500).messages.empty());
+}
+
+TEST_F(KafkaSourceTest, StartPolicyGroupIgnoredWhenTableHasPosition) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(CommitOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 0, 2).ok());
+  TestListener listener;
+  listener.positions = {{"kafka/events/0", 5}};  // the table is the truth
+  KafkaSourceOptions o = Options({"events"});
+  o.start = StartPolicy::kGroup;
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(4));
+  EXPECT_EQ(OffsetsByPartition(r.messages)[0], Range(6, 9));
+}
+
+TEST_F(KafkaSourceTest, StartPolicyExplicitOffsets) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 3).ok());
+  for (int32_t p = 0; p < 3; ++p) {
+    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 10).ok());
+  }
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.start = StartPolicy::kOffsets;
+  o.start_offsets = {{{"events", 0}, 3}, {{"events", 1}, -2}};
+  o.start_fallback = StartPolicy::kLatest;  // partition 2
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(7 + 10));
+  r.messages.resize(std::min<size_t>(r.messages.size(), 17));
+  PollResult extra = Settle(source.get(), nullptr);
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(3, 9));
+  EXPECT_EQ(offsets[1], Range(0, 9));
+  EXPECT_EQ(offsets.count(2), 0u);
+  EXPECT_TRUE(extra.messages.empty());
+}
+
+// librdkafka 2.0.2's mock answers every timestamp lookup with -1 ("no such message"), which the
+// source maps to the log end; a real broker gives the first offset at or after the timestamp.
+TEST_F(KafkaSourceTest, StartPolicyTimestampOnMockStartsAtEnd) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 5).ok());
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.start = StartPolicy::kTimestamp;
+  o.start_timestamp_ms = 1;
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr,
+                           [&](const PollResult&) { return listener.current.size() == 1; });
+  r = Settle(source.get(), nullptr);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.messages.empty());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 2, 5).ok());
+  r = PollUntil(source.get(), nullptr, AtLeast(2));
+  EXPECT_EQ(OffsetsByPartition(r.messages)[0], Range(5, 6));
+}
+
+TEST_F(KafkaSourceTest, NewTopicMatchingRegexIsPickedUp) {
+  ASSERT_TRUE(cluster_->CreateTopic("ev-a", 2).ok());
+  ASSERT_TRUE(cluster_->CreateTopic("other", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "ev-a", 0, 4).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "other", 0, 4).ok());
+  TestListener listener;
+  auto source = Make(Options({"^ev-.*"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(4));
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_EQ(listener.current.size(), 2u);
+
+  ASSERT_TRUE(cluster_->CreateTopic("ev-b", 3).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "ev-b", 2, 5).ok());
+  r = PollUntil(source.get(), &listener, AtLeast(5));
+  ASSERT_EQ(r.messages.size(), 5u);
+  for (const auto& m : r.messages) {
+    EXPECT_EQ(m.topic, "ev-b");
+  }
+  EXPECT_EQ(OffsetsByPartition(r.messages)[2], Range(0, 4));
+  EXPECT_EQ(listener.current.size(), 5u);
+  EXPECT_EQ(listener.current.count("kafka/other/0"), 0u);
+}
+
+TEST_F(KafkaSourceTest, PositionBelowLogStartIsDataLoss) {
+  ASSERT_TRUE(cluster_->CreateTopic("big", 1).ok());
+  // The mock keeps at most 5 MiB per partition: 12 x 600 KB moves the log start.
+  ASSERT_TRUE(Produce(cluster_->bootstrap_servers(), "big", 0, 12, [](int i) {
+                return std::string(600 * 1024, static_cast<char>('a' + i));
+              }).ok());
+  TestListener listener;
+  listener.positions = {{"kafka/big/0", 0}};
+  auto source = Make(Options({"big"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r =
+      PollUntil(source.get(), nullptr, [](const PollResult& p) { return !p.errors.empty(); });
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_TRUE(r.messages.empty());  // nothing skipped to
+  EXPECT_EQ(r.errors[0].code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.errors[0].message().find("kafka/big/0: offsets 1.."), std::string::npos)
+      << r.errors[0].ToString();
+  EXPECT_NE(r.errors[0].message().find("retention"), std::string::npos);
+  // The partition stays stopped: no message and no second report.
+  PollResult after = Settle(source.get(), nullptr);
+  EXPECT_TRUE(after.messages.empty());
+}
+
+TEST_F(KafkaSourceTest, PositionPastLogEndIsDataLoss) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 5).ok());
+  TestListener listener;
+  listener.positions = {{"kafka/events/0", 41}};
+  auto source = Make(Options({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r =
+      PollUntil(source.get(), nullptr, [](const PollResult& p) { return !p.errors.empty(); });
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.errors[0].message().find("kafka/events/0: the next offset to read, 42"),
+            std::string::npos)
+      << r.errors[0].ToString();
+}
+
+TEST_F(KafkaSourceTest, BrokersDownAndUpLosesNothing) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  TestListener listener;
+  auto source = Make(Options({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(20));
+  ASSERT_EQ(r.messages.size(), 20u);
+
+  ASSERT_TRUE(cluster_->SetBrokerDown(-1).ok());
+  PollResult down = Settle(source.get(), &listener, 2000);
+  EXPECT_TRUE(down.messages.empty());
+  EXPECT_TRUE(down.errors.empty()) << down.errors.front().ToString();
+  EXPECT_GT(source->stats().broker_errors, 0);
+  ASSERT_TRUE(cluster_->SetBrokerUp(-1).ok());
+
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10, 10).ok());
+  PollResult up = PollUntil(source.get(), &listener, AtLeast(20));
+  r.messages.insert(r.messages.end(), up.messages.begin(), up.messages.end());
+  PollResult extra = Settle(source.get(), &listener, 500);
+  EXPECT_TRUE(extra.messages.empty());
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(0, 19));
+  EXPECT_EQ(offsets[1], Range(0, 19));
+}
+
+TEST_F(KafkaSourceTest, FetchErrorsAreRetried) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  const rd_kafka_resp_err_t errors[] = {
+      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, RD_KAFKA_RESP_ERR__TRANSPORT,
+      RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR__TRANSPORT,
+      RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART};
+  cluster_->PushRequestErrors(*ParseApiKey("Fetch"), errors);
+  TestListener listener;
+  listener.positions = {{"kafka/events/0", 3}};
+  auto source = Make(Options({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(6 + 10));
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  // More errors while consuming.
+  cluster_->PushRequestErrors(*ParseApiKey("Fetch"), errors);
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 5, 10).ok());
+  PollResult more = PollUntil(source.get(), &listener, AtLeast(5));
+  r.messages.insert(r.messages.end(), more.messages.begin(), more.messages.end());
+  EXPECT_TRUE(Settle(source.get(), &listener, 500).messages.empty());
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(4, 14));
+  EXPECT_EQ(offsets[1], Range(0, 9));
+}
+
+TEST_F(KafkaSourceTest, AcknowledgeCommitsGroupOffsetsAndSurvivesFailures) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  TestListener listener;
+  auto source = Make(Options({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(20));
+  ASSERT_EQ(r.messages.size(), 20u);
+  const int32_t i0 = listener.current.at("kafka/events/0");
+  const int32_t i1 = listener.current.at("kafka/events/1");
+
+  // A failing commit is counted, not fatal.
+  const rd_kafka_resp_err_t fail[] = {RD_KAFKA_RESP_ERR_INVALID_COMMIT_OFFSET_SIZE};
+  cluster_->PushRequestErrors(*ParseApiKey("OffsetCommit"), fail);
+  const CommittedPosition first[] = {{i0, 4}, {i1, 9}};
+  source->Acknowledge(first);
+  PollUntil(source.get(), &listener, [&](const PollResult&) {
+    return source->stats().offset_commit_failures + source->stats().offset_commits > 0;
+  });
+  EXPECT_EQ(source->stats().offset_commit_failures, 1);
+  EXPECT_EQ(source->stats().offset_commits, 0);
+
+  const CommittedPosition second[] = {{i0, 6}, {i1, 9}};
+  source->Acknowledge(second);
+  PollResult after = PollUntil(source.get(), &listener, [&](const PollResult&) {
+    return source->stats().offset_commits > 0;
+  });
+  EXPECT_TRUE(after.errors.empty());
+  EXPECT_EQ(source->stats().offset_commits, 1);
+  // Read back by another client: position + 1, as kafka-consumer-groups expects.
+  EXPECT_EQ(*CommittedOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 0), 7);
+  EXPECT_EQ(*CommittedOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 1), 10);
+  EXPECT_TRUE(source->Close().ok());
+}
+
+TEST_F(KafkaSourceTest, HeadsReportWatermarks) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 12).ok());
+  TestListener listener;
+  auto source = Make(Options({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollUntil(source.get(), &listener, AtLeast(12));
+  Result<std::vector<PartitionHead>> heads = source->Heads();
+  ASSERT_TRUE(heads.ok());
+  ASSERT_EQ(heads->size(), 2u);
+  for (const PartitionHead& h : *heads) {
+    ASSERT_TRUE(h.last_position.has_value()) << h.key;
+    ASSERT_TRUE(h.first_position.has_value()) << h.key;
+    EXPECT_EQ(*h.first_position, 0);
+    EXPECT_EQ(*h.last_position, h.key == "kafka/events/0" ? 11 : -1);
+  }
+}
+
+TEST_F(KafkaSourceTest, RateLimitDeliversEverythingInOrder) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 120).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 30).ok());
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.max_rate_per_partition = 100;
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(150));
+  EXPECT_TRUE(Settle(source.get(), &listener, 500).messages.empty());
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(0, 119));
+  EXPECT_EQ(offsets[1], Range(0, 29));
+  EXPECT_GT(source->stats().rate_limit_pauses, 0);
+}
+
+TEST_F(KafkaSourceTest, CloseLeavesTheGroupAndLaterCallsFail) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  TestListener listener;
+  auto source = Make(Options({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollUntil(source.get(), &listener,
+            [&](const PollResult&) { return listener.current.size() == 2; });
+  ASSERT_EQ(listener.current.size(), 2u);
+  EXPECT_TRUE(source->Close().ok());
+  EXPECT_TRUE(listener.current.empty());
+  std::vector<Message> out;
+  EXPECT_EQ(source->Poll(10, milliseconds(10), &out).code(), StatusCode::kInternal);
+  EXPECT_TRUE(source->Close().ok());  // idempotent
+
+  // A second member now gets every partition without waiting for a session timeout.
+  TestListener other;
+  auto next = Make(Options({"events"}), &other);
+  ASSERT_NE(next, nullptr);
+  PollUntil(next.get(), &other, [&](const PollResult&) { return other.current.size() == 2; });
+  EXPECT_EQ(other.current.size(), 2u);
+}
+
+TEST_F(KafkaSourceTest, CloseIsBoundedWhenBrokersAreDown) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.close_timeout = seconds(2);
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollUntil(source.get(), &listener,
+            [&](const PollResult&) { return listener.current.size() == 1; });
+  ASSERT_TRUE(cluster_->SetBrokerDown(-1).ok());
+  Status st = source->Close();
+  EXPECT_TRUE(st.ok() || st.code() == StatusCode::kUnavailable) << st.ToString();
+  EXPECT_TRUE(listener.current.empty());
+}
+
+}  // namespace
+}  // namespace ferry::source::kafka

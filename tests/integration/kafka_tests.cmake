@@ -1,0 +1,17 @@
+# Kafka integration tests (librdkafka's mock cluster; need localhost sockets). Included from
+# tests/CMakeLists.txt.
+add_library(ferry_kafka_test_support STATIC ${CMAKE_CURRENT_LIST_DIR}/kafka_test_support.cc)
+ferry_apply_common(ferry_kafka_test_support)
+target_link_libraries(ferry_kafka_test_support PUBLIC ferry_source_kafka GTest::gtest)
+
+ferry_cc_test(NAME kafka_source_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_source_test.cc
+  DEPS ferry_kafka_test_support ferry_source_kafka
+  LABELS integration TIMEOUT 600)
+
+# The real binary: `ferry mock-kafka` in a child process, `ferry produce kafka`, kcat.
+ferry_cc_test(NAME kafka_cli_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_cli_test.cc ${CMAKE_CURRENT_LIST_DIR}/kafka_child_process.cc
+  DEPS ferry_source_kafka
+  LABELS integration TIMEOUT 300)
+add_dependencies(kafka_cli_test ferry)
