@@ -369,6 +369,23 @@ TEST(ExpressionTest, CompileErrorsPointAtTheColumn) {
             std::string::npos);
 }
 
+TEST(ExpressionTest, NullabilityOfResults) {
+  columnar::Schema schema = *columnar::ParseDdlSchema("id INT NOT NULL, s STRING NOT NULL, n INT");
+  auto nullable = [&](std::string_view text) {
+    return (*Expression::Compile(text, schema))->nullable();
+  };
+  EXPECT_FALSE(nullable("id + 1"));
+  EXPECT_FALSE(nullable("id * 2.5D"));
+  EXPECT_FALSE(nullable("concat(s, '-', id)"));
+  EXPECT_FALSE(nullable("coalesce(n, 0)"));
+  EXPECT_FALSE(nullable("n IS NULL"));
+  EXPECT_TRUE(nullable("n + 1"));
+  EXPECT_TRUE(nullable("id / 2"));  // division by zero
+  EXPECT_TRUE(nullable("s + 1"));   // the string may not be a number
+  EXPECT_TRUE(nullable("unix_timestamp(s, 'yyyy')"));
+  EXPECT_TRUE(nullable("CASE WHEN id > 1 THEN s END"));
+}
+
 // Random token soup must compile or fail cleanly, never crash or hang.
 TEST(ExpressionTest, GarbageNeverCrashes) {
   static const char* kTokens[] = {
