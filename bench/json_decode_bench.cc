@@ -1,7 +1,10 @@
 // JSON decode throughput of JsonDecoder on the 9-column row of the Parquet benchmark (issue 2):
 // int64 id, int32, double, two short strings, a 100-byte string, a timestamp, a date and a
 // nullable string with 20 % nulls. Reports rows/s ("items_per_second") for timestamps written as
-// ISO-8601 strings and as epoch milliseconds.
+// ISO-8601 strings and as epoch milliseconds; and, on rows with a Spark-style `dateTime` string,
+// decode alone next to decode plus the derived column of issue 6
+// (from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), 'MM/dd/yyyy')), evaluated
+// on every batch of 65,536 rows.
 //
 //   cmake --preset release && cmake --build --preset release --target json_decode_bench
 //   build/release/bench/json_decode_bench
@@ -14,6 +17,7 @@
 
 #include "ferry/columnar/ddl.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/transform/expression.h"
 #include "ferry/transform/json_decoder.h"
 
 namespace {
@@ -21,8 +25,15 @@ namespace {
 constexpr const char* kSchema =
     "id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, "
     "ts TIMESTAMP, day DATE, note STRING";
+constexpr const char* kDateTimeSchema =
+    "id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, "
+    "dateTime STRING, day DATE, note STRING";
+constexpr const char* kDateOnly =
+    "from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), 'MM/dd/yyyy')";
 
-std::vector<std::string> MakeMessages(bool epoch_millis, size_t n) {
+enum class TsStyle { kIso, kEpochMillis, kSparkDateTime };
+
+std::vector<std::string> MakeMessages(TsStyle style, size_t n) {
   std::mt19937_64 rng(42);
   const char* cities[] = {"Paris", "Lyon", "Berlin", "Oslo", "Madrid", "Rome", "Lisbon", "Kyiv"};
   std::vector<std::string> out;
@@ -33,31 +44,43 @@ std::vector<std::string> MakeMessages(bool epoch_millis, size_t n) {
       c = static_cast<char>('a' + rng() % 26);
     }
     int64_t sec = 1'700'000'000 + static_cast<int64_t>(rng() % 100'000'000);
-    std::string ts =
-        epoch_millis
-            ? fmt::format("{}", sec * 1000 + static_cast<int64_t>(rng() % 1000))
-            : fmt::format("\"2026-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z\"", rng() % 12 + 1,
-                          rng() % 28 + 1, rng() % 24, rng() % 60, rng() % 60, rng() % 1000);
+    std::string ts;
+    if (style == TsStyle::kEpochMillis) {
+      ts = fmt::format("{}", sec * 1000 + static_cast<int64_t>(rng() % 1000));
+    } else if (style == TsStyle::kIso) {
+      ts = fmt::format("\"2026-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z\"", rng() % 12 + 1,
+                       rng() % 28 + 1, rng() % 24, rng() % 60, rng() % 60, rng() % 1000);
+    } else {
+      ts = fmt::format("\"{:02}/{:02}/2026 - {:02}:{:02}:{:02} +0000\"", rng() % 12 + 1,
+                       rng() % 28 + 1, rng() % 24, rng() % 60, rng() % 60);
+    }
     std::string note = rng() % 5 == 0 ? "null" : fmt::format("\"note-{}\"", rng() % 1000);
     out.push_back(fmt::format(
-        R"({{"id":{},"qty":{},"price":{:.2f},"code":"c{:04}","city":"{}","body":"{}","ts":{},)"
+        R"({{"id":{},"qty":{},"price":{:.2f},"code":"c{:04}","city":"{}","body":"{}","{}":{},)"
         R"("day":"2026-{:02}-{:02}","note":{}}})",
         i, rng() % 100000, static_cast<double>(rng() % 1000000) / 100.0, rng() % 10000,
-        cities[rng() % 8], body, ts, rng() % 12 + 1, rng() % 28 + 1, note));
+        cities[rng() % 8], body, style == TsStyle::kSparkDateTime ? "dateTime" : "ts", ts,
+        rng() % 12 + 1, rng() % 28 + 1, note));
   }
   return out;
 }
 
-void DecodeRows(benchmark::State& state, bool epoch_millis) {
-  auto schema =
-      std::make_shared<const ferry::columnar::Schema>(*ferry::columnar::ParseDdlSchema(kSchema));
+// Decodes messages into batches of 65,536 rows; with `expr`, evaluates it on every full batch.
+void DecodeRows(benchmark::State& state, TsStyle style, const char* expr) {
+  auto schema = std::make_shared<const ferry::columnar::Schema>(*ferry::columnar::ParseDdlSchema(
+      style == TsStyle::kSparkDateTime ? kDateTimeSchema : kSchema));
   ferry::transform::JsonDecoderOptions options;
   options.epoch_unit = ferry::transform::EpochUnit::kMillis;
   auto decoder = std::move(*ferry::transform::JsonDecoder::Create(schema, options));
-  std::vector<std::string> messages = MakeMessages(epoch_millis, 10000);
+  std::unique_ptr<ferry::transform::Expression> derived;
+  if (expr != nullptr) {
+    derived = std::move(*ferry::transform::Expression::Compile(expr, *schema));
+  }
+  std::vector<std::string> messages = MakeMessages(style, 10000);
   auto batch = ferry::columnar::RecordBatch::MakeEmpty(schema);
   size_t bytes = 0;
   size_t i = 0;
+  int64_t derived_nulls = 0;
   for (auto _ : state) {
     const std::string& m = messages[i++ % messages.size()];
     if (!decoder->Append(m, &batch).ok()) {
@@ -66,21 +89,35 @@ void DecodeRows(benchmark::State& state, bool epoch_millis) {
     }
     bytes += m.size();
     if (batch.num_rows() == 65536) {
+      if (derived) {
+        derived_nulls += derived->Evaluate(batch)->null_count();
+      }
       batch.Clear();  // the pipeline hands full batches to the Parquet writer
     }
+  }
+  if (derived_nulls != 0) {
+    state.SkipWithError("the derived column has nulls");
   }
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
 void BM_JsonDecodeIsoTimestamps(benchmark::State& state) {
-  DecodeRows(state, false);
+  DecodeRows(state, TsStyle::kIso, nullptr);
 }
 void BM_JsonDecodeEpochMillis(benchmark::State& state) {
-  DecodeRows(state, true);
+  DecodeRows(state, TsStyle::kEpochMillis, nullptr);
+}
+void BM_JsonDecodeSparkDateTime(benchmark::State& state) {
+  DecodeRows(state, TsStyle::kSparkDateTime, nullptr);
+}
+void BM_JsonDecodeSparkDateTimePlusDateOnly(benchmark::State& state) {
+  DecodeRows(state, TsStyle::kSparkDateTime, kDateOnly);
 }
 BENCHMARK(BM_JsonDecodeIsoTimestamps);
 BENCHMARK(BM_JsonDecodeEpochMillis);
+BENCHMARK(BM_JsonDecodeSparkDateTime);
+BENCHMARK(BM_JsonDecodeSparkDateTimePlusDateOnly);
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "ferry/columnar/ddl.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -278,10 +279,8 @@ TEST(DdlTest, RandomRoundTrips) {
     std::vector<Field> fields;
     int n = static_cast<int>(rng() % 5 + 1);
     for (int i = 0; i < n; i++) {
-      fields.push_back(Field{"c" + std::to_string(i) + (i % 2 ? "`x" : ""),
-                             RandomType(&rng, 0),
-                             (rng() & 1) != 0,
-                             {}});
+      fields.push_back(Field{
+          fmt::format("c{}{}", i, i % 2 ? "`x" : ""), RandomType(&rng, 0), (rng() & 1) != 0, {}});
     }
     Schema schema(std::move(fields));
     std::string text = schema.ToString();

@@ -27,8 +27,24 @@ struct Moment {
   int64_t utc_seconds = 0;
 };
 
+// `v` in decimal, zero-padded to `width` digits (by hand: this is the formatting hot path).
 void Pad(std::string* out, int64_t v, int width) {
-  fmt::format_to(std::back_inserter(*out), "{:0{}}", v, width);
+  char digits[24];
+  int n = 0;
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  do {
+    digits[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) {
+    out->push_back('-');
+  }
+  for (int i = n; i < width; i++) {
+    out->push_back('0');
+  }
+  while (n > 0) {
+    out->push_back(digits[--n]);
+  }
 }
 
 // "+HH[:]MM[[:]SS]" with the zero text when the offset is 0 and `zero` is given.

@@ -25,9 +25,14 @@ Status AnalyzeContext::CastArg(ExprNode* node, size_t i, const DataTypePtr& to) 
   cast->pos = arg->pos;
   cast->cast_type = to;
   cast->type = to;
-  // Casting a non-null value may still fail ("abc" to INT) and give NULL.
-  cast->nullable =
-      arg->nullable || !(IsNumeric(arg->type) && IsNumeric(to)) || IsStringLike(arg->type);
+  // Casting a non-null value may still fail ("abc" to INT, an overflowing DECIMAL) and give
+  // NULL; integral to non-decimal numbers (narrowing wraps), FLOAT to DOUBLE and anything to
+  // STRING never do.
+  bool never_null =
+      (IsIntegral(arg->type) && IsNumeric(to) && to->id() != TypeId::kDecimal) ||
+      (arg->type && arg->type->id() == TypeId::kFloat32 && to->id() == TypeId::kFloat64) ||
+      (arg->type && IsStringLike(to));
+  cast->nullable = arg->nullable || !never_null;
   cast->args.push_back(std::move(arg));
   arg = std::move(cast);
   return Status::OK();

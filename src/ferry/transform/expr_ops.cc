@@ -54,6 +54,33 @@ DataTypePtr DecimalResult(std::string_view op, const DataTypePtr& a, const DataT
   return BoundedDecimal(std::min(p1 - s1, p2 - s2) + s, s);
 }
 
+// Casts the operands and sets the result type of an arithmetic operator (a, b: the operand
+// types, strings already counted as DOUBLE).
+Status TypeArithmetic(ExprNode* n, AnalyzeContext& ctx, const DataTypePtr& a,
+                      const DataTypePtr& b) {
+  const std::string& op = n->name;
+  DataTypePtr common = WiderNumeric(a, b);
+  if (op == "negative") {
+    n->type = a;
+    return ctx.CastArg(n, 0, a);
+  }
+  if (op == "div") {
+    DataTypePtr t = IsFloating(common) ? DataType::Int64() : common;
+    n->type = DataType::Int64();
+    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, t));
+    return ctx.CastArg(n, 1, t);
+  }
+  if (IsDecimal(common)) {
+    DataTypePtr da = AsDecimal(a), db = AsDecimal(b);
+    n->type = DecimalResult(op, da, db);
+    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, da));
+    return ctx.CastArg(n, 1, db);
+  }
+  n->type = op == "/" ? DataType::Float64() : common;
+  FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, n->type));
+  return ctx.CastArg(n, 1, n->type);
+}
+
 Status AnalyzeArithmetic(ExprNode* n, AnalyzeContext& ctx) {
   const std::string& op = n->name;
   std::vector<DataTypePtr> types;
@@ -70,39 +97,12 @@ Status AnalyzeArithmetic(ExprNode* n, AnalyzeContext& ctx) {
   DataTypePtr a =
       types[0] ? types[0] : (types.size() > 1 && types[1] ? types[1] : DataType::Int32());
   DataTypePtr b = types.size() > 1 && types[1] ? types[1] : a;
-  DataTypePtr common = WiderNumeric(a, b);
-  n->nullable = false;
-  for (const ExprPtr& arg : n->args) {
+  FERRY_RETURN_IF_ERROR(TypeArithmetic(n, ctx, a, b));
+  // Division and remainder by zero, and decimal overflow, give NULL.
+  n->nullable = op == "/" || op == "%" || op == "div" || IsDecimal(n->type);
+  for (const ExprPtr& arg : n->args) {  // after the casts, which may add NULLs
     n->nullable = n->nullable || arg->nullable;
   }
-  if (op == "negative") {
-    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, a));
-    n->type = a;
-    return Status::OK();
-  }
-  if (op == "div") {
-    DataTypePtr t = IsFloating(common) ? DataType::Int64() : common;
-    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, t));
-    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 1, t));
-    n->type = DataType::Int64();
-    n->nullable = true;
-    return Status::OK();
-  }
-  if (IsDecimal(common)) {
-    DataTypePtr da = AsDecimal(a), db = AsDecimal(b);
-    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, da));
-    FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 1, db));
-    n->type = DecimalResult(op, da, db);
-    n->nullable = true;  // overflow gives NULL
-    return Status::OK();
-  }
-  if (op == "/") {
-    common = DataType::Float64();
-  }
-  FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 0, common));
-  FERRY_RETURN_IF_ERROR(ctx.CastArg(n, 1, common));
-  n->type = common;
-  n->nullable = n->nullable || op == "/" || op == "%";
   return Status::OK();
 }
 

@@ -1,10 +1,15 @@
 // Expression tests. Where a case cites "Spark:", the expected value is the one in the Examples
-// of Spark's function reference (sql/catalyst ExpressionDescription), whose session time zone is
-// America/Los_Angeles; timestamps are compared through CAST(... AS STRING), which prints them in
-// the session zone as Spark displays them.
+// of Spark's function reference: the ExpressionDescription annotations in apache/spark
+// sql/catalyst/src/main/scala/org/apache/spark/sql/catalyst/expressions/
+// (datetimeExpressions.scala, stringExpressions.scala, regexpExpressions.scala,
+// jsonExpressions.scala, hash.scala, nullExpressions.scala), whose session time zone is
+// America/Los_Angeles. Timestamps are compared through CAST(... AS STRING), which prints them
+// in the session zone as Spark displays them.
 #include "ferry/transform/expression.h"
 
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "ferry/columnar/ddl.h"
 #include "ferry/transform/json_decoder.h"
@@ -362,6 +367,46 @@ TEST(ExpressionTest, CompileErrorsPointAtTheColumn) {
   std::string deep(1000, '(');
   EXPECT_NE(t.Eval(deep + "1" + std::string(1000, ')'))[0].find("nested deeper than 200"),
             std::string::npos);
+}
+
+TEST(ExpressionTest, NullabilityOfResults) {
+  columnar::Schema schema = *columnar::ParseDdlSchema("id INT NOT NULL, s STRING NOT NULL, n INT");
+  auto nullable = [&](std::string_view text) {
+    return (*Expression::Compile(text, schema))->nullable();
+  };
+  EXPECT_FALSE(nullable("id + 1"));
+  EXPECT_FALSE(nullable("id * 2.5D"));
+  EXPECT_FALSE(nullable("concat(s, '-', id)"));
+  EXPECT_FALSE(nullable("coalesce(n, 0)"));
+  EXPECT_FALSE(nullable("n IS NULL"));
+  EXPECT_TRUE(nullable("n + 1"));
+  EXPECT_TRUE(nullable("id / 2"));  // division by zero
+  EXPECT_TRUE(nullable("s + 1"));   // the string may not be a number
+  EXPECT_TRUE(nullable("unix_timestamp(s, 'yyyy')"));
+  EXPECT_TRUE(nullable("CASE WHEN id > 1 THEN s END"));
+}
+
+// Random token soup must compile or fail cleanly, never crash or hang.
+TEST(ExpressionTest, GarbageNeverCrashes) {
+  static const char* kTokens[] = {
+      "a",   "b.c",         "1",      "'x'",    "(",       ")",    ",",    "+",    "-",    "*",
+      "/",   "=",           "AND",    "NOT",    "CASE",    "WHEN", "THEN", "END",  "IN",   "CAST",
+      "AS",  "INT",         "concat", "substr", "[",       "]",    "NULL", "IS",   "1.5",  "x'4'",
+      "`q`", "date_format", "'yyyy'", "||",     "BETWEEN", "LIKE", "trim", "FROM", "split"};
+  Table t("a INT, b STRUCT<c: STRING>, q STRING", {R"({"a": 1, "b": {"c": "x"}, "q": "y"})"});
+  std::mt19937 rng(3);
+  int compiled = 0;
+  for (int iter = 0; iter < 3000; iter++) {
+    std::string text;
+    for (size_t n = rng() % 12; n > 0; n--) {
+      text += kTokens[rng() % (sizeof(kTokens) / sizeof(kTokens[0]))];
+      text += ' ';
+    }
+    std::vector<std::string> out = t.Eval(text);
+    ASSERT_EQ(out.size(), 1u) << text;
+    compiled += out[0].rfind("ERROR: ", 0) == 0 ? 0 : 1;
+  }
+  EXPECT_GT(compiled, 10);
 }
 
 TEST(ExpressionTest, ManyRowsWithNulls) {

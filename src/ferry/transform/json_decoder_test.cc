@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 #include "ferry/columnar/ddl.h"
@@ -329,7 +330,7 @@ TEST(JsonDecoderTest, TenMegabyteMessage) {
   std::string big(10 << 20, 'x');
   std::string msg = "{\"id\": 1, \"big\": \"" + big + "\", \"nums\": [";
   for (int i = 0; i < 100000; i++) {
-    msg += (i ? "," : "") + std::to_string(i);
+    fmt::format_to(std::back_inserter(msg), "{}{}", i ? "," : "", i);
   }
   msg += "]}";
   ASSERT_TRUE(h.decoder->Append(msg, &h.batch).ok());
@@ -340,6 +341,41 @@ TEST(JsonDecoderTest, TenMegabyteMessage) {
   EXPECT_EQ(nums.child().As<columnar::Int64Column>()->Value(99999), 99999);
   // The next, small message reuses the buffers.
   EXPECT_EQ(h.Decode(R"({"id": 2})"), "{id: 2, big: null, nums: null}");
+}
+
+// Mutated messages decode or fail with InvalidArgument; the batch stays valid either way.
+TEST(JsonDecoderTest, MutatedMessagesNeverCorruptTheBatch) {
+  Harness h(
+      "id BIGINT NOT NULL, s STRING, l ARRAY<STRUCT<k: STRING, v: DECIMAL(9,2)>>, "
+      "m MAP<STRING, DOUBLE>, ts TIMESTAMP, b BINARY");
+  const std::string seed =
+      R"({"id": 1, "s": "h\u00e9", "l": [{"k": "a", "v": 1.25}, {"k": null, "v": "7"}],)"
+      R"( "m": {"x": 1e3}, "ts": "2026-01-01T00:00:00Z", "b": "AAE=", "extra": [true, null]})";
+  ASSERT_TRUE(h.decoder->Append(seed, &h.batch).ok());
+  std::mt19937 rng(11);
+  const std::string alphabet = "{}[]\":,0123456789.eE-+ntrufalsx\\\xff\xc3";
+  for (int iter = 0; iter < 5000; iter++) {
+    std::string msg = seed;
+    for (size_t k = rng() % 4 + 1; k > 0; k--) {
+      size_t at = rng() % msg.size();
+      switch (rng() % 3) {
+        case 0:
+          msg[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          msg.erase(at, 1 + rng() % 3);
+          break;
+        default:
+          msg.insert(at, 1, alphabet[rng() % alphabet.size()]);
+      }
+    }
+    int64_t before = h.batch.num_rows();
+    Status st = h.decoder->Append(msg, &h.batch);
+    ASSERT_TRUE(st.ok() || st.code() == StatusCode::kInvalidArgument) << st.ToString();
+    ASSERT_EQ(h.batch.num_rows(), before + (st.ok() ? 1 : 0));
+  }
+  Status valid = h.batch.Validate();
+  EXPECT_TRUE(valid.ok()) << valid.ToString();
 }
 
 TEST(JsonDecoderTest, FieldOrderDoesNotMatter) {

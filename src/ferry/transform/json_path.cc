@@ -129,7 +129,10 @@ std::optional<std::string> JsonPathEvaluator::Evaluate(std::string_view json,
   }
   std::string out = "[";
   for (size_t i = 0; i < matches.size(); i++) {
-    out += (i ? "," : "") + Text(matches[i], false);
+    if (i > 0) {
+      out.push_back(',');
+    }
+    out += Text(matches[i], false);
   }
   return out + "]";
 }
