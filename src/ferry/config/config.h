@@ -72,7 +72,7 @@ struct JetStreamConfig {
   std::string user;
   std::string password;  // secret
   std::string token;     // secret
-  std::string nkey;  // the user's public NKey ("U..."), with nkey_seed_file
+  std::string nkey;      // the user's public NKey ("U..."), with nkey_seed_file
   std::string nkey_seed_file;
   std::string creds_file;
   std::string tls_ca;
@@ -94,7 +94,7 @@ struct DecodeConfig {
   std::string unknown_fields_column;   // kJson: keep unknown fields as JSON text here
   // kJson: how a JSON number maps to a timestamp column.
   std::string timestamp_epoch_unit = "seconds";  // seconds (as Spark), millis, micros
-  std::vector<std::string> timestamp_formats;   // extra Spark patterns for timestamp strings
+  std::vector<std::string> timestamp_formats;    // extra Spark patterns for timestamp strings
   std::vector<std::string> date_formats;
 };
 
