@@ -15,3 +15,17 @@ ferry_cc_test(NAME kafka_cli_test
   DEPS ferry_source_kafka
   LABELS integration TIMEOUT 300)
 add_dependencies(kafka_cli_test ferry)
+
+# `ferry run` end to end: restarts, groups, zombies, broker faults (docs/kafka.md).
+add_library(ferry_pipeline_e2e_support STATIC ${CMAKE_CURRENT_LIST_DIR}/pipeline_e2e_support.cc
+  ${CMAKE_CURRENT_LIST_DIR}/kafka_child_process.cc)
+ferry_apply_common(ferry_pipeline_e2e_support)
+target_compile_definitions(ferry_pipeline_e2e_support PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_link_libraries(ferry_pipeline_e2e_support PUBLIC ferry_testing ferry_delta ferry_storage
+  nlohmann_json::nlohmann_json GTest::gtest)
+
+ferry_cc_test(NAME kafka_pipeline_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_pipeline_test.cc
+  DEPS ferry_pipeline_e2e_support
+  LABELS integration TIMEOUT 600)
+add_dependencies(kafka_pipeline_test ferry)

@@ -10,6 +10,7 @@
 #include "ferry/app/parquet_read_commands.h"
 #include "ferry/app/produce_kafka_command.h"
 #include "ferry/app/produce_nats_command.h"
+#include "ferry/app/run_command.h"
 #include "ferry/app/table_commands.h"
 
 int main(int argc, char** argv) {
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
     ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceNatsCommand(app, &exit_code);
     ferry::app::RegisterTableCommands(app, &exit_code);
+    ferry::app::RegisterRunCommand(app, &exit_code);
+    ferry::app::RegisterConfigCommands(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {

@@ -1,0 +1,295 @@
+#include "ferry/app/pipeline_factory.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include "ferry/columnar/ddl.h"
+#include "ferry/delta/parquet_codec.h"
+#include "ferry/pipeline/metadata_columns.h"
+#include "ferry/pipeline/table_setup.h"
+#include "ferry/source/jetstream/jetstream_source.h"
+#include "ferry/source/kafka/kafka_source.h"
+#include "ferry/storage/local_store.h"
+#include "ferry/transform/json_decoder.h"
+#include "ferry/transform/raw_decoder.h"
+
+namespace ferry::app {
+namespace {
+
+using config::PipelineConfig;
+namespace kafka = source::kafka;
+namespace jetstream = source::jetstream;
+
+Status AtKey(const config::SourceLocation& where, std::string_view key, const Status& st) {
+  if (st.ok()) {
+    return st;
+  }
+  return Status(st.code(), fmt::format("{}:{}:{}: {}{}{}: {}", where.file, where.line, where.column,
+                                       where.key, where.key.empty() ? "" : ".", key, st.message()));
+}
+
+// Features of later issues the pipeline does not apply yet: refuse rather than ignore.
+Status CheckSupported(const PipelineConfig& c) {
+  auto refuse = [&](std::string_view key, std::string_view what) {
+    return AtKey(c.location, key,
+                 NotSupported("{} is not supported by this version of ferry yet; remove it", what));
+  };
+  if (!c.columns.empty()) {
+    return refuse("columns", "derived columns");
+  }
+  if (!c.where.empty()) {
+    return refuse("where", "a where filter");
+  }
+  if (c.dedup) {
+    return refuse("dedup", "key-based dedup");
+  }
+  if (c.on_bad_record != "fail") {
+    return refuse("on_bad_record", fmt::format("on_bad_record = \"{}\"", c.on_bad_record));
+  }
+  return Status::OK();
+}
+
+kafka::StartPolicy KafkaStart(config::KafkaConfig::Start s) {
+  using S = config::KafkaConfig::Start;
+  switch (s) {
+    case S::kLatest:
+      return kafka::StartPolicy::kLatest;
+    case S::kGroup:
+      return kafka::StartPolicy::kGroup;
+    case S::kOffsets:
+      return kafka::StartPolicy::kOffsets;
+    case S::kTimestamp:
+      return kafka::StartPolicy::kTimestamp;
+    default:
+      return kafka::StartPolicy::kEarliest;
+  }
+}
+
+Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
+  const config::KafkaConfig& k = *c.kafka;
+  kafka::KafkaSourceOptions o;
+  o.brokers = k.brokers;
+  o.topics = k.topics;
+  if (!k.topic_pattern.empty()) {
+    o.topics.push_back(k.topic_pattern);
+  }
+  o.group_id = k.group_id;
+  o.start = KafkaStart(k.start);
+  o.start_fallback = KafkaStart(k.group_fallback);
+  for (const auto& [name, offset] : k.start_offsets) {
+    size_t slash = name.rfind('/');
+    int32_t partition = -1;
+    const char* end = name.data() + name.size();
+    if (slash == std::string::npos ||
+        std::from_chars(name.data() + slash + 1, end, partition).ptr != end || partition < 0) {
+      return AtKey(k.location, "start_offsets",
+                   InvalidArgument("\"{}\": use \"topic/partition\", e.g. \"events/0\"", name));
+    }
+    o.start_offsets[{name.substr(0, slash), partition}] = offset;
+  }
+  o.start_timestamp_ms = k.start_timestamp_ms;
+  o.max_rate_per_partition = k.max_rate_per_partition;
+  o.properties = k.properties;
+  Status st = o.Validate();
+  if (!st.ok()) {
+    return AtKey(k.location, "", st);
+  }
+  return o;
+}
+
+Result<jetstream::JetStreamOptions> JetStreamOptions(const PipelineConfig& c) {
+  const config::JetStreamConfig& j = *c.jetstream;
+  jetstream::JetStreamOptions o;
+  o.connection.servers = j.servers;
+  o.connection.name = "ferry/" + c.id;
+  o.connection.auth = {.user = j.user,
+                       .password = j.password,
+                       .token = j.token,
+                       .nkey = j.nkey,
+                       .nkey_seed_file = j.nkey_seed_file,
+                       .creds_file = j.creds_file};
+  o.connection.tls = {.enabled = !j.tls_ca.empty() || !j.tls_cert.empty(),
+                      .ca_file = j.tls_ca,
+                      .cert_file = j.tls_cert,
+                      .key_file = j.tls_key,
+                      .expected_hostname = j.tls_hostname};
+  o.connection.connect_timeout_ms = j.connect_timeout.count();
+  o.connection.reconnect_wait_ms = j.reconnect_wait.count();
+  o.connection.max_reconnect = static_cast<int>(j.max_reconnects);
+  o.stream = j.stream;
+  o.filters = j.subjects;
+  using S = config::JetStreamConfig::Start;
+  switch (j.start) {
+    case S::kAll:
+      o.start.kind = jetstream::StartPolicy::Kind::kAll;
+      break;
+    case S::kNew:
+      o.start.kind = jetstream::StartPolicy::Kind::kNew;
+      break;
+    case S::kSequence:
+      o.start.kind = jetstream::StartPolicy::Kind::kSequence;
+      o.start.sequence = static_cast<uint64_t>(j.start_sequence);
+      break;
+    case S::kTime:
+      o.start.kind = jetstream::StartPolicy::Kind::kTime;
+      o.start.time_ns = j.start_time_ms * 1'000'000;
+      break;
+  }
+  o.batch_size = static_cast<size_t>(j.batch_size);
+  o.heartbeat_ms = j.heartbeat.count();
+  o.read_headers =
+      c.metadata_columns.count("headers") != 0 || c.metadata_columns.count("msg_id") != 0;
+  o.on_gap = c.on_gap == "continue" ? jetstream::OnGap::kContinue : jetstream::OnGap::kFail;
+  Status st = o.Validate();
+  if (!st.ok()) {
+    return AtKey(j.location, "", st);
+  }
+  return o;
+}
+
+Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
+                                                        const columnar::SchemaPtr& schema) {
+  std::set<std::string> metadata;
+  for (const auto& [kind, column] : c.metadata_columns) {
+    metadata.insert(column);
+  }
+  std::vector<std::string> columns;
+  for (const columnar::Field& f : schema->fields()) {
+    if (metadata.count(f.name) == 0) {
+      columns.push_back(f.name);
+    }
+  }
+  if (c.decode.format == config::DecodeConfig::Format::kRaw) {
+    for (const std::string& name : columns) {
+      if (name != c.decode.raw_column) {
+        return AtKey(c.location, "decode.column",
+                     InvalidArgument("format \"raw\" fills only column '{}', so column '{}' of "
+                                     "the table would have no value; declare it as a metadata "
+                                     "column or remove it",
+                                     c.decode.raw_column, name));
+      }
+    }
+    Result<std::unique_ptr<transform::RawDecoder>> raw =
+        transform::RawDecoder::Create(schema, {.column = c.decode.raw_column});
+    if (!raw.ok()) {
+      return AtKey(c.location, "decode.column", raw.status());
+    }
+    return std::unique_ptr<transform::Decoder>(std::move(*raw));
+  }
+  transform::JsonDecoderOptions o{.columns = columns,
+                                  .unknown_fields_column = c.decode.unknown_fields_column,
+                                  .timestamp_formats = c.decode.timestamp_formats,
+                                  .date_formats = c.decode.date_formats,
+                                  .time_zone = c.time_zone};
+  if (c.decode.timestamp_epoch_unit == "millis") {
+    o.epoch_unit = transform::EpochUnit::kMillis;
+  } else if (c.decode.timestamp_epoch_unit == "micros") {
+    o.epoch_unit = transform::EpochUnit::kMicros;
+  }
+  Result<std::unique_ptr<transform::JsonDecoder>> json = transform::JsonDecoder::Create(schema, o);
+  if (!json.ok()) {
+    return AtKey(c.location, "decode", json.status());
+  }
+  return std::unique_ptr<transform::Decoder>(std::move(*json));
+}
+
+// Local paths only for now: the table directory is created when missing.
+Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c, bool create) {
+  std::error_code ec;
+  if (create) {
+    std::filesystem::create_directories(c.table, ec);
+    if (ec) {
+      return AtKey(c.location, "table",
+                   IOError("cannot create directory {}: {}", c.table, ec.message()));
+    }
+  } else if (!std::filesystem::is_directory(c.table, ec)) {
+    return AtKey(c.location, "table", NotFound("{}: no such directory", c.table));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(c.table));
+  return std::shared_ptr<storage::ObjectStore>(std::move(store));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& c,
+                                                          metrics::Registry* registry,
+                                                          const BuildOptions& build) {
+  FERRY_RETURN_IF_ERROR(CheckSupported(c));
+  pipeline::SourceFactory factory;
+  if (c.kafka) {
+    FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaOptions(c));
+    factory = [o]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, kafka::KafkaSource::Create(o));
+      return std::unique_ptr<source::Source>(std::move(s));
+    };
+  } else if (c.jetstream) {
+    FERRY_ASSIGN_OR_RETURN(jetstream::JetStreamOptions o, JetStreamOptions(c));
+    factory = [o]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, jetstream::JetStreamSource::Create(o));
+      return std::unique_ptr<source::Source>(std::move(s));
+    };
+  } else {
+    return AtKey(c.location, "",
+                 InvalidArgument("needs a [pipeline.kafka] or [pipeline.jetstream]"));
+  }
+
+  pipeline::TableSetupOptions setup{.schema_ddl = c.schema,
+                                    .schema_origin = c.schema_location.ToString(),
+                                    .partition_by = c.partition_by,
+                                    .properties = c.table_properties,
+                                    .create = c.create_table && !build.check_only,
+                                    .metadata_columns = c.metadata_columns};
+  pipeline::OpenedTable opened;
+  if (build.check_only) {
+    // Validate the declared schema, then the table if it exists; create nothing.
+    if (!c.schema.empty()) {
+      Result<columnar::Schema> declared = columnar::ParseDdlSchema(c.schema, setup.schema_origin);
+      if (!declared.ok()) {
+        return declared.status();
+      }
+      FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr resolved,
+                             pipeline::ResolveSchema(*declared, c.metadata_columns));
+      FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved).status());
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(c.table + "/_delta_log", ec)) {
+      if (c.schema.empty()) {
+        return AtKey(
+            c.location, "table",
+            NotFound("{}: no Delta table there, and no `schema` to create it from", c.table));
+      }
+      return std::unique_ptr<pipeline::Pipeline>();
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> store,
+                         OpenStore(c, !build.check_only));
+  FERRY_ASSIGN_OR_RETURN(opened, pipeline::OpenOrCreateTable(store, "", setup));
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<transform::Decoder> decoder,
+                         MakeDecoder(c, opened.snapshot.schema()));
+
+  FERRY_ASSIGN_OR_RETURN(parquet::CompressionCodec codec, delta::CodecFromName(c.writer.codec));
+  pipeline::PipelineOptions options{
+      .id = c.id,
+      .max_rows = c.batch.max_rows,
+      .max_bytes = c.batch.max_bytes,
+      .max_latency = c.batch.max_latency,
+      .metadata_columns = c.metadata_columns,
+      .until_caught_up = build.until_caught_up,
+  };
+  options.writer.target_file_size = c.writer.target_file_size;
+  options.writer.codec_override = c.writer.codec;
+  options.writer.parquet.codec = codec;
+  options.writer.parquet.compression_level = c.writer.compression_level;
+  if (build.check_only) {
+    return std::unique_ptr<pipeline::Pipeline>();
+  }
+  return pipeline::Pipeline::Create(std::move(options), std::move(opened.table),
+                                    std::move(opened.snapshot), std::move(factory),
+                                    std::move(decoder), registry);
+}
+
+}  // namespace ferry::app

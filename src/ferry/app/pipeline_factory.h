@@ -1,0 +1,28 @@
+// PipelineFactory: a `[[pipeline]]` of the configuration -> a running pipeline::Pipeline with
+// its table, decoder and source (the only place that names the Kafka and JetStream sources).
+//
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <memory>
+
+#include "ferry/base/result.h"
+#include "ferry/config/config.h"
+#include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/pipeline.h"
+
+namespace ferry::app {
+
+struct BuildOptions {
+  bool until_caught_up = false;
+  // `ferry config check`: validate everything, create nothing (the table is only read).
+  bool check_only = false;
+};
+
+// Opens or creates the table, builds the decoder and the source factory. Errors name the
+// configuration file, line and key where one is to blame.
+Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const config::PipelineConfig& config,
+                                                          metrics::Registry* registry,
+                                                          const BuildOptions& options = {});
+
+}  // namespace ferry::app

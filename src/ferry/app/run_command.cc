@@ -1,0 +1,230 @@
+#include "ferry/app/run_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ferry/app/logging.h"
+#include "ferry/app/metrics_server.h"
+#include "ferry/app/pipeline_factory.h"
+#include "ferry/base/failpoint.h"
+#include "ferry/base/log.h"
+#include "ferry/config/config.h"
+
+namespace ferry::app {
+namespace {
+
+// Exit codes (documented in `ferry run --help` and docs/OPERATIONS.md).
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitAborted = 130;
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> pipelines;
+  bool until_caught_up = false;
+};
+
+Result<config::Config> LoadAndSelect(const std::string& path,
+                                     const std::vector<std::string>& only) {
+  FERRY_ASSIGN_OR_RETURN(config::Config cfg, config::LoadConfig(path));
+  if (!only.empty()) {
+    std::set<std::string> wanted(only.begin(), only.end());
+    std::vector<config::PipelineConfig> kept;
+    for (config::PipelineConfig& p : cfg.pipelines) {
+      if (wanted.erase(p.id) != 0) {
+        kept.push_back(std::move(p));
+      }
+    }
+    if (!wanted.empty()) {
+      return InvalidArgument("{}: no pipeline with id '{}'", path, *wanted.begin());
+    }
+    cfg.pipelines = std::move(kept);
+  }
+  if (cfg.pipelines.empty()) {
+    return InvalidArgument("{}: no [[pipeline]] to run", path);
+  }
+  return cfg;
+}
+
+int Run(const RunArgs& args) {
+  if (const char* fp = std::getenv("FERRY_FAILPOINTS"); fp != nullptr && *fp != '\0') {
+    Status st = failpoint::ArmFromString(fp);
+    if (!st.ok()) {
+      std::fprintf(stderr, "ferry run: FERRY_FAILPOINTS: %s\n", st.ToString().c_str());
+      return kExitUsage;
+    }
+  }
+  Result<config::Config> cfg = LoadAndSelect(args.config, args.pipelines);
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "ferry run: %s\n", cfg.status().message().c_str());
+    return kExitUsage;
+  }
+  Status logging =
+      SetupLogging({.format = cfg->log.format, .level = cfg->log.level, .secrets = cfg->secrets});
+  if (!logging.ok()) {
+    std::fprintf(stderr, "ferry run: %s\n", logging.ToString().c_str());
+    return kExitUsage;
+  }
+
+  // Signals go to one thread that turns them into stop requests (StopSignal is not
+  // async-signal-safe). Block them before any thread starts so every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  metrics::Registry registry;
+  std::vector<std::unique_ptr<pipeline::Pipeline>> pipelines;
+  for (const config::PipelineConfig& p : cfg->pipelines) {
+    Result<std::unique_ptr<pipeline::Pipeline>> built =
+        BuildPipeline(p, &registry, {.until_caught_up = args.until_caught_up});
+    if (!built.ok()) {
+      FERRY_LOG_ERROR("pipeline {}: {}", p.id, built.status().ToString());
+      return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+    }
+    pipelines.push_back(std::move(*built));
+  }
+
+  MetricsServer server(&registry, static_cast<int>(pipelines.size()));
+  if (!cfg->metrics.listen.empty()) {
+    Status st = server.Start(cfg->metrics.listen);
+    if (!st.ok()) {
+      FERRY_LOG_ERROR("{}", st.ToString());
+      return kExitUsage;
+    }
+    FERRY_LOG_INFO("metrics on http://{}:{}/metrics",
+                   cfg->metrics.listen.substr(0, cfg->metrics.listen.rfind(':')), server.port());
+  }
+
+  std::vector<std::unique_ptr<pipeline::StopSignal>> stops;
+  std::vector<Status> results(pipelines.size());
+  std::vector<std::thread> threads;
+  std::atomic<size_t> running{pipelines.size()};
+  std::atomic<bool> any_failed{false};
+  auto drain_all = [&](const char* why) {
+    for (size_t i = 0; i < stops.size(); ++i) {
+      stops[i]->RequestDrain(cfg->pipelines[i].drain_timeout);
+    }
+    FERRY_LOG_INFO("{}: committing open batches, then exiting", why);
+  };
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    stops.push_back(std::make_unique<pipeline::StopSignal>());
+  }
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = pipelines[i]->Run(stops[i].get());
+      if (!results[i].ok() && results[i].code() != StatusCode::kCancelled) {
+        FERRY_LOG_ERROR("{}", results[i].ToString());
+        if (!any_failed.exchange(true)) {
+          // One pipeline failed: the others stop cleanly, and the process reports it.
+          for (size_t j = 0; j < stops.size(); ++j) {
+            stops[j]->RequestDrain(cfg->pipelines[j].drain_timeout);
+          }
+        }
+      }
+      running.fetch_sub(1);
+    });
+  }
+
+  int signals_seen = 0;
+  while (running.load() > 0) {
+    timespec wait{.tv_sec = 0, .tv_nsec = 200'000'000};
+    int sig = sigtimedwait(&signals, nullptr, &wait);
+    if (sig != SIGTERM && sig != SIGINT) {
+      continue;
+    }
+    if (++signals_seen == 1) {
+      drain_all(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    } else {
+      FERRY_LOG_WARN(
+          "second signal: exiting now; open batches are not committed (they are read "
+          "again at the next start)");
+      for (auto& stop : stops) {
+        stop->RequestAbort();
+      }
+    }
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  server.Stop();
+
+  int code = 0;
+  for (const Status& st : results) {
+    if (!st.ok()) {
+      code = std::max(code, st.code() == StatusCode::kCancelled ? kExitAborted : kExitFailed);
+    }
+  }
+  if (code == kExitAborted && any_failed.load()) {
+    code = kExitFailed;
+  }
+  return code;
+}
+
+int Check(const std::string& path) {
+  Result<config::Config> cfg = config::LoadConfig(path);
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "%s\n", cfg.status().message().c_str());
+    return 1;
+  }
+  metrics::Registry registry;
+  int failures = 0;
+  for (const config::PipelineConfig& p : cfg->pipelines) {
+    Result<std::unique_ptr<pipeline::Pipeline>> built =
+        BuildPipeline(p, &registry, {.check_only = true});
+    if (!built.ok()) {
+      std::fprintf(stderr, "pipeline %s: %s\n", p.id.c_str(), built.status().message().c_str());
+      ++failures;
+    }
+  }
+  if (failures == 0) {
+    std::printf("%s: OK (%zu pipeline%s)\n", path.c_str(), cfg->pipelines.size(),
+                cfg->pipelines.size() == 1 ? "" : "s");
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run the pipelines of a configuration file until SIGTERM/SIGINT.\n"
+      "The first signal commits the open batches and exits 0 (within each pipeline's\n"
+      "drain_timeout); a second one exits at once with 130, still exactly-once.\n"
+      "Exit codes: 0 stopped cleanly, 1 a pipeline failed, 2 bad configuration,\n"
+      "130 stopped before open batches were committed.");
+  run->add_option("-c,--config", args->config, "The TOML configuration (docs/configuration.md)")
+      ->required();
+  run->add_option("-p,--pipeline", args->pipelines,
+                  "Run only the pipeline with this id (repeatable)");
+  run->add_flag("--until-caught-up", args->until_caught_up,
+                "Ingest up to the broker heads seen at start, commit, and exit 0 (like Spark's "
+                "Trigger.AvailableNow)");
+  run->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+void RegisterConfigCommands(CLI::App& app, int* exit_code) {
+  CLI::App* config = app.add_subcommand("config", "Work with configuration files");
+  config->require_subcommand(1);
+  auto path = std::make_shared<std::string>();
+  CLI::App* check = config->add_subcommand(
+      "check",
+      "Validate a configuration without running it: syntax, keys, schemas, source options, and "
+      "compatibility with tables that exist (nothing is created)");
+  check->add_option("file", *path, "The TOML configuration")->required();
+  check->callback([path, exit_code] { *exit_code = Check(*path); });
+}
+
+}  // namespace ferry::app

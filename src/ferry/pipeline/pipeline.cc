@@ -1,0 +1,550 @@
+#include "ferry/pipeline/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/base/failpoint.h"
+#include "ferry/base/log.h"
+
+namespace ferry::pipeline {
+
+using Clock = std::chrono::steady_clock;
+using metrics::Labels;
+
+struct Pipeline::Metrics {
+  Metrics(metrics::Registry* r, const std::string& id) : registry(r), pipeline(id) {
+    const Labels l = {{"pipeline", id}};
+    up = r->GetGauge("ferry_pipeline_up", "1 while the pipeline runs", l);
+    rows = r->GetCounter("ferry_rows_written_total", "Rows committed to the table", l);
+    bytes = r->GetCounter("ferry_bytes_written_total", "Bytes of data files committed", l);
+    files = r->GetCounter("ferry_files_written_total", "Data files committed", l);
+    messages = r->GetCounter("ferry_messages_received_total",
+                             "Messages taken from the source into a batch", l);
+    redeliveries = r->GetCounter("ferry_redeliveries_dropped_total",
+                                 "Messages at or below a delivered position, dropped", l);
+    const char* commits_help = "Commits by outcome (succeeded, failed, lost to another writer)";
+    succeeded = r->GetCounter("ferry_commits_total", commits_help,
+                              {{"pipeline", id}, {"outcome", "succeeded"}});
+    failed = r->GetCounter("ferry_commits_total", commits_help,
+                           {{"pipeline", id}, {"outcome", "failed"}});
+    lost =
+        r->GetCounter("ferry_commits_total", commits_help, {{"pipeline", id}, {"outcome", "lost"}});
+    abandoned = r->GetCounter("ferry_batches_abandoned_total",
+                              "Batches dropped because another writer owns a partition", l);
+    unavailable = r->GetCounter("ferry_source_unavailable_total",
+                                "Polls that found the broker unreachable", l);
+    gaps = r->GetCounter("ferry_source_gaps_total",
+                         "Ranges the broker no longer held, skipped (on_gap = continue)", l);
+    gap_messages =
+        r->GetCounter("ferry_source_gap_messages_total", "Positions in the skipped ranges", l);
+    version = r->GetGauge("ferry_table_version", "Latest table version this pipeline knows", l);
+    batch_seconds = r->GetHistogram("ferry_batch_duration_seconds",
+                                    "From a batch's first row to its durable commit", l);
+    commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
+                                     "Writing a batch's files and committing them", l);
+  }
+  metrics::Gauge* Position(const std::string& name, const std::string& help,
+                           const std::string& partition) {
+    return registry->GetGauge(name, help, {{"pipeline", pipeline}, {"partition", partition}});
+  }
+
+  metrics::Registry* registry;
+  std::string pipeline;
+  metrics::Gauge* up;
+  metrics::Counter* rows;
+  metrics::Counter* bytes;
+  metrics::Counter* files;
+  metrics::Counter* messages;
+  metrics::Counter* redeliveries;
+  metrics::Counter* succeeded;
+  metrics::Counter* failed;
+  metrics::Counter* lost;
+  metrics::Counter* abandoned;
+  metrics::Counter* unavailable;
+  metrics::Counter* gaps;
+  metrics::Counter* gap_messages;
+  metrics::Gauge* version;
+  metrics::Histogram* batch_seconds;
+  metrics::Histogram* commit_seconds;
+};
+
+namespace {
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// Errors no retry can fix: the pipeline stops with them.
+bool IsFatal(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotSupported:
+    case StatusCode::kDataLoss:
+    case StatusCode::kInternal:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? fmt::format("{}s", d.count() / 1000)
+                               : fmt::format("{}ms", d.count());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
+                                                   std::unique_ptr<delta::Table> table,
+                                                   delta::Snapshot snapshot,
+                                                   SourceFactory source_factory,
+                                                   std::unique_ptr<transform::Decoder> decoder,
+                                                   metrics::Registry* registry) {
+  if (options.id.empty()) {
+    return InvalidArgument("a pipeline needs an id");
+  }
+  if (options.max_rows <= 0 || options.max_bytes <= 0 || options.max_latency.count() <= 0) {
+    return InvalidArgument("pipeline {}: batch max_rows, max_bytes and max_latency must be > 0",
+                           options.id);
+  }
+  Result<MetadataWriter> metadata =
+      MetadataWriter::Create(*snapshot.schema(), options.metadata_columns);
+  if (!metadata.ok()) {
+    return metadata.status().WithContext("pipeline {}", options.id);
+  }
+  return std::unique_ptr<Pipeline>(
+      new Pipeline(std::move(options), std::move(table), std::move(snapshot),
+                   std::move(source_factory), std::move(decoder), std::move(*metadata), registry));
+}
+
+Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
+                   delta::Snapshot snapshot, SourceFactory source_factory,
+                   std::unique_ptr<transform::Decoder> decoder, MetadataWriter metadata,
+                   metrics::Registry* registry)
+    : options_(std::move(options)),
+      table_(std::move(table)),
+      snapshot_(std::move(snapshot)),
+      source_factory_(std::move(source_factory)),
+      decoder_(std::move(decoder)),
+      metadata_(std::move(metadata)),
+      metrics_(std::make_unique<Metrics>(registry, options_.id)) {
+  batch_ = columnar::RecordBatch::MakeEmpty(snapshot_.schema());
+  metrics_->version->Set(static_cast<double>(snapshot_.version()));
+}
+
+Pipeline::~Pipeline() {
+  CloseSource();
+}
+
+Status Pipeline::StartSource() {
+  FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
+  Status st = source_->Start(this);
+  if (!st.ok()) {
+    source_.reset();
+  }
+  return st;
+}
+
+void Pipeline::CloseSource() {
+  if (source_ == nullptr) {
+    return;
+  }
+  Status st = source_->Close();
+  if (!st.ok()) {
+    FERRY_LOG_WARN("pipeline {}: closing the source: {}", options_.id, st.ToString());
+  }
+  source_.reset();
+}
+
+Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo& partition) {
+  // Another writer may have moved the partition since our snapshot: read the log first.
+  Result<delta::Snapshot> updated = table_->Update(snapshot_);
+  if (!updated.ok()) {
+    return updated.status().WithContext("pipeline {}: reading positions for {}", options_.id,
+                                        partition.key);
+  }
+  snapshot_ = std::move(*updated);
+  metrics_->version->Set(static_cast<double>(snapshot_.version()));
+  PartitionState state{.key = partition.key, .app_id = options_.id + "/" + partition.key};
+  state.committed = snapshot_.position(state.app_id);
+  state.delivered = state.committed;
+  if (state.committed) {
+    metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
+        ->Set(static_cast<double>(*state.committed));
+  }
+  FERRY_LOG_INFO("pipeline {}: {} assigned, {}", options_.id, partition.key,
+                 state.committed ? fmt::format("resuming after position {}", *state.committed)
+                                 : std::string("new to the table (start policy applies)"));
+  std::optional<int64_t> committed = state.committed;
+  partitions_[partition.index] = std::move(state);
+  heads_known_ = false;
+  return committed;
+}
+
+void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
+  auto it = partitions_.find(partition.index);
+  if (it == partitions_.end()) {
+    return;
+  }
+  int32_t p = partition.index;
+  if (batch_last_.count(p) != 0) {
+    std::vector<int64_t> keep;
+    keep.reserve(row_partition_.size());
+    for (size_t row = 0; row < row_partition_.size(); ++row) {
+      if (row_partition_[row] != p) {
+        keep.push_back(static_cast<int64_t>(row));
+      }
+    }
+    int64_t dropped = batch_.num_rows() - static_cast<int64_t>(keep.size());
+    batch_ = batch_.Take(keep);
+    std::erase(row_partition_, p);
+    batch_last_.erase(p);
+    batch_first_.erase(p);
+    batch_bytes_.erase(p);
+    FERRY_LOG_INFO("pipeline {}: {} revoked; {} uncommitted rows of it dropped", options_.id,
+                   partition.key, dropped);
+  } else {
+    FERRY_LOG_INFO("pipeline {}: {} revoked", options_.id, partition.key);
+  }
+  partitions_.erase(it);
+}
+
+std::string Pipeline::Describe(const source::Message& m) const {
+  if (m.kafka_partition >= 0) {
+    return fmt::format("topic {} partition {} offset {}", m.topic, m.kafka_partition, m.position);
+  }
+  return fmt::format("stream {} subject {} sequence {}", m.topic, m.subject, m.position);
+}
+
+Status Pipeline::Take(const source::Message& m) {
+  auto it = partitions_.find(m.partition);
+  if (it == partitions_.end()) {
+    return Internal("pipeline {}: the source delivered {} of a partition it never announced",
+                    options_.id, Describe(m));
+  }
+  PartitionState& state = it->second;
+  if (state.delivered && m.position <= *state.delivered) {
+    metrics_->redeliveries->Increment();
+    return Status::OK();
+  }
+  Status st = decoder_->Append(m.payload, &batch_);
+  if (!st.ok()) {
+    return st.WithContext("pipeline {}: {}", options_.id, Describe(m));
+  }
+  metadata_.Append(m, &batch_);
+  if (row_partition_.empty()) {
+    batch_opened_ = Clock::now();
+  }
+  row_partition_.push_back(m.partition);
+  batch_first_.try_emplace(m.partition, m.position);
+  batch_last_[m.partition] = m.position;
+  batch_bytes_[m.partition] += static_cast<int64_t>(m.payload.size());
+  state.delivered = m.position;
+  metrics_->messages->Increment();
+  return Status::OK();
+}
+
+bool Pipeline::TriggerFired() const {
+  if (row_partition_.empty()) {
+    return false;
+  }
+  return batch_.num_rows() >= options_.max_rows || batch_.ByteSize() >= options_.max_bytes ||
+         Clock::now() - batch_opened_ >= options_.max_latency;
+}
+
+void Pipeline::ClearBatch() {
+  batch_.Clear();
+  row_partition_.clear();
+  batch_last_.clear();
+  batch_first_.clear();
+  batch_bytes_.clear();
+}
+
+Status Pipeline::WriteAndCommit() {
+  Clock::time_point start = Clock::now();
+  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_write"));
+  FERRY_ASSIGN_OR_RETURN(auto writer,
+                         delta::TableWriter::Create(*table_, snapshot_, options_.writer));
+  FERRY_RETURN_IF_ERROR(writer->Write(batch_));
+  FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+  last_files_ = static_cast<int64_t>(adds.size());
+  last_bytes_ = 0;
+  for (const delta::AddFile& add : adds) {
+    last_bytes_ += add.size;
+  }
+  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
+
+  delta::Transaction txn(*table_, snapshot_, options_.commit);
+  txn.AddFiles(std::move(adds));
+  for (const auto& [p, last] : batch_last_) {
+    const PartitionState& state = partitions_.at(p);
+    txn.SetPosition(state.app_id, last);
+    txn.ExpectPosition(state.app_id, state.committed);
+  }
+  delta::StringMap parameters = {
+      {"outputMode", "Append"}, {"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};
+  if (!batch_gaps_.empty()) {
+    nlohmann::json gaps = nlohmann::json::array();
+    for (const source::Gap& gap : batch_gaps_) {
+      gaps.push_back({{"partition", gap.key},
+                      {"first", gap.first_position},
+                      {"last", gap.last_position},
+                      {"reason", gap.reason}});
+    }
+    parameters["gaps"] = gaps.dump();
+  }
+  txn.SetOperation("STREAMING UPDATE", std::move(parameters));
+  FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
+  snapshot_ = std::move(result.snapshot);
+  metrics_->commit_seconds->Observe(Seconds(Clock::now() - start));
+  if (!result.checkpoint_status.ok()) {
+    FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
+                   options_.id, result.checkpoint_version.value_or(-1),
+                   result.checkpoint_status.ToString());
+  }
+  // An error here leaves a durable commit behind an error: CommitBatch finds it in the log.
+  return FERRY_FAILPOINT("pipeline.after_commit");
+}
+
+void Pipeline::AfterCommit() {
+  std::vector<source::CommittedPosition> positions;
+  std::string summary;
+  for (const auto& [p, last] : batch_last_) {
+    PartitionState& state = partitions_.at(p);
+    state.committed = last;
+    positions.push_back({.partition = p, .position = last});
+    metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
+        ->Set(static_cast<double>(last));
+    summary += fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", state.key,
+                           batch_first_.at(p), last);
+  }
+  int64_t rows = batch_.num_rows();
+  metrics_->rows->Increment(static_cast<double>(rows));
+  metrics_->files->Increment(static_cast<double>(last_files_));
+  metrics_->bytes->Increment(static_cast<double>(last_bytes_));
+  metrics_->succeeded->Increment();
+  metrics_->version->Set(static_cast<double>(snapshot_.version()));
+  metrics_->batch_seconds->Observe(Seconds(Clock::now() - batch_opened_));
+  FERRY_LOG_INFO("pipeline {}: committed version {}: {} rows in {} files ({})", options_.id,
+                 snapshot_.version(), rows, last_files_, summary);
+  // Only now may the broker hear about it (DESIGN.md, step 5).
+  Status fp = FERRY_FAILPOINT("pipeline.before_ack");
+  if (fp.ok() && source_ != nullptr) {
+    source_->Acknowledge(positions);
+    fp = FERRY_FAILPOINT("pipeline.after_ack");
+  }
+  if (!fp.ok()) {
+    FERRY_LOG_WARN("pipeline {}: acknowledging version {}: {}", options_.id, snapshot_.version(),
+                   fp.ToString());
+  }
+  ++epoch_;
+  batch_gaps_.clear();
+  ClearBatch();
+}
+
+Status Pipeline::Fence(const Status& why) {
+  metrics_->lost->Increment();
+  metrics_->abandoned->Increment();
+  FERRY_LOG_WARN(
+      "pipeline {}: another writer committed positions of partitions in this batch ({}); "
+      "dropping {} uncommitted rows and resuming every partition from the table",
+      options_.id, why.message(), batch_.num_rows());
+  ClearBatch();
+  CloseSource();
+  partitions_.clear();
+  FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
+  return StartSource();
+}
+
+Status Pipeline::CommitBatch(StopSignal* stop) {
+  if (row_partition_.empty()) {
+    return Status::OK();
+  }
+  std::chrono::milliseconds backoff = options_.initial_backoff;
+  while (true) {
+    if (stop->abandon()) {
+      return Cancelled(
+          "pipeline {}: stopped with {} rows not committed (they are read again "
+          "at the next start)",
+          options_.id, batch_.num_rows());
+    }
+    Status st = WriteAndCommit();
+    if (st.ok()) {
+      AfterCommit();
+      return Status::OK();
+    }
+    if (st.code() == StatusCode::kAborted) {
+      return Fence(st);
+    }
+    if (IsFatal(st)) {
+      return st.WithContext("pipeline {}: committing to {}", options_.id, table_->Describe());
+    }
+    metrics_->failed->Increment();
+    FERRY_LOG_WARN("pipeline {}: batch of {} rows not committed: {}; retrying in {}", options_.id,
+                   batch_.num_rows(), st.ToString(), FormatDuration(backoff));
+    stop->WaitFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+
+    // Learn from the log what happened: ours, untouched, or another writer's.
+    Result<delta::Snapshot> updated = table_->LoadSnapshot();
+    if (!updated.ok()) {
+      FERRY_LOG_WARN("pipeline {}: reading {}: {}", options_.id, table_->Describe(),
+                     updated.status().ToString());
+      continue;
+    }
+    snapshot_ = std::move(*updated);
+    bool ours = true;
+    bool untouched = true;
+    for (const auto& [p, last] : batch_last_) {
+      const PartitionState& state = partitions_.at(p);
+      std::optional<int64_t> now = snapshot_.position(state.app_id);
+      ours = ours && now == last;
+      untouched = untouched && now == state.committed;
+    }
+    if (ours) {
+      FERRY_LOG_INFO("pipeline {}: the batch was committed after all (version {})", options_.id,
+                     snapshot_.version());
+      AfterCommit();
+      return Status::OK();
+    }
+    if (!untouched) {
+      return Fence(Aborted("positions moved while the commit was failing"));
+    }
+  }
+}
+
+void Pipeline::UpdateHeads() {
+  Result<std::vector<source::PartitionHead>> heads = source_->Heads();
+  last_heads_ = Clock::now();
+  if (!heads.ok()) {
+    FERRY_LOG_DEBUG("pipeline {}: broker heads: {}", options_.id, heads.status().ToString());
+    return;
+  }
+  bool all_known = true;
+  for (auto& [p, state] : partitions_) {
+    auto head = std::find_if(heads->begin(), heads->end(),
+                             [&](const source::PartitionHead& h) { return h.key == state.key; });
+    if (head == heads->end()) {
+      all_known = all_known && state.caught_up_at.has_value();
+      continue;
+    }
+    if (!head->last_position) {
+      // The broker answered and holds nothing for the partition.
+      if (!state.caught_up_at) {
+        state.caught_up_at = -1;
+      }
+      continue;
+    }
+    int64_t last = *head->last_position;
+    if (!state.caught_up_at) {
+      state.caught_up_at = last;
+    }
+    metrics_->Position("ferry_broker_head_position", "Last position the broker holds", state.key)
+        ->Set(static_cast<double>(last));
+    int64_t committed = state.committed.value_or(head->first_position.value_or(0) - 1);
+    metrics_->Position("ferry_lag_messages", "Head minus committed position", state.key)
+        ->Set(static_cast<double>(std::max<int64_t>(0, last - committed)));
+  }
+  heads_known_ = all_known;
+}
+
+bool Pipeline::CaughtUp() const {
+  if (partitions_.empty()) {
+    return false;
+  }
+  for (const auto& [p, state] : partitions_) {
+    if (!state.caught_up_at || state.delivered.value_or(-1) < *state.caught_up_at) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status Pipeline::Run(StopSignal* stop) {
+  FERRY_RETURN_IF_ERROR(StartSource());
+  metrics_->up->Set(1);
+  std::vector<source::Message> messages;
+  Status result;
+  while (true) {
+    if (stop->abandon()) {
+      result = row_partition_.empty()
+                   ? Status::OK()
+                   : Cancelled(
+                         "pipeline {}: stopped with {} rows not committed (they are read "
+                         "again at the next start)",
+                         options_.id, batch_.num_rows());
+      break;
+    }
+    if (stop->stopping() || (options_.until_caught_up && CaughtUp())) {
+      result = CommitBatch(stop);
+      if (result.ok() && options_.until_caught_up && !stop->stopping() && !CaughtUp()) {
+        continue;  // fenced: the partitions start over
+      }
+      break;
+    }
+    size_t room = static_cast<size_t>(std::max<int64_t>(1, options_.max_rows - batch_.num_rows()));
+    std::chrono::milliseconds timeout = options_.poll_timeout;
+    if (!row_partition_.empty()) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          options_.max_latency - (Clock::now() - batch_opened_));
+      timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);
+    }
+    Status st = source_->Poll(room, timeout, &messages);
+    if (!st.ok() && st.code() != StatusCode::kUnavailable) {
+      result = st.WithContext("pipeline {}", options_.id);
+      break;
+    }
+    if (!st.ok()) {
+      metrics_->unavailable->Increment();
+      FERRY_LOG_DEBUG("pipeline {}: {}", options_.id, st.ToString());
+    }
+    if (Status fp = FERRY_FAILPOINT("pipeline.after_poll"); !fp.ok()) {
+      // What was polled is not in the batch: start the partitions over from the table.
+      result = Fence(fp);
+      if (!result.ok()) {
+        break;
+      }
+      continue;
+    }
+    Status bad;
+    for (const source::Message& m : messages) {
+      bad = Take(m);
+      if (!bad.ok()) {
+        break;
+      }
+    }
+    for (source::Gap& gap : source_->TakeGaps()) {
+      metrics_->gaps->Increment();
+      metrics_->gap_messages->Increment(
+          static_cast<double>(gap.last_position - gap.first_position + 1));
+      FERRY_LOG_WARN("pipeline {}: {} positions {}..{} were skipped: {}", options_.id, gap.key,
+                     gap.first_position, gap.last_position, gap.reason);
+      batch_gaps_.push_back(std::move(gap));
+    }
+    if (!bad.ok()) {
+      // The rows before the bad message are committed; nothing after it.
+      Status committed = CommitBatch(stop);
+      result = committed.ok() ? bad : committed;
+      break;
+    }
+    if ((!heads_known_ && options_.until_caught_up) ||
+        Clock::now() - last_heads_ >= options_.heads_interval) {
+      UpdateHeads();
+    }
+    if (TriggerFired()) {
+      result = CommitBatch(stop);
+      if (!result.ok()) {
+        break;
+      }
+    }
+  }
+  CloseSource();
+  metrics_->up->Set(0);
+  return result;
+}
+
+}  // namespace ferry::pipeline

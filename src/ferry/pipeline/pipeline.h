@@ -1,0 +1,169 @@
+// Pipeline: the micro-batch loop of DESIGN.md ("A batch"): source -> decoder -> record batch ->
+// Parquet files -> one Delta commit holding the files and every partition's position -> acks.
+//
+//   FERRY_ASSIGN_OR_RETURN(auto p, Pipeline::Create(options, std::move(opened.table),
+//                                                   opened.snapshot, source_factory, decoder,
+//                                                   &registry));
+//   Status st = p->Run(&stop);   // until `stop` says so, or a fatal error
+//
+// The loop, numbered as Run() runs it (failpoints in brackets):
+//   1. Start the source. For every partition it assigns, the position comes from the latest
+//      snapshot (appId "<id>/<partition key>"); delivery resumes after it.
+//   2. Poll; drop messages at or below the partition's last delivered position (redeliveries);
+//      decode each into the open batch and add the metadata columns. [pipeline.after_poll]
+//      A message that does not decode stops the pipeline: the rows before it are committed,
+//      the error names topic/stream, partition and position, nothing after it is committed.
+//   3. When a trigger fires (max_rows, max_bytes of the open batch in memory, max_latency since the
+//   batch's
+//      first row) or a drain is requested: write the batch's Parquet files
+//      [pipeline.before_write], commit them with one txn per partition in the batch, each
+//      expecting the position this pipeline believes committed [pipeline.before_commit,
+//      pipeline.after_commit]; then acknowledge to the source [pipeline.before_ack,
+//      pipeline.after_ack].
+//   4. A commit that lost to another writer's txn for one of our partitions (Aborted): the
+//      batch is abandoned (its files are orphans for vacuum), the source is closed and made
+//      anew from the factory, and every partition resumes from the table (fencing).
+//      Any other failure (I/O, store unavailable, an unknown outcome): back off and reload the
+//      snapshot; if it holds the batch's positions the commit landed, if it holds the old ones
+//      the batch is written again, otherwise another writer owns a partition (as above).
+//   5. A revoked partition's rows leave the open batch before anything else is delivered.
+//
+// Exactly-once holds at every step: nothing is acknowledged before its commit is durable, and a
+// stop or crash anywhere leaves positions and data together in the log.
+//
+// Thread-safety: Run() is called once, on one thread; StopSignal and the metrics registry may
+// be used from others.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/columnar/record_batch.h"
+#include "ferry/delta/snapshot.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_writer.h"
+#include "ferry/delta/transaction.h"
+#include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/metadata_columns.h"
+#include "ferry/pipeline/stop_signal.h"
+#include "ferry/source/source.h"
+#include "ferry/transform/decoder.h"
+
+namespace ferry::pipeline {
+
+struct PipelineOptions {
+  // Prefix of every txn appId ("<id>/<partition key>") and the `pipeline` metrics label.
+  std::string id;
+  // Batch triggers (BatchConfig).
+  int64_t max_rows = 100000;
+  int64_t max_bytes = 64LL << 20;
+  std::chrono::milliseconds max_latency{1000};
+  // Metadata kind -> column name (metadata_columns.h).
+  std::map<std::string, std::string> metadata_columns;
+  delta::TableWriterOptions writer;
+  delta::CommitOptions commit;
+  // Longest wait inside one Poll (bounds how fast a stop or a latency trigger is noticed).
+  std::chrono::milliseconds poll_timeout{200};
+  // Backoff between retries of a failed batch write or commit: doubles up to the maximum.
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
+  // How often broker heads are asked for (lag metrics).
+  std::chrono::milliseconds heads_interval{5000};
+  // Stop (returning OK after committing) once every assigned partition has reached the head
+  // the broker reported when it was first seen (`ferry run --until-caught-up`).
+  bool until_caught_up = false;
+};
+
+using SourceFactory = std::function<Result<std::unique_ptr<source::Source>>()>;
+
+class Pipeline final : private source::PartitionListener {
+ public:
+  // `decoder` fills the non-metadata columns of `snapshot`'s schema. InvalidArgument when the
+  // metadata columns do not fit the table.
+  static Result<std::unique_ptr<Pipeline>> Create(PipelineOptions options,
+                                                  std::unique_ptr<delta::Table> table,
+                                                  delta::Snapshot snapshot,
+                                                  SourceFactory source_factory,
+                                                  std::unique_ptr<transform::Decoder> decoder,
+                                                  metrics::Registry* registry);
+  ~Pipeline() override;
+
+  // Runs the loop until a stop request (OK after a drain; Cancelled after an abort or a drain
+  // that ran out of time, with the open batch not committed) or a fatal error: a message that
+  // does not decode (InvalidArgument), lost data (DataLoss), a table ferry cannot write.
+  Status Run(StopSignal* stop);
+
+  const delta::Snapshot& snapshot() const { return snapshot_; }
+  const std::string& id() const { return options_.id; }
+
+ private:
+  struct PartitionState {
+    std::string key;
+    std::string app_id;
+    std::optional<int64_t> committed;     // the table's position as this pipeline knows it
+    std::optional<int64_t> delivered;     // the highest position taken into a batch
+    std::optional<int64_t> caught_up_at;  // until_caught_up: the head when first seen
+  };
+  struct Metrics;
+
+  Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
+           SourceFactory source_factory, std::unique_ptr<transform::Decoder> decoder,
+           MetadataWriter metadata, metrics::Registry* registry);
+
+  // PartitionListener.
+  Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
+  void OnRevoked(const source::PartitionInfo& partition) override;
+
+  Status StartSource();
+  void CloseSource();
+  // Step 2 for one message. InvalidArgument naming the message when it does not decode.
+  Status Take(const source::Message& message);
+  bool TriggerFired() const;
+  // Step 3-4: commits the open batch, retrying until it is committed, fenced or abandoned.
+  // OK also when fenced (the source was restarted); Cancelled when abandoned on stop.
+  Status CommitBatch(StopSignal* stop);
+  Status WriteAndCommit();
+  // Step 4: drops the batch and restarts the source from the table.
+  Status Fence(const Status& why);
+  // Step 3's end: positions, acks, metrics, a fresh batch.
+  void AfterCommit();
+  void ClearBatch();
+  void UpdateHeads();
+  bool CaughtUp() const;
+  std::string Describe(const source::Message& message) const;
+
+  PipelineOptions options_;
+  std::unique_ptr<delta::Table> table_;
+  delta::Snapshot snapshot_;
+  SourceFactory source_factory_;
+  std::unique_ptr<source::Source> source_;
+  std::unique_ptr<transform::Decoder> decoder_;
+  MetadataWriter metadata_;
+  std::unique_ptr<Metrics> metrics_;
+
+  std::map<int32_t, PartitionState> partitions_;  // by source partition index
+  Status listener_error_;
+
+  // The open batch.
+  columnar::RecordBatch batch_;
+  std::vector<int32_t> row_partition_;      // source partition of each row
+  std::map<int32_t, int64_t> batch_last_;   // partition -> last position in the batch
+  std::map<int32_t, int64_t> batch_first_;  // partition -> first position in the batch
+  std::vector<source::Gap> batch_gaps_;
+  std::map<int32_t, int64_t> batch_bytes_;  // partition -> payload bytes in the batch
+  std::chrono::steady_clock::time_point batch_opened_;
+  int64_t last_files_ = 0;  // of the latest write attempt
+  int64_t last_bytes_ = 0;
+  int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
+  std::chrono::steady_clock::time_point last_heads_;
+  bool heads_known_ = false;
+};
+
+}  // namespace ferry::pipeline

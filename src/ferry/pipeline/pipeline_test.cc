@@ -1,0 +1,325 @@
+#include "ferry/pipeline/pipeline.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "ferry/pipeline/table_setup.h"
+#include "ferry/storage/memory_store.h"
+#include "ferry/testing/fake_source.h"
+#include "ferry/testing/fault_injecting_store.h"
+#include "ferry/testing/table_verifier.h"
+#include "ferry/transform/json_decoder.h"
+
+namespace ferry::pipeline {
+namespace {
+
+using testing::FakeSource;
+using testing::FaultInjectingStore;
+
+std::string Message(int64_t id) {
+  return fmt::format(R"({{"id": {}, "payload": "test #{}"}})", id, id);
+}
+
+// Forwards to a FakeSource the test keeps, so the test can still look at it (acks) after the
+// pipeline has closed and dropped its source.
+class SharedSource final : public source::Source {
+ public:
+  explicit SharedSource(std::shared_ptr<FakeSource> fake) : fake_(std::move(fake)) {}
+  Status Start(source::PartitionListener* l) override { return fake_->Start(l); }
+  Status Poll(size_t max, std::chrono::milliseconds timeout,
+              std::vector<source::Message>* out) override {
+    return fake_->Poll(max, timeout, out);
+  }
+  void Acknowledge(std::span<const source::CommittedPosition> p) override { fake_->Acknowledge(p); }
+  Result<std::vector<source::PartitionHead>> Heads() override { return fake_->Heads(); }
+  Status Close() override { return fake_->Close(); }
+
+ private:
+  std::shared_ptr<FakeSource> fake_;
+};
+
+// A broker for the tests: each partition holds messages with ids partition * 1'000'000 + n. Every
+// source the pipeline asks for sees the same messages (a restarted consumer).
+struct Broker {
+  int partitions = 1;
+  int64_t per_partition = 0;
+  std::map<std::pair<int, int64_t>, std::string> overrides;  // (partition, position) -> payload
+  std::vector<std::shared_ptr<FakeSource>> sources;          // every source made, in order
+  std::atomic<FakeSource*> latest = nullptr;
+
+  SourceFactory Factory() {
+    return [this]() -> Result<std::unique_ptr<source::Source>> {
+      auto s = std::make_shared<FakeSource>(
+          FakeSource::Options{.prefix = "kafka/events", .partitions = partitions});
+      for (int p = 0; p < partitions; ++p) {
+        for (int64_t n = 0; n < per_partition; ++n) {
+          auto it = overrides.find({p, n});
+          s->Produce(p, it != overrides.end() ? it->second : Message(p * 1'000'000 + n),
+                     fmt::format("k{}", n));
+        }
+      }
+      sources.push_back(s);
+      latest = s.get();
+      return std::unique_ptr<source::Source>(std::make_unique<SharedSource>(std::move(s)));
+    };
+  }
+};
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<storage::ObjectStore> store_ = std::make_shared<storage::InMemoryStore>();
+  metrics::Registry registry_;
+  std::map<std::string, std::string> metadata_ = {
+      {"offset", "_offset"}, {"partition", "_partition"}, {"key", "_key"}};
+
+  Result<std::unique_ptr<Pipeline>> Make(Broker* broker, PipelineOptions options = {},
+                                         std::shared_ptr<storage::ObjectStore> store = nullptr) {
+    FERRY_ASSIGN_OR_RETURN(OpenedTable opened,
+                           OpenOrCreateTable(store ? store : store_, "events",
+                                             {.schema_ddl = "id BIGINT NOT NULL, payload STRING",
+                                              .metadata_columns = metadata_}));
+    FERRY_ASSIGN_OR_RETURN(
+        auto decoder,
+        transform::JsonDecoder::Create(opened.snapshot.schema(), {.columns = {"id", "payload"}}));
+    if (options.id.empty()) {
+      options.id = "events";
+    }
+    options.metadata_columns = metadata_;
+    options.commit.checkpoint = true;
+    return Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
+                            broker->Factory(), std::move(decoder), &registry_);
+  }
+
+  // Every row's id, from ferry's own reader.
+  std::vector<int64_t> Ids() {
+    auto table = delta::Table::Open(store_, "events");
+    EXPECT_TRUE(table.ok());
+    auto snap = (*table)->LoadSnapshot();
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+    auto rows = testing::ReadTableRows(**table, *snap);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<int64_t> ids;
+    for (const std::string& row : *rows) {
+      ids.push_back(std::stoll(row.substr(3, row.find('|') - 3)));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  delta::Snapshot Latest() {
+    auto table = delta::Table::Open(store_, "events");
+    auto snap = (*table)->LoadSnapshot();
+    EXPECT_TRUE(snap.ok());
+    return *snap;
+  }
+  static std::vector<int64_t> Expected(int partitions, int64_t per_partition) {
+    std::vector<int64_t> ids;
+    for (int p = 0; p < partitions; ++p) {
+      for (int64_t n = 0; n < per_partition; ++n) {
+        ids.push_back(p * 1'000'000 + n);
+      }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  double Metric(std::string_view name, metrics::Labels labels = {{"pipeline", "events"}}) {
+    return registry_.Value(name, labels);
+  }
+};
+
+TEST_F(PipelineTest, EveryMessageOnceWithItsPositionInTheSameCommit) {
+  Broker broker{.partitions = 3, .per_partition = 100};
+  auto p = Make(&broker, {.max_rows = 40, .until_caught_up = true});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  ASSERT_TRUE((*p)->Run(&stop).ok());
+
+  EXPECT_EQ(Ids(), Expected(3, 100));
+  delta::Snapshot snap = Latest();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(snap.position(fmt::format("events/kafka/events/{}", i)), 99);
+  }
+  EXPECT_EQ(Metric("ferry_rows_written_total"), 300);
+  // Acks come after commits and name the committed positions.
+  std::map<int32_t, int64_t> acked;
+  for (const auto& a : broker.latest.load()->acknowledged()) {
+    acked[a.partition] = std::max(acked[a.partition], a.position);
+  }
+  EXPECT_EQ(acked, (std::map<int32_t, int64_t>{{0, 99}, {1, 99}, {2, 99}}));
+  // No commit holds more than max_rows rows.
+  EXPECT_GE(snap.version(), 8);
+}
+
+TEST_F(PipelineTest, MetadataColumnsHoldOffsetPartitionAndKey) {
+  Broker broker{.partitions = 2, .per_partition = 3};
+  auto p = Make(&broker, {.until_caught_up = true});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  ASSERT_TRUE((*p)->Run(&stop).ok());
+  auto table = delta::Table::Open(store_, "events");
+  auto rows = testing::ReadTableRows(**table, Latest());
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 6u);
+  std::set<std::string> set(rows->begin(), rows->end());
+  EXPECT_EQ(set.count("id=0|payload=test #0|_key=k0|_offset=0|_partition=0"), 1u);
+  EXPECT_EQ(set.count("id=1000002|payload=test #1000002|_key=k2|_offset=2|_partition=1"), 1u);
+}
+
+TEST_F(PipelineTest, RestartResumesAfterTheTablePosition) {
+  Broker broker{.partitions = 2, .per_partition = 50};
+  {
+    auto p = Make(&broker, {.max_rows = 30, .until_caught_up = true});
+    ASSERT_TRUE(p.ok());
+    StopSignal stop;
+    ASSERT_TRUE((*p)->Run(&stop).ok());
+  }
+  broker.per_partition = 80;  // the producers went on
+  auto p = Make(&broker, {.max_rows = 30, .until_caught_up = true});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  ASSERT_TRUE((*p)->Run(&stop).ok());
+  EXPECT_EQ(Ids(), Expected(2, 80));
+  EXPECT_EQ(Metric("ferry_redeliveries_dropped_total"), 0);
+}
+
+TEST_F(PipelineTest, RedeliveriesAreDropped) {
+  Broker broker{.partitions = 1, .per_partition = 50};
+  {
+    auto p = Make(&broker, {.until_caught_up = true});
+    ASSERT_TRUE(p.ok());
+    StopSignal stop;
+    ASSERT_TRUE((*p)->Run(&stop).ok());
+  }
+  broker.per_partition = 60;
+  auto p = Make(&broker, {.max_latency = std::chrono::hours(1)});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  const double before = Metric("ferry_messages_received_total");  // 50 from the first run
+  std::thread run([&] { EXPECT_TRUE((*p)->Run(&stop).ok()); });
+  while (Metric("ferry_messages_received_total") < before + 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  broker.latest.load()->Redeliver(0, 40);  // the broker sends 40..59 again
+  while (Metric("ferry_redeliveries_dropped_total") < 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop.RequestDrain(std::chrono::seconds(30));
+  run.join();
+  EXPECT_EQ(Ids(), Expected(1, 60));
+  EXPECT_EQ(Metric("ferry_redeliveries_dropped_total"), 20);
+}
+
+TEST_F(PipelineTest, ABadMessageStopsThePipelineNamingItsPosition) {
+  Broker broker{.partitions = 1, .per_partition = 20};
+  broker.overrides[{0, 10}] = R"({"id": "not a number", "payload": 1})";
+  auto p = Make(&broker, {.until_caught_up = true});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  Status st = (*p)->Run(&stop);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("topic events partition 0 offset 10"), std::string::npos)
+      << st.ToString();
+  // The rows before it are committed, nothing after it.
+  EXPECT_EQ(Ids(), Expected(1, 10));
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), 9);
+}
+
+TEST_F(PipelineTest, ARevokedPartitionLeavesTheOpenBatch) {
+  Broker broker{.partitions = 2, .per_partition = 10};
+  auto p = Make(&broker, {.max_latency = std::chrono::hours(1)});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  std::thread run([&] { EXPECT_TRUE((*p)->Run(&stop).ok()); });
+  while (Metric("ferry_messages_received_total") < 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  broker.latest.load()->Revoke(0);
+  // The revoke is applied inside the next poll, before the drain commits.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop.RequestDrain(std::chrono::seconds(30));
+  run.join();
+  std::vector<int64_t> ids = Ids();
+  ASSERT_EQ(ids.size(), 10u);
+  EXPECT_EQ(ids.front(), 1'000'000);
+  delta::Snapshot snap = Latest();
+  EXPECT_EQ(snap.position("events/kafka/events/0"), std::nullopt);
+  EXPECT_EQ(snap.position("events/kafka/events/1"), 9);
+}
+
+TEST_F(PipelineTest, AnAbortDoesNotCommitTheOpenBatch) {
+  Broker broker{.partitions = 1, .per_partition = 10};
+  auto p = Make(&broker, {.max_latency = std::chrono::hours(1)});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  Status result;
+  std::thread run([&] { result = (*p)->Run(&stop); });
+  while (Metric("ferry_messages_received_total") < 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop.RequestAbort();
+  run.join();
+  EXPECT_EQ(result.code(), StatusCode::kCancelled);
+  EXPECT_TRUE(Ids().empty());
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), std::nullopt);
+}
+
+TEST_F(PipelineTest, StorageErrorsAreRetriedWithoutDuplicates) {
+  auto faulty = std::make_shared<FaultInjectingStore>(store_);
+  using Op = FaultInjectingStore::Op;
+  using When = FaultInjectingStore::When;
+  Broker broker{.partitions = 2, .per_partition = 30};
+  auto p = Make(
+      &broker,
+      {.max_rows = 20, .initial_backoff = std::chrono::milliseconds(1), .until_caught_up = true},
+      faulty);
+  ASSERT_TRUE(p.ok());
+  // A data file that fails to publish, a commit that fails before it is written, and one that
+  // is written but reported failed (an unknown outcome).
+  faulty->InjectError(Op::kAtomicClose, When::kBefore, IOError("injected EIO"), 1);
+  faulty->InjectError(Op::kPutIfAbsent, When::kBefore, IOError("injected EIO"), 2);
+  faulty->InjectError(Op::kPutIfAbsent, When::kAfter, IOError("injected EIO"), 3);
+  StopSignal stop;
+  Status st = (*p)->Run(&stop);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(Ids(), Expected(2, 30));
+  // The data-file failure reaches the pipeline (a retried batch); the two commit failures are
+  // resolved inside the Delta transaction by reading the version back (transaction.h, step 3).
+  EXPECT_GE(Metric("ferry_commits_total", {{"pipeline", "events"}, {"outcome", "failed"}}), 1);
+  EXPECT_GE(faulty->count(FaultInjectingStore::Op::kPutIfAbsent), 4);
+}
+
+TEST_F(PipelineTest, TwoWritersOfOnePartitionNeverDuplicate) {
+  // Two pipelines (a zombie and its successor) consume the same partitions into one table at
+  // once: the commit protocol fences whichever is behind.
+  Broker a{.partitions = 2, .per_partition = 300};
+  Broker b{.partitions = 2, .per_partition = 300};
+  auto pa = Make(&a, {.max_rows = 7, .until_caught_up = true});
+  auto pb = Make(&b, {.max_rows = 11, .until_caught_up = true});
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  StopSignal stop;
+  Status sa, sb;
+  std::thread ta([&] { sa = (*pa)->Run(&stop); });
+  std::thread tb([&] { sb = (*pb)->Run(&stop); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(sa.ok()) << sa.ToString();
+  ASSERT_TRUE(sb.ok()) << sb.ToString();
+  EXPECT_EQ(Ids(), Expected(2, 300));
+}
+
+TEST_F(PipelineTest, ATableWithAnotherSchemaIsRefused) {
+  auto opened = OpenOrCreateTable(store_, "events", {.schema_ddl = "id BIGINT, name STRING"});
+  ASSERT_TRUE(opened.ok());
+  auto again = OpenOrCreateTable(store_, "events", {.schema_ddl = "id BIGINT, payload STRING"});
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(again.status().message().find("column 2"), std::string::npos)
+      << again.status().ToString();
+  auto missing = OpenOrCreateTable(store_, "other", {});
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ferry::pipeline

@@ -1,0 +1,48 @@
+// Table setup for a pipeline: open the Delta table, or create it from the declared schema, and
+// check that the table and the configuration agree before any message is read.
+//
+//   schema declared, table missing   create it (when `create` is on), metadata columns appended
+//   schema declared, table present   the table's columns must equal the declared ones plus the
+//                                    metadata columns (names, types, order; nullability may be
+//                                    stricter in the table) and the partition columns must match
+//   no schema, table present         the table's schema is used; metadata columns must exist
+//   no schema, table missing         NotFound: nothing to create it from
+//
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/delta/snapshot.h"
+#include "ferry/delta/table.h"
+#include "ferry/storage/object_store.h"
+
+namespace ferry::pipeline {
+
+struct TableSetupOptions {
+  // Spark DDL; empty = take the table's schema.
+  std::string schema_ddl;
+  // For messages: where the DDL came from ("ferry.toml:4:10: pipeline[0].schema").
+  std::string schema_origin = "schema";
+  std::vector<std::string> partition_by;
+  std::map<std::string, std::string> properties;
+  bool create = true;
+  // Metadata kind -> column name (metadata_columns.h).
+  std::map<std::string, std::string> metadata_columns;
+};
+
+struct OpenedTable {
+  std::unique_ptr<delta::Table> table;
+  delta::Snapshot snapshot;
+  bool created = false;
+};
+
+// `path` is the table root as a key of `store`. Errors name the table.
+Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> store,
+                                      const std::string& path, const TableSetupOptions& options);
+
+}  // namespace ferry::pipeline

@@ -1,0 +1,271 @@
+// `ferry run` against a real nats-server (JetStream file store) end to end: the restart scenario
+// reported against nats-spark-connector, a batch slower than any ack wait, a server killed
+// mid-stream, two filters, a retention overrun, a WorkQueue stream, two processes on one filter.
+// Every test ends by reading the table back (ferry's reader and DuckDB): each message once.
+// Label: integration.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "jetstream_test_client.h"
+#include "kafka_child_process.h"
+#include "pipeline_e2e_support.h"
+
+#include "ferry/testing/nats_server.h"
+
+namespace ferry {
+namespace {
+
+using source::kafka::testing::ChildProcess;
+using source::kafka::testing::CommandResult;
+using source::kafka::testing::RunCommand;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+
+class JetStreamPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = testing::NatsServer::Start();
+    if (!server.ok() && server.status().code() == StatusCode::kNotFound) {
+      GTEST_SKIP() << "SKIPPED LOUDLY: no nats-server binary installed (make setup-deb installs "
+                      "it): "
+                   << server.status().ToString();
+    }
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    auto client = testing::JetStreamTestClient::Connect(server_->url());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(*client);
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("ferry-js-pipeline-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string table() const { return (dir_ / "table").string(); }
+
+  std::string WriteConfig(const std::vector<std::string>& subjects,
+                          const std::string& extra_pipeline_keys = "") {
+    std::string list;
+    for (const std::string& s : subjects) {
+      list += (list.empty() ? "\"" : ", \"") + s + "\"";
+    }
+    std::string path = (dir_ / "ferry.toml").string();
+    std::ofstream(path) << fmt::format(R"([[pipeline]]
+id = "newstream"
+table = "{}"
+schema = "payload STRING"
+metadata_columns = {{ sequence = "_sequence", subject = "_subject" }}
+{}
+
+[pipeline.jetstream]
+servers = "{}"
+stream = "newstream"
+subjects = [{}]
+start = "all"
+reconnect_wait = "200ms"
+
+[pipeline.decode]
+format = "raw"
+column = "payload"
+
+[pipeline.batch]
+max_rows = 700
+max_latency = "200ms"
+)",
+                                       table(), extra_pipeline_keys, server_->url(), list);
+    return path;
+  }
+
+  std::unique_ptr<ChildProcess> StartFerry(const std::string& config) {
+    auto p = ChildProcess::Start({kFerry, "run", "--config", config});
+    EXPECT_TRUE(p.ok());
+    return std::move(*p);
+  }
+  std::unique_ptr<ChildProcess> StartProducer(const std::string& subject, int count, int first,
+                                              int rate) {
+    auto p = ChildProcess::Start({kFerry, "produce", "nats", "--server", server_->url(), "--stream",
+                                  "newstream", "--subject", subject, "--count",
+                                  std::to_string(count), "--first", std::to_string(first), "--rate",
+                                  std::to_string(rate), "--template", "test #{{seq}}"});
+    EXPECT_TRUE(p.ok());
+    return std::move(*p);
+  }
+  size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
+    auto until = std::chrono::steady_clock::now() + deadline;
+    size_t have = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      have = e2e::ReadTable(table()).rows.size();
+      if (have >= rows) {
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return have;
+  }
+  // Payloads "test #first" .. "test #last" each exactly once (ferry's reader and DuckDB).
+  void ExpectExactlyOnce(int first, int last, const e2e::TableContents& t) {
+    std::multiset<std::string> payloads;
+    for (const std::string& row : t.rows) {
+      payloads.insert(e2e::Field(row, "payload"));
+    }
+    std::multiset<std::string> expected;
+    for (int i = first; i <= last; ++i) {
+      expected.insert("test #" + std::to_string(i));
+    }
+    ASSERT_EQ(payloads.size(), expected.size());
+    EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
+    nlohmann::json duck = e2e::DuckCount(t.files, "payload");
+    EXPECT_EQ(duck.value("n", std::string()), std::to_string(expected.size())) << duck.dump();
+    EXPECT_EQ(duck.value("d", std::string()), std::to_string(expected.size())) << duck.dump();
+  }
+
+  std::unique_ptr<testing::NatsServer> server_;
+  std::unique_ptr<testing::JetStreamTestClient> client_;
+  std::filesystem::path dir_;
+};
+
+// nats-spark-connector duplicated the last batch here: 10,000 published, 10,100 rows.
+TEST_F(JetStreamPipelineTest, ReportedScenarioSigkillMidWayAndRestart) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
+  std::string config = WriteConfig({"newsub"});
+  auto producer = StartProducer("newsub", 10000, 1, 2500);
+  auto ferry = StartFerry(config);
+  ASSERT_GE(WaitForRows(2000), 2000u);
+  kill(ferry->pid(), SIGKILL);
+  EXPECT_EQ(ferry->Wait(), 128 + SIGKILL);
+  EXPECT_LT(e2e::ReadTable(table()).rows.size(), 10000u);
+  EXPECT_EQ(producer->Wait(), 0);
+  // The restart resumes from the table: no consumer state, no ack wait to sit out.
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e2e::TableContents t = e2e::ReadTable(table());
+  ExpectExactlyOnce(1, 10000, t);
+  EXPECT_EQ(t.txns["newstream/jetstream/newstream/newsub"], 10000);
+}
+
+// A batch held open longer than the server's default ack wait (30 s): nothing is redelivered
+// into the table because ferry's consumer does not depend on acks.
+TEST_F(JetStreamPipelineTest, ABatchSlowerThanAnyAckWait) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
+  ASSERT_TRUE(client_->Publish("newsub", 3000, "test #").ok());
+  std::string config = WriteConfig({"newsub"});
+  setenv("FERRY_FAILPOINTS", "pipeline.before_commit=sleep(35000)@1", 1);
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  unsetenv("FERRY_FAILPOINTS");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e2e::TableContents t = e2e::ReadTable(table());
+  ExpectExactlyOnce(1, 3000, t);
+}
+
+TEST_F(JetStreamPipelineTest, ServerKilledAndRestartedMidStream) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
+  ASSERT_TRUE(client_->Publish("newsub", 5000, "test #").ok());
+  client_.reset();
+  auto ferry = StartFerry(WriteConfig({"newsub"}));
+  ASSERT_GE(WaitForRows(700), 700u);
+  ASSERT_TRUE(server_->Kill9().ok());
+  std::this_thread::sleep_for(seconds(2));
+  ASSERT_TRUE(server_->Restart().ok());
+  auto client = testing::JetStreamTestClient::Connect(server_->url());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Publish("newsub", 5000, "test #", 5001).ok());
+  EXPECT_EQ(WaitForRows(10000), 10000u);
+  kill(ferry->pid(), SIGTERM);
+  EXPECT_EQ(ferry->Wait(), 0);
+  ExpectExactlyOnce(1, 10000, e2e::ReadTable(table()));
+}
+
+TEST_F(JetStreamPipelineTest, TwoFiltersAtDifferentSpeedsKeepTheirOwnPositions) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub.>"}}).ok());
+  auto fast = StartProducer("newsub.fast", 6000, 1, 3000);
+  auto slow = StartProducer("newsub.slow", 600, 6001, 300);
+  auto ferry = StartFerry(WriteConfig({"newsub.fast", "newsub.slow"}));
+  EXPECT_EQ(fast->Wait(), 0);
+  EXPECT_EQ(slow->Wait(), 0);
+  EXPECT_EQ(WaitForRows(6600), 6600u);
+  kill(ferry->pid(), SIGTERM);
+  EXPECT_EQ(ferry->Wait(), 0);
+  e2e::TableContents t = e2e::ReadTable(table());
+  ExpectExactlyOnce(1, 6600, t);
+  auto state = client_->State("newstream");
+  ASSERT_TRUE(state.ok());
+  // Each filter's position is the sequence of its own last message; one of them is the last.
+  int64_t fast_pos = t.txns["newstream/jetstream/newstream/newsub.fast"];
+  int64_t slow_pos = t.txns["newstream/jetstream/newstream/newsub.slow"];
+  EXPECT_EQ(std::max(fast_pos, slow_pos), static_cast<int64_t>(state->last_seq));
+  for (const std::string& row : t.rows) {
+    int64_t seq = e2e::IntField(row, "_sequence");
+    EXPECT_LE(seq, e2e::Field(row, "_subject") == "newsub.fast" ? fast_pos : slow_pos);
+  }
+}
+
+TEST_F(JetStreamPipelineTest, RetentionOverrunStopsOrIsRecorded) {
+  ASSERT_TRUE(
+      client_->AddStream({.name = "newstream", .subjects = {"newsub"}, .max_msgs = 1000}).ok());
+  ASSERT_TRUE(client_->Publish("newsub", 500, "test #").ok());
+  std::string config = WriteConfig({"newsub"});
+  ASSERT_EQ(RunCommand({kFerry, "run", "--config", config, "--until-caught-up"}).exit_code, 0);
+  // 3,000 more while ferry is down: the stream keeps the last 1,000 (2501..3500).
+  ASSERT_TRUE(client_->Publish("newsub", 3000, "test #", 501).ok());
+  CommandResult failed = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_NE(failed.err.find("501"), std::string::npos) << failed.err;
+  EXPECT_EQ(e2e::ReadTable(table()).rows.size(), 500u);
+
+  config = WriteConfig({"newsub"}, R"(on_gap = "continue")");
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e2e::TableContents t = e2e::ReadTable(table());
+  EXPECT_EQ(t.rows.size(), 1500u);
+  EXPECT_EQ(t.txns["newstream/jetstream/newstream/newsub"], 3500);
+  // The skipped range is recorded in the commit that follows it.
+  std::string history = RunCommand({kFerry, "table", "history", table(), "--json"}).out;
+  EXPECT_NE(history.find("2500"), std::string::npos) << history;
+}
+
+TEST_F(JetStreamPipelineTest, AWorkQueueStreamIsRefused) {
+  ASSERT_TRUE(
+      client_
+          ->AddStream(
+              {.name = "newstream", .subjects = {"newsub"}, .retention = js_WorkQueuePolicy})
+          .ok());
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", WriteConfig({"newsub"}), "--until-caught-up"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("WorkQueue"), std::string::npos) << r.err;
+}
+
+TEST_F(JetStreamPipelineTest, TwoProcessesOnOneFilterAreFencedNotDuplicated) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
+  std::string config = WriteConfig({"newsub"});
+  auto producer = StartProducer("newsub", 6000, 1, 3000);
+  auto a = StartFerry(config);
+  auto b = StartFerry(config);
+  EXPECT_EQ(producer->Wait(), 0);
+  EXPECT_EQ(WaitForRows(6000), 6000u);
+  kill(a->pid(), SIGTERM);
+  kill(b->pid(), SIGTERM);
+  EXPECT_EQ(a->Wait(), 0);
+  EXPECT_EQ(b->Wait(), 0);
+  ExpectExactlyOnce(1, 6000, e2e::ReadTable(table()));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,269 @@
+// `ferry run` against the mock Kafka cluster, end to end with the real binaries: the restart
+// scenarios users reported against Spark (stop mid-way, restart, count rows), consumer groups
+// with kills and zombies, broker outages and injected request errors. Every test ends by
+// reading the table back with ferry's reader and with DuckDB: each id exactly once.
+// Label: integration.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "kafka_child_process.h"
+#include "pipeline_e2e_support.h"
+#include <nlohmann/json.hpp>
+
+namespace ferry {
+namespace {
+
+using source::kafka::testing::ChildProcess;
+using source::kafka::testing::CommandResult;
+using source::kafka::testing::RunCommand;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+constexpr char kTemplate[] =
+    R"({"id": {{seq}}, "dateTime": "{{now:MM/dd/yyyy - HH:mm:ss Z}}", "payload": "test #{{seq}}"})";
+
+// Ids (sorted), the largest _offset per _partition, txns and files of the table.
+struct KafkaTable {
+  std::vector<int64_t> ids;
+  std::map<int64_t, int64_t> max_offset;
+  std::map<std::string, int64_t> txns;
+  std::vector<std::string> files;
+};
+
+KafkaTable ReadTable(const std::string& dir) {
+  e2e::TableContents t = e2e::ReadTable(dir);
+  KafkaTable out{.txns = t.txns, .files = t.files};
+  for (const std::string& row : t.rows) {
+    out.ids.push_back(e2e::IntField(row, "id"));
+    int64_t& m = out.max_offset[e2e::IntField(row, "_partition")];
+    m = std::max(m, e2e::IntField(row, "_offset"));
+  }
+  std::sort(out.ids.begin(), out.ids.end());
+  return out;
+}
+
+class KafkaPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("ferry-kafka-pipeline-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto child = ChildProcess::Start(
+        {kFerry, "mock-kafka", "--brokers", "3", "--topic", "events:4", "--exit-on-eof"});
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    mock_ = std::move(*child);
+    auto line = mock_->ReadLine(milliseconds(20000));
+    ASSERT_TRUE(line.ok()) << line.status().ToString();
+    brokers_ = *line;
+  }
+  void TearDown() override {
+    mock_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string table() const { return (dir_ / "table").string(); }
+
+  // A configuration like the one in docs/kafka.md, with small batches.
+  std::string WriteConfig(const std::string& topics = R"(["events"])",
+                          const std::string& extra_properties = "") {
+    std::string path = (dir_ / "ferry.toml").string();
+    std::ofstream(path) << fmt::format(R"([[pipeline]]
+id = "events"
+table = "{}"
+schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
+metadata_columns = {{ offset = "_offset", partition = "_partition" }}
+
+[pipeline.kafka]
+brokers = "{}"
+topics = {}
+group_id = "ferry-test"
+start = "earliest"
+properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", "topic.metadata.refresh.interval.ms" = "1000"{} }}
+
+[pipeline.batch]
+max_rows = 700
+max_latency = "200ms"
+)",
+                                       table(), brokers_, topics, extra_properties);
+    return path;
+  }
+
+  std::string Control(const std::string& command) {
+    EXPECT_TRUE(mock_->WriteLine(command).ok());
+    auto answer = mock_->ReadLine(milliseconds(10000));
+    return answer.ok() ? *answer : answer.status().ToString();
+  }
+
+  std::unique_ptr<ChildProcess> StartProducer(const std::string& topic, int64_t count,
+                                              int64_t start, int rate) {
+    auto p = ChildProcess::Start({kFerry, "produce", "kafka", "--brokers", brokers_, "--topic",
+                                  topic, "--count", std::to_string(count), "--start",
+                                  std::to_string(start), "--rate", std::to_string(rate), "--key",
+                                  "k{{seq}}", "--template", kTemplate});
+    EXPECT_TRUE(p.ok());
+    return std::move(*p);
+  }
+  std::unique_ptr<ChildProcess> StartFerry(const std::string& config) {
+    auto p = ChildProcess::Start({kFerry, "run", "--config", config});
+    EXPECT_TRUE(p.ok());
+    return std::move(*p);
+  }
+  // Waits until the table holds at least `rows` rows (or the deadline passes).
+  size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
+    auto until = std::chrono::steady_clock::now() + deadline;
+    size_t have = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      have = ReadTable(table()).ids.size();
+      if (have >= rows) {
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return have;
+  }
+
+  // Each of ids first..last exactly once, by ferry's reader and DuckDB, and every partition's
+  // txn position equal to the largest offset the table holds for it.
+  void ExpectExactlyOnce(int64_t first, int64_t last) {
+    KafkaTable t = ReadTable(table());
+    std::vector<int64_t> expected;
+    for (int64_t id = first; id <= last; ++id) {
+      expected.push_back(id);
+    }
+    ASSERT_EQ(t.ids.size(), expected.size());
+    EXPECT_TRUE(t.ids == expected) << "ids differ (duplicates or missing)";
+    for (const auto& [partition, offset] : t.max_offset) {
+      EXPECT_EQ(t.txns[fmt::format("events/kafka/events/{}", partition)], offset)
+          << "partition " << partition;
+    }
+    nlohmann::json duck = e2e::DuckCount(t.files, "id");
+    EXPECT_EQ(duck.value("n", std::string()), std::to_string(expected.size())) << duck.dump();
+    EXPECT_EQ(duck.value("d", std::string()), std::to_string(expected.size())) << duck.dump();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<ChildProcess> mock_;
+  std::string brokers_;
+};
+
+class KafkaRestartTest : public KafkaPipelineTest, public ::testing::WithParamInterface<int> {};
+
+// The reported Spark problem: 10,000 messages, the job stopped mid-way and restarted.
+TEST_P(KafkaRestartTest, StoppedMidWayAndRestartedHoldsEveryMessageOnce) {
+  const int sig = GetParam();
+  std::string config = WriteConfig();
+  auto producer = StartProducer("events", 10000, 1, 2500);
+  auto ferry = StartFerry(config);
+  ASSERT_GE(WaitForRows(2000), 2000u);
+  ASSERT_EQ(kill(ferry->pid(), sig), 0);
+  int code = ferry->Wait();
+  if (sig == SIGTERM) {
+    EXPECT_EQ(code, 0) << "a drained stop exits 0";
+  } else {
+    EXPECT_EQ(code, 128 + SIGKILL);
+  }
+  size_t at_stop = ReadTable(table()).ids.size();
+  EXPECT_LT(at_stop, 10000u) << "stopped after the end: the test proves nothing";
+  EXPECT_EQ(producer->Wait(), 0);
+
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectExactlyOnce(1, 10000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, KafkaRestartTest, ::testing::Values(SIGTERM, SIGKILL),
+                         [](const auto& info) {
+                           return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGKILL");
+                         });
+
+TEST_F(KafkaPipelineTest, TwoProcessesInOneGroupOneKilledAndRestarted) {
+  std::string config = WriteConfig();
+  auto producer = StartProducer("events", 10000, 1, 2000);
+  auto a = StartFerry(config);
+  auto b = StartFerry(config);
+  ASSERT_GE(WaitForRows(3000), 3000u);
+  kill(a->pid(), SIGKILL);
+  EXPECT_EQ(a->Wait(), 128 + SIGKILL);
+  std::this_thread::sleep_for(seconds(2));
+  a = StartFerry(config);
+  EXPECT_EQ(producer->Wait(), 0);
+  EXPECT_EQ(WaitForRows(10000, seconds(180)), 10000u);
+  kill(a->pid(), SIGTERM);
+  kill(b->pid(), SIGTERM);
+  EXPECT_EQ(a->Wait(), 0);
+  EXPECT_EQ(b->Wait(), 0);
+  ExpectExactlyOnce(1, 10000);
+}
+
+// A process frozen (SIGSTOP) long enough to lose its partitions wakes up with an open batch:
+// its commit must lose to the new owner's positions, not duplicate them.
+TEST_F(KafkaPipelineTest, AZombieThatWakesUpIsFenced) {
+  std::string config = WriteConfig();
+  auto producer = StartProducer("events", 8000, 1, 2000);
+  auto a = StartFerry(config);
+  auto b = StartFerry(config);
+  ASSERT_GE(WaitForRows(1500), 1500u);
+  kill(a->pid(), SIGSTOP);
+  // session.timeout.ms is 6 s: the group gives a's partitions to b, which commits them.
+  std::this_thread::sleep_for(seconds(12));
+  kill(a->pid(), SIGCONT);
+  EXPECT_EQ(producer->Wait(), 0);
+  EXPECT_EQ(WaitForRows(8000, seconds(180)), 8000u);
+  kill(a->pid(), SIGTERM);
+  kill(b->pid(), SIGTERM);
+  EXPECT_EQ(a->Wait(), 0);
+  EXPECT_EQ(b->Wait(), 0);
+  ExpectExactlyOnce(1, 8000);
+}
+
+TEST_F(KafkaPipelineTest, BrokersDownAndInjectedRequestErrors) {
+  std::string config = WriteConfig();
+  ASSERT_EQ(StartProducer("events", 3000, 1, 0)->Wait(), 0);
+  auto ferry = StartFerry(config);
+  ASSERT_GE(WaitForRows(1000), 1000u);
+  EXPECT_EQ(Control("errors Fetch 5 NOT_LEADER_FOR_PARTITION"), "ok");
+  EXPECT_EQ(Control("errors OffsetCommit 5 REQUEST_TIMED_OUT"), "ok");
+  ASSERT_EQ(WaitForRows(3000), 3000u);
+  EXPECT_EQ(Control("down all"), "ok");
+  std::this_thread::sleep_for(seconds(10));
+  EXPECT_EQ(Control("up all"), "ok");
+  ASSERT_EQ(StartProducer("events", 3000, 3001, 0)->Wait(), 0);
+  EXPECT_EQ(WaitForRows(6000), 6000u);
+  kill(ferry->pid(), SIGTERM);
+  EXPECT_EQ(ferry->Wait(), 0);
+  ExpectExactlyOnce(1, 6000);
+}
+
+TEST_F(KafkaPipelineTest, ANewTopicMatchingTheRegexIsPickedUpWhileRunning) {
+  std::string config = WriteConfig(R"(["^events.*"])");
+  ASSERT_EQ(StartProducer("events", 1000, 1, 0)->Wait(), 0);
+  auto ferry = StartFerry(config);
+  ASSERT_GE(WaitForRows(1000), 1000u);
+  EXPECT_EQ(Control("topic events-new 2"), "ok");
+  ASSERT_EQ(StartProducer("events-new", 1000, 1001, 0)->Wait(), 0);
+  EXPECT_EQ(WaitForRows(2000), 2000u);
+  kill(ferry->pid(), SIGTERM);
+  EXPECT_EQ(ferry->Wait(), 0);
+  KafkaTable t = ReadTable(table());
+  std::vector<int64_t> expected(2000);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_TRUE(t.ids == expected);
+  EXPECT_EQ(t.txns.count("events/kafka/events-new/0") + t.txns.count("events/kafka/events-new/1"),
+            2u);
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,88 @@
+#include "pipeline_e2e_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "ferry/delta/table.h"
+#include "ferry/storage/local_store.h"
+#include "ferry/testing/table_verifier.h"
+
+namespace ferry::e2e {
+
+TableContents ReadTable(const std::string& dir) {
+  TableContents out;
+  if (!std::filesystem::exists(dir + "/_delta_log")) {
+    return out;
+  }
+  auto store = storage::LocalStore::Create(dir);
+  EXPECT_TRUE(store.ok());
+  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
+  EXPECT_TRUE(table.ok());
+  auto snap = (*table)->LoadSnapshot();
+  if (!snap.ok()) {
+    ADD_FAILURE() << snap.status().ToString();
+    return out;
+  }
+  out.version = snap->version();
+  auto rows = testing::ReadTableRows(**table, *snap);
+  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  if (rows.ok()) {
+    out.rows = std::move(*rows);
+  }
+  for (const auto& [app_id, txn] : snap->txns()) {
+    out.txns[app_id] = txn.version;
+  }
+  for (const auto& [key, add] : snap->files()) {
+    out.files.push_back(dir + "/" + add.path);
+  }
+  return out;
+}
+
+std::string Field(std::string_view row, std::string_view column) {
+  std::string needle = std::string(column) + "=";
+  size_t at = 0;
+  while (true) {
+    at = row.find(needle, at);
+    if (at == std::string_view::npos) {
+      return "";
+    }
+    if (at == 0 || row[at - 1] == '|') {
+      break;
+    }
+    ++at;
+  }
+  size_t begin = at + needle.size();
+  size_t end = row.find('|', begin);
+  return std::string(
+      row.substr(begin, end == std::string_view::npos ? row.size() - begin : end - begin));
+}
+
+int64_t IntField(std::string_view row, std::string_view column) {
+  std::string v = Field(row, column);
+  return v.empty() ? -1 : std::stoll(v);
+}
+
+nlohmann::json DuckCount(const std::vector<std::string>& files, const std::string& column) {
+  std::string list;
+  for (const std::string& f : files) {
+    list += (list.empty() ? "'" : ", '") + f + "'";
+  }
+  std::string sql = "SELECT count(*)::VARCHAR AS n, count(DISTINCT " + column +
+                    ")::VARCHAR AS d FROM read_parquet([" + list + "])";
+  std::string cmd =
+      "node " + std::string(FERRY_SOURCE_DIR) + "/tests/duckdb/query.mjs \"" + sql + "\" 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+    out.append(buf, n);
+  }
+  EXPECT_EQ(pclose(p), 0) << out;
+  return nlohmann::json::parse(out, nullptr, false);
+}
+
+}  // namespace ferry::e2e

@@ -1,0 +1,33 @@
+// Helpers of the `ferry run` end-to-end tests (Kafka and JetStream): read a table back with
+// ferry's own Delta and Parquet readers, and count it again with DuckDB (tests/duckdb).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ferry::e2e {
+
+struct TableContents {
+  int64_t version = -1;
+  std::vector<std::string> rows;        // "col=value|col=value" (testing::RenderRow), sorted
+  std::map<std::string, int64_t> txns;  // appId -> version
+  std::vector<std::string> files;       // absolute paths of the live files
+};
+
+// Empty contents (version -1) when the directory holds no table yet.
+TableContents ReadTable(const std::string& dir);
+
+// The value of `column` in a rendered row ("" when absent).
+std::string Field(std::string_view row, std::string_view column);
+int64_t IntField(std::string_view row, std::string_view column);
+
+// One row of DuckDB over the live files: {"n": rows, "d": distinct values of `column`} as
+// strings (DuckDB's BIGINTs print as strings).
+nlohmann::json DuckCount(const std::vector<std::string>& files, const std::string& column);
+
+}  // namespace ferry::e2e
