@@ -185,8 +185,8 @@ TEST_P(KafkaRestartTest, StoppedMidWayAndRestartedHoldsEveryMessageOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, KafkaRestartTest, ::testing::Values(SIGTERM, SIGKILL),
-                         [](const auto& info) {
-                           return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGKILL");
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return std::string(param.param == SIGTERM ? "SIGTERM" : "SIGKILL");
                          });
 
 TEST_F(KafkaPipelineTest, TwoProcessesInOneGroupOneKilledAndRestarted) {

@@ -136,6 +136,12 @@ int RunHistory(const TableArgs& args) {
       line["files_added"] = c.files_added;
       line["files_removed"] = c.files_removed;
       line["txns"] = c.txns;
+      // Spark's operationParameters (ferry's: queryId, epochId, and gaps skipped with
+      // on_gap = "continue").
+      OrderedJson info = OrderedJson::parse(c.commit_info_json, nullptr, false);
+      if (info.is_object() && info.contains("operationParameters")) {
+        line["operation_parameters"] = info["operationParameters"];
+      }
       std::printf("%s\n", line.dump(-1, ' ', false, OrderedJson::error_handler_t::replace).c_str());
       continue;
     }

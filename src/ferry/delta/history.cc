@@ -25,6 +25,7 @@ Result<std::vector<CommitSummary>> ReadHistory(const Table& table,
       if (const auto* commit_info = std::get_if<CommitInfo>(&action)) {
         summary.operation = commit_info->operation.value_or("");
         summary.engine_info = commit_info->engine_info.value_or("");
+        summary.commit_info_json = commit_info->json;
         if (commit_info->in_commit_timestamp) {
           summary.timestamp_ms = *commit_info->in_commit_timestamp;
         } else if (commit_info->timestamp) {

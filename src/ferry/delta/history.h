@@ -25,6 +25,7 @@ struct CommitSummary {
   int64_t files_added = 0;
   int64_t files_removed = 0;
   std::map<std::string, int64_t> txns;  // appId -> version set by this commit
+  std::string commit_info_json = "{}";  // the whole commitInfo, as written
 };
 
 // Summaries of the commits in [from_version, to_version] (all when unset).
