@@ -105,6 +105,14 @@ Result<LogSegment> BuildSegment(const Listing& listing, const std::string& log_d
       break;
     }
     if (it->first != next) {
+      // A checkpoint that would have bridged the gap but misses parts is the cause to name.
+      auto broken = listing.incomplete.lower_bound(next == 0 ? 0 : next - 1);
+      if (broken != listing.incomplete.end() && broken->first < it->first) {
+        return DataLoss(
+            "{}: version {} is missing and the checkpoint of version {} that would cover it is "
+            "incomplete: {}",
+            log_dir, next, broken->first, broken->second);
+      }
       return DataLoss("{}: the log is not contiguous: version {} is missing ({} follows {})",
                       log_dir, next, CommitFileName(it->first),
                       next == 0 ? std::string("nothing") : CommitFileName(next - 1));
