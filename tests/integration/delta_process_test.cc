@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -77,7 +78,8 @@ class DeltaProcessTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // An append from this process (writer `writer`, commit number `commit`).
-  Result<delta::CommitResult> AppendHere(int64_t writer, int64_t commit, int64_t rows) {
+  Result<delta::CommitResult> AppendHere(int64_t writer, int64_t commit, int64_t rows,
+                                         std::optional<int64_t> position = std::nullopt) {
     FERRY_ASSIGN_OR_RETURN(delta::Snapshot snap, table_->LoadSnapshot());
     FERRY_ASSIGN_OR_RETURN(auto w, delta::TableWriter::Create(*table_, snap));
     auto batch = columnar::RecordBatch::MakeEmpty(ToolSchema());
@@ -91,6 +93,9 @@ class DeltaProcessTest : public ::testing::Test {
     FERRY_ASSIGN_OR_RETURN(auto adds, w->Finish());
     delta::Transaction txn(*table_, snap);
     txn.AddFiles(std::move(adds));
+    if (position.has_value()) {
+      txn.SetPosition("pipe/kafka/orders/0", *position);
+    }
     return txn.Commit();
   }
 
@@ -232,6 +237,74 @@ TEST_F(DeltaProcessTest, SameAppIdExactlyOneWinnerPerRound) {
   // Only the winners' files are in the table (the losers' are orphans).
   EXPECT_EQ(snap->num_files(), kRounds);
   EXPECT_EQ(TableRows().size(), static_cast<size_t>(kRounds));
+}
+
+// ---- `ferry table inspect|history` on a table with positions (the real binary).
+
+TEST_F(DeltaProcessTest, TableInspectAndHistoryCommands) {
+  const std::string ferry = std::string(FERRY_BINARY_DIR) + "/src/ferry/app/ferry";
+  int64_t bytes = 0;
+  for (int64_t c = 1; c <= 3; ++c) {
+    auto r = AppendHere(0, c, 10, c * 100);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+    if (entry.path().extension() == ".parquet" &&
+        entry.path().string().find("_delta_log") == std::string::npos) {
+      bytes += static_cast<int64_t>(entry.file_size());
+    }
+  }
+  CommandResult run = RunCommand({ferry, "table", "inspect", dir_, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Json j = Json::parse(run.out);
+  EXPECT_EQ(j["version"], 3);
+  EXPECT_EQ(j["protocol"]["minReaderVersion"], 1);
+  EXPECT_EQ(j["protocol"]["minWriterVersion"], 2);
+  EXPECT_EQ(j["partition_columns"], Json::array());
+  EXPECT_EQ(j["num_files"], 3);
+  EXPECT_EQ(j["num_rows"], 30);
+  EXPECT_EQ(j["size_bytes"], bytes);
+  EXPECT_EQ(j["txns"], Json({{"pipe/kafka/orders/0", 300}}));
+
+  run = RunCommand({ferry, "table", "inspect", dir_, "--version", "1", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  j = Json::parse(run.out);
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["num_files"], 1);
+  EXPECT_EQ(j["num_rows"], 10);
+  EXPECT_EQ(j["txns"], Json({{"pipe/kafka/orders/0", 100}}));
+
+  run = RunCommand({ferry, "table", "inspect", dir_});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("pipe/kafka/orders/0"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("300"), std::string::npos) << run.out;
+
+  run = RunCommand({ferry, "table", "history", dir_, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<Json> commits;
+  std::istringstream lines(run.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    commits.push_back(Json::parse(line));
+  }
+  ASSERT_EQ(commits.size(), 4u) << run.out;
+  for (int v = 0; v <= 3; ++v) {
+    EXPECT_EQ(commits[static_cast<size_t>(v)]["version"], v);
+    EXPECT_EQ(commits[static_cast<size_t>(v)]["files_added"], v == 0 ? 0 : 1);
+    EXPECT_EQ(commits[static_cast<size_t>(v)]["files_removed"], 0);
+  }
+  EXPECT_EQ(commits[0]["operation"], "CREATE TABLE");
+  EXPECT_EQ(commits[2]["operation"], "WRITE");
+  EXPECT_EQ(commits[2]["txns"], Json({{"pipe/kafka/orders/0", 200}}));
+
+  run = RunCommand({ferry, "table", "history", dir_});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 4) << run.out;
+  EXPECT_NE(run.out.find("pipe/kafka/orders/0=200"), std::string::npos) << run.out;
+
+  run = RunCommand({ferry, "table", "inspect", dir_ + "/no-such-table"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_FALSE(run.err.empty());
 }
 
 // ---- Crash at each failpoint.
