@@ -13,7 +13,8 @@
 //   cmake --build build/release --target delta_log_bench
 //   build/release/bench/delta_log_bench [--commits 10000] [--interval 10] [--dir DIR]
 // DIR (default: a fresh directory under /tmp) must be on the disk to measure; it is removed at
-// the end unless --keep.
+// the end unless --keep. A DIR that already holds the table (from --keep) is reused and kept:
+// only the loads are measured (for profiling).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -75,6 +76,9 @@ double TimeLoad(std::shared_ptr<storage::ObjectStore> store, std::optional<int64
   return Percentile(ms, 50);
 }
 
+int MeasureLoads(const Options& o, const std::string& dir,
+                 const std::shared_ptr<storage::ObjectStore>& store);
+
 int Run(const Options& o) {
   std::string dir = o.dir;
   if (dir.empty()) {
@@ -86,6 +90,10 @@ int Run(const Options& o) {
   }
   std::filesystem::create_directories(dir);
   std::shared_ptr<storage::ObjectStore> store = *storage::LocalStore::Create(dir);
+  if (std::filesystem::exists(dir + "/t/_delta_log")) {
+    fmt::print("table: reusing {}\n", dir);
+    return MeasureLoads(o, dir, store);
+  }
   auto table = *delta::Table::Open(store, "t");
   delta::TableSpec spec;
   spec.schema = std::make_shared<const columnar::Schema>(
@@ -141,6 +149,15 @@ int Run(const Options& o) {
   PrintLatencies("commit latency, no checkpoint", plain);
   PrintLatencies("commit latency, with checkpoint", with_checkpoint);
 
+  int rc = MeasureLoads(o, dir, store);
+  if (!o.keep) {
+    std::filesystem::remove_all(dir);
+  }
+  return rc;
+}
+
+int MeasureLoads(const Options& o, const std::string& dir,
+                 const std::shared_ptr<storage::ObjectStore>& store) {
   int64_t v = 0;
   int64_t files = 0;
   double ms = TimeLoad(store, std::nullopt, 5, &v, &files);
@@ -150,19 +167,23 @@ int Run(const Options& o) {
              (o.commits - 1) % o.interval, ms);
   ms = TimeLoad(store, o.commits / 2 + o.interval / 2, 5, &v, &files);
   fmt::print("snapshot load, time travel to v{}:          {:.1f} ms\n", v, ms);
-  // No checkpoints: every commit's JSON is read.
+  // No checkpoints: every commit's JSON is read. They are moved aside and back.
+  std::string aside = dir + "/checkpoints-aside";
+  std::filesystem::create_directories(aside);
   for (const auto& entry : std::filesystem::directory_iterator(dir + "/t/_delta_log")) {
     std::string name = entry.path().filename().string();
     if (name.find(".checkpoint.") != std::string::npos || name == "_last_checkpoint") {
-      std::filesystem::remove(entry.path());
+      std::filesystem::rename(entry.path(), aside + "/" + name);
     }
   }
   ms = TimeLoad(store, std::nullopt, 3, &v, &files);
   fmt::print("snapshot load, latest without checkpoints:  {:.1f} ms (JSON replay of {} commits)\n",
              ms, v + 1);
-  if (!o.keep) {
-    std::filesystem::remove_all(dir);
+  for (const auto& entry : std::filesystem::directory_iterator(aside)) {
+    std::filesystem::rename(entry.path(),
+                            dir + "/t/_delta_log/" + entry.path().filename().string());
   }
+  std::filesystem::remove(aside);
   return 0;
 }
 

@@ -8,6 +8,9 @@
 namespace ferry::delta {
 namespace {
 
+// How far before a time-travel target to look for a checkpoint before listing the whole log.
+constexpr int64_t kTimeTravelWindow = 1000;
+
 struct Listing {
   std::map<int64_t, storage::ObjectInfo> commits;
   std::vector<CheckpointFiles> complete;  // ascending by version
@@ -163,6 +166,15 @@ Result<LogSegment> ListLogSegment(storage::ObjectStore& store, const std::string
     }
     FERRY_LOG_WARN("{}/_last_checkpoint names version {} but no complete checkpoint is there",
                    log_dir, hint->version);
+  }
+  if (target_version.has_value() && *target_version > kTimeTravelWindow) {
+    // Time travel below the hinted checkpoint: a checkpoint shortly before the target usually
+    // exists, so list only from there (the listing still runs to the end of the log).
+    FERRY_ASSIGN_OR_RETURN(Listing listing,
+                           ListLog(store, log_dir, *target_version - kTimeTravelWindow));
+    if (PickCheckpoint(listing, target_version) != nullptr) {
+      return BuildSegment(listing, log_dir, target_version);
+    }
   }
   FERRY_ASSIGN_OR_RETURN(Listing listing, ListLog(store, log_dir, 0));
   if (!listing.any_file && !target_version.has_value()) {
