@@ -306,6 +306,7 @@ Result<std::vector<Action>> ReadParquetActions(std::shared_ptr<const RandomAcces
   if (projection.empty()) {
     return actions;
   }
+  actions.reserve(static_cast<size_t>(reader->num_rows()));
   for (int rg = 0; rg < reader->num_row_groups(); ++rg) {
     FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch batch, reader->ReadRowGroup(rg, projection));
     std::vector<std::pair<std::string, StructView>> cols;
@@ -352,6 +353,11 @@ Result<std::vector<Action>> ReadCheckpoint(storage::ObjectStore& store, const st
                            ? DataLoss("{}", parsed.status().message())
                            : parsed.status());
       }
+      if (actions.empty()) {
+        actions = std::move(*parsed);
+        continue;
+      }
+      actions.reserve(actions.size() + parsed->size());
       for (Action& action : *parsed) {
         actions.push_back(std::move(action));
       }

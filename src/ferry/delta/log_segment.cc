@@ -8,6 +8,9 @@
 namespace ferry::delta {
 namespace {
 
+// How far before a time-travel target to look for a checkpoint before listing the whole log.
+constexpr int64_t kTimeTravelWindow = 1000;
+
 struct Listing {
   std::map<int64_t, storage::ObjectInfo> commits;
   std::vector<CheckpointFiles> complete;  // ascending by version
@@ -105,6 +108,14 @@ Result<LogSegment> BuildSegment(const Listing& listing, const std::string& log_d
       break;
     }
     if (it->first != next) {
+      // A checkpoint that would have bridged the gap but misses parts is the cause to name.
+      auto broken = listing.incomplete.lower_bound(next == 0 ? 0 : next - 1);
+      if (broken != listing.incomplete.end() && broken->first < it->first) {
+        return DataLoss(
+            "{}: version {} is missing and the checkpoint of version {} that would cover it is "
+            "incomplete: {}",
+            log_dir, next, broken->first, broken->second);
+      }
       return DataLoss("{}: the log is not contiguous: version {} is missing ({} follows {})",
                       log_dir, next, CommitFileName(it->first),
                       next == 0 ? std::string("nothing") : CommitFileName(next - 1));
@@ -155,6 +166,15 @@ Result<LogSegment> ListLogSegment(storage::ObjectStore& store, const std::string
     }
     FERRY_LOG_WARN("{}/_last_checkpoint names version {} but no complete checkpoint is there",
                    log_dir, hint->version);
+  }
+  if (target_version.has_value() && *target_version > kTimeTravelWindow) {
+    // Time travel below the hinted checkpoint: a checkpoint shortly before the target usually
+    // exists, so list only from there (the listing still runs to the end of the log).
+    FERRY_ASSIGN_OR_RETURN(Listing listing,
+                           ListLog(store, log_dir, *target_version - kTimeTravelWindow));
+    if (PickCheckpoint(listing, target_version) != nullptr) {
+      return BuildSegment(listing, log_dir, target_version);
+    }
   }
   FERRY_ASSIGN_OR_RETURN(Listing listing, ListLog(store, log_dir, 0));
   if (!listing.any_file && !target_version.has_value()) {

@@ -2,7 +2,9 @@
 //
 // Listing, numbered:
 //   1. Read _last_checkpoint (a hint, last_checkpoint.h). If it names a version at or below the
-//      target, list from that version on (ListOptions::start_after), else list everything.
+//      target, list from that version on (ListOptions::start_after). Otherwise, for a target
+//      more than 1,000 versions in, list from 1,000 versions before it; else (or when that
+//      window holds no complete checkpoint at or below the target) list everything.
 //   2. Group checkpoint files by version. A classic or UUID-named (v2) checkpoint is one file;
 //      a multi-part checkpoint is complete only when every part 1..n is present (the protocol
 //      tells readers to ignore incomplete ones). Take the newest complete checkpoint at or

@@ -161,8 +161,9 @@ Status FinishReplay(const std::string& where, SnapshotState* state) {
   } else if (state->schema == nullptr) {
     auto schema = ParseSchemaJson(state->metadata->schema_string);
     if (!schema.ok()) {
-      return schema.status().WithContext("{}: schemaString of the metaData in version {}", where,
-                                         state->metadata_version);
+      return schema.status().WithContext(
+          "{}: schemaString of the metaData in version {}{}", where, state->metadata_version,
+          state->metadata_file.empty() ? std::string() : " (" + state->metadata_file + ")");
     }
     state->schema = *schema;
   }

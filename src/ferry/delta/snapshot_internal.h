@@ -22,6 +22,7 @@ struct SnapshotState {
   std::optional<Metadata> metadata;
   columnar::SchemaPtr schema;
   int64_t metadata_version = -1;  // where the current metaData came from (error messages)
+  std::string metadata_file;      // the log file that held it, when known (error messages)
   std::map<FileKey, AddFile> files;
   std::map<FileKey, RemoveFile> tombstones;
   std::map<std::string, Txn> txns;

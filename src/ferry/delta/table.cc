@@ -77,6 +77,9 @@ Status ApplyCommit(const Table& table, const CommitFile& commit, SnapshotState* 
   state->timestamp_ms = commit.info.modification_time_ms;
   FERRY_ASSIGN_OR_RETURN(auto actions, table.ReadCommit(commit.version));
   ApplyActions(std::move(actions), commit.version, state);
+  if (state->metadata_version == commit.version) {
+    state->metadata_file = CommitFileName(commit.version);
+  }
   return Status::OK();
 }
 
@@ -131,6 +134,7 @@ Result<Snapshot> Table::LoadSnapshot(std::optional<int64_t> version) const {
       return actions.status().WithContext("table {}", Describe());
     }
     ApplyActions(std::move(*actions), segment->checkpoint->version, state.get());
+    state->metadata_file = segment->checkpoint->files.front().key;
     state->timestamp_ms = segment->checkpoint->files.front().modification_time_ms;
   }
   for (const CommitFile& commit : segment->commits) {

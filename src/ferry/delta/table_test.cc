@@ -490,3 +490,52 @@ TEST_F(TableTest, StatsAreWrittenForEveryAdd) {
 
 }  // namespace
 }  // namespace ferry::delta
+
+namespace ferry::delta {
+namespace {
+
+// Time travel far below the checkpoint _last_checkpoint names lists only a window before the
+// target; the result equals a full replay, also after log cleanup removed the early commits.
+TEST(TimeTravelTest, FarBelowTheLatestCheckpoint) {
+  auto store = std::make_shared<storage::InMemoryStore>();
+  auto table = *Table::Open(store, "tt");
+  TableSpec spec;
+  spec.schema = std::make_shared<const columnar::Schema>(
+      std::vector<Field>{{"id", DataType::Int64(), false, {}}});
+  spec.configuration = {{"delta.checkpointInterval", "100"}};
+  auto snap = table->Create(spec);
+  ASSERT_TRUE(snap.ok());
+  for (int64_t v = 1; v <= 1250; ++v) {
+    Transaction txn(*table, std::move(*snap));
+    AddFile add;
+    add.path = "f" + std::to_string(v) + ".parquet";
+    add.size = v;
+    add.stats = R"({"numRecords":1})";
+    txn.Add(add);
+    txn.SetPosition("app", v);
+    auto result = txn.Commit();
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    snap = std::move(result->snapshot);
+  }
+  auto check = [&](int64_t version) {
+    auto s = table->LoadSnapshot(version);
+    ASSERT_TRUE(s.ok()) << version << ": " << s.status().ToString();
+    EXPECT_EQ(s->version(), version);
+    EXPECT_EQ(s->num_files(), version);
+    EXPECT_EQ(s->position("app"), version);
+    EXPECT_EQ(s->newest_checkpoint_version(), 1200);
+  };
+  for (int64_t v : {1, 99, 100, 1001, 1150, 1199, 1200, 1249}) {
+    check(v);
+  }
+  for (int64_t v = 0; v < 1000; ++v) {
+    ASSERT_TRUE(store->Delete(table->log_dir() + "/" + CommitFileName(v)).ok());
+  }
+  for (int64_t v : {1000, 1001, 1150, 1249}) {
+    check(v);
+  }
+  EXPECT_FALSE(table->LoadSnapshot(999).ok());
+}
+
+}  // namespace
+}  // namespace ferry::delta
