@@ -11,6 +11,7 @@
 #include "ferry/app/produce_kafka_command.h"
 #include "ferry/app/produce_nats_command.h"
 #include "ferry/app/table_commands.h"
+#include "ferry/app/verify_command.h"
 
 int main(int argc, char** argv) {
   try {
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceNatsCommand(app, &exit_code);
     ferry::app::RegisterTableCommands(app, &exit_code);
+    ferry::app::RegisterVerifyCommand(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {
