@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -203,6 +204,47 @@ TEST_F(VerifyCliTest, MissingFileAndUsageErrorsExitTwo) {
   EXPECT_EQ(Run({"verify", table_path(), "--id", "id", "--expect", "x"}).exit_code, 2);
   EXPECT_EQ(Run({"verify", table_path(), "--id", "nope"}).exit_code, 2);
   EXPECT_EQ(Run({"verify", dir_ + "/absent", "--id", "id"}).exit_code, 2);
+}
+
+// `ferry optimize` and `ferry vacuum` on the same kind of table; verify stays clean throughout.
+TEST_F(VerifyCliTest, OptimizeThenVacuumKeepTheTableClean) {
+  for (int64_t begin = 0; begin < 60; begin += 10) {
+    Append(static_cast<int32_t>(begin / 10 % 2), begin, begin + 10);
+  }
+  RunResult run = Run({"optimize", table_path(), "--where", "_partition = 0", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["files_removed"], 3);
+  EXPECT_EQ(json["files_added"], 1);
+  EXPECT_EQ(json["rows"], 30);
+  run = Run({"optimize", table_path(), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["files_removed"], 3);
+  run = Run({"verify", table_path(), "--id", "id", "--expect", "60", "--range", "0..59"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+
+  // An orphan ten days old (a fenced batch's file) goes; the files optimize removed just now
+  // stay (their removes are within the retention), and so does every live file.
+  const std::string orphan = table_path() + "/_partition=1/part-00000-orphan-c000.zstd.parquet";
+  std::ofstream(orphan) << "not parquet";
+  std::filesystem::last_write_time(
+      orphan, std::filesystem::file_time_type::clock::now() - std::chrono::hours(240));
+  run = Run({"vacuum", table_path(), "--dry-run", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["files_deleted"], 1);
+  EXPECT_TRUE(std::filesystem::exists(orphan));
+  run = Run({"vacuum", table_path(), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["deleted"], nlohmann::json({"_partition=1/part-00000-orphan-c000.zstd.parquet"}));
+  EXPECT_EQ(json["files_kept"], 8);  // 2 live + 6 recently removed
+  EXPECT_FALSE(std::filesystem::exists(orphan));
+  run = Run({"verify", table_path(), "--id", "id", "--expect", "60", "--range", "0..59"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+
+  EXPECT_EQ(Run({"vacuum", table_path(), "--retain", "1h"}).exit_code, 2);
+  EXPECT_EQ(Run({"optimize", table_path(), "--where", "id = 1"}).exit_code, 2);
+  EXPECT_EQ(Run({"optimize", table_path(), "--target-size", "big"}).exit_code, 2);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/hygiene_commands.h"
 #include "ferry/app/mock_kafka_command.h"
 #include "ferry/app/parquet_read_commands.h"
 #include "ferry/app/produce_kafka_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
     ferry::app::RegisterProduceNatsCommand(app, &exit_code);
     ferry::app::RegisterTableCommands(app, &exit_code);
     ferry::app::RegisterVerifyCommand(app, &exit_code);
+    ferry::app::RegisterHygieneCommands(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {
