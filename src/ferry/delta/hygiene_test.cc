@@ -232,6 +232,34 @@ TEST_F(HygieneTest, OptimizeAlongsideConcurrentAppends) {
   EXPECT_EQ(Txns().at("p/kafka/t/1").version, 149);
 }
 
+TEST_F(HygieneTest, TwoConcurrentOptimizesNeverPackAFileTwice) {
+  Create();
+  for (int64_t begin = 0; begin < 100; begin += 10) {
+    ASSERT_TRUE(Append(begin, begin + 10).ok());
+  }
+  const std::vector<std::string> rows_before = Rows();
+  Result<OptimizeResult> results[2] = {Internal("not run"), Internal("not run")};
+  std::thread threads[2];
+  for (int i = 0; i < 2; ++i) {
+    threads[i] = std::thread([&, i] { results[i] = Optimize(*table_, {}); });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  int64_t removed = 0;
+  for (const auto& result : results) {
+    if (result.ok()) {
+      removed += result->version ? result->files_removed : 0;
+    } else {
+      EXPECT_EQ(result.status().code(), StatusCode::kAborted) << result.status().ToString();
+    }
+  }
+  EXPECT_EQ(removed, 20);  // each small file packed exactly once
+  EXPECT_EQ(table_->LoadSnapshot()->num_files(), 2);
+  EXPECT_EQ(Rows(), rows_before);
+  ExpectClean(100);
+}
+
 TEST_F(HygieneTest, ConcurrentRemoveOfTheSameFileAborts) {
   Create();
   ASSERT_TRUE(Append(0, 10).ok());
