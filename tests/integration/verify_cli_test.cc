@@ -247,5 +247,21 @@ TEST_F(VerifyCliTest, OptimizeThenVacuumKeepTheTableClean) {
   EXPECT_EQ(Run({"optimize", table_path(), "--target-size", "big"}).exit_code, 2);
 }
 
+// For the figure in docs/verify.md: 1,000,000 ids in 100 commits over 2 partitions, then one
+// `ferry verify` run. Disabled in normal runs; run with --gtest_also_run_disabled_tests.
+TEST_F(VerifyCliTest, DISABLED_MillionIds) {
+  for (int64_t begin = 0; begin < 1'000'000; begin += 10'000) {
+    Append(static_cast<int32_t>(begin / 10'000 % 2), begin, begin + 10'000);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RunResult run = Run({"verify", table_path(), "--id", "id", "--expect", "1000000", "--range",
+                       "0..999999", "--json"});
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::printf("verify of 1,000,000 ids in 100 files: %lld ms\n",
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+}
+
 }  // namespace
 }  // namespace ferry
