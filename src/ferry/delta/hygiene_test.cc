@@ -394,6 +394,34 @@ TEST_F(HygieneTest, LogCleanupKeepsEveryVersionFromItsCheckpoint) {
   ExpectClean(130);
 }
 
+// The cleanup Transaction runs after each checkpoint: with no retention at all it may delete any
+// commit below the newest checkpoint (how many depends on the clock), never one the latest
+// version needs.
+TEST_F(HygieneTest, CleanupAfterCheckpointsKeepsTheTableReadable) {
+  Create({{"delta.checkpointInterval", "5"},
+          {"delta.logRetentionDuration", "interval 0 milliseconds"}});
+  for (int64_t begin = 0; begin < 120; begin += 10) {
+    ASSERT_TRUE(Append(begin, begin + 10).ok());
+  }
+  auto listing = store_->List(table_->log_dir() + "/");
+  ASSERT_TRUE(listing.ok());
+  int commits = 0;
+  for (const auto& info : *listing) {
+    auto parsed = ParseLogFileName(info.key.substr(info.key.rfind('/') + 1));
+    if (parsed && parsed->kind == LogFileKind::kCommit) {
+      EXPECT_GE(parsed->version, 0);
+      ++commits;
+    }
+  }
+  RecordProperty("commits_left", commits);
+  EXPECT_GE(commits, 3);  // 10, 11, 12 at least
+  EXPECT_LE(commits, 13);
+  for (int64_t version = 10; version <= 12; ++version) {
+    EXPECT_TRUE(table_->LoadSnapshot(version).ok()) << version;
+  }
+  ExpectClean(120);
+}
+
 TEST_F(HygieneTest, LogCleanupHonorsTheTableRetention) {
   Create({{"delta.checkpointInterval", "5"}, {"delta.logRetentionDuration", "interval 60 days"}});
   for (int64_t begin = 0; begin < 60; begin += 10) {
