@@ -86,6 +86,7 @@ OrderedJson ReportJson(const std::string& table, const delta::VerifyReport& r,
                          {"ok", check.ok()}});
   }
   out["positions"] = std::move(positions);
+  out["stats_mismatches"] = r.stats_mismatches;
   out["expect"] = OptionalJson(expect);
   out["expect_ok"] = r.expect_ok ? OrderedJson(*r.expect_ok) : OrderedJson(nullptr);
   out["ok"] = r.ok();
@@ -146,6 +147,9 @@ void PrintReport(const std::string& table, const delta::VerifyReport& r,
           Text(check.txn_version).c_str(), Text(check.data_max).c_str(),
           check.ok() ? "ok" : "MISMATCH");
     }
+  }
+  for (const std::string& mismatch : r.stats_mismatches) {
+    std::printf("stats:       %s\n", mismatch.c_str());
   }
   if (r.expect_ok) {
     std::printf("expect:      %lld rows and distinct ids: %s\n",

@@ -9,8 +9,9 @@
 // inclusive range A..B no row holds, the position checks, and whether rows and distinct ids
 // equal N. --json prints one object: {table, version, files, rows, distinct, null_ids,
 // duplicates, duplicate_ids, duplicates_listed: [{id, count, files}], missing, missing_ids,
-// out_of_range, positions_checked, positions: [{app_id, source, txn, data_max, ok}], expect,
-// expect_ok, ok}; `duplicates` counts rows beyond the first of each id.
+// out_of_range, positions_checked, positions: [{app_id, source, txn, data_max, ok}],
+// stats_mismatches: [text], expect, expect_ok, ok}; `duplicates` counts rows beyond the first of
+// each id.
 //
 // Exit codes: 0 clean, 1 not clean, 2 usage error or the table could not be read (the message
 // names the table and file).

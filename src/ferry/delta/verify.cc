@@ -9,6 +9,7 @@
 
 #include "ferry/columnar/column.h"
 #include "ferry/delta/file_scan.h"
+#include "ferry/delta/stats.h"
 #include "ferry/delta/table.h"
 
 namespace ferry::delta {
@@ -193,7 +194,7 @@ int64_t VerifyReport::position_mismatches() const {
 
 bool VerifyReport::ok() const {
   return duplicates == 0 && null_ids == 0 && missing == 0 && expect_ok.value_or(true) &&
-         position_mismatches() == 0;
+         position_mismatches() == 0 && stats_mismatches.empty();
 }
 
 bool SubjectMatches(std::string_view filter, std::string_view subject) {
@@ -300,6 +301,13 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
     file_paths.push_back(add.path);
     ++report.files;
     report.rows += batch.num_rows();
+    std::optional<int64_t> records =
+        add.stats ? StatsNumRecords(*add.stats) : std::optional<int64_t>();
+    if (records && *records != batch.num_rows()) {
+      report.stats_mismatches.push_back(
+          fmt::format("{}: stats.numRecords {} but the file has {} rows", add.path, *records,
+                      batch.num_rows()));
+    }
     const Column& ids = batch.column(0);
     for (int64_t row = 0; row < batch.num_rows(); ++row) {
       if (ids.IsNull(row)) {

@@ -9,9 +9,10 @@
 //      sequence among rows whose subject matches the filter (NATS wildcards `*` and `>`) does.
 //      Kafka partitions present in the data but without a txn are reported too. Checked only
 //      when the table has the position columns;
-//   3. optionally, that rows and distinct ids both equal an expected count.
+//   3. optionally, that rows and distinct ids both equal an expected count;
+//   4. that every file holds as many rows as its add's stats.numRecords says (when present).
 // The report is clean (ok()) only when there is no duplicate, no null id, nothing missing, the
-// expectation holds and every position agrees.
+// expectation holds, every position agrees and every file's row count matches its stats.
 //
 // A pipeline whose filter drops the last messages of a partition commits a position beyond the
 // data's largest offset: that shows up as a mismatch (verify knows nothing of filters).
@@ -86,6 +87,8 @@ struct VerifyReport {
   bool positions_checked = false;
   std::vector<PositionCheck> positions;
   std::optional<bool> expect_ok;
+  // "<add.path>: stats.numRecords N but the file has M rows", one per disagreeing file.
+  std::vector<std::string> stats_mismatches;
 
   int64_t position_mismatches() const;
   bool ok() const;

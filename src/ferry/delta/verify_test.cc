@@ -255,6 +255,26 @@ TEST_F(VerifyTest, MissingDataFileIsAClearError) {
       << report.status().ToString();
 }
 
+TEST_F(VerifyTest, StatsThatDisagreeWithTheFileAreReported) {
+  Create(KafkaSchema());
+  auto writer = TableWriter::Create(*table_, snapshot_);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Write(KafkaBatch(Rows(0, 4))).ok());
+  auto adds = (*writer)->Finish();
+  ASSERT_TRUE(adds.ok());
+  (*adds)[0].stats = R"({"numRecords":5})";
+  Transaction txn(*table_, snapshot_);
+  txn.AddFiles(std::move(*adds));
+  ASSERT_TRUE(txn.Commit().ok());
+  VerifyReport report = Verify({.id_column = "id"});
+  EXPECT_EQ(report.rows, 4);
+  ASSERT_EQ(report.stats_mismatches.size(), 1u);
+  EXPECT_NE(report.stats_mismatches[0].find("stats.numRecords 5 but the file has 4 rows"),
+            std::string::npos)
+      << report.stats_mismatches[0];
+  EXPECT_FALSE(report.ok());
+}
+
 TEST_F(VerifyTest, BadIdColumn) {
   CleanKafkaTable();
   auto snap = table_->LoadSnapshot();
