@@ -99,7 +99,7 @@ using Bin = std::vector<const AddFile*>;
 std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options) {
   std::map<PartitionValues, std::vector<const AddFile*>> small;
   for (const auto& [key, add] : snapshot.files()) {
-    if (add.size < options.target_size && !add.deletion_vector &&
+    if (add.size < options.target_size && !add.deletion_vector && RelativeFilePath(add).ok() &&
         options.where.Matches(add.partition_values)) {
       small[add.partition_values].push_back(&add);
     }

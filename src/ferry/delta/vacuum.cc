@@ -40,12 +40,20 @@ std::optional<std::string> Relative(const std::string& path) {
   return *relative;
 }
 
-void AddLiveFiles(const Snapshot& snapshot, std::set<std::string>* out) {
+// NotSupported for a live file outside the table root's relative paths (an absolute path
+// written by another engine): vacuum could not tell it from an orphan.
+Status AddLiveFiles(const Snapshot& snapshot, std::set<std::string>* out) {
   for (const auto& [key, add] : snapshot.files()) {
-    if (auto path = Relative(add.path)) {
-      out->insert(*path);
+    std::optional<std::string> path = Relative(add.path);
+    if (!path) {
+      return NotSupported(
+          "vacuum: live file {} has an absolute path; ferry only vacuums tables "
+          "whose files are named relative to the table root",
+          add.path);
     }
+    out->insert(*path);
   }
+  return Status::OK();
 }
 
 }  // namespace
@@ -63,7 +71,7 @@ Result<VacuumResult> Vacuum(const Table& table, const VacuumOptions& options) {
   // Step 2.
   FERRY_ASSIGN_OR_RETURN(Snapshot snapshot, table.LoadSnapshot());
   std::set<std::string> protected_paths;
-  AddLiveFiles(snapshot, &protected_paths);
+  FERRY_RETURN_IF_ERROR(AddLiveFiles(snapshot, &protected_paths));
   for (const auto& [key, remove] : snapshot.tombstones()) {
     if (remove.deletion_timestamp.value_or(0) >= cutoff) {
       if (auto path = Relative(remove.path)) {
@@ -91,7 +99,7 @@ Result<VacuumResult> Vacuum(const Table& table, const VacuumOptions& options) {
   // Step 4.
   FERRY_ASSIGN_OR_RETURN(snapshot, table.Update(std::move(snapshot)));
   std::set<std::string> live_now;
-  AddLiveFiles(snapshot, &live_now);
+  FERRY_RETURN_IF_ERROR(AddLiveFiles(snapshot, &live_now));
   // Step 5.
   for (const storage::ObjectInfo& info : candidates) {
     std::string relative = info.key.substr(root.size());

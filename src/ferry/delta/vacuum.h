@@ -47,7 +47,8 @@ struct VacuumResult {
   int64_t files_kept = 0;  // data files left in place
 };
 
-// Step 1-5. InvalidArgument for a retention below the minimum without force.
+// Step 1-5. InvalidArgument for a retention below the minimum without force; NotSupported for
+// a table with a live file named by an absolute path (it could not be told from an orphan).
 Result<VacuumResult> Vacuum(const Table& table, const VacuumOptions& options);
 
 }  // namespace ferry::delta
