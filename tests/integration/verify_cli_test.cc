@@ -98,6 +98,7 @@ class VerifyCliTest : public ::testing::Test {
     std::string err_path = dir_ + "/err";
     args.insert(args.begin(), FERRY_BINARY_DIR "/src/ferry/app/ferry");
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& arg : args) {
       argv.push_back(arg.data());
     }

@@ -67,7 +67,8 @@ class VerifyTest : public ::testing::Test {
     snapshot_ = *snap;
   }
 
-  void Append(const columnar::RecordBatch& batch, std::map<std::string, int64_t> positions = {}) {
+  void Append(const columnar::RecordBatch& batch,
+              const std::map<std::string, int64_t>& positions = {}) {
     auto writer = TableWriter::Create(*table_, snapshot_);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     ASSERT_TRUE((*writer)->Write(batch).ok());
@@ -83,7 +84,7 @@ class VerifyTest : public ::testing::Test {
     snapshot_ = result->snapshot;
   }
 
-  VerifyReport Verify(VerifyOptions options) {
+  VerifyReport Verify(const VerifyOptions& options) {
     auto snap = table_->LoadSnapshot();
     EXPECT_TRUE(snap.ok()) << snap.status().ToString();
     auto report = VerifyTable(*table_, *snap, options);
