@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     // Commands report failure through exit_code (their callbacks never throw).
     int exit_code = 0;
+    ferry::app::RegisterVerifyCommand(app, &exit_code);
+    ferry::app::RegisterHygieneCommands(app, &exit_code);
     CLI::App* parquet = app.add_subcommand("parquet", "Read and write Parquet files");
     parquet->require_subcommand(1);
     ferry::app::RegisterParquetInspect(parquet, &exit_code);
@@ -29,8 +31,6 @@ int main(int argc, char** argv) {
     ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceNatsCommand(app, &exit_code);
     ferry::app::RegisterTableCommands(app, &exit_code);
-    ferry::app::RegisterVerifyCommand(app, &exit_code);
-    ferry::app::RegisterHygieneCommands(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {
