@@ -6,12 +6,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/hygiene_commands.h"
 #include "ferry/app/mock_kafka_command.h"
 #include "ferry/app/parquet_read_commands.h"
 #include "ferry/app/produce_kafka_command.h"
 #include "ferry/app/produce_nats_command.h"
 #include "ferry/app/run_command.h"
 #include "ferry/app/table_commands.h"
+#include "ferry/app/verify_command.h"
 
 int main(int argc, char** argv) {
   try {
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     // Commands report failure through exit_code (their callbacks never throw).
     int exit_code = 0;
+    ferry::app::RegisterVerifyCommand(app, &exit_code);
+    ferry::app::RegisterHygieneCommands(app, &exit_code);
     CLI::App* parquet = app.add_subcommand("parquet", "Read and write Parquet files");
     parquet->require_subcommand(1);
     ferry::app::RegisterParquetInspect(parquet, &exit_code);

@@ -11,6 +11,7 @@
 #include "ferry/base/log.h"
 #include "ferry/delta/actions_json.h"
 #include "ferry/delta/checkpoint_writer.h"
+#include "ferry/delta/log_cleanup.h"
 #include "ferry/delta/log_files.h"
 #include "ferry/delta/log_segment.h"
 #include "ferry/delta/schema_json.h"
@@ -79,6 +80,12 @@ Status Transaction::Validate() const {
     FERRY_ASSIGN_OR_RETURN(schema, ParseSchemaJson(metadata_->schema_string));
   }
   FERRY_RETURN_IF_ERROR(CheckWriteSupported(protocol, metadata, *schema));
+  for (const RemoveFile& remove : removes_) {
+    if (snapshot_.files().count(KeyOf(remove)) == 0) {
+      return Aborted("ConcurrentDeleteRead: file {} is not live in version {}", remove.path,
+                     snapshot_.version());
+    }
+  }
   for (const auto& [app_id, expected] : expected_) {
     std::optional<int64_t> actual = snapshot_.position(app_id);
     if (actual != expected) {
@@ -105,7 +112,7 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
     info["readVersion"] = version - 1;
   }
   info["isolationLevel"] = "Serializable";
-  info["isBlindAppend"] = !metadata_.has_value();
+  info["isBlindAppend"] = !metadata_.has_value() && removes_.empty();
   int64_t rows = 0;
   int64_t bytes = 0;
   for (const AddFile& add : adds_) {
@@ -115,6 +122,9 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
   info["operationMetrics"] = {{"numFiles", std::to_string(adds_.size())},
                               {"numOutputRows", std::to_string(rows)},
                               {"numOutputBytes", std::to_string(bytes)}};
+  if (!removes_.empty()) {
+    info["operationMetrics"]["numRemovedFiles"] = std::to_string(removes_.size());
+  }
   info["engineInfo"] = std::string("ferry/") + FERRY_VERSION;
   info["txnId"] = txn_id;
   if (!positions_.empty()) {
@@ -135,6 +145,9 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
   }
   for (const auto& [app_id, v] : positions_) {
     out += ActionToJson(Txn{app_id, v, timestamp_ms_}) + "\n";
+  }
+  for (const RemoveFile& remove : removes_) {
+    out += ActionToJson(remove) + "\n";
   }
   for (const AddFile& add : adds_) {
     out += ActionToJson(add) + "\n";
@@ -174,6 +187,14 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
             "ConcurrentTransaction: version {} committed position {} for '{}', which this "
             "transaction also writes; another writer owns it now",
             version, txn->version, txn->app_id);
+      }
+    } else if (const auto* remove = std::get_if<RemoveFile>(&action)) {
+      for (const RemoveFile& ours : removes_) {
+        if (KeyOf(ours) == KeyOf(*remove)) {
+          return Aborted(
+              "ConcurrentDeleteDelete: version {} removed {}, which this transaction removes too",
+              version, remove->path);
+        }
       }
     } else if (const auto* metadata = std::get_if<Metadata>(&action)) {
       if (metadata_.has_value() || !SameSchema(*metadata, snapshot_.metadata())) {
@@ -270,6 +291,10 @@ Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
   for (const auto& [app_id, v] : positions_) {
     ours.emplace_back(Txn{app_id, v, timestamp_ms_});
   }
+  for (RemoveFile& remove : removes_) {
+    ours.emplace_back(std::move(remove));
+  }
+  removes_.clear();
   for (AddFile& add : adds_) {
     ours.emplace_back(std::move(add));
   }
@@ -297,6 +322,12 @@ Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
     }
     if (st.ok()) {
       state->newest_checkpoint_version = version;
+      // Metadata cleanup (log_cleanup.h) after each checkpoint; best effort.
+      auto cleanup = CleanupLog(table_, result.snapshot, WallMillis());
+      if (!cleanup.ok()) {
+        FERRY_LOG_WARN("log cleanup of {} after checkpoint {} failed: {}", table_.Describe(),
+                       version, cleanup.status().ToString());
+      }
     } else {
       FERRY_LOG_WARN("checkpoint of {} at version {} failed (the next commit retries): {}",
                      table_.Describe(), version, st.ToString());

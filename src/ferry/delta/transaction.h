@@ -29,6 +29,8 @@
 //   4. Resolve the conflict with the winning commit [delta.commit.on_conflict]:
 //        - a txn for one of our appIds: Aborted (ConcurrentTransaction) -- another writer owns
 //          that partition now; the batch must be abandoned (its files are orphans);
+//        - a remove of a file we remove (Remove(), e.g. two compactions of one file): Aborted
+//          (ConcurrentDeleteDelete); step 1 also checks that every file we remove is live;
 //        - a metaData that changes the schema or partition columns: Aborted (MetadataChanged)
 //          -- the caller must re-validate the batch against the new schema; a metaData that only
 //          changes properties, or a protocol change: re-run the write check of step 1;
@@ -41,7 +43,8 @@
 //      re-read). If a checkpoint is due -- the newest checkpoint is older than the last multiple
 //      of delta.checkpointInterval at or below v, so a checkpoint a crash skipped is retried by
 //      the next commit -- write it (checkpoint_writer.h). A checkpoint failure does not fail
-//      the commit: it is reported in CommitResult::checkpoint_status.
+//      the commit: it is reported in CommitResult::checkpoint_status. After a checkpoint, old
+//      log files are cleaned up (log_cleanup.h; best effort, logged).
 //
 // Error codes: Aborted (a conflict the caller must handle: re-read the log), AlreadyExists
 // (create of an existing table), NotSupported (a table feature ferry cannot write),
@@ -90,6 +93,9 @@ class Transaction {
 
   void Add(AddFile add) { adds_.push_back(std::move(add)); }
   void AddFiles(std::vector<AddFile> adds);
+  // Removes a live file (compaction: `remove` with dataChange=false beside the adds that
+  // replace it). The commit aborts if the file is not live or a concurrent commit removes it.
+  void Remove(RemoveFile remove) { removes_.push_back(std::move(remove)); }
   // Records `version` as the new position of `app_id` (a txn action). Unless ExpectPosition()
   // says otherwise, the commit requires the position to still be what the read snapshot holds.
   void SetPosition(const std::string& app_id, int64_t version);
@@ -120,6 +126,7 @@ class Transaction {
   Snapshot snapshot_;  // the read snapshot, advanced past every winning commit
   CommitOptions options_;
   std::vector<AddFile> adds_;
+  std::vector<RemoveFile> removes_;
   std::map<std::string, int64_t> positions_;
   std::map<std::string, std::optional<int64_t>> expected_;
   std::string operation_ = "WRITE";

@@ -1,0 +1,238 @@
+#include "ferry/app/verify_command.h"
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "ferry/delta/table.h"
+#include "ferry/delta/verify.h"
+#include "ferry/storage/local_store.h"
+
+namespace ferry::app {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr int kClean = 0;
+constexpr int kNotClean = 1;
+constexpr int kError = 2;
+
+struct VerifyArgs {
+  std::string table;
+  std::string expect;
+  std::string range;
+  bool json = false;
+  delta::VerifyOptions options;
+};
+
+std::optional<int64_t> ParseInt(std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// "A..B" -> {A, B}.
+std::optional<std::pair<int64_t, int64_t>> ParseRange(std::string_view text) {
+  size_t dots = text.find("..");
+  if (dots == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto first = ParseInt(text.substr(0, dots));
+  auto last = ParseInt(text.substr(dots + 2));
+  if (!first || !last) {
+    return std::nullopt;
+  }
+  return std::pair<int64_t, int64_t>(*first, *last);
+}
+
+OrderedJson OptionalJson(const std::optional<int64_t>& value) {
+  return value ? OrderedJson(*value) : OrderedJson(nullptr);
+}
+
+OrderedJson ReportJson(const std::string& table, const delta::VerifyReport& r,
+                       const std::optional<int64_t>& expect) {
+  OrderedJson out;
+  out["table"] = table;
+  out["version"] = r.version;
+  out["files"] = r.files;
+  out["rows"] = r.rows;
+  out["distinct"] = r.distinct;
+  out["null_ids"] = r.null_ids;
+  out["duplicates"] = r.duplicates;
+  out["duplicate_ids"] = r.duplicate_ids;
+  OrderedJson listed = OrderedJson::array();
+  for (const delta::DuplicateId& dup : r.duplicates_listed) {
+    listed.push_back({{"id", dup.id}, {"count", dup.count}, {"files", dup.files}});
+  }
+  out["duplicates_listed"] = std::move(listed);
+  out["missing"] = r.missing;
+  out["missing_ids"] = r.missing_listed;
+  out["out_of_range"] = r.out_of_range;
+  out["positions_checked"] = r.positions_checked;
+  OrderedJson positions = OrderedJson::array();
+  for (const delta::PositionCheck& check : r.positions) {
+    positions.push_back({{"app_id", check.app_id},
+                         {"source", check.source},
+                         {"txn", OptionalJson(check.txn_version)},
+                         {"data_max", OptionalJson(check.data_max)},
+                         {"ok", check.ok()}});
+  }
+  out["positions"] = std::move(positions);
+  out["stats_mismatches"] = r.stats_mismatches;
+  out["expect"] = OptionalJson(expect);
+  out["expect_ok"] = r.expect_ok ? OrderedJson(*r.expect_ok) : OrderedJson(nullptr);
+  out["ok"] = r.ok();
+  return out;
+}
+
+std::string Text(const std::optional<int64_t>& value) {
+  return value ? std::to_string(*value) : std::string("none");
+}
+
+void PrintReport(const std::string& table, const delta::VerifyReport& r,
+                 const delta::VerifyOptions& options) {
+  std::printf("table:       %s (version %lld, %lld files)\n", table.c_str(),
+              static_cast<long long>(r.version), static_cast<long long>(r.files));
+  std::printf("rows:        %lld\n", static_cast<long long>(r.rows));
+  std::printf("distinct:    %lld\n", static_cast<long long>(r.distinct));
+  if (r.null_ids > 0) {
+    std::printf("null ids:    %lld\n", static_cast<long long>(r.null_ids));
+  }
+  std::printf("duplicates:  %lld extra rows of %lld ids\n", static_cast<long long>(r.duplicates),
+              static_cast<long long>(r.duplicate_ids));
+  for (const delta::DuplicateId& dup : r.duplicates_listed) {
+    std::string files;
+    for (const std::string& file : dup.files) {
+      files += (files.empty() ? "" : ", ") + file;
+    }
+    std::printf("  id %s: %lld rows in %s\n", dup.id.c_str(), static_cast<long long>(dup.count),
+                files.c_str());
+  }
+  if (options.range) {
+    std::printf("missing:     %lld of %lld..%lld", static_cast<long long>(r.missing),
+                static_cast<long long>(options.range->first),
+                static_cast<long long>(options.range->second));
+    std::string listed;
+    for (int64_t id : r.missing_listed) {
+      listed += (listed.empty() ? "" : ", ") + std::to_string(id);
+    }
+    std::printf("%s%s%s\n", listed.empty() ? "" : " (", listed.c_str(),
+                listed.empty()
+                    ? ""
+                    : (r.missing > static_cast<int64_t>(r.missing_listed.size()) ? ", ...)" : ")"));
+    if (r.out_of_range > 0) {
+      std::printf("outside:     %lld distinct ids outside the range\n",
+                  static_cast<long long>(r.out_of_range));
+    }
+  }
+  if (!r.positions_checked) {
+    std::printf("positions:   not checked (no %s/%s or %s/%s columns)\n",
+                options.partition_column.c_str(), options.offset_column.c_str(),
+                options.sequence_column.c_str(), options.subject_column.c_str());
+  } else {
+    std::printf("positions:   %zu checked, %lld mismatched\n", r.positions.size(),
+                static_cast<long long>(r.position_mismatches()));
+    for (const delta::PositionCheck& check : r.positions) {
+      std::printf(
+          "  %-40s txn %-12s data max %-12s %s\n",
+          check.app_id.empty() ? ("(no txn) " + check.source).c_str() : check.app_id.c_str(),
+          Text(check.txn_version).c_str(), Text(check.data_max).c_str(),
+          check.ok() ? "ok" : "MISMATCH");
+    }
+  }
+  for (const std::string& mismatch : r.stats_mismatches) {
+    std::printf("stats:       %s\n", mismatch.c_str());
+  }
+  if (r.expect_ok) {
+    std::printf("expect:      %lld rows and distinct ids: %s\n",
+                static_cast<long long>(*options.expect), *r.expect_ok ? "ok" : "MISMATCH");
+  }
+  std::printf("result:      %s\n", r.ok() ? "CLEAN" : "NOT CLEAN");
+}
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "ferry verify: %s\n", message.c_str());
+  return kError;
+}
+
+int RunVerify(VerifyArgs args) {
+  // Checked here rather than by CLI11 so that every usage error exits with 2.
+  if (args.table.empty()) {
+    return Usage("TABLE is required");
+  }
+  if (args.options.id_column.empty()) {
+    return Usage("--id COLUMN is required");
+  }
+  if (!args.expect.empty()) {
+    args.options.expect = ParseInt(args.expect);
+    if (!args.options.expect || *args.options.expect < 0) {
+      return Usage("--expect needs a non-negative integer, got '" + args.expect + "'");
+    }
+  }
+  if (!args.range.empty()) {
+    args.options.range = ParseRange(args.range);
+    if (!args.options.range) {
+      return Usage("--range needs A..B with integers A <= B, got '" + args.range + "'");
+    }
+  }
+  auto store = storage::LocalStore::Create(args.table);
+  if (!store.ok()) {
+    return Usage(args.table + ": " + store.status().ToString());
+  }
+  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
+  if (!table.ok()) {
+    return Usage(args.table + ": " + table.status().ToString());
+  }
+  auto snapshot = (*table)->LoadSnapshot();
+  if (!snapshot.ok()) {
+    return Usage(args.table + ": " + snapshot.status().ToString());
+  }
+  auto report = delta::VerifyTable(**table, *snapshot, args.options);
+  if (!report.ok()) {
+    return Usage(args.table + ": " + report.status().ToString());
+  }
+  if (args.json) {
+    std::printf("%s\n", ReportJson(args.table, *report, args.options.expect).dump().c_str());
+  } else {
+    PrintReport(args.table, *report, args.options);
+  }
+  return report->ok() ? kClean : kNotClean;
+}
+
+}  // namespace
+
+void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<VerifyArgs>();
+  CLI::App* verify = app.add_subcommand(
+      "verify",
+      "Check a table for duplicate and missing ids and txn positions that disagree with the data "
+      "(exit 0 clean, 1 not clean, 2 error)");
+  verify->add_option("TABLE", args->table, "Table directory");
+  verify->add_option("--id", args->options.id_column, "Id column (integer or string)");
+  verify->add_option("--expect", args->expect, "Rows and distinct ids must both equal N");
+  verify->add_option("--range", args->range, "Inclusive id range A..B that must all be present");
+  verify->add_flag("--json", args->json, "Print one JSON object");
+  verify->add_option("--max-listed", args->options.max_listed,
+                     "How many duplicate and missing ids to list (default 10)");
+  verify->add_option("--partition-column", args->options.partition_column,
+                     "Kafka partition column (default _partition)");
+  verify->add_option("--offset-column", args->options.offset_column,
+                     "Kafka offset column (default _offset)");
+  verify->add_option("--topic-column", args->options.topic_column,
+                     "Kafka topic column, when present (default _topic)");
+  verify->add_option("--sequence-column", args->options.sequence_column,
+                     "JetStream stream sequence column (default _sequence)");
+  verify->add_option("--subject-column", args->options.subject_column,
+                     "JetStream subject column (default _subject)");
+  verify->callback([args, exit_code] { *exit_code = RunVerify(*args); });
+}
+
+}  // namespace ferry::app

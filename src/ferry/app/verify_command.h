@@ -1,0 +1,31 @@
+// `ferry verify`: checks that a table holds every id exactly once and that its committed source
+// positions agree with the data (delta/verify.h; docs/verify.md).
+//
+//   ferry verify TABLE --id COLUMN [--expect N] [--range A..B] [--json] [--max-listed K]
+//                [--partition-column C] [--offset-column C] [--topic-column C]
+//                [--sequence-column C] [--subject-column C]
+//
+// Prints rows, distinct ids, duplicates (the first few with the files holding them), ids of the
+// inclusive range A..B no row holds, the position checks, and whether rows and distinct ids
+// equal N. --json prints one object: {table, version, files, rows, distinct, null_ids,
+// duplicates, duplicate_ids, duplicates_listed: [{id, count, files}], missing, missing_ids,
+// out_of_range, positions_checked, positions: [{app_id, source, txn, data_max, ok}],
+// stats_mismatches: [text], expect, expect_ok, ok}; `duplicates` counts rows beyond the first of
+// each id.
+//
+// Exit codes: 0 clean, 1 not clean, 2 usage error or the table could not be read (the message
+// names the table and file).
+//
+// Thread-safety: run from main() only.
+#pragma once
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace ferry::app {
+
+// Adds the `verify` command to `app`; its exit code goes to *exit_code.
+void RegisterVerifyCommand(CLI::App& app, int* exit_code);
+
+}  // namespace ferry::app

@@ -1,0 +1,254 @@
+#include "ferry/delta/optimize.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "ferry/base/clock.h"
+#include "ferry/delta/file_scan.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_writer.h"
+
+namespace ferry::delta {
+namespace {
+
+// A tiny tokenizer for PartitionPredicate: identifiers/bare words, quoted strings, '='.
+class PredicateLexer {
+ public:
+  explicit PredicateLexer(std::string_view text) : text_(text) {}
+
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
+      ++pos_;
+    }
+  }
+  bool AtEnd() {
+    SkipSpace();
+    return pos_ >= text_.size();
+  }
+  size_t pos() const { return pos_; }
+
+  bool ConsumeChar(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+
+  // A bare word: letters, digits, '_', '-', '.', ':', '+' (numbers, dates, identifiers).
+  std::optional<std::string> Word() {
+    SkipSpace();
+    size_t start = pos_;
+    while (pos_ < text_.size()) {
+      char c = text_[pos_];
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+          c == ':' || c == '+') {
+        ++pos_;
+      } else {
+        break;
+      }
+    }
+    if (pos_ == start) {
+      return std::nullopt;
+    }
+    return std::string(text_.substr(start, pos_ - start));
+  }
+
+  // '...' with '' for a quote; nullopt if there is no quote here; error for an unclosed one.
+  Result<std::optional<std::string>> Quoted() {
+    SkipSpace();
+    if (pos_ >= text_.size() || text_[pos_] != '\'') {
+      return std::optional<std::string>();
+    }
+    std::string out;
+    for (++pos_; pos_ < text_.size(); ++pos_) {
+      if (text_[pos_] == '\'') {
+        if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '\'') {
+          out += '\'';
+          ++pos_;
+        } else {
+          ++pos_;
+          return std::optional<std::string>(std::move(out));
+        }
+      } else {
+        out += text_[pos_];
+      }
+    }
+    return InvalidArgument("unclosed quote in partition predicate");
+  }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+using Bin = std::vector<const AddFile*>;
+
+// Step 1-2: the bins of two files or more.
+std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options) {
+  std::map<PartitionValues, std::vector<const AddFile*>> small;
+  for (const auto& [key, add] : snapshot.files()) {
+    if (add.size < options.target_size && !add.deletion_vector && RelativeFilePath(add).ok() &&
+        options.where.Matches(add.partition_values)) {
+      small[add.partition_values].push_back(&add);
+    }
+  }
+  std::vector<Bin> bins;
+  for (auto& [values, files] : small) {
+    Bin bin;
+    int64_t bytes = 0;
+    for (const AddFile* add : files) {
+      bin.push_back(add);
+      bytes += add->size;
+      if (bytes >= options.target_size) {
+        if (bin.size() >= 2) {
+          bins.push_back(std::move(bin));
+        }
+        bin.clear();
+        bytes = 0;
+      }
+    }
+    if (bin.size() >= 2) {
+      bins.push_back(std::move(bin));
+    }
+  }
+  return bins;
+}
+
+}  // namespace
+
+Result<PartitionPredicate> PartitionPredicate::Parse(std::string_view text) {
+  PartitionPredicate predicate;
+  predicate.text_ = std::string(text);
+  PredicateLexer lexer(text);
+  if (lexer.AtEnd()) {
+    return predicate;
+  }
+  while (true) {
+    std::optional<std::string> column = lexer.Word();
+    if (!column) {
+      return InvalidArgument("partition predicate '{}': expected a column name at offset {}", text,
+                             lexer.pos());
+    }
+    if (lexer.ConsumeChar('=')) {
+      FERRY_ASSIGN_OR_RETURN(std::optional<std::string> quoted, lexer.Quoted());
+      std::optional<std::string> value = quoted ? quoted : lexer.Word();
+      if (!value) {
+        return InvalidArgument("partition predicate '{}': expected a value at offset {}", text,
+                               lexer.pos());
+      }
+      predicate.terms_.emplace_back(*column, *value);
+    } else {
+      std::optional<std::string> is = lexer.Word();
+      std::optional<std::string> null = lexer.Word();
+      if (!is || !null || !EqualsIgnoreCase(*is, "is") || !EqualsIgnoreCase(*null, "null")) {
+        return InvalidArgument(
+            "partition predicate '{}': expected '=' or IS NULL after '{}' at offset {}", text,
+            *column, lexer.pos());
+      }
+      predicate.terms_.emplace_back(*column, std::nullopt);
+    }
+    if (lexer.AtEnd()) {
+      return predicate;
+    }
+    std::optional<std::string> conjunction = lexer.Word();
+    if (!conjunction || !EqualsIgnoreCase(*conjunction, "and")) {
+      return InvalidArgument("partition predicate '{}': expected AND at offset {}", text,
+                             lexer.pos());
+    }
+  }
+}
+
+Status PartitionPredicate::CheckColumns(const std::vector<std::string>& partition_columns) const {
+  for (const auto& [column, value] : terms_) {
+    if (std::find(partition_columns.begin(), partition_columns.end(), column) ==
+        partition_columns.end()) {
+      return InvalidArgument("'{}' is not a partition column (partition columns: {})", column,
+                             fmt::join(partition_columns, ", "));
+    }
+  }
+  return Status::OK();
+}
+
+bool PartitionPredicate::Matches(const PartitionValues& values) const {
+  for (const auto& [column, value] : terms_) {
+    auto it = values.find(column);
+    std::optional<std::string> actual;
+    if (it != values.end() && it->second && !it->second->empty()) {
+      actual = it->second;
+    }
+    if (actual != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& options) {
+  if (options.target_size <= 0) {
+    return InvalidArgument("optimize: the target size must be positive");
+  }
+  FERRY_ASSIGN_OR_RETURN(Snapshot snapshot, table.LoadSnapshot());
+  FERRY_RETURN_IF_ERROR(options.where.CheckColumns(snapshot.partition_columns()));
+  std::vector<Bin> bins = PlanBins(snapshot, options);
+  OptimizeResult result;
+  result.bins = static_cast<int64_t>(bins.size());
+  for (const Bin& bin : bins) {
+    for (const AddFile* add : bin) {
+      ++result.files_removed;
+      result.bytes_removed += add->size;
+    }
+  }
+  if (bins.empty() || options.dry_run) {
+    return result;
+  }
+  Transaction txn(table, snapshot, options.commit);
+  const int64_t now = WallMillis();
+  TableWriterOptions writer_options;
+  writer_options.target_file_size = options.target_size;
+  for (const Bin& bin : bins) {
+    // Step 3.
+    FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(table, snapshot, writer_options));
+    for (const AddFile* add : bin) {
+      FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch batch, ReadLiveFile(table, snapshot, *add));
+      // ReadLiveFile's schema is the table's fields; TableWriter wants the table schema itself.
+      columnar::RecordBatch rows(snapshot.schema(), batch.ReleaseColumns());
+      result.rows += rows.num_rows();
+      FERRY_RETURN_IF_ERROR(writer->Write(rows));
+      txn.Remove(RemoveFile{.path = add->path,
+                            .deletion_timestamp = now,
+                            .data_change = false,
+                            .extended_file_metadata = true,
+                            .partition_values = add->partition_values,
+                            .size = add->size,
+                            .stats = std::nullopt,
+                            .tags = add->tags});
+    }
+    FERRY_ASSIGN_OR_RETURN(std::vector<AddFile> adds, writer->Finish());
+    for (AddFile& add : adds) {
+      add.data_change = false;
+      ++result.files_added;
+      result.bytes_added += add.size;
+      txn.Add(std::move(add));
+    }
+  }
+  // Step 4.
+  txn.SetOperation("OPTIMIZE", {{"predicate", options.where.text()},
+                                {"targetSize", std::to_string(options.target_size)}});
+  FERRY_ASSIGN_OR_RETURN(CommitResult commit, txn.Commit());
+  result.version = commit.version;
+  return result;
+}
+
+}  // namespace ferry::delta
