@@ -11,6 +11,7 @@
 #include "ferry/delta/parquet_codec.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/table_setup.h"
+#include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/jetstream/jetstream_source.h"
 #include "ferry/source/kafka/kafka_source.h"
 #include "ferry/storage/local_store.h"
@@ -38,17 +39,8 @@ Status CheckSupported(const PipelineConfig& c) {
     return AtKey(c.location, key,
                  NotSupported("{} is not supported by this version of ferry yet; remove it", what));
   };
-  if (!c.columns.empty()) {
-    return refuse("columns", "derived columns");
-  }
-  if (!c.where.empty()) {
-    return refuse("where", "a where filter");
-  }
   if (c.dedup) {
     return refuse("dedup", "key-based dedup");
-  }
-  if (c.on_bad_record != "fail") {
-    return refuse("on_bad_record", fmt::format("on_bad_record = \"{}\"", c.on_bad_record));
   }
   return Status::OK();
 }
@@ -151,6 +143,20 @@ Result<jetstream::JetStreamOptions> JetStreamOptions(const PipelineConfig& c) {
   return o;
 }
 
+pipeline::TransformSpec TransformSpecOf(const PipelineConfig& c) {
+  pipeline::TransformSpec spec{.where = c.where, .time_zone = c.time_zone};
+  spec.where_origin =
+      fmt::format("{}:{}: {}.where", c.location.file, c.location.line, c.location.key);
+  for (const config::DerivedColumn& d : c.columns) {
+    spec.columns.push_back({.name = d.name,
+                            .expr = d.expr,
+                            .origin = fmt::format("{}:{}: {}.expr", d.location.file,
+                                                  d.location.line, d.location.key)});
+  }
+  return spec;
+}
+
+// `schema` is the input schema: the table's columns without the derived ones.
 Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
                                                         const columnar::SchemaPtr& schema) {
   std::set<std::string> metadata;
@@ -242,7 +248,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                     .partition_by = c.partition_by,
                                     .properties = c.table_properties,
                                     .create = c.create_table && !build.check_only,
-                                    .metadata_columns = c.metadata_columns};
+                                    .metadata_columns = c.metadata_columns,
+                                    .transform = TransformSpecOf(c)};
   pipeline::OpenedTable opened;
   if (build.check_only) {
     // Validate the declared schema, then the table if it exists; create nothing.
@@ -254,6 +261,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr resolved,
                              pipeline::ResolveSchema(*declared, c.metadata_columns));
       FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved).status());
+      FERRY_RETURN_IF_ERROR(pipeline::TransformStage::Create(resolved, setup.transform).status());
     }
     std::error_code ec;
     if (!std::filesystem::is_directory(c.table + "/_delta_log", ec)) {
@@ -268,8 +276,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> store,
                          OpenStore(c, !build.check_only));
   FERRY_ASSIGN_OR_RETURN(opened, pipeline::OpenOrCreateTable(store, "", setup));
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<transform::Decoder> decoder,
-                         MakeDecoder(c, opened.snapshot.schema()));
+  FERRY_ASSIGN_OR_RETURN(
+      std::unique_ptr<transform::Decoder> decoder,
+      MakeDecoder(c, pipeline::InputSchema(*opened.snapshot.schema(), setup.transform.columns)));
 
   FERRY_ASSIGN_OR_RETURN(parquet::CompressionCodec codec, delta::CodecFromName(c.writer.codec));
   pipeline::PipelineOptions options{
@@ -278,6 +287,10 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       .max_bytes = c.batch.max_bytes,
       .max_latency = c.batch.max_latency,
       .metadata_columns = c.metadata_columns,
+      .transform = setup.transform,
+      .on_bad_record = c.on_bad_record == "skip"          ? pipeline::OnBadRecord::kSkip
+                       : c.on_bad_record == "dead_letter" ? pipeline::OnBadRecord::kDeadLetter
+                                                          : pipeline::OnBadRecord::kFail,
       .until_caught_up = build.until_caught_up,
   };
   options.writer.target_file_size = c.writer.target_file_size;
@@ -287,9 +300,28 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   if (build.check_only) {
     return std::unique_ptr<pipeline::Pipeline>();
   }
-  return pipeline::Pipeline::Create(std::move(options), std::move(opened.table),
-                                    std::move(opened.snapshot), std::move(factory),
-                                    std::move(decoder), registry);
+  bool dead_letter = options.on_bad_record == pipeline::OnBadRecord::kDeadLetter;
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::Pipeline> built,
+                         pipeline::Pipeline::Create(std::move(options), std::move(opened.table),
+                                                    std::move(opened.snapshot), std::move(factory),
+                                                    std::move(decoder), registry));
+  if (dead_letter) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.dead_letter_table, ec);
+    if (ec) {
+      return AtKey(c.location, "dead_letter_table",
+                   IOError("cannot create directory {}: {}", c.dead_letter_table, ec.message()));
+    }
+    FERRY_ASSIGN_OR_RETURN(auto dead_store, storage::LocalStore::Create(c.dead_letter_table));
+    FERRY_ASSIGN_OR_RETURN(
+        pipeline::OpenedTable dead,
+        pipeline::OpenOrCreateTable(
+            std::shared_ptr<storage::ObjectStore>(std::move(dead_store)), "",
+            {.schema_ddl = pipeline::kDeadLetterSchema, .schema_origin = "dead-letter table"}));
+    FERRY_RETURN_IF_ERROR(
+        built->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
+  }
+  return built;
 }
 
 }  // namespace ferry::app

@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/base/check.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
+#include "ferry/columnar/ddl.h"
 
 namespace ferry::pipeline {
 
@@ -42,6 +44,14 @@ struct Pipeline::Metrics {
     gap_messages =
         r->GetCounter("ferry_source_gap_messages_total", "Positions in the skipped ranges", l);
     version = r->GetGauge("ferry_table_version", "Latest table version this pipeline knows", l);
+    filtered = r->GetCounter("ferry_rows_filtered_total", "Rows dropped by the `where` filter", l);
+    const char* bad_help = "Messages that did not decode or fit the schema, by what became of them";
+    bad_skipped = r->GetCounter("ferry_bad_records_total", bad_help,
+                                {{"pipeline", id}, {"action", "skipped"}});
+    bad_dead = r->GetCounter("ferry_bad_records_total", bad_help,
+                             {{"pipeline", id}, {"action", "dead_letter"}});
+    dead_rows = r->GetCounter("ferry_dead_letter_rows_written_total",
+                              "Rows committed to the dead-letter table", l);
     batch_seconds = r->GetHistogram("ferry_batch_duration_seconds",
                                     "From a batch's first row to its durable commit", l);
     commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
@@ -68,6 +78,10 @@ struct Pipeline::Metrics {
   metrics::Counter* gaps;
   metrics::Counter* gap_messages;
   metrics::Gauge* version;
+  metrics::Counter* filtered;
+  metrics::Counter* bad_skipped;
+  metrics::Counter* bad_dead;
+  metrics::Counter* dead_rows;
   metrics::Histogram* batch_seconds;
   metrics::Histogram* commit_seconds;
 };
@@ -111,33 +125,58 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
     return InvalidArgument("pipeline {}: batch max_rows, max_bytes and max_latency must be > 0",
                            options.id);
   }
-  Result<MetadataWriter> metadata =
-      MetadataWriter::Create(*snapshot.schema(), options.metadata_columns);
+  columnar::SchemaPtr input = InputSchema(*snapshot.schema(), options.transform.columns);
+  Result<std::unique_ptr<TransformStage>> stage = TransformStage::Create(input, options.transform);
+  if (!stage.ok()) {
+    return stage.status().WithContext("pipeline {}", options.id);
+  }
+  if (!(*stage)->table_schema()->Equals(*snapshot.schema())) {
+    return InvalidArgument(
+        "pipeline {}: the table's columns ({}) are not the input columns followed by the derived "
+        "ones ({})",
+        options.id, snapshot.schema()->ToString(), (*stage)->table_schema()->ToString());
+  }
+  Result<MetadataWriter> metadata = MetadataWriter::Create(*input, options.metadata_columns);
   if (!metadata.ok()) {
     return metadata.status().WithContext("pipeline {}", options.id);
   }
-  return std::unique_ptr<Pipeline>(
-      new Pipeline(std::move(options), std::move(table), std::move(snapshot),
-                   std::move(source_factory), std::move(decoder), std::move(*metadata), registry));
+  return std::unique_ptr<Pipeline>(new Pipeline(
+      std::move(options), std::move(table), std::move(snapshot), std::move(source_factory),
+      std::move(decoder), std::move(*metadata), std::move(*stage), registry));
 }
 
 Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                    delta::Snapshot snapshot, SourceFactory source_factory,
                    std::unique_ptr<transform::Decoder> decoder, MetadataWriter metadata,
-                   metrics::Registry* registry)
+                   std::unique_ptr<TransformStage> stage, metrics::Registry* registry)
     : options_(std::move(options)),
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
       source_factory_(std::move(source_factory)),
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
+      stage_(std::move(stage)),
       metrics_(std::make_unique<Metrics>(registry, options_.id)) {
-  batch_ = columnar::RecordBatch::MakeEmpty(snapshot_.schema());
+  batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
   metrics_->version->Set(static_cast<double>(snapshot_.version()));
 }
 
 Pipeline::~Pipeline() {
   CloseSource();
+}
+
+Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::Snapshot snapshot) {
+  Result<columnar::Schema> expected = columnar::ParseDdlSchema(kDeadLetterSchema);
+  FERRY_CHECK(expected.ok());
+  if (!snapshot.schema()->Equals(*expected)) {
+    return InvalidArgument("pipeline {}: the dead-letter table {} has columns ({}), not ({})",
+                           options_.id, table->Describe(), snapshot.schema()->ToString(),
+                           expected->ToString());
+  }
+  dead_ = columnar::RecordBatch::MakeEmpty(snapshot.schema());
+  dead_table_ = std::move(table);
+  dead_snapshot_ = std::move(snapshot);
+  return Status::OK();
 }
 
 Status Pipeline::StartSource() {
@@ -172,6 +211,15 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   PartitionState state{.key = partition.key, .app_id = options_.id + "/" + partition.key};
   state.committed = snapshot_.position(state.app_id);
   state.delivered = state.committed;
+  if (dead_table_ != nullptr) {
+    Result<delta::Snapshot> dead = dead_table_->Update(dead_snapshot_);
+    if (!dead.ok()) {
+      return dead.status().WithContext("pipeline {}: reading the dead-letter position of {}",
+                                       options_.id, partition.key);
+    }
+    dead_snapshot_ = std::move(*dead);
+    state.dead_committed = dead_snapshot_.position(state.app_id);
+  }
   if (state.committed) {
     metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
         ->Set(static_cast<double>(*state.committed));
@@ -192,6 +240,16 @@ void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
   }
   int32_t p = partition.index;
   if (batch_last_.count(p) != 0) {
+    if (dead_table_ != nullptr && !dead_partition_.empty()) {
+      std::vector<int64_t> keep_dead;
+      for (size_t row = 0; row < dead_partition_.size(); ++row) {
+        if (dead_partition_[row] != p) {
+          keep_dead.push_back(static_cast<int64_t>(row));
+        }
+      }
+      dead_ = dead_.Take(keep_dead);
+      std::erase(dead_partition_, p);
+    }
     std::vector<int64_t> keep;
     keep.reserve(row_partition_.size());
     for (size_t row = 0; row < row_partition_.size(); ++row) {
@@ -233,23 +291,106 @@ Status Pipeline::Take(const source::Message& m) {
   }
   Status st = decoder_->Append(m.payload, &batch_);
   if (!st.ok()) {
-    return st.WithContext("pipeline {}: {}", options_.id, Describe(m));
+    Status bad = st.WithContext("pipeline {}: {}", options_.id, Describe(m));
+    if (options_.on_bad_record == OnBadRecord::kFail) {
+      return bad;
+    }
+    return TakeBad(m, bad);
   }
   metadata_.Append(m, &batch_);
-  if (row_partition_.empty()) {
-    batch_opened_ = Clock::now();
-  }
   row_partition_.push_back(m.partition);
-  batch_first_.try_emplace(m.partition, m.position);
-  batch_last_[m.partition] = m.position;
   batch_bytes_[m.partition] += static_cast<int64_t>(m.payload.size());
-  state.delivered = m.position;
-  metrics_->messages->Increment();
+  Consume(m);
   return Status::OK();
 }
 
+void Pipeline::Consume(const source::Message& m) {
+  if (batch_last_.empty()) {
+    batch_opened_ = Clock::now();
+  }
+  batch_first_.try_emplace(m.partition, m.position);
+  batch_last_[m.partition] = m.position;
+  partitions_.at(m.partition).delivered = m.position;
+  metrics_->messages->Increment();
+}
+
+Status Pipeline::TakeBad(const source::Message& m, const Status& error) {
+  PartitionState& state = partitions_.at(m.partition);
+  if (options_.on_bad_record == OnBadRecord::kSkip || dead_table_ == nullptr) {
+    metrics_->bad_skipped->Increment();
+    FERRY_LOG_WARN("{} (skipped: on_bad_record = \"skip\")", error.message());
+  } else if (state.dead_committed && m.position <= *state.dead_committed) {
+    // Dead-lettered by an earlier run whose main commit did not land: already in its table.
+    FERRY_LOG_DEBUG("{}: already in the dead-letter table", error.message());
+  } else {
+    metrics_->bad_dead->Increment();
+    FERRY_LOG_WARN("{} (to the dead-letter table)", error.message());
+    dead_.mutable_column(0)->As<columnar::BinaryColumn>()->Append(options_.id);
+    dead_.mutable_column(1)->As<columnar::BinaryColumn>()->Append(state.key);
+    dead_.mutable_column(2)->As<columnar::Int64Column>()->Append(m.position);
+    if (m.key.empty()) {
+      dead_.mutable_column(3)->AppendNull();
+    } else {
+      dead_.mutable_column(3)->As<columnar::BinaryColumn>()->Append(m.key);
+    }
+    dead_.mutable_column(4)->As<columnar::BinaryColumn>()->Append(m.payload);
+    dead_.mutable_column(5)->As<columnar::BinaryColumn>()->Append(error.message());
+    int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    dead_.mutable_column(6)->As<columnar::Int64Column>()->Append(now_us);
+    dead_partition_.push_back(m.partition);
+  }
+  Consume(m);
+  return Status::OK();
+}
+
+Status Pipeline::CommitDeadLetters() {
+  if (dead_committed_ || dead_partition_.empty()) {
+    return Status::OK();
+  }
+  std::map<int32_t, int64_t> positions;
+  for (int32_t p : dead_partition_) {
+    positions[p] = batch_last_.at(p);
+  }
+  // A previous attempt may have landed with its reply lost.
+  FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
+  bool landed = true;
+  for (const auto& [p, last] : positions) {
+    landed = landed && dead_snapshot_.position(partitions_.at(p).app_id) == last;
+  }
+  if (!landed) {
+    FERRY_ASSIGN_OR_RETURN(
+        auto writer, delta::TableWriter::Create(*dead_table_, dead_snapshot_, options_.writer));
+    FERRY_RETURN_IF_ERROR(writer->Write(dead_));
+    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+    delta::Transaction txn(*dead_table_, dead_snapshot_, options_.commit);
+    txn.AddFiles(std::move(adds));
+    for (const auto& [p, last] : positions) {
+      const PartitionState& state = partitions_.at(p);
+      txn.SetPosition(state.app_id, last);
+      txn.ExpectPosition(state.app_id, state.dead_committed);
+    }
+    txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"},
+                                          {"queryId", options_.id + "/dead_letter"},
+                                          {"epochId", std::to_string(epoch_)}});
+    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
+    dead_snapshot_ = std::move(result.snapshot);
+    metrics_->dead_rows->Increment(static_cast<double>(dead_.num_rows()));
+    FERRY_LOG_INFO("pipeline {}: {} bad records committed to the dead-letter table {} (version {})",
+                   options_.id, dead_.num_rows(), dead_table_->Describe(),
+                   dead_snapshot_.version());
+  }
+  for (const auto& [p, last] : positions) {
+    partitions_.at(p).dead_committed = last;
+  }
+  dead_committed_ = true;
+  // Between the two commits: a crash here must leave the counts unchanged after a restart.
+  return FERRY_FAILPOINT("pipeline.after_dead_letter_commit");
+}
+
 bool Pipeline::TriggerFired() const {
-  if (row_partition_.empty()) {
+  if (batch_last_.empty()) {
     return false;
   }
   return batch_.num_rows() >= options_.max_rows || batch_.ByteSize() >= options_.max_bytes ||
@@ -262,14 +403,32 @@ void Pipeline::ClearBatch() {
   batch_last_.clear();
   batch_first_.clear();
   batch_bytes_.clear();
+  if (dead_table_ != nullptr) {
+    dead_.Clear();
+  }
+  dead_partition_.clear();
+  dead_committed_ = false;
 }
 
 Status Pipeline::WriteAndCommit() {
   Clock::time_point start = Clock::now();
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_write"));
+  // Dead letters first: once they are committed with their positions, the main commit may fail
+  // or crash without losing or repeating them.
+  FERRY_RETURN_IF_ERROR(CommitDeadLetters());
+  columnar::RecordBatch transformed;
+  const columnar::RecordBatch* rows = &batch_;
+  last_filtered_ = 0;
+  if (!stage_->empty()) {
+    transformed = stage_->Apply(batch_, &last_filtered_);
+    rows = &transformed;
+  }
+  last_rows_ = rows->num_rows();
   FERRY_ASSIGN_OR_RETURN(auto writer,
                          delta::TableWriter::Create(*table_, snapshot_, options_.writer));
-  FERRY_RETURN_IF_ERROR(writer->Write(batch_));
+  if (rows->num_rows() > 0) {
+    FERRY_RETURN_IF_ERROR(writer->Write(*rows));
+  }
   FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
   last_files_ = static_cast<int64_t>(adds.size());
   last_bytes_ = 0;
@@ -322,8 +481,9 @@ void Pipeline::AfterCommit() {
     summary += fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", state.key,
                            batch_first_.at(p), last);
   }
-  int64_t rows = batch_.num_rows();
+  int64_t rows = last_rows_;
   metrics_->rows->Increment(static_cast<double>(rows));
+  metrics_->filtered->Increment(static_cast<double>(last_filtered_));
   metrics_->files->Increment(static_cast<double>(last_files_));
   metrics_->bytes->Increment(static_cast<double>(last_bytes_));
   metrics_->succeeded->Increment();
@@ -361,7 +521,7 @@ Status Pipeline::Fence(const Status& why) {
 }
 
 Status Pipeline::CommitBatch(StopSignal* stop) {
-  if (row_partition_.empty()) {
+  if (batch_last_.empty()) {
     return Status::OK();
   }
   std::chrono::milliseconds backoff = options_.initial_backoff;
@@ -471,7 +631,7 @@ Status Pipeline::Run(StopSignal* stop) {
   Status result;
   while (true) {
     if (stop->abandon()) {
-      result = row_partition_.empty()
+      result = batch_last_.empty()
                    ? Status::OK()
                    : Cancelled(
                          "pipeline {}: stopped with {} rows not committed (they are read "
@@ -488,7 +648,7 @@ Status Pipeline::Run(StopSignal* stop) {
     }
     size_t room = static_cast<size_t>(std::max<int64_t>(1, options_.max_rows - batch_.num_rows()));
     std::chrono::milliseconds timeout = options_.poll_timeout;
-    if (!row_partition_.empty()) {
+    if (!batch_last_.empty()) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           options_.max_latency - (Clock::now() - batch_opened_));
       timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);

@@ -53,10 +53,23 @@
 #include "ferry/metrics/metrics.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/stop_signal.h"
+#include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/source.h"
 #include "ferry/transform/decoder.h"
 
 namespace ferry::pipeline {
+
+// What happens to a message that does not decode or fit the schema (`on_bad_record`).
+enum class OnBadRecord {
+  kFail,        // stop; the rows before it are committed, nothing after it
+  kSkip,        // drop it, count it (ferry_bad_records_total), consume its position
+  kDeadLetter,  // write it to the dead-letter table, exactly once (SetDeadLetterTable)
+};
+
+// The dead-letter table's schema (Spark DDL): one row per bad record.
+inline constexpr char kDeadLetterSchema[] =
+    "pipeline STRING NOT NULL, source_partition STRING NOT NULL, position BIGINT NOT NULL, "
+    "key BINARY, payload BINARY, error STRING NOT NULL, time TIMESTAMP NOT NULL";
 
 struct PipelineOptions {
   // Prefix of every txn appId ("<id>/<partition key>") and the `pipeline` metrics label.
@@ -67,6 +80,10 @@ struct PipelineOptions {
   std::chrono::milliseconds max_latency{1000};
   // Metadata kind -> column name (metadata_columns.h).
   std::map<std::string, std::string> metadata_columns;
+  // Derived columns and `where` (transform_stage.h). The table schema is the decoder's columns,
+  // then the metadata columns, then the derived ones.
+  TransformSpec transform;
+  OnBadRecord on_bad_record = OnBadRecord::kFail;
   delta::TableWriterOptions writer;
   delta::CommitOptions commit;
   // Longest wait inside one Poll (bounds how fast a stop or a latency trigger is noticed).
@@ -85,8 +102,9 @@ using SourceFactory = std::function<Result<std::unique_ptr<source::Source>>()>;
 
 class Pipeline final : private source::PartitionListener {
  public:
-  // `decoder` fills the non-metadata columns of `snapshot`'s schema. InvalidArgument when the
-  // metadata columns do not fit the table.
+  // `decoder` fills the columns of the input schema (InputSchema(table schema, derived columns))
+  // that are not metadata columns. InvalidArgument when the metadata or derived columns do not
+  // fit the table.
   static Result<std::unique_ptr<Pipeline>> Create(PipelineOptions options,
                                                   std::unique_ptr<delta::Table> table,
                                                   delta::Snapshot snapshot,
@@ -94,6 +112,12 @@ class Pipeline final : private source::PartitionListener {
                                                   std::unique_ptr<transform::Decoder> decoder,
                                                   metrics::Registry* registry);
   ~Pipeline() override;
+
+  // The dead-letter table (kDeadLetter), with the schema kDeadLetterSchema. Bad records are
+  // committed there before the batch that consumes them is committed to the table, with a txn
+  // per source partition, so a replay after a crash neither loses nor repeats them. Call before
+  // Run().
+  Status SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::Snapshot snapshot);
 
   // Runs the loop until a stop request (OK after a drain; Cancelled after an abort or a drain
   // that ran out of time, with the open batch not committed) or a fatal error: a message that
@@ -107,15 +131,17 @@ class Pipeline final : private source::PartitionListener {
   struct PartitionState {
     std::string key;
     std::string app_id;
-    std::optional<int64_t> committed;     // the table's position as this pipeline knows it
-    std::optional<int64_t> delivered;     // the highest position taken into a batch
-    std::optional<int64_t> caught_up_at;  // until_caught_up: the head when first seen
+    std::optional<int64_t> committed;       // the table's position as this pipeline knows it
+    std::optional<int64_t> delivered;       // the highest position taken into a batch
+    std::optional<int64_t> caught_up_at;    // until_caught_up: the head when first seen
+    std::optional<int64_t> dead_committed;  // the dead-letter table's position
   };
   struct Metrics;
 
   Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
            SourceFactory source_factory, std::unique_ptr<transform::Decoder> decoder,
-           MetadataWriter metadata, metrics::Registry* registry);
+           MetadataWriter metadata, std::unique_ptr<TransformStage> stage,
+           metrics::Registry* registry);
 
   // PartitionListener.
   Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
@@ -125,6 +151,12 @@ class Pipeline final : private source::PartitionListener {
   void CloseSource();
   // Step 2 for one message. InvalidArgument naming the message when it does not decode.
   Status Take(const source::Message& message);
+  // A bad record under kSkip / kDeadLetter. `error` names it.
+  Status TakeBad(const source::Message& message, const Status& error);
+  // The message's position is consumed by the open batch (with or without a row).
+  void Consume(const source::Message& message);
+  // Commits the open batch's dead letters to the dead-letter table (once per batch).
+  Status CommitDeadLetters();
   bool TriggerFired() const;
   // Step 3-4: commits the open batch, retrying until it is committed, fenced or abandoned.
   // OK also when fenced (the source was restarted); Cancelled when abandoned on stop.
@@ -146,7 +178,10 @@ class Pipeline final : private source::PartitionListener {
   std::unique_ptr<source::Source> source_;
   std::unique_ptr<transform::Decoder> decoder_;
   MetadataWriter metadata_;
+  std::unique_ptr<TransformStage> stage_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<delta::Table> dead_table_;
+  delta::Snapshot dead_snapshot_;
 
   std::map<int32_t, PartitionState> partitions_;  // by source partition index
   Status listener_error_;
@@ -157,9 +192,14 @@ class Pipeline final : private source::PartitionListener {
   std::map<int32_t, int64_t> batch_last_;   // partition -> last position in the batch
   std::map<int32_t, int64_t> batch_first_;  // partition -> first position in the batch
   std::vector<source::Gap> batch_gaps_;
+  columnar::RecordBatch dead_;              // dead letters of the open batch
+  std::vector<int32_t> dead_partition_;     // source partition of each dead letter
+  bool dead_committed_ = false;             // this batch's dead letters are in their table
   std::map<int32_t, int64_t> batch_bytes_;  // partition -> payload bytes in the batch
   std::chrono::steady_clock::time_point batch_opened_;
-  int64_t last_files_ = 0;  // of the latest write attempt
+  int64_t last_rows_ = 0;  // of the latest write attempt (after `where`)
+  int64_t last_filtered_ = 0;
+  int64_t last_files_ = 0;
   int64_t last_bytes_ = 0;
   int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
   std::chrono::steady_clock::time_point last_heads_;

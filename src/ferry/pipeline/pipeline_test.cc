@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "ferry/base/failpoint.h"
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/storage/memory_store.h"
 #include "ferry/testing/fake_source.h"
@@ -81,17 +82,39 @@ class PipelineTest : public ::testing::Test {
     FERRY_ASSIGN_OR_RETURN(OpenedTable opened,
                            OpenOrCreateTable(store ? store : store_, "events",
                                              {.schema_ddl = "id BIGINT NOT NULL, payload STRING",
-                                              .metadata_columns = metadata_}));
-    FERRY_ASSIGN_OR_RETURN(
-        auto decoder,
-        transform::JsonDecoder::Create(opened.snapshot.schema(), {.columns = {"id", "payload"}}));
+                                              .metadata_columns = metadata_,
+                                              .transform = options.transform}));
+    FERRY_ASSIGN_OR_RETURN(auto decoder,
+                           transform::JsonDecoder::Create(
+                               InputSchema(*opened.snapshot.schema(), options.transform.columns),
+                               {.columns = {"id", "payload"}}));
     if (options.id.empty()) {
       options.id = "events";
     }
     options.metadata_columns = metadata_;
     options.commit.checkpoint = true;
-    return Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
-                            broker->Factory(), std::move(decoder), &registry_);
+    bool dead_letter = options.on_bad_record == OnBadRecord::kDeadLetter;
+    FERRY_ASSIGN_OR_RETURN(
+        auto pipeline,
+        Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
+                         broker->Factory(), std::move(decoder), &registry_));
+    if (dead_letter) {
+      FERRY_ASSIGN_OR_RETURN(OpenedTable dead,
+                             OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema}));
+      FERRY_RETURN_IF_ERROR(
+          pipeline->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
+    }
+    return pipeline;
+  }
+
+  // The dead-letter table's rows (sorted).
+  std::vector<std::string> DeadRows() {
+    auto table = delta::Table::Open(store_, "dead");
+    auto snap = (*table)->LoadSnapshot();
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+    auto rows = testing::ReadTableRows(**table, *snap);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return *rows;
   }
 
   // Every row's id, from ferry's own reader.
@@ -319,6 +342,87 @@ TEST_F(PipelineTest, ATableWithAnotherSchemaIsRefused) {
       << again.status().ToString();
   auto missing = OpenOrCreateTable(store_, "other", {});
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(PipelineTest, DerivedColumnsAndWhereStillConsumeEveryPosition) {
+  Broker broker{.partitions = 2, .per_partition = 50};
+  auto p = Make(&broker, {.max_rows = 30,
+                          .transform = {.columns = {{.name = "even", .expr = "id % 2 = 0"},
+                                                    {.name = "label", .expr = "upper(payload)"}},
+                                        .where = "even"},
+                          .until_caught_up = true});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  ASSERT_TRUE((*p)->Run(&stop).ok());
+  delta::Snapshot snap = Latest();
+  EXPECT_EQ(snap.schema()->ToString(),
+            "id BIGINT NOT NULL, payload STRING, _key STRING, _offset BIGINT, _partition INT, "
+            "even BOOLEAN, label STRING");
+  std::vector<int64_t> even;
+  for (int64_t id : Expected(2, 50)) {
+    if (id % 2 == 0) {
+      even.push_back(id);
+    }
+  }
+  EXPECT_EQ(Ids(), even);
+  // The filtered messages were consumed: the positions reach the last offset.
+  EXPECT_EQ(snap.position("events/kafka/events/0"), 49);
+  EXPECT_EQ(snap.position("events/kafka/events/1"), 49);
+  EXPECT_EQ(Metric("ferry_rows_filtered_total"), 50);
+  auto table = delta::Table::Open(store_, "events");
+  auto rows = testing::ReadTableRows(**table, snap);
+  EXPECT_EQ((*rows)[0], "id=0|payload=test #0|_key=k0|_offset=0|_partition=0|even=1|label=TEST #0");
+}
+
+TEST_F(PipelineTest, SkippedBadRecordsAreCountedAndConsumed) {
+  Broker broker{.partitions = 1, .per_partition = 20};
+  broker.overrides[{0, 5}] = "{not json";
+  broker.overrides[{0, 19}] = R"({"id": 99999999999999999999})";  // overflows BIGINT
+  auto p = Make(&broker, {.on_bad_record = OnBadRecord::kSkip, .until_caught_up = true});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  ASSERT_TRUE((*p)->Run(&stop).ok());
+  EXPECT_EQ(Ids().size(), 18u);
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), 19);
+  EXPECT_EQ(Metric("ferry_bad_records_total", {{"pipeline", "events"}, {"action", "skipped"}}), 2);
+}
+
+TEST_F(PipelineTest, DeadLettersExactlyOnceAcrossACrashBetweenTheTwoCommits) {
+  Broker broker{.partitions = 2, .per_partition = 30};
+  broker.overrides[{0, 3}] = "{not json";
+  broker.overrides[{1, 7}] = R"({"id": "seven"})";
+  broker.overrides[{1, 29}] = R"({"payload": "no id"})";  // a missing NOT NULL field
+  {
+    // The main commit keeps failing after the dead letters are committed; then the process
+    // "dies" (abort): the dead-letter table holds them, the table does not.
+    failpoint::DisarmAll();
+    ASSERT_TRUE(failpoint::Arm("pipeline.before_commit", "error(EIO)").ok());
+    auto p = Make(&broker, {.on_bad_record = OnBadRecord::kDeadLetter,
+                            .initial_backoff = std::chrono::milliseconds(5)});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    StopSignal stop;
+    std::thread run([&] { (void)(*p)->Run(&stop); });
+    while (failpoint::HitCount("pipeline.before_commit") < 3) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    stop.RequestAbort();
+    run.join();
+    failpoint::DisarmAll();
+    EXPECT_GE(DeadRows().size(), 1u);
+    EXPECT_EQ(Latest().position("events/kafka/events/0"), std::nullopt);
+  }
+  // The restart reads everything again: the bad records already dead-lettered are not repeated.
+  auto p = Make(&broker, {.on_bad_record = OnBadRecord::kDeadLetter, .until_caught_up = true});
+  ASSERT_TRUE(p.ok());
+  StopSignal stop;
+  ASSERT_TRUE((*p)->Run(&stop).ok());
+  std::vector<std::string> dead = DeadRows();
+  ASSERT_EQ(dead.size(), 3u);
+  EXPECT_NE(dead[0].find("source_partition=kafka/events/0|position=3|"), std::string::npos)
+      << dead[0];
+  EXPECT_NE(dead[0].find("error="), std::string::npos);
+  EXPECT_EQ(Ids().size(), 57u);  // good + dead-letter = published
+  EXPECT_EQ(Latest().position("events/kafka/events/1"), 29);
 }
 
 }  // namespace

@@ -53,6 +53,10 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
       return declared.status();
     }
     FERRY_ASSIGN_OR_RETURN(expected, ResolveSchema(*declared, options.metadata_columns));
+    if (!options.transform.columns.empty()) {
+      FERRY_ASSIGN_OR_RETURN(auto stage, TransformStage::Create(expected, options.transform));
+      expected = stage->table_schema();
+    }
   }
 
   Result<delta::Snapshot> snapshot = table->LoadSnapshot();

@@ -3,8 +3,9 @@
 //
 //   schema declared, table missing   create it (when `create` is on), metadata columns appended
 //   schema declared, table present   the table's columns must equal the declared ones plus the
-//                                    metadata columns (names, types, order; nullability may be
-//                                    stricter in the table) and the partition columns must match
+//                                    metadata columns plus the derived columns (names, types,
+//                                    order; nullability may be stricter in the table) and the
+//                                    partition columns must match
 //   no schema, table present         the table's schema is used; metadata columns must exist
 //   no schema, table missing         NotFound: nothing to create it from
 //
@@ -19,6 +20,7 @@
 #include "ferry/base/result.h"
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/table.h"
+#include "ferry/pipeline/transform_stage.h"
 #include "ferry/storage/object_store.h"
 
 namespace ferry::pipeline {
@@ -33,6 +35,8 @@ struct TableSetupOptions {
   bool create = true;
   // Metadata kind -> column name (metadata_columns.h).
   std::map<std::string, std::string> metadata_columns;
+  // Derived columns, appended after the declared and metadata columns (transform_stage.h).
+  TransformSpec transform;
 };
 
 struct OpenedTable {
