@@ -33,18 +33,6 @@ Status AtKey(const config::SourceLocation& where, std::string_view key, const St
                                        where.key, where.key.empty() ? "" : ".", key, st.message()));
 }
 
-// Features of later issues the pipeline does not apply yet: refuse rather than ignore.
-Status CheckSupported(const PipelineConfig& c) {
-  auto refuse = [&](std::string_view key, std::string_view what) {
-    return AtKey(c.location, key,
-                 NotSupported("{} is not supported by this version of ferry yet; remove it", what));
-  };
-  if (c.dedup) {
-    return refuse("dedup", "key-based dedup");
-  }
-  return Status::OK();
-}
-
 kafka::StartPolicy KafkaStart(config::KafkaConfig::Start s) {
   using S = config::KafkaConfig::Start;
   switch (s) {
@@ -224,7 +212,6 @@ Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c,
 Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& c,
                                                           metrics::Registry* registry,
                                                           const BuildOptions& build) {
-  FERRY_RETURN_IF_ERROR(CheckSupported(c));
   pipeline::SourceFactory factory;
   if (c.kafka) {
     FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaOptions(c));
@@ -293,6 +280,15 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                                           : pipeline::OnBadRecord::kFail,
       .until_caught_up = build.until_caught_up,
   };
+  if (c.dedup) {
+    options.dedup =
+        pipeline::DedupSpec{.key = c.dedup->key,
+                            .window = c.dedup->window,
+                            .max_keys = c.dedup->max_keys,
+                            .origin = fmt::format("{}:{}: {}.key", c.dedup->location.file,
+                                                  c.dedup->location.line, c.dedup->location.key),
+                            .time_zone = c.time_zone};
+  }
   options.writer.target_file_size = c.writer.target_file_size;
   options.writer.codec_override = c.writer.codec;
   options.writer.parquet.codec = codec;

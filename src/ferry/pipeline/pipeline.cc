@@ -45,6 +45,8 @@ struct Pipeline::Metrics {
         r->GetCounter("ferry_source_gap_messages_total", "Positions in the skipped ranges", l);
     version = r->GetGauge("ferry_table_version", "Latest table version this pipeline knows", l);
     filtered = r->GetCounter("ferry_rows_filtered_total", "Rows dropped by the `where` filter", l);
+    dedup_hits = r->GetCounter("ferry_dedup_hits_total",
+                               "Rows not written because their dedup key was committed already", l);
     const char* bad_help = "Messages that did not decode or fit the schema, by what became of them";
     bad_skipped = r->GetCounter("ferry_bad_records_total", bad_help,
                                 {{"pipeline", id}, {"action", "skipped"}});
@@ -79,6 +81,7 @@ struct Pipeline::Metrics {
   metrics::Counter* gap_messages;
   metrics::Gauge* version;
   metrics::Counter* filtered;
+  metrics::Counter* dedup_hits;
   metrics::Counter* bad_skipped;
   metrics::Counter* bad_dead;
   metrics::Counter* dead_rows;
@@ -90,6 +93,12 @@ namespace {
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
+}
+
+int64_t SystemMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Errors no retry can fix: the pipeline stops with them.
@@ -140,15 +149,25 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
   if (!metadata.ok()) {
     return metadata.status().WithContext("pipeline {}", options.id);
   }
+  std::unique_ptr<DedupIndex> dedup;
+  if (options.dedup) {
+    Result<std::unique_ptr<DedupIndex>> index =
+        DedupIndex::Create(snapshot.schema(), *options.dedup);
+    if (!index.ok()) {
+      return index.status().WithContext("pipeline {}", options.id);
+    }
+    dedup = std::move(*index);
+  }
   return std::unique_ptr<Pipeline>(new Pipeline(
       std::move(options), std::move(table), std::move(snapshot), std::move(source_factory),
-      std::move(decoder), std::move(*metadata), std::move(*stage), registry));
+      std::move(decoder), std::move(*metadata), std::move(*stage), std::move(dedup), registry));
 }
 
 Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                    delta::Snapshot snapshot, SourceFactory source_factory,
                    std::unique_ptr<transform::Decoder> decoder, MetadataWriter metadata,
-                   std::unique_ptr<TransformStage> stage, metrics::Registry* registry)
+                   std::unique_ptr<TransformStage> stage, std::unique_ptr<DedupIndex> dedup,
+                   metrics::Registry* registry)
     : options_(std::move(options)),
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
@@ -156,6 +175,7 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
       stage_(std::move(stage)),
+      dedup_(std::move(dedup)),
       metrics_(std::make_unique<Metrics>(registry, options_.id)) {
   batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
   metrics_->version->Set(static_cast<double>(snapshot_.version()));
@@ -423,6 +443,18 @@ Status Pipeline::WriteAndCommit() {
     transformed = stage_->Apply(batch_, &last_filtered_);
     rows = &transformed;
   }
+  last_dedup_hits_ = 0;
+  std::vector<std::string> keys;
+  columnar::RecordBatch unique;
+  if (dedup_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
+    std::vector<int64_t> keep = dedup_->Filter(*rows, &keys);
+    last_dedup_hits_ = rows->num_rows() - static_cast<int64_t>(keep.size());
+    if (last_dedup_hits_ > 0) {
+      unique = rows->Take(keep);
+      rows = &unique;
+    }
+  }
   last_rows_ = rows->num_rows();
   FERRY_ASSIGN_OR_RETURN(auto writer,
                          delta::TableWriter::Create(*table_, snapshot_, options_.writer));
@@ -459,6 +491,11 @@ Status Pipeline::WriteAndCommit() {
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
   snapshot_ = std::move(result.snapshot);
+  if (dedup_ != nullptr) {
+    // Commits of other writers that landed before ours, then our own keys.
+    FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
+    dedup_->Remember(keys, result.version, SystemMillis());
+  }
   metrics_->commit_seconds->Observe(Seconds(Clock::now() - start));
   if (!result.checkpoint_status.ok()) {
     FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
@@ -484,6 +521,7 @@ void Pipeline::AfterCommit() {
   int64_t rows = last_rows_;
   metrics_->rows->Increment(static_cast<double>(rows));
   metrics_->filtered->Increment(static_cast<double>(last_filtered_));
+  metrics_->dedup_hits->Increment(static_cast<double>(last_dedup_hits_));
   metrics_->files->Increment(static_cast<double>(last_files_));
   metrics_->bytes->Increment(static_cast<double>(last_bytes_));
   metrics_->succeeded->Increment();
@@ -517,6 +555,9 @@ Status Pipeline::Fence(const Status& why) {
   CloseSource();
   partitions_.clear();
   FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
+  if (dedup_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(dedup_->Rebuild(*table_, snapshot_, SystemMillis()));
+  }
   return StartSource();
 }
 
@@ -568,6 +609,12 @@ Status Pipeline::CommitBatch(StopSignal* stop) {
     if (ours) {
       FERRY_LOG_INFO("pipeline {}: the batch was committed after all (version {})", options_.id,
                      snapshot_.version());
+      if (dedup_ != nullptr) {
+        Status caught_up = dedup_->CatchUp(*table_, snapshot_);
+        if (!caught_up.ok()) {
+          return caught_up;
+        }
+      }
       AfterCommit();
       return Status::OK();
     }
@@ -625,6 +672,9 @@ bool Pipeline::CaughtUp() const {
 }
 
 Status Pipeline::Run(StopSignal* stop) {
+  if (dedup_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(dedup_->Rebuild(*table_, snapshot_, SystemMillis()));
+  }
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
   std::vector<source::Message> messages;

@@ -51,6 +51,7 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/dedup_index.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/pipeline/transform_stage.h"
@@ -84,6 +85,8 @@ struct PipelineOptions {
   // then the metadata columns, then the derived ones.
   TransformSpec transform;
   OnBadRecord on_bad_record = OnBadRecord::kFail;
+  // Key-based dedup (dedup_index.h), applied after the transform.
+  std::optional<DedupSpec> dedup;
   delta::TableWriterOptions writer;
   delta::CommitOptions commit;
   // Longest wait inside one Poll (bounds how fast a stop or a latency trigger is noticed).
@@ -141,7 +144,7 @@ class Pipeline final : private source::PartitionListener {
   Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
            SourceFactory source_factory, std::unique_ptr<transform::Decoder> decoder,
            MetadataWriter metadata, std::unique_ptr<TransformStage> stage,
-           metrics::Registry* registry);
+           std::unique_ptr<DedupIndex> dedup, metrics::Registry* registry);
 
   // PartitionListener.
   Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
@@ -179,6 +182,7 @@ class Pipeline final : private source::PartitionListener {
   std::unique_ptr<transform::Decoder> decoder_;
   MetadataWriter metadata_;
   std::unique_ptr<TransformStage> stage_;
+  std::unique_ptr<DedupIndex> dedup_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<delta::Table> dead_table_;
   delta::Snapshot dead_snapshot_;
@@ -199,6 +203,7 @@ class Pipeline final : private source::PartitionListener {
   std::chrono::steady_clock::time_point batch_opened_;
   int64_t last_rows_ = 0;  // of the latest write attempt (after `where`)
   int64_t last_filtered_ = 0;
+  int64_t last_dedup_hits_ = 0;
   int64_t last_files_ = 0;
   int64_t last_bytes_ = 0;
   int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
