@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "kafka_child_process.h"
+#include "kafka_test_support.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
@@ -80,7 +81,7 @@ class KafkaPipelineTest : public ::testing::Test {
   std::string WriteConfig(const std::string& topics = R"(["events"])",
                           const std::string& extra_properties = "") {
     std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"([[pipeline]]
+    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
 id = "events"
 table = "{}"
 schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
@@ -96,7 +97,7 @@ properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", 
 [pipeline.batch]
 max_rows = 700
 max_latency = "200ms"
-)",
+)toml",
                                        table(), brokers_, topics, extra_properties);
     return path;
   }
@@ -263,6 +264,127 @@ TEST_F(KafkaPipelineTest, ANewTopicMatchingTheRegexIsPickedUpWhileRunning) {
   EXPECT_TRUE(t.ids == expected);
   EXPECT_EQ(t.txns.count("events/kafka/events-new/0") + t.txns.count("events/kafka/events-new/1"),
             2u);
+}
+
+// Issue 6's bad-record matrix: every kind of bad message ends in the dead-letter table with its
+// reason, exactly once, even when ferry is killed between the dead-letter commit and the main
+// commit; good + dead-letter = published. The table is partitioned by a derived column.
+TEST_F(KafkaPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
+  const int kPerPartition = 500;
+  auto payload = [](int32_t partition, int i) -> std::string {
+    int64_t id = partition * 100000 + i;
+    switch (i % 50) {
+      case 7:
+        return R"({"id": )";  // malformed JSON
+      case 17:
+        return R"({"id": "seventeen", "payload": "wrong type"})";
+      case 27:
+        return R"({"id": 1e30, "payload": "overflow"})";
+      case 37:
+        return fmt::format("{{\"id\": {}, \"payload\": \"\xff\xfe bad utf-8\"}}", id);
+      case 47:
+        return R"({"payload": "missing the required id"})";
+      default:
+        return fmt::format(
+            R"({{"id": {}, "dateTime": "11/{:02}/2026 - 07:10:00 +0000", "payload": "test #{}"}})",
+            id, 1 + i % 3, id);
+    }
+  };
+  for (int32_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(source::kafka::testing::Produce(brokers_, "events", p, kPerPartition, [&](int i) {
+                  return payload(p, i);
+                }).ok());
+  }
+  std::string path = (dir_ / "ferry.toml").string();
+  std::string dead = (dir_ / "dead").string();
+  std::ofstream(path) << fmt::format(R"toml([[pipeline]]
+id = "events"
+table = "{}"
+schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
+partition_by = ["date_only"]
+metadata_columns = {{ offset = "_offset", partition = "_partition" }}
+on_bad_record = "dead_letter"
+dead_letter_table = "{}"
+
+[[pipeline.columns]]
+name = "date_only"
+expr = "from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), 'MM/dd/yyyy')"
+
+[pipeline.kafka]
+brokers = "{}"
+topics = ["events"]
+group_id = "ferry-test"
+
+[pipeline.batch]
+max_rows = 300
+max_latency = "200ms"
+)toml",
+                                     table(), dead, brokers_);
+  // Killed between a dead-letter commit and its batch's commit.
+  setenv("FERRY_FAILPOINTS", "pipeline.after_dead_letter_commit=crash@2", 1);
+  CommandResult crashed = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
+  unsetenv("FERRY_FAILPOINTS");
+  EXPECT_EQ(crashed.exit_code, 128 + SIGKILL) << crashed.err;
+  CommandResult r = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents good = e2e::ReadTable(table());
+  e2e::TableContents bad = e2e::ReadTable(dead);
+  const size_t bad_per_partition = 5 * (kPerPartition / 50);
+  EXPECT_EQ(bad.rows.size(), 4 * bad_per_partition);
+  EXPECT_EQ(good.rows.size(), 4 * (kPerPartition - bad_per_partition));
+  std::set<std::string> dead_positions;
+  std::map<std::string, int> reasons;
+  for (const std::string& row : bad.rows) {
+    EXPECT_TRUE(dead_positions
+                    .insert(e2e::Field(row, "source_partition") + "@" + e2e::Field(row, "position"))
+                    .second)
+        << "dead-lettered twice: " << row;
+    std::string error = e2e::Field(row, "error");
+    EXPECT_NE(error.find("topic events partition"), std::string::npos) << error;
+    reasons[error.substr(error.find("offset"))]++;
+  }
+  std::set<int64_t> ids;
+  for (const std::string& row : good.rows) {
+    EXPECT_TRUE(ids.insert(e2e::IntField(row, "id")).second) << "duplicate " << row;
+    EXPECT_EQ(e2e::Field(row, "date_only").substr(0, 3), "11/") << row;
+  }
+  // The table is partitioned by the derived column.
+  for (const std::string& file : good.files) {
+    EXPECT_NE(file.find("/date_only=11%2F0"), std::string::npos) << file;
+  }
+  for (int32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(good.txns[fmt::format("events/kafka/events/{}", p)], kPerPartition - 1);
+  }
+}
+
+// Producers that sent every message twice, ferry killed twice along the way: each id once.
+TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
+  std::string config = WriteConfig();
+  std::ofstream(config, std::ios::app) << "";
+  {
+    // dedup goes in the [[pipeline]] table: rewrite the file with it.
+    std::ifstream in(config);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.insert(text.find("\n[pipeline.kafka]"), "\ndedup = { key = \"id\", window = \"1h\" }\n");
+    std::ofstream(config) << text;
+  }
+  auto first = StartProducer("events", 4000, 1, 2000);
+  auto second = StartProducer("events", 4000, 1, 2000);
+  for (int kill_at : {1500, 3000}) {
+    auto ferry = StartFerry(config);
+    WaitForRows(static_cast<size_t>(kill_at));
+    kill(ferry->pid(), SIGKILL);
+    EXPECT_EQ(ferry->Wait(), 128 + SIGKILL);
+  }
+  EXPECT_EQ(first->Wait(), 0);
+  EXPECT_EQ(second->Wait(), 0);
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  KafkaTable t = ReadTable(table());
+  std::vector<int64_t> expected(4000);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_TRUE(t.ids == expected) << t.ids.size() << " rows";
 }
 
 }  // namespace

@@ -21,11 +21,11 @@ add_library(ferry_pipeline_e2e_support STATIC ${CMAKE_CURRENT_LIST_DIR}/pipeline
   ${CMAKE_CURRENT_LIST_DIR}/kafka_child_process.cc)
 ferry_apply_common(ferry_pipeline_e2e_support)
 target_compile_definitions(ferry_pipeline_e2e_support PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-target_link_libraries(ferry_pipeline_e2e_support PUBLIC ferry_testing ferry_delta ferry_storage
+target_link_libraries(ferry_pipeline_e2e_support PUBLIC ferry_testing ferry_delta ferry_delta_maintenance ferry_storage
   nlohmann_json::nlohmann_json GTest::gtest)
 
 ferry_cc_test(NAME kafka_pipeline_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_pipeline_test.cc
-  DEPS ferry_pipeline_e2e_support
+  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
   LABELS integration TIMEOUT 600)
 add_dependencies(kafka_pipeline_test ferry)

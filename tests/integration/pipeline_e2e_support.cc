@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
 #include "ferry/storage/local_store.h"
 #include "ferry/testing/table_verifier.h"
@@ -39,7 +40,9 @@ TableContents ReadTable(const std::string& dir) {
     out.txns[app_id] = txn.version;
   }
   for (const auto& [key, add] : snap->files()) {
-    out.files.push_back(dir + "/" + add.path);
+    Result<std::string> path = delta::RelativeFilePath(add);  // the URI encoding undone
+    EXPECT_TRUE(path.ok()) << path.status().ToString();
+    out.files.push_back(dir + "/" + path.value_or(add.path));
   }
   return out;
 }
