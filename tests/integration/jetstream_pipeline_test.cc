@@ -267,5 +267,80 @@ TEST_F(JetStreamPipelineTest, TwoProcessesOnOneFilterAreFencedNotDuplicated) {
   ExpectExactlyOnce(1, 6000, e2e::ReadTable(table()));
 }
 
+// The bad-record matrix on JetStream: malformed JSON, a wrong type, an overflow, invalid UTF-8
+// and a missing required field end in the dead-letter table exactly once, across a crash
+// between the dead-letter commit and the main commit.
+TEST_F(JetStreamPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
+  const int kCount = 1000;
+  int bad = 0;
+  for (int i = 1; i <= kCount; ++i) {
+    std::string body;
+    switch (i % 40) {
+      case 5:
+        body = R"({"id": )";
+        break;
+      case 15:
+        body = R"({"id": true})";
+        break;
+      case 25:
+        body = R"({"id": 123456789012345678901234567890})";
+        break;
+      case 35:
+        body = fmt::format("{{\"id\": {}, \"payload\": \"\xc3\x28\"}}", i);
+        break;
+      case 0:
+        body = R"({"payload": "no id"})";
+        break;
+      default:
+        body = fmt::format(R"({{"id": {}, "payload": "test #{}"}})", i, i);
+    }
+    bad += (i % 40 == 5 || i % 40 == 15 || i % 40 == 25 || i % 40 == 35 || i % 40 == 0) ? 1 : 0;
+    jsPubAck* ack = nullptr;
+    ASSERT_EQ(js_Publish(&ack, client_->js(), "newsub", body.data(), static_cast<int>(body.size()),
+                         nullptr, nullptr),
+              NATS_OK);
+    jsPubAck_Destroy(ack);
+  }
+  std::string path = (dir_ / "ferry.toml").string();
+  std::string dead = (dir_ / "dead").string();
+  std::ofstream(path) << fmt::format(R"toml([[pipeline]]
+id = "newstream"
+table = "{}"
+schema = "id BIGINT NOT NULL, payload STRING"
+metadata_columns = {{ sequence = "_sequence" }}
+on_bad_record = "dead_letter"
+dead_letter_table = "{}"
+
+[pipeline.jetstream]
+servers = "{}"
+stream = "newstream"
+subjects = ["newsub"]
+
+[pipeline.batch]
+max_rows = 150
+max_latency = "200ms"
+)toml",
+                                     table(), dead, server_->url());
+  setenv("FERRY_FAILPOINTS", "pipeline.after_dead_letter_commit=crash@3", 1);
+  CommandResult crashed = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
+  unsetenv("FERRY_FAILPOINTS");
+  EXPECT_EQ(crashed.exit_code, 128 + SIGKILL) << crashed.err;
+  CommandResult r = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e2e::TableContents good = e2e::ReadTable(table());
+  e2e::TableContents dead_rows = e2e::ReadTable(dead);
+  EXPECT_EQ(dead_rows.rows.size(), static_cast<size_t>(bad));
+  EXPECT_EQ(good.rows.size() + dead_rows.rows.size(), static_cast<size_t>(kCount));
+  std::set<std::string> positions;
+  for (const std::string& row : dead_rows.rows) {
+    EXPECT_TRUE(positions.insert(e2e::Field(row, "position")).second) << row;
+    EXPECT_NE(e2e::Field(row, "error").find("stream newstream subject newsub sequence"),
+              std::string::npos)
+        << row;
+  }
+  EXPECT_EQ(good.txns["newstream/jetstream/newstream/newsub"], kCount);
+}
+
 }  // namespace
 }  // namespace ferry
