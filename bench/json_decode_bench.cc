@@ -4,7 +4,8 @@
 // ISO-8601 strings and as epoch milliseconds; and, on rows with a Spark-style `dateTime` string,
 // decode alone next to decode plus the derived column of issue 6
 // (from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), 'MM/dd/yyyy')), evaluated
-// on every batch of 65,536 rows.
+// on every batch of 65,536 rows, and decode plus that column plus the dedup of the pipeline
+// (pipeline::DedupIndex on `id`: filter the batch against committed keys, then remember them).
 //
 //   cmake --preset release && cmake --build --preset release --target json_decode_bench
 //   build/release/bench/json_decode_bench
@@ -17,6 +18,7 @@
 
 #include "ferry/columnar/ddl.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/pipeline/dedup_index.h"
 #include "ferry/transform/expression.h"
 #include "ferry/transform/json_decoder.h"
 
@@ -66,7 +68,7 @@ std::vector<std::string> MakeMessages(TsStyle style, size_t n) {
 }
 
 // Decodes messages into batches of 65,536 rows; with `expr`, evaluates it on every full batch.
-void DecodeRows(benchmark::State& state, TsStyle style, const char* expr) {
+void DecodeRows(benchmark::State& state, TsStyle style, const char* expr, bool dedup = false) {
   auto schema = std::make_shared<const ferry::columnar::Schema>(*ferry::columnar::ParseDdlSchema(
       style == TsStyle::kSparkDateTime ? kDateTimeSchema : kSchema));
   ferry::transform::JsonDecoderOptions options;
@@ -75,6 +77,10 @@ void DecodeRows(benchmark::State& state, TsStyle style, const char* expr) {
   std::unique_ptr<ferry::transform::Expression> derived;
   if (expr != nullptr) {
     derived = std::move(*ferry::transform::Expression::Compile(expr, *schema));
+  }
+  std::unique_ptr<ferry::pipeline::DedupIndex> index;
+  if (dedup) {
+    index = std::move(*ferry::pipeline::DedupIndex::Create(schema, {.key = "id"}));
   }
   std::vector<std::string> messages = MakeMessages(style, 10000);
   auto batch = ferry::columnar::RecordBatch::MakeEmpty(schema);
@@ -91,6 +97,12 @@ void DecodeRows(benchmark::State& state, TsStyle style, const char* expr) {
     if (batch.num_rows() == 65536) {
       if (derived) {
         derived_nulls += derived->Evaluate(batch)->null_count();
+      }
+      if (index) {
+        std::vector<std::string> keys;
+        std::vector<int64_t> keep = index->Filter(batch, &keys);
+        benchmark::DoNotOptimize(keep.data());
+        index->Remember(keys, static_cast<int64_t>(i), 0);
       }
       batch.Clear();  // the pipeline hands full batches to the Parquet writer
     }
@@ -114,10 +126,14 @@ void BM_JsonDecodeSparkDateTime(benchmark::State& state) {
 void BM_JsonDecodeSparkDateTimePlusDateOnly(benchmark::State& state) {
   DecodeRows(state, TsStyle::kSparkDateTime, kDateOnly);
 }
+void BM_JsonDecodeSparkDateTimePlusDateOnlyPlusDedup(benchmark::State& state) {
+  DecodeRows(state, TsStyle::kSparkDateTime, kDateOnly, /*dedup=*/true);
+}
 BENCHMARK(BM_JsonDecodeIsoTimestamps);
 BENCHMARK(BM_JsonDecodeEpochMillis);
 BENCHMARK(BM_JsonDecodeSparkDateTime);
 BENCHMARK(BM_JsonDecodeSparkDateTimePlusDateOnly);
+BENCHMARK(BM_JsonDecodeSparkDateTimePlusDateOnlyPlusDedup);
 
 }  // namespace
 
