@@ -391,7 +391,8 @@ TEST_F(PipelineTest, DeadLettersExactlyOnceAcrossACrashBetweenTheTwoCommits) {
   Broker broker{.partitions = 2, .per_partition = 30};
   broker.overrides[{0, 3}] = "{not json";
   broker.overrides[{1, 7}] = R"({"id": "seven"})";
-  broker.overrides[{1, 29}] = R"({"payload": "no id"})";  // a missing NOT NULL field
+  broker.overrides[{1, 29}] = R"({"payload": "no id"})";   // a missing NOT NULL field
+  broker.overrides[{1, 11}] = std::string(10 << 20, 'x');  // 10 MiB of garbage
   {
     // The main commit keeps failing after the dead letters are committed; then the process
     // "dies" (abort): the dead-letter table holds them, the table does not.
@@ -417,11 +418,11 @@ TEST_F(PipelineTest, DeadLettersExactlyOnceAcrossACrashBetweenTheTwoCommits) {
   StopSignal stop;
   ASSERT_TRUE((*p)->Run(&stop).ok());
   std::vector<std::string> dead = DeadRows();
-  ASSERT_EQ(dead.size(), 3u);
+  ASSERT_EQ(dead.size(), 4u);
   EXPECT_NE(dead[0].find("source_partition=kafka/events/0|position=3|"), std::string::npos)
       << dead[0];
   EXPECT_NE(dead[0].find("error="), std::string::npos);
-  EXPECT_EQ(Ids().size(), 57u);  // good + dead-letter = published
+  EXPECT_EQ(Ids().size(), 56u);  // good + dead-letter = published
   EXPECT_EQ(Latest().position("events/kafka/events/1"), 29);
 }
 
