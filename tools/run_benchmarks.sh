@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The Parquet benchmark of issue 2 (docs/BENCHMARKS.md): 1 M rows of the 9-column row, zstd, one
+# thread, ferry next to DuckDB (@duckdb/node-api from tests/duckdb) in the same run:
+#   (a) JSON lines -> Parquet: `ferry parquet from-json` vs DuckDB COPY (SELECT * FROM read_json)
+#   (b) Parquet write alone from in-memory batches: bench/parquet_bench write vs DuckDB COPY of
+#       an in-memory table
+#   (c) read of the same files: bench/parquet_bench read vs DuckDB read_parquet (every column)
+# Each measurement is the best of REPS runs (default 3; the machine may be shared). Prints
+# rows/s and the ratio ferry / DuckDB (the target is >= 2.0 for (a) and (b)).
+#   tools/run_benchmarks.sh [ROWS]        (env: REPS, BUILD_DIR=build/release, WORK_DIR)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+rows=${1:-1000000}
+reps=${REPS:-3}
+build=${BUILD_DIR:-build/release}
+work=${WORK_DIR:-$build/bench-parquet}
+schema='id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, ts TIMESTAMP, day DATE, note STRING'
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake --preset release >/dev/null
+fi
+cmake --build "$build" --target ferry parquet_bench >/dev/null
+ferry="$build/src/ferry/app/ferry"
+bench="$build/bench/parquet_bench"
+if [ ! -d tests/duckdb/node_modules/@duckdb/node-api ]; then
+  (cd tests/duckdb && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+mkdir -p "$work"
+json="$work/rows-$rows.jsonl"
+if [ ! -s "$json" ]; then
+  "$bench" gen-json "$rows" "$json"
+fi
+
+now() { date +%s.%N; }
+# best_of CMD...: runs CMD REPS times; the command prints `... seconds=S ...`; echoes the least S.
+best_of() {
+  local best="" s
+  for _ in $(seq "$reps"); do
+    s=$("$@" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p')
+    if [ -z "$s" ]; then
+      echo "run_benchmarks: no timing from: $*" >&2
+      exit 1
+    fi
+    if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; fi
+  done
+  echo "$best"
+}
+# The CLI prints nothing: time the whole process (start-up included, a few ms).
+ferry_from_json() {
+  local start end
+  rm -f "$work/ferry.parquet"
+  start=$(now)
+  "$ferry" parquet from-json --schema "$schema" --codec zstd "$json" "$work/ferry.parquet"
+  end=$(now)
+  echo "seconds=$(awk "BEGIN{printf \"%.3f\", $end - $start}")"
+}
+duck() { node bench/duckdb_parquet_bench.mjs "$@"; }
+
+rate() { awk "BEGIN{printf \"%.0f\", $rows / $1}"; }
+ratio() { awk "BEGIN{printf \"%.2f\", $2 / $1}"; }  # ferry seconds, duckdb seconds
+row() {  # name ferry_s duck_s
+  printf '%-34s %12s %12s %8s\n' "$1" "$(rate "$2")" "$(rate "$3")" "$(ratio "$2" "$3")x"
+}
+
+echo "rows=$rows reps=$reps (best of) cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+a_f=$(best_of ferry_from_json)
+a_d=$(best_of duck json "$json" "$work/duckdb.parquet")
+b_f=$(best_of "$bench" write "$json" "$work/ferry-write.parquet")
+b_d=$(best_of duck write "$json" "$work/duckdb-write.parquet")
+c_ff=$(best_of "$bench" read "$work/ferry.parquet")
+c_fd=$(best_of duck read "$work/ferry.parquet")
+c_df=$(best_of "$bench" read "$work/duckdb.parquet")
+c_dd=$(best_of duck read "$work/duckdb.parquet")
+
+printf '%-34s %12s %12s %8s\n' "benchmark (rows/s)" "ferry" "duckdb" "ratio"
+row "(a) JSON lines -> Parquet (zstd)" "$a_f" "$a_d"
+row "(b) write from memory (zstd)" "$b_f" "$b_d"
+row "(c) read ferry's file" "$c_ff" "$c_fd"
+row "(c) read DuckDB's file" "$c_df" "$c_dd"
+printf 'file sizes: ferry %s bytes, duckdb %s bytes, JSON %s bytes\n' \
+  "$(stat -c %s "$work/ferry.parquet")" "$(stat -c %s "$work/duckdb.parquet")" "$(stat -c %s "$json")"
