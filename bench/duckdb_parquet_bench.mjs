@@ -1,7 +1,6 @@
 // The DuckDB side of the Parquet benchmark (docs/BENCHMARKS.md), one thread (SET threads=1).
-// Run from tests/duckdb's node_modules: NODE_PATH is not used by ESM, so tools/run_benchmarks.sh
-// copies nothing and runs `node bench/duckdb_parquet_bench.mjs` with the import resolved through
-// tests/duckdb (see the import below).
+// @duckdb/node-api is imported from tests/duckdb/node_modules (`make setup-npm`): ESM ignores
+// NODE_PATH, so the import names the path.
 //
 //   node duckdb_parquet_bench.mjs json  IN.jsonl OUT.parquet   COPY (SELECT * FROM read_json(...))
 //                                                              TO OUT (zstd): timed
@@ -10,7 +9,7 @@
 //                                                              OUT (zstd): timed
 //   node duckdb_parquet_bench.mjs read  FILE                   every column of FILE decoded
 //                                                              (an aggregate over each): timed
-// Prints one line: `<mode> rows=<n> seconds=<s> rows_per_second=<r>`.
+// Prints one line: `<mode> rows=<n> seconds=<wall s> cpu_seconds=<s> rows_per_second=<r>`.
 import { DuckDBInstance } from '../tests/duckdb/node_modules/@duckdb/node-api/lib/index.js';
 
 const COLUMNS = "{id: 'BIGINT', qty: 'INTEGER', price: 'DOUBLE', code: 'VARCHAR', " +
@@ -28,10 +27,16 @@ await conn.run('SET preserve_insertion_order=true');
 const readJson = (path) =>
   `read_json(${q(path)}, format='newline_delimited', columns=${COLUMNS})`;
 
+// Wall seconds of `sql`; the process CPU seconds (user + system, every thread) go to `cpu`.
+let cpu = 0;
 async function timed(sql) {
+  const cpuStart = process.cpuUsage();
   const start = process.hrtime.bigint();
   await conn.run(sql);
-  return Number(process.hrtime.bigint() - start) / 1e9;
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpuStart);
+  cpu = (used.user + used.system) / 1e6;
+  return wall;
 }
 
 async function count(sql) {
@@ -58,5 +63,5 @@ if (mode === 'json') {
   console.error('usage: node duckdb_parquet_bench.mjs json|write IN.jsonl OUT.parquet | read FILE');
   process.exit(2);
 }
-console.log(`${mode} rows=${rows} seconds=${seconds.toFixed(3)} ` +
+console.log(`${mode} rows=${rows} seconds=${seconds.toFixed(3)} cpu_seconds=${cpu.toFixed(3)} ` +
   `rows_per_second=${Math.round(rows / seconds)}`);

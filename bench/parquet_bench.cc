@@ -9,8 +9,10 @@
 //                                              Parquet file, one thread, Close() included
 //   parquet_bench read FILE                    times reading every row group of FILE into
 //                                              batches (every column decoded)
-// write and read print one line: `<mode> rows=<n> seconds=<s> rows_per_second=<r>`.
+// write and read print one line:
+//   `<mode> rows=<n> seconds=<wall s> cpu_seconds=<user + system s> rows_per_second=<r>`.
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -29,6 +31,23 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// CPU seconds (user + system) of this process so far.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+void Report(const char* mode, int64_t rows, Clock::time_point start, double cpu_start) {
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("%s rows=%lld seconds=%.3f cpu_seconds=%.3f rows_per_second=%.0f\n", mode,
+              static_cast<long long>(rows), seconds, CpuSeconds() - cpu_start,
+              static_cast<double>(rows) / seconds);
+}
 
 constexpr const char* kSchema =
     "id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, "
@@ -87,6 +106,7 @@ int Write(const std::string& in_path, const std::string& out_path) {
     }
     rows++;
   }
+  double cpu_start = CpuSeconds();
   auto start = Clock::now();
   auto sink = ferry::parquet::AtomicFileOutputStream::Create(out_path);
   if (!sink.ok()) {
@@ -106,13 +126,12 @@ int Write(const std::string& in_path, const std::string& out_path) {
   if (!s.ok()) {
     return Fail(s);
   }
-  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("write rows=%lld seconds=%.3f rows_per_second=%.0f\n", static_cast<long long>(rows),
-              seconds, static_cast<double>(rows) / seconds);
+  Report("write", rows, start, cpu_start);
   return 0;
 }
 
 int Read(const std::string& path) {
+  double cpu_start = CpuSeconds();
   auto start = Clock::now();
   auto reader = ferry::parquet::FileReader::OpenLocal(path);
   if (!reader.ok()) {
@@ -126,9 +145,7 @@ int Read(const std::string& path) {
     }
     rows += batch->num_rows();
   }
-  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("read rows=%lld seconds=%.3f rows_per_second=%.0f\n", static_cast<long long>(rows),
-              seconds, static_cast<double>(rows) / seconds);
+  Report("read", rows, start, cpu_start);
   return 0;
 }
 
