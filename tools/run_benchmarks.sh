@@ -8,7 +8,7 @@
 # Each measurement is the best (least CPU time) of REPS runs (default 3). Prints rows per CPU
 # second and per wall second, and the ratios ferry / DuckDB (the target is >= 2.0 for (a) and
 # (b)); CPU time is the figure to trust on a shared machine.
-#   tools/run_benchmarks.sh [ROWS]        (env: REPS, BUILD_DIR=build/release, WORK_DIR)
+#   tools/run_benchmarks.sh [ROWS]   (env: REPS, BUILD_DIR=build/release, WORK_DIR, FERRY=binary)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,8 +22,13 @@ schema='id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, bod
 if [ ! -f "$build/build.ninja" ]; then
   cmake --preset release >/dev/null
 fi
-cmake --build "$build" --target ferry parquet_bench >/dev/null
-ferry="$build/src/ferry/app/ferry"
+if [ -n "${FERRY:-}" ]; then
+  ferry=$FERRY
+  cmake --build "$build" --target parquet_bench >/dev/null
+else
+  ferry="$build/src/ferry/app/ferry"
+  cmake --build "$build" --target ferry parquet_bench >/dev/null
+fi
 bench="$build/bench/parquet_bench"
 if [ ! -d tests/duckdb/node_modules/@duckdb/node-api ]; then
   (cd tests/duckdb && npm ci --no-audit --no-fund --loglevel=error)
