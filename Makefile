@@ -60,6 +60,9 @@ lint:
 test: setup lint build asan
 	cd build/dev && ctest --output-on-failure -j $(JOBS) --timeout 600
 	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900
+	cmake --preset fuzz >/dev/null
+	cmake --build build/fuzz --target parquet_reader_fuzzer -j $(JOBS)
+	tools/run_fuzzers.sh build/fuzz 60 parquet_reader_fuzzer
 
 test-unit: build
 	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit
@@ -69,7 +72,7 @@ demo: setup build
 
 fuzz: setup-deb
 	cmake --preset fuzz >/dev/null
-	cmake --build --preset fuzz -j $(JOBS)
+	cmake --build build/fuzz --target fuzzers -j $(JOBS)
 	tools/run_fuzzers.sh build/fuzz $${FUZZ_SECONDS:-600}
 
 bench: setup release

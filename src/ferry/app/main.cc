@@ -8,6 +8,7 @@
 
 #include "ferry/app/hygiene_commands.h"
 #include "ferry/app/mock_kafka_command.h"
+#include "ferry/app/parquet_from_json_command.h"
 #include "ferry/app/parquet_read_commands.h"
 #include "ferry/app/produce_kafka_command.h"
 #include "ferry/app/produce_nats_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     parquet->require_subcommand(1);
     ferry::app::RegisterParquetInspect(parquet, &exit_code);
     ferry::app::RegisterParquetCat(parquet, &exit_code);
+    ferry::app::RegisterParquetFromJson(parquet, &exit_code);
     ferry::app::RegisterMockKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceKafkaCommand(app, &exit_code);
     ferry::app::RegisterProduceNatsCommand(app, &exit_code);

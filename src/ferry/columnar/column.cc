@@ -50,7 +50,7 @@ void StructColumn::AppendFrom(const Column& other, int64_t row) {
 }
 
 void StructColumn::Reserve(int64_t rows) {
-  validity_.reserve(static_cast<size_t>(rows));
+  ReserveGeometric(validity_, static_cast<size_t>(rows));
   for (auto& c : children_) {
     c->Reserve(rows);
   }
@@ -106,8 +106,8 @@ void ListColumn::AppendFrom(const Column& other, int64_t row) {
 }
 
 void ListColumn::Reserve(int64_t rows) {
-  offsets_.reserve(static_cast<size_t>(rows) + 1);
-  validity_.reserve(static_cast<size_t>(rows));
+  ReserveGeometric(offsets_, static_cast<size_t>(rows) + 1);
+  ReserveGeometric(validity_, static_cast<size_t>(rows));
 }
 
 void ListColumn::Clear() {
@@ -148,8 +148,8 @@ void MapColumn::AppendFrom(const Column& other, int64_t row) {
 }
 
 void MapColumn::Reserve(int64_t rows) {
-  offsets_.reserve(static_cast<size_t>(rows) + 1);
-  validity_.reserve(static_cast<size_t>(rows));
+  ReserveGeometric(offsets_, static_cast<size_t>(rows) + 1);
+  ReserveGeometric(validity_, static_cast<size_t>(rows));
 }
 
 void MapColumn::Clear() {

@@ -18,6 +18,7 @@
 // Thread-safety: not thread-safe; a finished column may be read from many threads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -29,6 +30,16 @@
 #include "ferry/columnar/types.h"
 
 namespace ferry::columnar {
+
+// Makes room for `n` elements in a vector or string, growing at least geometrically. Reserve()
+// is called as "what I hold plus this page" once per page (the Parquet reader); an exact reserve
+// would reallocate and copy the whole buffer every time, which is quadratic in the pages.
+template <typename Buffer>
+void ReserveGeometric(Buffer& buffer, size_t n) {
+  if (n > buffer.capacity()) {
+    buffer.reserve(std::max(n, buffer.capacity() * 2));
+  }
+}
 
 class Column {
  public:
@@ -106,8 +117,8 @@ class PrimitiveColumn final : public Column {
     PushValidity(o.IsValid(row));
   }
   void Reserve(int64_t rows) override {
-    values_.reserve(static_cast<size_t>(rows));
-    validity_.reserve(static_cast<size_t>(rows));
+    ReserveGeometric(values_, static_cast<size_t>(rows));
+    ReserveGeometric(validity_, static_cast<size_t>(rows));
   }
   void Clear() override {
     values_.clear();
@@ -163,10 +174,10 @@ class BinaryColumn final : public Column {
   }
   void AppendFrom(const Column& other, int64_t row) override;
   void Reserve(int64_t rows) override {
-    offsets_.reserve(static_cast<size_t>(rows) + 1);
-    validity_.reserve(static_cast<size_t>(rows));
+    ReserveGeometric(offsets_, static_cast<size_t>(rows) + 1);
+    ReserveGeometric(validity_, static_cast<size_t>(rows));
   }
-  void ReserveData(int64_t bytes) { data_.reserve(static_cast<size_t>(bytes)); }
+  void ReserveData(int64_t bytes) { ReserveGeometric(data_, static_cast<size_t>(bytes)); }
   void Clear() override {
     data_.clear();
     offsets_.assign(1, 0);

@@ -159,5 +159,32 @@ TEST(ColumnTest, BulkBuildersAppendRowsEndingAtChildOffsets) {
   EXPECT_TRUE(m->IsNull(0));
 }
 
+// Regression (parquet_reader_fuzzer: parquet-testing's overflow_i16_page_cnt.parquet took 52 s):
+// the Parquet reader reserves "rows so far + this page" once per page; an exact reserve copied
+// the whole column at every page, quadratic in the number of pages.
+TEST(ColumnTest, RepeatedReserveGrowsGeometrically) {
+  auto ints = MakeColumn(DataType::Int64());
+  auto* col = ints->As<PrimitiveColumn<int64_t>>();
+  auto strings = MakeColumn(DataType::String());
+  auto* bin = strings->As<BinaryColumn>();
+  int int_moves = 0;
+  int data_moves = 0;
+  const int64_t* last = nullptr;
+  const char* last_data = nullptr;
+  for (int64_t i = 0; i < 100000; i++) {
+    col->Reserve(col->length() + 1);
+    col->Append(i);
+    int_moves += col->values().data() != last ? 1 : 0;
+    last = col->values().data();
+    bin->Reserve(bin->length() + 1);
+    bin->ReserveData(static_cast<int64_t>(bin->data().size()) + 3);
+    bin->Append("abc");
+    data_moves += bin->data().data() != last_data ? 1 : 0;
+    last_data = bin->data().data();
+  }
+  EXPECT_LE(int_moves, 20);
+  EXPECT_LE(data_moves, 25);
+}
+
 }  // namespace
 }  // namespace ferry::columnar

@@ -72,8 +72,7 @@ Status ColumnWriter::Write(const ShreddedLeaf& slice) {
 }
 
 int64_t ColumnWriter::EstimatedChunkBytes() const {
-  return static_cast<int64_t>(chunk_pages_.size()) + PageBytesEstimate() +
-         values_->DictionaryBytes();
+  return chunk_pages_bytes_ + PageBytesEstimate() + values_->DictionaryBytes();
 }
 
 void ColumnWriter::AppendLevels(const std::vector<int16_t>& levels, int16_t max_level,
@@ -101,8 +100,11 @@ Status ColumnWriter::Compress(const std::string& input, const std::string** outp
 void ColumnWriter::AppendPage(const PageHeader& header, const std::string& data) {
   header_.clear();
   SerializePageHeader(header, &header_);
-  chunk_pages_.append(header_);
-  chunk_pages_.append(data);
+  std::string& page = chunk_pages_.emplace_back();
+  page.reserve(header_.size() + data.size());
+  page.append(header_);
+  page.append(data);
+  chunk_pages_bytes_ += static_cast<int64_t>(page.size());
   chunk_uncompressed_ += static_cast<int64_t>(header_.size()) + header.uncompressed_page_size;
 }
 
@@ -202,7 +204,9 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
     chunk_page_encodings_[{PageType::kDictionaryPage, Encoding::kPlain}] += 1;
   }
   md.data_page_offset = static_cast<int64_t>(sink->Tell());
-  FERRY_RETURN_IF_ERROR(sink->Append(chunk_pages_));
+  for (const std::string& page : chunk_pages_) {
+    FERRY_RETURN_IF_ERROR(sink->Append(page));
+  }
   md.total_compressed_size = static_cast<int64_t>(sink->Tell()) - start;
   md.total_uncompressed_size = uncompressed;
 
@@ -228,6 +232,7 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
   file_levels_ += chunk_levels_;
   file_nulls_ += chunk_nulls_;
   chunk_pages_.clear();
+  chunk_pages_bytes_ = 0;
   chunk_levels_ = chunk_nulls_ = chunk_uncompressed_ = 0;
   chunk_page_encodings_.clear();
   return Status::OK();

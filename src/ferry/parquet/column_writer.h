@@ -94,7 +94,10 @@ class ColumnWriter {
   int64_t page_rows_ = 0;
 
   // The chunk being built: its data pages, compressed, with their headers.
-  std::string chunk_pages_;
+  // The chunk's data pages (header + bytes), one buffer per page: a page is never copied again
+  // until the chunk goes to the sink (one growing string copied the chunk at each doubling).
+  std::vector<std::string> chunk_pages_;
+  int64_t chunk_pages_bytes_ = 0;
   int64_t chunk_levels_ = 0;
   int64_t chunk_nulls_ = 0;
   int64_t chunk_uncompressed_ = 0;  // headers + uncompressed page bytes

@@ -224,7 +224,7 @@ Status CompactReader::ReadI32(int32_t* v) {
 }
 
 Status CompactReader::ReadI64(int64_t* v) {
-  uint64_t u;
+  uint64_t u = 0;
   FERRY_RETURN_IF_ERROR(ReadVarint(&u));
   *v = ZigZagDecode(u);
   return Status::OK();
@@ -242,7 +242,7 @@ Status CompactReader::ReadDouble(double* v) {
 }
 
 Status CompactReader::ReadBinaryView(std::string_view* v) {
-  uint64_t size;
+  uint64_t size = 0;
   FERRY_RETURN_IF_ERROR(ReadVarint(&size));
   if (size > remaining()) {
     return Corrupt("binary longer than the input");
@@ -282,7 +282,7 @@ Status CompactReader::ReadListHeader(CType* element_type, int32_t* size) {
 }
 
 Status CompactReader::ReadMapHeader(int32_t* size, CType* key_type, CType* value_type) {
-  uint64_t n;
+  uint64_t n = 0;
   FERRY_RETURN_IF_ERROR(ReadVarint(&n));
   *size = 0;
   if (n == 0) {

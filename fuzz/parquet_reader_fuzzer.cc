@@ -1,0 +1,34 @@
+// libFuzzer target: arbitrary bytes as a Parquet file. The reader must return an error or a
+// valid batch: never crash, hang, or allocate beyond the limits below (run with
+// -malloc_limit_mb, tools/run_fuzzers.sh). Seeds: the parquet-testing files.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ferry/base/check.h"
+#include "ferry/base/io.h"
+#include "ferry/parquet/file_reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto file = std::make_shared<ferry::StringRandomAccessFile>(
+      std::string(reinterpret_cast<const char*>(data), size), "fuzz.parquet");
+  ferry::parquet::ReaderOptions options;
+  options.max_page_size = int64_t{16} << 20;
+  options.max_footer_size = int64_t{16} << 20;
+  options.max_batch_bytes = int64_t{64} << 20;
+  options.max_batch_rows = int64_t{1} << 20;
+  options.verify_checksums = (size & 1) != 0;
+  auto reader = ferry::parquet::FileReader::Open(file, options);
+  if (!reader.ok()) {
+    return 0;
+  }
+  for (int rg = 0; rg < (*reader)->num_row_groups(); rg++) {
+    auto batch = (*reader)->ReadRowGroup(rg);
+    if (batch.ok()) {
+      // What the reader returns must be a consistent batch.
+      FERRY_CHECK(batch->Validate().ok());
+    }
+  }
+  return 0;
+}
