@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "ferry/app/logging.h"
 #include "ferry/app/metrics_server.h"
 #include "ferry/app/pipeline_factory.h"
+#include "ferry/app/progress_reporter.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/config/config.h"
@@ -136,6 +138,15 @@ int Run(const RunArgs& args) {
     });
   }
 
+  // --until-caught-up: a progress bar on a terminal, a log line every 5 s otherwise.
+  std::unique_ptr<ProgressReporter> progress;
+  if (args.until_caught_up) {
+    bool terminal = isatty(STDERR_FILENO) == 1;
+    progress = std::make_unique<ProgressReporter>(&registry, terminal,
+                                                  std::chrono::milliseconds(terminal ? 250 : 5000));
+    progress->Start();
+  }
+
   int signals_seen = 0;
   while (running.load() > 0) {
     timespec wait{.tv_sec = 0, .tv_nsec = 200'000'000};
@@ -156,6 +167,9 @@ int Run(const RunArgs& args) {
   }
   for (std::thread& t : threads) {
     t.join();
+  }
+  if (progress) {
+    progress->Stop();
   }
   server.Stop();
 
