@@ -1,5 +1,7 @@
 #include "ferry/app/run_command.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -75,6 +77,21 @@ int Run(const RunArgs& args) {
   if (!logging.ok()) {
     std::fprintf(stderr, "ferry run: %s\n", logging.ToString().c_str());
     return kExitUsage;
+  }
+
+  for (const config::PipelineConfig& p : cfg->pipelines) {
+    // Secret values in these are redacted by the logger (cfg->secrets).
+    if (p.kafka) {
+      std::string properties;
+      for (const auto& [key, value] : p.kafka->properties) {
+        properties += fmt::format("{}{}={}", properties.empty() ? "" : ", ", key, value);
+      }
+      FERRY_LOG_DEBUG("pipeline {}: table {}, kafka brokers {}, properties {{{}}}", p.id, p.table,
+                      p.kafka->brokers, properties);
+    } else if (p.jetstream) {
+      FERRY_LOG_DEBUG("pipeline {}: table {}, jetstream stream {} on {}", p.id, p.table,
+                      p.jetstream->stream, fmt::join(p.jetstream->servers, ","));
+    }
   }
 
   // Signals go to one thread that turns them into stop requests (StopSignal is not
