@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ferry/app/logging.h"
+#include "ferry/app/maintenance_scheduler.h"
 #include "ferry/app/metrics_server.h"
 #include "ferry/app/pipeline_factory.h"
 #include "ferry/app/progress_reporter.h"
@@ -155,6 +156,10 @@ int Run(const RunArgs& args) {
     });
   }
 
+  // [pipeline.maintenance]: optimize and vacuum on a schedule, beside the pipelines.
+  MaintenanceScheduler maintenance(&registry);
+  maintenance.Start(cfg->pipelines);
+
   // --until-caught-up: a progress bar on a terminal, a log line every 5 s otherwise.
   std::unique_ptr<ProgressReporter> progress;
   if (args.until_caught_up) {
@@ -185,6 +190,7 @@ int Run(const RunArgs& args) {
   for (std::thread& t : threads) {
     t.join();
   }
+  maintenance.Stop();
   if (progress) {
     progress->Stop();
   }
