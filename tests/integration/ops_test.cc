@@ -120,7 +120,7 @@ class OpsTest : public ::testing::Test {
   std::string table() const { return (dir_ / "table").string(); }
 
   std::string WriteConfig(const std::string& extra = "", const std::string& properties = "",
-                          int max_rows = 500) {
+                          int max_rows = 500, const std::string& tail = "") {
     std::string path = (dir_ / "ferry.toml").string();
     std::ofstream(path) << fmt::format(R"({}
 [[pipeline]]
@@ -139,8 +139,8 @@ properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500"{}
 [pipeline.batch]
 max_rows = {}
 max_latency = "100ms"
-)",
-                                       extra, table(), brokers_, properties, max_rows);
+{})",
+                                       extra, table(), brokers_, properties, max_rows, tail);
     return path;
   }
 
@@ -329,6 +329,54 @@ TEST_F(OpsTest, OptimizeWhileIngestingKeepsRowsAndPositionsAndReducesFiles) {
   EXPECT_GT(most_files, 1u);
   EXPECT_LT(files_after, most_files);
   EXPECT_EQ(files_after, 1u) << "one small partition-less table packs into one file";
+  CommandResult verify =
+      RunCommand({kFerry, "verify", table(), "--id", "id", "--expect", std::to_string(kCount)});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+TEST_F(OpsTest, ScheduledOptimizeAndVacuumRunInsideFerryRun) {
+  int port = FreePort();
+  std::string config =
+      WriteConfig(fmt::format("[metrics]\nlisten = \"127.0.0.1:{}\"\n", port), "", 150,
+                  "[pipeline.maintenance]\noptimize_every = \"1s\"\n"
+                  "vacuum_every = \"1s\"\n");
+  auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+  ASSERT_TRUE(ferry.ok());
+  constexpr int64_t kCount = 4000;
+  Produce(kCount, 1, 2000);
+  // Once ingestion is done, the next scheduled optimize packs everything into one file.
+  e2e::TableContents t;
+  auto until = std::chrono::steady_clock::now() + seconds(120);
+  while (std::chrono::steady_clock::now() < until) {
+    t = e2e::ReadTable(table());
+    if (t.rows.size() == static_cast<size_t>(kCount) && t.files.size() == 1) {
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  EXPECT_EQ(t.rows.size(), static_cast<size_t>(kCount));
+  EXPECT_EQ(t.files.size(), 1u);
+  httplib::Client client("127.0.0.1", port);
+  auto r = client.Get("/metrics");
+  ASSERT_TRUE(r);
+  Scrape m = Parse(r->body);
+  EXPECT_GT(
+      m.Get(R"(ferry_maintenance_runs_total{pipeline="events",operation="optimize",outcome="ok"})"),
+      0);
+  EXPECT_GT(
+      m.Get(R"(ferry_maintenance_runs_total{pipeline="events",operation="vacuum",outcome="ok"})"),
+      0);
+  kill((*ferry)->pid(), SIGTERM);
+  EXPECT_EQ((*ferry)->Wait(), 0);
+
+  CommandResult history = RunCommand({kFerry, "table", "history", table(), "--json"});
+  int64_t optimizes = 0;
+  for (const nlohmann::json& c : JsonLines(history.out)) {
+    optimizes += c.value("operation", "") == "OPTIMIZE" ? 1 : 0;
+  }
+  EXPECT_GT(optimizes, 0);
+  // Vacuum with the 168h default retention deleted nothing a reader needs: every live file is
+  // there and the table verifies.
   CommandResult verify =
       RunCommand({kFerry, "verify", table(), "--id", "id", "--expect", std::to_string(kCount)});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
