@@ -248,7 +248,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "Run only the pipeline with this id (repeatable)");
   run->add_flag("--until-caught-up", args->until_caught_up,
                 "Ingest up to the broker heads seen at start, commit, and exit 0 (like Spark's "
-                "Trigger.AvailableNow)");
+                "Trigger.AvailableNow); shows a progress bar on a terminal, a progress log line "
+                "every 5 s otherwise");
   run->callback([args, exit_code] { *exit_code = Run(*args); });
 }
 
