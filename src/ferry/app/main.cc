@@ -13,6 +13,7 @@
 #include "ferry/app/produce_kafka_command.h"
 #include "ferry/app/produce_nats_command.h"
 #include "ferry/app/run_command.h"
+#include "ferry/app/status_command.h"
 #include "ferry/app/table_commands.h"
 #include "ferry/app/verify_command.h"
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     ferry::app::RegisterTableCommands(app, &exit_code);
     ferry::app::RegisterRunCommand(app, &exit_code);
     ferry::app::RegisterConfigCommands(app, &exit_code);
+    ferry::app::RegisterStatusCommand(app, &exit_code);
     CLI11_PARSE(app, argc, argv);
     return exit_code;
   } catch (const std::exception& e) {

@@ -320,4 +320,18 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   return built;
 }
 
+Result<kafka::KafkaSourceOptions> KafkaSourceOptionsFor(const PipelineConfig& c) {
+  if (!c.kafka) {
+    return InvalidArgument("pipeline {} has no [pipeline.kafka]", c.id);
+  }
+  return KafkaOptions(c);
+}
+
+Result<jetstream::JetStreamOptions> JetStreamOptionsFor(const PipelineConfig& c) {
+  if (!c.jetstream) {
+    return InvalidArgument("pipeline {} has no [pipeline.jetstream]", c.id);
+  }
+  return JetStreamOptions(c);
+}
+
 }  // namespace ferry::app

@@ -10,6 +10,8 @@
 #include "ferry/config/config.h"
 #include "ferry/metrics/metrics.h"
 #include "ferry/pipeline/pipeline.h"
+#include "ferry/source/jetstream/jetstream_options.h"
+#include "ferry/source/kafka/kafka_source_options.h"
 
 namespace ferry::app {
 
@@ -24,5 +26,10 @@ struct BuildOptions {
 Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const config::PipelineConfig& config,
                                                           metrics::Registry* registry,
                                                           const BuildOptions& options = {});
+
+// The source options of a pipeline, as BuildPipeline passes them (for `ferry status`, which
+// asks the broker for heads without joining a group or creating consumers).
+Result<source::kafka::KafkaSourceOptions> KafkaSourceOptionsFor(const config::PipelineConfig& c);
+Result<source::jetstream::JetStreamOptions> JetStreamOptionsFor(const config::PipelineConfig& c);
 
 }  // namespace ferry::app

@@ -1,7 +1,10 @@
 #include "ferry/app/run_command.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -13,8 +16,10 @@
 #include <vector>
 
 #include "ferry/app/logging.h"
+#include "ferry/app/maintenance_scheduler.h"
 #include "ferry/app/metrics_server.h"
 #include "ferry/app/pipeline_factory.h"
+#include "ferry/app/progress_reporter.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/config/config.h"
@@ -73,6 +78,21 @@ int Run(const RunArgs& args) {
   if (!logging.ok()) {
     std::fprintf(stderr, "ferry run: %s\n", logging.ToString().c_str());
     return kExitUsage;
+  }
+
+  for (const config::PipelineConfig& p : cfg->pipelines) {
+    // Secret values in these are redacted by the logger (cfg->secrets).
+    if (p.kafka) {
+      std::string properties;
+      for (const auto& [key, value] : p.kafka->properties) {
+        properties += fmt::format("{}{}={}", properties.empty() ? "" : ", ", key, value);
+      }
+      FERRY_LOG_DEBUG("pipeline {}: table {}, kafka brokers {}, properties {{{}}}", p.id, p.table,
+                      p.kafka->brokers, properties);
+    } else if (p.jetstream) {
+      FERRY_LOG_DEBUG("pipeline {}: table {}, jetstream stream {} on {}", p.id, p.table,
+                      p.jetstream->stream, fmt::join(p.jetstream->servers, ","));
+    }
   }
 
   // Signals go to one thread that turns them into stop requests (StopSignal is not
@@ -136,6 +156,19 @@ int Run(const RunArgs& args) {
     });
   }
 
+  // [pipeline.maintenance]: optimize and vacuum on a schedule, beside the pipelines.
+  MaintenanceScheduler maintenance(&registry);
+  maintenance.Start(cfg->pipelines);
+
+  // --until-caught-up: a progress bar on a terminal, a log line every 5 s otherwise.
+  std::unique_ptr<ProgressReporter> progress;
+  if (args.until_caught_up) {
+    bool terminal = isatty(STDERR_FILENO) == 1;
+    progress = std::make_unique<ProgressReporter>(&registry, terminal,
+                                                  std::chrono::milliseconds(terminal ? 250 : 5000));
+    progress->Start();
+  }
+
   int signals_seen = 0;
   while (running.load() > 0) {
     timespec wait{.tv_sec = 0, .tv_nsec = 200'000'000};
@@ -156,6 +189,10 @@ int Run(const RunArgs& args) {
   }
   for (std::thread& t : threads) {
     t.join();
+  }
+  maintenance.Stop();
+  if (progress) {
+    progress->Stop();
   }
   server.Stop();
 
@@ -211,7 +248,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "Run only the pipeline with this id (repeatable)");
   run->add_flag("--until-caught-up", args->until_caught_up,
                 "Ingest up to the broker heads seen at start, commit, and exit 0 (like Spark's "
-                "Trigger.AvailableNow)");
+                "Trigger.AvailableNow); shows a progress bar on a terminal, a progress log line "
+                "every 5 s otherwise");
   run->callback([args, exit_code] { *exit_code = Run(*args); });
 }
 

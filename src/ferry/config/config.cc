@@ -487,6 +487,27 @@ Status ReadBatch(TomlTable& t, BatchConfig* b) {
   return t.Finish();
 }
 
+Status ReadMaintenance(TomlTable& t, MaintenanceConfig* m) {
+  FERRY_ASSIGN_OR_RETURN(auto optimize, t.DurationValue("optimize_every"));
+  FERRY_ASSIGN_OR_RETURN(auto vacuum, t.DurationValue("vacuum_every"));
+  FERRY_ASSIGN_OR_RETURN(auto retain, t.DurationValue("vacuum_retain"));
+  if (optimize && optimize->count() < 1000) {
+    return t.Error("optimize_every", "must be at least 1s");
+  }
+  if (vacuum && vacuum->count() < 1000) {
+    return t.Error("vacuum_every", "must be at least 1s");
+  }
+  if (retain && retain->count() < int64_t{168} * 3600 * 1000) {
+    return t.Error(
+        "vacuum_retain",
+        "must be at least 168h (older versions' readers and time travel need the files)");
+  }
+  Set(optimize, &m->optimize_every);
+  Set(vacuum, &m->vacuum_every);
+  Set(retain, &m->vacuum_retain);
+  return t.Finish();
+}
+
 Status ReadWriter(TomlTable& t, WriterConfig* w) {
   FERRY_ASSIGN_OR_RETURN(auto codec, t.String("codec"));
   if (codec) {
@@ -614,6 +635,10 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   FERRY_ASSIGN_OR_RETURN(auto writer, t.Table("writer"));
   if (writer) {
     FERRY_RETURN_IF_ERROR(ReadWriter(*writer, &p->writer));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto maintenance, t.Table("maintenance"));
+  if (maintenance) {
+    FERRY_RETURN_IF_ERROR(ReadMaintenance(*maintenance, &p->maintenance));
   }
   FERRY_ASSIGN_OR_RETURN(auto columns, t.TableArray("columns"));
   for (TomlTable& c : columns) {

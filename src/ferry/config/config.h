@@ -104,6 +104,13 @@ struct BatchConfig {
   Duration max_latency{1000};
 };
 
+// [pipeline.maintenance]: optimize and vacuum on a schedule inside `ferry run` (0 = never).
+struct MaintenanceConfig {
+  Duration optimize_every{0};
+  Duration vacuum_every{0};
+  Duration vacuum_retain{int64_t{168} * 3600 * 1000};
+};
+
 struct WriterConfig {
   std::string codec = "zstd";  // uncompressed, snappy, zstd, gzip, lz4_raw
   int compression_level = 3;
@@ -138,6 +145,7 @@ struct PipelineConfig {
   std::optional<JetStreamConfig> jetstream;
   DecodeConfig decode;
   BatchConfig batch;
+  MaintenanceConfig maintenance;
   WriterConfig writer;
   std::vector<DerivedColumn> columns;
   std::string where;

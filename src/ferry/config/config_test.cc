@@ -127,6 +127,30 @@ TEST(ConfigTest, BadValuesNameTheKey) {
   EXPECT_NE(c.status().message().find("unknown unit 'xb'"), std::string::npos);
 }
 
+TEST(ConfigTest, MaintenanceSchedule) {
+  Result<Config> none = Parse(kIssueExample);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->pipelines[0].maintenance.optimize_every.count(), 0);
+  EXPECT_EQ(none->pipelines[0].maintenance.vacuum_every.count(), 0);
+
+  std::string text(kIssueExample);
+  text +=
+      "\n[pipeline.maintenance]\noptimize_every = \"1h\"\nvacuum_every = \"24h\"\n"
+      "vacuum_retain = \"240h\"\n";
+  Result<Config> c = Parse(text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].maintenance.optimize_every, std::chrono::hours(1));
+  EXPECT_EQ(c->pipelines[0].maintenance.vacuum_every, std::chrono::hours(24));
+  EXPECT_EQ(c->pipelines[0].maintenance.vacuum_retain, std::chrono::hours(240));
+
+  std::string short_retain(kIssueExample);
+  short_retain += "\n[pipeline.maintenance]\nvacuum_retain = \"1h\"\n";
+  Result<Config> bad = Parse(short_retain);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("maintenance.vacuum_retain"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(ConfigTest, SyntaxErrorHasPosition) {
   Result<Config> c = Parse("[[pipeline]]\nid = \"x\nx");
   ASSERT_FALSE(c.ok());

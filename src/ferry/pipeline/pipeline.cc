@@ -515,6 +515,15 @@ void Pipeline::AfterCommit() {
     positions.push_back({.partition = p, .position = last});
     metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
         ->Set(static_cast<double>(last));
+    if (state.caught_up_at) {
+      // Lag against the last head seen, so it falls with each commit, not only at head refresh.
+      double head =
+          metrics_
+              ->Position("ferry_broker_head_position", "Last position the broker holds", state.key)
+              ->value();
+      metrics_->Position("ferry_lag_messages", "Head minus committed position", state.key)
+          ->Set(std::max(0.0, head - static_cast<double>(last)));
+    }
     summary += fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", state.key,
                            batch_first_.at(p), last);
   }

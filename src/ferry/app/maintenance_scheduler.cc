@@ -1,0 +1,107 @@
+#include "ferry/app/maintenance_scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "ferry/base/log.h"
+#include "ferry/delta/optimize.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/vacuum.h"
+#include "ferry/storage/local_store.h"
+
+namespace ferry::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// "Never": far enough, and safe for wait_until's clock conversions (time_point::max is not).
+constexpr auto kNever = std::chrono::hours(24 * 365 * 10);
+
+Result<std::unique_ptr<delta::Table>> OpenTable(const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(path));
+  return delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(store)), "");
+}
+
+}  // namespace
+
+MaintenanceScheduler::~MaintenanceScheduler() {
+  Stop();
+}
+
+void MaintenanceScheduler::Start(const std::vector<config::PipelineConfig>& pipelines) {
+  for (const config::PipelineConfig& p : pipelines) {
+    if (p.maintenance.optimize_every.count() > 0 || p.maintenance.vacuum_every.count() > 0) {
+      threads_.emplace_back([this, p] { Loop(p); });
+    }
+  }
+}
+
+void MaintenanceScheduler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) {
+    t.join();
+  }
+  threads_.clear();
+}
+
+void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, bool optimize) {
+  const char* operation = optimize ? "optimize" : "vacuum";
+  Status st = [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTable(p.table));
+    if (optimize) {
+      FERRY_ASSIGN_OR_RETURN(delta::OptimizeResult r, delta::Optimize(*table, {}));
+      FERRY_LOG_INFO("pipeline {}: scheduled optimize: {} files into {} ({} rows){}", p.id,
+                     r.files_removed, r.files_added, r.rows,
+                     r.version ? " at version " + std::to_string(*r.version) : "");
+    } else {
+      FERRY_ASSIGN_OR_RETURN(
+          delta::VacuumResult r,
+          delta::Vacuum(*table, {.retain_ms = p.maintenance.vacuum_retain.count()}));
+      FERRY_LOG_INFO("pipeline {}: scheduled vacuum against version {}: {} files deleted", p.id,
+                     r.version, r.deleted.size());
+    }
+    return Status::OK();
+  }();
+  if (!st.ok()) {
+    FERRY_LOG_WARN("pipeline {}: scheduled {} failed (tried again next time): {}", p.id, operation,
+                   st.ToString());
+  }
+  registry_
+      ->GetCounter(
+          "ferry_maintenance_runs_total", "Scheduled optimize and vacuum rounds",
+          {{"pipeline", p.id}, {"operation", operation}, {"outcome", st.ok() ? "ok" : "failed"}})
+      ->Increment();
+}
+
+void MaintenanceScheduler::Loop(config::PipelineConfig p) {
+  const auto optimize_every = p.maintenance.optimize_every;
+  const auto vacuum_every = p.maintenance.vacuum_every;
+  Clock::time_point next_optimize =
+      optimize_every.count() > 0 ? Clock::now() + optimize_every : Clock::now() + kNever;
+  Clock::time_point next_vacuum =
+      vacuum_every.count() > 0 ? Clock::now() + vacuum_every : Clock::now() + kNever;
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    Clock::time_point next = std::min(next_optimize, next_vacuum);
+    if (cv_.wait_until(lock, next, [this] { return stop_; })) {
+      break;
+    }
+    lock.unlock();
+    if (Clock::now() >= next_optimize) {
+      RunOnce(p, true);
+      next_optimize = Clock::now() + optimize_every;
+    }
+    if (Clock::now() >= next_vacuum) {
+      RunOnce(p, false);
+      next_vacuum = Clock::now() + vacuum_every;
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace ferry::app

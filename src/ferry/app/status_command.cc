@@ -1,0 +1,274 @@
+#include "ferry/app/status_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "ferry/app/broker_heads.h"
+#include "ferry/app/logging.h"
+#include "ferry/config/config.h"
+#include "ferry/delta/history.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/value_format.h"
+#include "ferry/storage/local_store.h"
+
+namespace ferry::app {
+namespace {
+
+constexpr int kExitLagging = 1;
+constexpr int kExitError = 2;
+// Commits read back (newest first) to find the one that set each position.
+constexpr int64_t kHistoryDepth = 1000;
+
+struct StatusArgs {
+  std::string config;
+  std::string table;
+  std::vector<std::string> pipelines;
+  std::optional<int64_t> max_lag;
+  bool json = false;
+};
+
+struct Row {
+  std::string pipeline;
+  std::string partition;
+  std::optional<int64_t> position;
+  std::optional<int64_t> head;
+  std::optional<int64_t> lag;
+  std::optional<int64_t> last_commit_ms;
+};
+
+std::string Time(int64_t millis) {
+  return delta::FormatTimestampMicros(millis * 1000, delta::TimestampStyle::kStatsMillis);
+}
+
+// The table's latest snapshot and, per appId, the time of the newest commit (within the last
+// kHistoryDepth) that set it. An empty state when there is no table yet.
+struct TableState {
+  std::optional<delta::Snapshot> snapshot;
+  std::map<std::string, int64_t> set_at_ms;
+};
+
+Result<TableState> ReadTableState(const std::string& path) {
+  TableState out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::path(path) / "_delta_log", ec)) {
+    return out;
+  }
+  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(path));
+  FERRY_ASSIGN_OR_RETURN(
+      std::unique_ptr<delta::Table> table,
+      delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(store)), ""));
+  FERRY_ASSIGN_OR_RETURN(delta::Snapshot snapshot, table->LoadSnapshot());
+  int64_t from = std::max<int64_t>(0, snapshot.version() - kHistoryDepth + 1);
+  Result<std::vector<delta::CommitSummary>> history =
+      delta::ReadHistory(*table, from, snapshot.version());
+  if (history.ok()) {
+    for (const delta::CommitSummary& c : *history) {
+      for (const auto& [app_id, version] : c.txns) {
+        out.set_at_ms[app_id] = c.timestamp_ms;  // oldest first: the newest wins
+      }
+    }
+  }
+  out.snapshot = std::move(snapshot);
+  return out;
+}
+
+std::optional<int64_t> LastCommit(const TableState& t, const std::string& app_id) {
+  if (!t.snapshot) {
+    return std::nullopt;
+  }
+  auto it = t.set_at_ms.find(app_id);
+  return it != t.set_at_ms.end() ? it->second : t.snapshot->timestamp_ms();
+}
+
+Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
+  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table));
+  FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, QueryBrokerHeads(p));
+  std::vector<Row> rows;
+  std::set<std::string> seen;
+  for (const source::PartitionHead& h : heads) {
+    std::string app_id = p.id + "/" + h.key;
+    seen.insert(app_id);
+    Row row{.pipeline = p.id, .partition = h.key, .head = h.last_position};
+    if (table.snapshot) {
+      row.position = table.snapshot->position(app_id);
+    }
+    if (row.position) {
+      row.last_commit_ms = LastCommit(table, app_id);
+      row.lag = std::max<int64_t>(0, h.last_position.value_or(*row.position) - *row.position);
+    } else if (h.last_position && h.first_position) {
+      row.lag = *h.last_position - *h.first_position + 1;
+    } else {
+      row.lag = 0;
+    }
+    rows.push_back(std::move(row));
+  }
+  // Positions of partitions the broker no longer reports (a deleted topic, a removed filter).
+  if (table.snapshot) {
+    std::string prefix = p.id + "/";
+    for (const auto& [app_id, txn] : table.snapshot->txns()) {
+      if (app_id.rfind(prefix, 0) == 0 && seen.count(app_id) == 0) {
+        rows.push_back(Row{.pipeline = p.id,
+                           .partition = app_id.substr(prefix.size()),
+                           .position = txn.version,
+                           .last_commit_ms = LastCommit(table, app_id)});
+      }
+    }
+  }
+  return rows;
+}
+
+Result<std::vector<Row>> TableRows(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::path(path) / "_delta_log", ec)) {
+    return NotFound("{}: no Delta table there", path);
+  }
+  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(path));
+  std::vector<Row> rows;
+  for (const auto& [app_id, txn] : table.snapshot->txns()) {
+    // ferry's appIds are "<pipeline>/<partition key>"; others (Spark, kafka-delta-ingest) are
+    // shown whole.
+    size_t slash = app_id.find('/');
+    Row row{.position = txn.version, .last_commit_ms = LastCommit(table, app_id)};
+    if (slash != std::string::npos) {
+      row.pipeline = app_id.substr(0, slash);
+      row.partition = app_id.substr(slash + 1);
+    } else {
+      row.partition = app_id;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string Cell(const std::optional<int64_t>& v) {
+  return v ? std::to_string(*v) : "-";
+}
+
+void Print(const std::vector<Row>& rows, bool json) {
+  if (json) {
+    for (const Row& r : rows) {
+      auto opt = [](const std::optional<int64_t>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+      };
+      nlohmann::json line = {
+          {"pipeline", r.pipeline},
+          {"partition", r.partition},
+          {"position", opt(r.position)},
+          {"head", opt(r.head)},
+          {"lag", opt(r.lag)},
+          {"last_commit",
+           r.last_commit_ms ? nlohmann::json(Time(*r.last_commit_ms)) : nlohmann::json(nullptr)}};
+      std::printf("%s\n", line.dump().c_str());
+    }
+    return;
+  }
+  size_t w_pipeline = 8;
+  size_t w_partition = 9;
+  for (const Row& r : rows) {
+    w_pipeline = std::max(w_pipeline, r.pipeline.size());
+    w_partition = std::max(w_partition, r.partition.size());
+  }
+  std::string out =
+      fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", "PIPELINE", w_pipeline,
+                  "PARTITION", w_partition, "POSITION", "HEAD", "LAG", "LAST COMMIT");
+  for (const Row& r : rows) {
+    out += fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", r.pipeline, w_pipeline,
+                       r.partition, w_partition, Cell(r.position), Cell(r.head), Cell(r.lag),
+                       r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+int ShowStatus(const StatusArgs& args) {
+  if (args.config.empty() == args.table.empty()) {
+    std::fprintf(stderr, "ferry status: give exactly one of --config and --table\n");
+    return kExitError;
+  }
+  std::vector<Row> rows;
+  if (!args.table.empty()) {
+    Result<std::vector<Row>> r = TableRows(args.table);
+    if (!r.ok()) {
+      std::fprintf(stderr, "ferry status: %s\n", r.status().ToString().c_str());
+      return kExitError;
+    }
+    rows = std::move(*r);
+  } else {
+    Result<config::Config> cfg = config::LoadConfig(args.config);
+    if (!cfg.ok()) {
+      std::fprintf(stderr, "ferry status: %s\n", cfg.status().message().c_str());
+      return kExitError;
+    }
+    // librdkafka and nats.c log through spdlog: keep stdout for the table.
+    if (Status st = SetupLogging(
+            {.format = cfg->log.format, .level = cfg->log.level, .secrets = cfg->secrets});
+        !st.ok()) {
+      std::fprintf(stderr, "ferry status: %s\n", st.ToString().c_str());
+      return kExitError;
+    }
+    std::set<std::string> wanted(args.pipelines.begin(), args.pipelines.end());
+    for (const config::PipelineConfig& p : cfg->pipelines) {
+      if (!wanted.empty() && wanted.erase(p.id) == 0) {
+        continue;
+      }
+      Result<std::vector<Row>> r = PipelineRows(p);
+      if (!r.ok()) {
+        std::fprintf(stderr, "ferry status: pipeline %s: %s\n", p.id.c_str(),
+                     r.status().ToString().c_str());
+        return kExitError;
+      }
+      rows.insert(rows.end(), r->begin(), r->end());
+    }
+    if (!wanted.empty()) {
+      std::fprintf(stderr, "ferry status: %s: no pipeline with id '%s'\n", args.config.c_str(),
+                   wanted.begin()->c_str());
+      return kExitError;
+    }
+  }
+  Print(rows, args.json);
+  if (args.max_lag) {
+    for (const Row& r : rows) {
+      if (r.lag && *r.lag > *args.max_lag) {
+        std::fprintf(stderr, "ferry status: %s %s: lag %lld exceeds --max-lag %lld\n",
+                     r.pipeline.c_str(), r.partition.c_str(), static_cast<long long>(*r.lag),
+                     static_cast<long long>(*args.max_lag));
+        return kExitLagging;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterStatusCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<StatusArgs>();
+  CLI::App* status = app.add_subcommand(
+      "status",
+      "Per source partition: the table's committed position, the broker head, the lag in\n"
+      "messages (JetStream: sequences) and the time of the commit that set the position.\n"
+      "Exit codes: 0 ok, 1 a partition's lag exceeds --max-lag, 2 an error.");
+  status->add_option("-c,--config", args->config,
+                     "The TOML configuration: positions of its pipelines, heads from the broker");
+  status->add_option("-t,--table", args->table,
+                     "A Delta table: the positions it holds (no broker, so no head or lag)");
+  status->add_option("-p,--pipeline", args->pipelines,
+                     "With --config: only the pipeline with this id (repeatable)");
+  status->add_option("--max-lag", args->max_lag,
+                     "Exit 1 when any partition's lag exceeds N messages (for cron and alerts)");
+  status->add_flag("--json", args->json, "One JSON object per partition per line");
+  status->callback([args, exit_code] { *exit_code = ShowStatus(*args); });
+}
+
+}  // namespace ferry::app

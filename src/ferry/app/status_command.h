@@ -1,0 +1,30 @@
+// `ferry status`: where each source partition of a pipeline stands.
+//
+//   ferry status --config FILE [--pipeline ID]... [--max-lag N] [--json]
+//       for each pipeline of FILE (or the ones named): its table's committed position per source
+//       partition (the txn of appId "<pipeline>/<partition key>" in the latest snapshot), the
+//       broker head (Kafka: high watermark - 1; JetStream: last sequence matching the filter),
+//       the lag (head - position; for a partition the table has never seen, every message the
+//       broker holds) and the time of the commit that set the position. The broker is asked
+//       without joining the group or creating consumers.
+//   ferry status --table PATH [--json]
+//       the positions of every appId the table holds (no broker: head and lag unknown).
+//
+// --json prints one object per partition per line with the keys pipeline, partition, position,
+// head, lag (null when unknown) and last_commit (ISO-8601 UTC, null when the table is empty).
+//
+// Exit codes: 0 ok, 1 some partition's lag exceeds --max-lag, 2 an error (configuration, table
+// or broker).
+//
+// Thread-safety: run from main() only.
+#pragma once
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace ferry::app {
+
+void RegisterStatusCommand(CLI::App& app, int* exit_code);
+
+}  // namespace ferry::app
