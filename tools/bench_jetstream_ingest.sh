@@ -17,7 +17,7 @@
 # The server is stopped and the temp dirs removed on exit.
 #
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
-# raw: the same bytes into one STRING column), PAYLOAD (random letters, 270 -> ~400 B), BATCH
+# raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
 # (1000), MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), BENCH_DIR (kept when set).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
@@ -25,7 +25,7 @@ FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
 BARE=$(realpath "$BUILD_DIR/bench/nats_bare_consumer")
 COUNT=${COUNT:-1000000}
 FORMAT=${FORMAT:-json}
-PAYLOAD=${PAYLOAD:-270}
+PAYLOAD=${PAYLOAD:-285}
 BATCH=${BATCH:-1000}
 MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
@@ -94,7 +94,7 @@ column = "payload"'
 fi
 cat >"$DIR/ferry.toml" <<TOML
 [log]
-level = "warn"
+level = "info"
 
 [[pipeline]]
 id = "bench"

@@ -14,14 +14,14 @@
 # 6. checks the table holds COUNT rows (`ferry table inspect --json`) and prints the ratio
 #    ferry / kcat, with the faster kcat run as the peer (target >= 0.5).
 #
-# Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 270 -> ~400 B),
+# Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
 COUNT=${COUNT:-1000000}
 PARTITIONS=${PARTITIONS:-128}
-PAYLOAD=${PAYLOAD:-270}
+PAYLOAD=${PAYLOAD:-285}
 MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 CODEC=${CODEC:-zstd}
@@ -80,7 +80,7 @@ kcat1=$(run_kcat)
 
 cat >"$DIR/ferry.toml" <<TOML
 [log]
-level = "warn"
+level = "info"
 
 [[pipeline]]
 id = "bench"
