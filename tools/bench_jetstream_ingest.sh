@@ -75,11 +75,16 @@ t0=$(now)
 t1=$(now)
 echo "published in $(printf '%.1f' "$(elapsed "$t0" "$t1")") s"
 
+# Process start to exit, like ferry's figure (the program's own line, printed on stderr, times
+# subscribe to last message only).
 run_bare() {
+  local a b
+  a=$(now)
   "$BARE" --server "$URL" --stream bench --subject bench --count "$COUNT" --batch "$BATCH" \
     >"$DIR/bare.out"
+  b=$(now)
   cat "$DIR/bare.out" >&2
-  sed -n 's/.*msgs, [0-9]* bytes, \([0-9.]*\) s.*/\1/p' "$DIR/bare.out"
+  elapsed "$a" "$b"
 }
 
 bare1=$(run_bare)
