@@ -15,7 +15,9 @@
 #    ferry / kcat, with the faster kcat run as the peer (target >= 0.5).
 #
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
-# MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), BENCH_DIR (default: a mktemp dir, removed).
+# MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), KAFKA_PROPERTIES (TOML inline-table body for
+# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), BENCH_DIR (default:
+# a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -25,6 +27,7 @@ PAYLOAD=${PAYLOAD:-285}
 MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 CODEC=${CODEC:-zstd}
+KAFKA_PROPERTIES=${KAFKA_PROPERTIES:-}
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -93,6 +96,7 @@ brokers = "$BROKERS"
 topics = ["bench"]
 group_id = "ferry-bench"
 start = "earliest"
+properties = { $KAFKA_PROPERTIES }
 
 [pipeline.decode]
 format = "json"
