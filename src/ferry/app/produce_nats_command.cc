@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/message_template.h"
 #include "ferry/base/status.h"
 #include "ferry/source/jetstream/jetstream_options.h"
 #include "ferry/source/jetstream/nats_connect.h"
@@ -83,33 +84,6 @@ void OnPubAck(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* error, void* clo
   natsMsg_Destroy(msg);
 }
 
-// Renders the payload of message `seq`.
-// TODO(jetstream): replace with the shared template engine (message_template.h, `ferry produce
-// kafka`) once it lands; until then only {{seq}} and {{Count}} are substituted.
-void RenderPayload(const std::string& text, int64_t seq, std::string* out) {
-  out->clear();
-  const std::string number = std::to_string(seq);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t open = text.find("{{", pos);
-    if (open == std::string::npos) {
-      out->append(text, pos, std::string::npos);
-      break;
-    }
-    out->append(text, pos, open - pos);
-    if (text.compare(open, 7, "{{seq}}") == 0) {
-      out->append(number);
-      pos = open + 7;
-    } else if (text.compare(open, 9, "{{Count}}") == 0) {
-      out->append(number);
-      pos = open + 9;
-    } else {
-      out->append("{{");
-      pos = open + 2;
-    }
-  }
-}
-
 Status EnsureStream(jsCtx* ctx, const ProduceNatsOptions& options) {
   jsStreamInfo* raw = nullptr;
   jsErrCode js_error = jsErrCode(0);
@@ -168,6 +142,9 @@ Status RunProduceNats(const ProduceNatsOptions& options) {
   if (options.count < 0 || options.max_pending <= 0 || options.rate < 0) {
     return InvalidArgument("--count, --max-pending and --rate must not be negative");
   }
+  // The template syntax shared with `ferry produce kafka` ({{seq}}, {{now:...}}, {{rand:N}}, ...).
+  FERRY_ASSIGN_OR_RETURN(MessageTemplate payload_template,
+                         MessageTemplate::Parse(options.template_text));
   FERRY_ASSIGN_OR_RETURN(js::NatsConnectionPtr connection, js::ConnectNats(options.connection));
   AckCounts counts;
   counts.stream = options.stream;
@@ -195,7 +172,7 @@ Status RunProduceNats(const ProduceNatsOptions& options) {
                              std::chrono::duration<double>(static_cast<double>(i) / options.rate));
       std::this_thread::sleep_until(due);
     }
-    RenderPayload(options.template_text, seq, &payload);
+    payload_template.Render(seq, &payload);
     if (options.msg_id) {
       msg_id = options.subject + "-" + std::to_string(seq);
     }
@@ -251,8 +228,10 @@ void RegisterProduceNatsCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--stream", options->stream, "JetStream stream name")->required();
   cmd->add_option("--subject", options->subject, "Subject to publish to")->required();
   cmd->add_option("--count", options->count, "Number of messages")->required();
-  cmd->add_option("--template", options->template_text,
-                  "Payload template: {{seq}} (or {{Count}}) is the message number")
+  cmd->add_option(
+         "--template", options->template_text,
+         "Payload template, as for produce kafka: {{seq}} (or {{Count}}), {{now:PATTERN}}, "
+         "{{rand:N}}, {{uuid}}")
       ->required();
   cmd->add_option("--first", options->first, "Number of the first message (default 1)");
   cmd->add_option("--rate", options->rate, "Messages per second (default: unlimited)");

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Kafka ingestion benchmark (issue 4, docs/BENCHMARKS.md "Kafka ingestion"): not a timed test.
+#
+#   tools/bench_kafka_ingest.sh [BUILD_DIR]      # default build/release (failpoints compiled out)
+#
+# 1. starts the embedded mock cluster (`ferry mock-kafka`, 3 brokers, topic bench:128);
+# 2. preloads COUNT (default 1,000,000) JSON messages of about 400 bytes, round-robin over the
+#    128 partitions (about 7,800 per partition, ~3.1 MiB: under the mock's 5 MiB / 100,000
+#    message retention per partition, so nothing is evicted);
+# 3. times `kcat -C -e -o beginning -q > /dev/null` over the whole topic (process start to exit);
+# 4. times `ferry run --until-caught-up` into a fresh Delta table (process start to exit, i.e.
+#    the last durable commit) under /usr/bin/time -v for the peak RSS;
+# 5. times kcat once more (the machine is shared: two peer figures show the noise);
+# 6. checks the table holds COUNT rows (`ferry table inspect --json`) and prints the ratio
+#    ferry / kcat, with the faster kcat run as the peer (target >= 0.5).
+#
+# Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
+# MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), KAFKA_PROPERTIES (TOML inline-table body for
+# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), BENCH_DIR (default:
+# a mktemp dir, removed).
+set -euo pipefail
+BUILD_DIR=${1:-build/release}
+FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
+COUNT=${COUNT:-1000000}
+PARTITIONS=${PARTITIONS:-128}
+PAYLOAD=${PAYLOAD:-285}
+MAX_ROWS=${MAX_ROWS:-100000}
+MAX_LATENCY=${MAX_LATENCY:-5s}
+CODEC=${CODEC:-zstd}
+KAFKA_PROPERTIES=${KAFKA_PROPERTIES:-}
+command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
+
+if [ -n "${BENCH_DIR:-}" ]; then
+  rm -rf "$BENCH_DIR"
+  mkdir -p "$BENCH_DIR"
+  DIR=$(realpath "$BENCH_DIR")
+  keep=1
+else
+  DIR=$(mktemp -d /tmp/ferry-bench-kafka.XXXXXX)
+  keep=0
+fi
+mock=""
+cleanup() {
+  if [ -n "$mock" ]; then
+    kill "$mock" 2>/dev/null || true
+    wait "$mock" 2>/dev/null || true
+  fi
+  if [ "$keep" = 0 ]; then rm -rf "$DIR"; fi
+}
+trap cleanup EXIT
+
+now() { date +%s.%N; }
+elapsed() { echo "$2 - $1" | bc -l; }
+rate() { printf '%.0f' "$(echo "$1 / $2" | bc -l)"; }
+
+echo "ferry Kafka ingestion benchmark: $COUNT messages, $PARTITIONS partitions ($FERRY)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$FERRY" mock-kafka --brokers 3 --topic "bench:$PARTITIONS" --bootstrap-file "$DIR/bootstrap" \
+  </dev/null >/dev/null 2>"$DIR/mock-kafka.log" &
+mock=$!
+for _ in $(seq 100); do [ -s "$DIR/bootstrap" ] && break; sleep 0.1; done
+BROKERS=$(cat "$DIR/bootstrap")
+
+t0=$(now)
+"$FERRY" produce kafka --brokers "$BROKERS" --topic bench --count "$COUNT" --timeout 600 \
+  -X linger.ms=50 -X batch.size=1000000 \
+  --template "{\"id\": {{seq}}, \"dateTime\": \"{{now:MM/dd/yyyy - HH:mm:ss Z}}\", \"user\": \"{{uuid}}\", \"payload\": \"{{rand:$PAYLOAD}}\"}" \
+  2>"$DIR/produce.log"
+t1=$(now)
+sample=$(kcat -C -b "$BROKERS" -t bench -p 0 -o beginning -c 1 -e -q)
+echo "preloaded in $(printf '%.1f' "$(elapsed "$t0" "$t1")") s; a message (${#sample} bytes): ${sample:0:120}..."
+
+run_kcat() {
+  local a b
+  a=$(now)
+  kcat -C -b "$BROKERS" -t bench -e -o beginning -q >/dev/null
+  b=$(now)
+  elapsed "$a" "$b"
+}
+
+kcat1=$(run_kcat)
+
+cat >"$DIR/ferry.toml" <<TOML
+[log]
+level = "info"
+
+[[pipeline]]
+id = "bench"
+table = "$DIR/delta/bench"
+schema = "id BIGINT NOT NULL, dateTime STRING, user STRING, payload STRING"
+metadata_columns = { partition = "_partition", offset = "_offset" }
+
+[pipeline.kafka]
+brokers = "$BROKERS"
+topics = ["bench"]
+group_id = "ferry-bench"
+start = "earliest"
+properties = { $KAFKA_PROPERTIES }
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = $MAX_ROWS
+max_bytes = "256MB"
+max_latency = "$MAX_LATENCY"
+
+[pipeline.writer]
+codec = "$CODEC"
+TOML
+
+a=$(now)
+/usr/bin/time -v -o "$DIR/time.txt" \
+  "$FERRY" run --config "$DIR/ferry.toml" --until-caught-up 2>"$DIR/ferry-run.log"
+b=$(now)
+ferry_s=$(elapsed "$a" "$b")
+rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$DIR/time.txt")
+cpu_user=$(sed -n 's/.*User time (seconds): *//p' "$DIR/time.txt")
+cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time.txt")
+
+kcat2=$(run_kcat)
+
+json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
+rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+
+kcat_best=$(echo "if ($kcat1 < $kcat2) $kcat1 else $kcat2" | bc -l)
+ferry_rate=$(rate "$COUNT" "$ferry_s")
+kcat_rate=$(rate "$COUNT" "$kcat_best")
+ratio=$(printf '%.2f' "$(echo "$ferry_rate / $kcat_rate" | bc -l)")
+
+printf '\n| what | seconds | messages/s |\n|---|---|---|\n'
+printf '| kcat -C -e -o beginning > /dev/null (before ferry) | %.2f | %s |\n' "$kcat1" "$(rate "$COUNT" "$kcat1")"
+printf '| kcat -C -e -o beginning > /dev/null (after ferry) | %.2f | %s |\n' "$kcat2" "$(rate "$COUNT" "$kcat2")"
+printf '| ferry run --until-caught-up (start to exit) | %.2f | %s |\n' "$ferry_s" "$ferry_rate"
+printf '\nferry CPU: user %s s, sys %s s; peak RSS %d MiB\n' "$cpu_user" "$cpu_sys" $((rss_kb / 1024))
+echo "table: ${rows:-?} rows, ${files:-?} files, version ${version:-?} (expected $COUNT rows)"
+echo "ratio ferry / kcat (faster kcat run): $ratio (target >= 0.5)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${rows:-0}" != "$COUNT" ]; then
+  echo "FAIL: the table holds ${rows:-?} rows, expected $COUNT" >&2
+  exit 1
+fi
