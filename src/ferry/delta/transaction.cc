@@ -317,9 +317,11 @@ Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
   if (due > 0 && (!newest.has_value() || *newest < due)) {
     result.checkpoint_version = version;
     Status st = FERRY_FAILPOINT("delta.commit.before_checkpoint");
+    int64_t checkpoint_start = MonotonicMicros();
     if (st.ok()) {
       st = WriteCheckpoint(table_, result.snapshot);
     }
+    result.checkpoint_micros = MonotonicMicros() - checkpoint_start;
     if (st.ok()) {
       state->newest_checkpoint_version = version;
       // Metadata cleanup (log_cleanup.h) after each checkpoint; best effort.

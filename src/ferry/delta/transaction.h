@@ -85,6 +85,7 @@ struct CommitResult {
   // Set when this commit wrote a checkpoint; checkpoint_status says whether that worked.
   std::optional<int64_t> checkpoint_version;
   Status checkpoint_status;
+  int64_t checkpoint_micros = 0;  // time spent writing it
 };
 
 class Transaction {

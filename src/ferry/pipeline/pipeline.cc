@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/base/check.h"
+#include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/columnar/ddl.h"
@@ -47,11 +48,10 @@ struct Pipeline::Metrics {
     filtered = r->GetCounter("ferry_rows_filtered_total", "Rows dropped by the `where` filter", l);
     dedup_hits = r->GetCounter("ferry_dedup_hits_total",
                                "Rows not written because their dedup key was committed already", l);
-    const char* bad_help = "Messages that did not decode or fit the schema, by what became of them";
-    bad_skipped = r->GetCounter("ferry_bad_records_total", bad_help,
-                                {{"pipeline", id}, {"action", "skipped"}});
-    bad_dead = r->GetCounter("ferry_bad_records_total", bad_help,
-                             {{"pipeline", id}, {"action", "dead_letter"}});
+    checkpoint_seconds = r->GetHistogram("ferry_checkpoint_duration_seconds",
+                                         "Writing a Delta checkpoint after a commit", l);
+    rate_limited = r->GetCounter("ferry_rate_limited_seconds_total",
+                                 "Time partitions were held back by max_rate_per_partition", l);
     dead_rows = r->GetCounter("ferry_dead_letter_rows_written_total",
                               "Rows committed to the dead-letter table", l);
     batch_seconds = r->GetHistogram("ferry_batch_duration_seconds",
@@ -82,8 +82,15 @@ struct Pipeline::Metrics {
   metrics::Gauge* version;
   metrics::Counter* filtered;
   metrics::Counter* dedup_hits;
-  metrics::Counter* bad_skipped;
-  metrics::Counter* bad_dead;
+  metrics::Histogram* checkpoint_seconds;
+  metrics::Counter* rate_limited;
+  // Bad records by what became of them (skipped, dead_letter) and why.
+  metrics::Counter* Bad(const char* action, std::string_view reason) {
+    return registry->GetCounter(
+        "ferry_bad_records_total",
+        "Messages that did not decode or fit the schema, by action and reason",
+        {{"pipeline", pipeline}, {"action", action}, {"reason", std::string(reason)}});
+  }
   metrics::Counter* dead_rows;
   metrics::Histogram* batch_seconds;
   metrics::Histogram* commit_seconds;
@@ -93,6 +100,27 @@ namespace {
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
+}
+
+// The `reason` label of a bad record, from the decoder's message (transform/json_decoder.h).
+std::string_view BadRecordReason(std::string_view error) {
+  auto has = [&](std::string_view text) { return error.find(text) != std::string_view::npos; };
+  if (has("malformed")) {
+    return "malformed";
+  }
+  if (has("UTF-8")) {
+    return "invalid_utf8";
+  }
+  if (has("missing required field") || has("null in a NOT NULL field")) {
+    return "missing_required";
+  }
+  if (has("out of range") || has("does not fit")) {
+    return "overflow";
+  }
+  if (has("expected")) {
+    return "wrong_type";
+  }
+  return "other";
 }
 
 int64_t SystemMillis() {
@@ -200,6 +228,7 @@ Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::
 }
 
 Status Pipeline::StartSource() {
+  rate_limited_us_ = 0;
   FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
   Status st = source_->Start(this);
   if (!st.ok()) {
@@ -330,6 +359,7 @@ void Pipeline::Consume(const source::Message& m) {
   }
   batch_first_.try_emplace(m.partition, m.position);
   batch_last_[m.partition] = m.position;
+  batch_last_timestamp_[m.partition] = m.timestamp_us;
   partitions_.at(m.partition).delivered = m.position;
   metrics_->messages->Increment();
 }
@@ -337,13 +367,13 @@ void Pipeline::Consume(const source::Message& m) {
 Status Pipeline::TakeBad(const source::Message& m, const Status& error) {
   PartitionState& state = partitions_.at(m.partition);
   if (options_.on_bad_record == OnBadRecord::kSkip || dead_table_ == nullptr) {
-    metrics_->bad_skipped->Increment();
+    metrics_->Bad("skipped", BadRecordReason(error.message()))->Increment();
     FERRY_LOG_WARN("{} (skipped: on_bad_record = \"skip\")", error.message());
   } else if (state.dead_committed && m.position <= *state.dead_committed) {
     // Dead-lettered by an earlier run whose main commit did not land: already in its table.
     FERRY_LOG_DEBUG("{}: already in the dead-letter table", error.message());
   } else {
-    metrics_->bad_dead->Increment();
+    metrics_->Bad("dead_letter", BadRecordReason(error.message()))->Increment();
     FERRY_LOG_WARN("{} (to the dead-letter table)", error.message());
     dead_.mutable_column(0)->As<columnar::BinaryColumn>()->Append(options_.id);
     dead_.mutable_column(1)->As<columnar::BinaryColumn>()->Append(state.key);
@@ -423,6 +453,7 @@ void Pipeline::ClearBatch() {
   batch_last_.clear();
   batch_first_.clear();
   batch_bytes_.clear();
+  batch_last_timestamp_.clear();
   if (dead_table_ != nullptr) {
     dead_.Clear();
   }
@@ -497,6 +528,9 @@ Status Pipeline::WriteAndCommit() {
     dedup_->Remember(keys, result.version, SystemMillis());
   }
   metrics_->commit_seconds->Observe(Seconds(Clock::now() - start));
+  if (result.checkpoint_version && result.checkpoint_status.ok()) {
+    metrics_->checkpoint_seconds->Observe(static_cast<double>(result.checkpoint_micros) / 1e6);
+  }
   if (!result.checkpoint_status.ok()) {
     FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
                    options_.id, result.checkpoint_version.value_or(-1),
@@ -512,6 +546,9 @@ void Pipeline::AfterCommit() {
   for (const auto& [p, last] : batch_last_) {
     PartitionState& state = partitions_.at(p);
     state.committed = last;
+    if (auto ts = batch_last_timestamp_.find(p); ts != batch_last_timestamp_.end()) {
+      state.committed_timestamp_us = ts->second;
+    }
     positions.push_back({.partition = p, .position = last});
     metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
         ->Set(static_cast<double>(last));
@@ -521,8 +558,7 @@ void Pipeline::AfterCommit() {
           metrics_
               ->Position("ferry_broker_head_position", "Last position the broker holds", state.key)
               ->value();
-      metrics_->Position("ferry_lag_messages", "Head minus committed position", state.key)
-          ->Set(std::max(0.0, head - static_cast<double>(last)));
+      SetLag(state, std::max(0.0, head - static_cast<double>(last)));
     }
     summary += fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", state.key,
                            batch_first_.at(p), last);
@@ -633,6 +669,20 @@ Status Pipeline::CommitBatch(StopSignal* stop) {
   }
 }
 
+void Pipeline::SetLag(const PartitionState& state, double messages) {
+  metrics_->Position("ferry_lag_messages", "Head minus committed position", state.key)
+      ->Set(messages);
+  // In seconds: the age of the last committed message while messages wait behind it (burrow's
+  // time lag); 0 when caught up or when the broker gives no timestamps.
+  double seconds = 0;
+  if (messages > 0 && state.committed_timestamp_us > 0) {
+    seconds = std::max(0.0, static_cast<double>(WallMicros() - state.committed_timestamp_us) / 1e6);
+  }
+  metrics_
+      ->Position("ferry_lag_seconds", "Age of the last committed message while lagging", state.key)
+      ->Set(seconds);
+}
+
 void Pipeline::UpdateHeads() {
   Result<std::vector<source::PartitionHead>> heads = source_->Heads();
   last_heads_ = Clock::now();
@@ -662,8 +712,7 @@ void Pipeline::UpdateHeads() {
     metrics_->Position("ferry_broker_head_position", "Last position the broker holds", state.key)
         ->Set(static_cast<double>(last));
     int64_t committed = state.committed.value_or(head->first_position.value_or(0) - 1);
-    metrics_->Position("ferry_lag_messages", "Head minus committed position", state.key)
-        ->Set(static_cast<double>(std::max<int64_t>(0, last - committed)));
+    SetLag(state, static_cast<double>(std::max<int64_t>(0, last - committed)));
   }
   heads_known_ = all_known;
 }
@@ -716,6 +765,10 @@ Status Pipeline::Run(StopSignal* stop) {
     if (!st.ok() && st.code() != StatusCode::kUnavailable) {
       result = st.WithContext("pipeline {}", options_.id);
       break;
+    }
+    if (int64_t limited = source_->RateLimitedMicros(); limited > rate_limited_us_) {
+      metrics_->rate_limited->Increment(static_cast<double>(limited - rate_limited_us_) / 1e6);
+      rate_limited_us_ = limited;
     }
     if (!st.ok()) {
       metrics_->unavailable->Increment();

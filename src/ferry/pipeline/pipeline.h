@@ -138,6 +138,7 @@ class Pipeline final : private source::PartitionListener {
     std::optional<int64_t> delivered;       // the highest position taken into a batch
     std::optional<int64_t> caught_up_at;    // until_caught_up: the head when first seen
     std::optional<int64_t> dead_committed;  // the dead-letter table's position
+    int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
   };
   struct Metrics;
 
@@ -171,6 +172,8 @@ class Pipeline final : private source::PartitionListener {
   void AfterCommit();
   void ClearBatch();
   void UpdateHeads();
+  // ferry_lag_messages and ferry_lag_seconds of a partition.
+  void SetLag(const PartitionState& state, double messages);
   bool CaughtUp() const;
   std::string Describe(const source::Message& message) const;
 
@@ -192,9 +195,11 @@ class Pipeline final : private source::PartitionListener {
 
   // The open batch.
   columnar::RecordBatch batch_;
-  std::vector<int32_t> row_partition_;      // source partition of each row
-  std::map<int32_t, int64_t> batch_last_;   // partition -> last position in the batch
-  std::map<int32_t, int64_t> batch_first_;  // partition -> first position in the batch
+  std::vector<int32_t> row_partition_;               // source partition of each row
+  std::map<int32_t, int64_t> batch_last_;            // partition -> last position in the batch
+  std::map<int32_t, int64_t> batch_first_;           // partition -> first position in the batch
+  std::map<int32_t, int64_t> batch_last_timestamp_;  // partition -> timestamp of its last message
+  int64_t rate_limited_us_ = 0;  // the source's RateLimitedMicros() already counted
   std::vector<source::Gap> batch_gaps_;
   columnar::RecordBatch dead_;              // dead letters of the open batch
   std::vector<int32_t> dead_partition_;     // source partition of each dead letter

@@ -384,7 +384,12 @@ TEST_F(PipelineTest, SkippedBadRecordsAreCountedAndConsumed) {
   ASSERT_TRUE((*p)->Run(&stop).ok());
   EXPECT_EQ(Ids().size(), 18u);
   EXPECT_EQ(Latest().position("events/kafka/events/0"), 19);
-  EXPECT_EQ(Metric("ferry_bad_records_total", {{"pipeline", "events"}, {"action", "skipped"}}), 2);
+  EXPECT_EQ(Metric("ferry_bad_records_total",
+                   {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "malformed"}}),
+            1);
+  EXPECT_EQ(Metric("ferry_bad_records_total",
+                   {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "overflow"}}),
+            1);
 }
 
 TEST_F(PipelineTest, DeadLettersExactlyOnceAcrossACrashBetweenTheTwoCommits) {

@@ -118,6 +118,9 @@ class Source {
   // Returns the gaps skipped since the last call and forgets them (step 5). Sources that always
   // fail on lost data keep the default.
   virtual std::vector<Gap> TakeGaps() { return {}; }
+  // Total time partitions spent held back by the source's rate limit (Kafka's
+  // max_rate_per_partition), summed over partitions, in microseconds. 0 without a limit.
+  virtual int64_t RateLimitedMicros() const { return 0; }
   // Leaves the group / unsubscribes. Further calls fail.
   virtual Status Close() = 0;
 };

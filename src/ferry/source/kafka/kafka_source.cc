@@ -386,7 +386,23 @@ void KafkaSource::SetPaused(PartitionState* s, bool paused) {
   s->paused = paused;
   if (paused) {
     ++stats_.rate_limit_pauses;
+    s->paused_since_us = MonotonicMicros();
+  } else if (s->paused_since_us != 0) {
+    stats_.rate_limited_us += MonotonicMicros() - s->paused_since_us;
+    s->paused_since_us = 0;
   }
+}
+
+int64_t KafkaSource::RateLimitedMicros() const {
+  int64_t total = stats_.rate_limited_us;
+  int64_t now_us = MonotonicMicros();
+  for (int32_t index : held_partitions_) {
+    const PartitionState& s = table_.at(index);
+    if (s.paused && s.paused_since_us != 0) {
+      total += now_us - s.paused_since_us;
+    }
+  }
+  return total;
 }
 
 Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {

@@ -64,6 +64,7 @@ struct KafkaSourceStats {
   int64_t offset_commit_failures = 0;
   int64_t broker_errors = 0;  // transient errors reported by librdkafka (it retries)
   int64_t rate_limit_pauses = 0;
+  int64_t rate_limited_us = 0;  // time partitions spent paused by the rate limit (ended pauses)
 };
 
 class KafkaSource final : public Source {
@@ -90,6 +91,7 @@ class KafkaSource final : public Source {
   Status Close() override;
 
   const KafkaSourceStats& stats() const { return stats_; }
+  int64_t RateLimitedMicros() const override;
   // The partitions being consumed now.
   std::vector<PartitionInfo> Assignment() const;
 

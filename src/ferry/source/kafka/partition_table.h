@@ -48,6 +48,7 @@ struct PartitionState {
   // partition is paused, and are delivered by later Polls.
   TokenBucket bucket;
   bool paused = false;
+  int64_t paused_since_us = 0;  // MonotonicMicros() when the rate limit paused it
   std::deque<MessagePtr> held;
 
   // Where librdkafka must continue if the partition is assigned again without a revocation
