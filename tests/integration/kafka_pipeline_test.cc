@@ -385,6 +385,9 @@ TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
   std::vector<int64_t> expected(4000);
   std::iota(expected.begin(), expected.end(), 1);
   EXPECT_TRUE(t.ids == expected) << t.ids.size() << " rows";
+  // The last run loaded the index kept beside the table instead of scanning the table.
+  EXPECT_NE(r.err.find("dedup index loaded"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(table() + "/_ferry/dedup/events/base.idx"));
 }
 
 }  // namespace

@@ -666,7 +666,12 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   FERRY_ASSIGN_OR_RETURN(auto dlq, t.String("dead_letter_table"));
   Set(dlq, &p->dead_letter_table);
   if (p->on_bad_record == "dead_letter" && p->dead_letter_table.empty()) {
-    return t.Error("on_bad_record", "on_bad_record = \"dead_letter\" needs dead_letter_table");
+    // The default: a sibling of the table, "<table>_dead_letter".
+    std::string_view root = p->table;
+    while (root.size() > 1 && root.back() == '/') {
+      root.remove_suffix(1);
+    }
+    p->dead_letter_table = std::string(root) + "_dead_letter";
   }
   FERRY_ASSIGN_OR_RETURN(auto dedup, t.Table("dedup"));
   if (dedup) {

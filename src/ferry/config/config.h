@@ -149,7 +149,8 @@ struct PipelineConfig {
   WriterConfig writer;
   std::vector<DerivedColumn> columns;
   std::string where;
-  std::string on_bad_record = "fail";  // fail, dead_letter, skip
+  std::string on_bad_record = "dead_letter";  // fail, dead_letter, skip
+  // Default (with dead_letter): "<table>_dead_letter", beside the table.
   std::string dead_letter_table;
   std::optional<DedupConfig> dedup;
   std::string on_gap = "fail";  // fail, continue

@@ -69,6 +69,26 @@ TEST(ConfigTest, IssueExampleParses) {
   EXPECT_EQ(p.batch.max_bytes, 64'000'000);
   EXPECT_EQ(p.batch.max_latency, Duration(1000));
   EXPECT_TRUE(p.create_table);
+  // Bad records go to a dead-letter table beside the table unless the file says otherwise.
+  EXPECT_EQ(p.on_bad_record, "dead_letter");
+  EXPECT_EQ(p.dead_letter_table, "/data/delta/events_dead_letter");
+}
+
+TEST(ConfigTest, BadRecordPolicies) {
+  auto with = [](std::string_view lines) {
+    std::string text(kIssueExample);
+    text.insert(text.find("\n[pipeline.kafka]"), "\n" + std::string(lines) + "\n");
+    return Parse(text);
+  };
+  Result<Config> c = with(R"(on_bad_record = "fail")");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].on_bad_record, "fail");
+  c = with(R"(dead_letter_table = "/data/delta/bad")");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].dead_letter_table, "/data/delta/bad");
+  c = with(R"(on_bad_record = "drop")");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("on_bad_record"), std::string::npos) << c.status().ToString();
 }
 
 TEST(ConfigTest, JetStreamPipeline) {

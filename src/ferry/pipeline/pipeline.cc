@@ -179,8 +179,11 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
   }
   std::unique_ptr<DedupIndex> dedup;
   if (options.dedup) {
-    Result<std::unique_ptr<DedupIndex>> index =
-        DedupIndex::Create(snapshot.schema(), *options.dedup);
+    DedupSpec spec = *options.dedup;
+    if (spec.index_name.empty()) {
+      spec.index_name = options.id;
+    }
+    Result<std::unique_ptr<DedupIndex>> index = DedupIndex::Create(snapshot.schema(), spec);
     if (!index.ok()) {
       return index.status().WithContext("pipeline {}", options.id);
     }
@@ -525,7 +528,15 @@ Status Pipeline::WriteAndCommit() {
   if (dedup_ != nullptr) {
     // Commits of other writers that landed before ours, then our own keys.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
-    dedup_->Remember(keys, result.version, SystemMillis());
+    int64_t now = SystemMillis();
+    dedup_->Remember(keys, result.version, now);
+    Status persisted = dedup_->Persist(*table_, snapshot_, result.version, keys, now);
+    if (!persisted.ok()) {
+      FERRY_LOG_WARN(
+          "pipeline {}: could not write the dedup index segment of version {} (a "
+          "restart reads that version from the log instead): {}",
+          options_.id, result.version, persisted.ToString());
+    }
   }
   metrics_->commit_seconds->Observe(Seconds(Clock::now() - start));
   if (result.checkpoint_version && result.checkpoint_status.ok()) {
@@ -601,7 +612,7 @@ Status Pipeline::Fence(const Status& why) {
   partitions_.clear();
   FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
   if (dedup_ != nullptr) {
-    FERRY_RETURN_IF_ERROR(dedup_->Rebuild(*table_, snapshot_, SystemMillis()));
+    FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
   }
   return StartSource();
 }
@@ -731,7 +742,7 @@ bool Pipeline::CaughtUp() const {
 
 Status Pipeline::Run(StopSignal* stop) {
   if (dedup_ != nullptr) {
-    FERRY_RETURN_IF_ERROR(dedup_->Rebuild(*table_, snapshot_, SystemMillis()));
+    FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
   }
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
