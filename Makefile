@@ -56,13 +56,13 @@ lint:
 	@tools/check_layers.sh
 
 # Every test: lint, all labels on the dev build, the unit tests again under ASan+UBSan, and the
-# bounded fuzz runs.
+# bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each: about 3 minutes in all).
 test: setup lint build asan
 	cd build/dev && ctest --output-on-failure -j $(JOBS) --timeout 600
 	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900
 	cmake --preset fuzz >/dev/null
-	cmake --build build/fuzz --target parquet_reader_fuzzer -j $(JOBS)
-	tools/run_fuzzers.sh build/fuzz 60 parquet_reader_fuzzer
+	cmake --build build/fuzz --target fuzzers -j $(JOBS)
+	tools/run_fuzzers.sh build/fuzz $${FUZZ_TEST_SECONDS:-30}
 
 test-unit: build
 	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit

@@ -3,9 +3,11 @@
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS [FUZZER...]
 # BUILD_DIR is a build of the `fuzz` preset (cmake --preset fuzz). Without FUZZER names, every
 # executable under BUILD_DIR/fuzz ending in _fuzzer runs. Corpora live in BUILD_DIR/fuzz/corpus/
-# <fuzzer> (kept between runs); parquet_reader_fuzzer is seeded from ../shared/testdata/
-# parquet-testing, ddl_fuzzer from a few schemas. A crash leaves its input in BUILD_DIR/fuzz/
-# crashes/ and makes the script fail: turn it into a regression test and fix the bug.
+# <fuzzer> (kept between runs), seeded from fuzz/corpus/<fuzzer>/ (inputs we wrote, and every
+# input that once crashed a fuzzer), parquet_reader_fuzzer also from ../shared/testdata/
+# parquet-testing, ddl_fuzzer from a few schemas; fuzz/<fuzzer>.dict is passed when present.
+# A crash leaves its input in BUILD_DIR/fuzz/crashes/ and makes the script fail: fix the bug,
+# add the input to fuzz/corpus/<fuzzer>/ and a regression unit test beside the code.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -31,6 +33,9 @@ fi
 
 seed_corpus() {
   local name=$1 dir=$2
+  if [ -d "$root/fuzz/corpus/$name" ]; then
+    cp -n "$root/fuzz/corpus/$name"/* "$dir/" 2>/dev/null || true
+  fi
   case "$name" in
     parquet_reader_fuzzer)
       # Plain files under 1 MiB (the encrypted ones stop at the footer, a path worth covering).
@@ -45,6 +50,15 @@ seed_corpus() {
   esac
 }
 
+# Longest input per fuzzer: text formats stay small so that time goes into structure, not size.
+max_len() {
+  case "$1" in
+    parquet_reader_fuzzer) echo 1048576 ;;
+    expression_fuzzer | ddl_fuzzer) echo 4096 ;;
+    *) echo 65536 ;;
+  esac
+}
+
 status=0
 for name in "${fuzzers[@]}"; do
   bin="$build_dir/fuzz/$name"
@@ -53,15 +67,20 @@ for name in "${fuzzers[@]}"; do
   mkdir -p "$corpus" "$crashes"
   seed_corpus "$name" "$corpus"
   echo "run_fuzzers: $name for ${seconds}s (corpus $(ls "$corpus" | wc -l) files)"
+  dict=()
+  if [ -f "$root/fuzz/$name.dict" ]; then
+    dict=(-dict="$root/fuzz/$name.dict")
+  fi
   # One process, bounded memory and time per input; a slow input (>10 s) counts as a hang.
-  if ! "$bin" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -malloc_limit_mb=1024 -max_len=1048576 -print_final_stats=1 \
+  if ! "$bin" "$corpus" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -malloc_limit_mb=1024 -max_len="$(max_len "$name")" -print_final_stats=1 \
       -artifact_prefix="$crashes/" >"$build_dir/fuzz/$name.log" 2>&1; then
     echo "run_fuzzers: $name FAILED; the input is in $crashes, the log in $build_dir/fuzz/$name.log" >&2
     tail -n 60 "$build_dir/fuzz/$name.log" >&2
     status=1
   else
-    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$build_dir/fuzz/$name.log" |
+    grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' \
+      "$build_dir/fuzz/$name.log" |
       sed "s/^/run_fuzzers: $name /"
   fi
 done

@@ -1,5 +1,6 @@
 // Authentication and TLS against real nats-servers: user/password, token, NKey (a key pair made
-// with the openssl CLI and encoded here), and TLS with a CA and client certificates. Each case
+// with the openssl CLI and encoded here), a creds file in operator mode (operator, account and
+// user JWTs signed here with the openssl CLI), and TLS with a CA and client certificates. Each case
 // publishes through `ferry produce nats` with the same flags and reads back through the source;
 // a wrong credential is refused with InvalidArgument.
 #include <fcntl.h>
@@ -8,16 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "nats_auth_fixtures.h"
 
 #include "ferry/source/jetstream/jetstream_source.h"
 #include "ferry/testing/nats_server.h"
@@ -25,114 +22,13 @@
 namespace ferry::source::jetstream {
 namespace {
 
-namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ferry-nats-auth-XXXXXX";
-    path_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
-std::vector<uint8_t> ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-bool Shell(const std::string& command) {
-  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// NKey text encoding: base32 (RFC 4648, no padding) of prefix bytes, key, CRC-16/XMODEM (LE).
-std::string NKeyEncode(std::vector<uint8_t> raw) {
-  uint16_t crc = 0;
-  for (uint8_t byte : raw) {
-    crc = static_cast<uint16_t>(crc ^ (byte << 8));
-    for (int bit = 0; bit < 8; ++bit) {
-      crc = static_cast<uint16_t>((crc & 0x8000) ? (crc << 1) ^ 0x1021 : crc << 1);
-    }
-  }
-  raw.push_back(static_cast<uint8_t>(crc & 0xff));
-  raw.push_back(static_cast<uint8_t>(crc >> 8));
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (uint8_t byte : raw) {
-    buffer = (buffer << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out.push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
-      bits -= 5;
-    }
-  }
-  if (bits > 0) {
-    out.push_back(kAlphabet[(buffer << (5 - bits)) & 31]);
-  }
-  return out;
-}
-
-struct UserNKey {
-  std::string public_key;  // "U..."
-  std::string seed;        // "SU..."
-};
-
-// An ed25519 key pair from the openssl CLI: the last 32 bytes of the PKCS#8 and SPKI DER forms
-// are the seed and the public key.
-std::optional<UserNKey> MakeUserNKey(const TempDir& dir) {
-  std::string pem = dir / "nkey.pem";
-  if (!Shell("openssl genpkey -algorithm ed25519 -out " + pem) ||
-      !Shell("openssl pkey -in " + pem + " -outform DER -out " + (dir / "nkey.der")) ||
-      !Shell("openssl pkey -in " + pem + " -pubout -outform DER -out " + (dir / "nkey.pub"))) {
-    return std::nullopt;
-  }
-  std::vector<uint8_t> priv = ReadBytes(dir / "nkey.der");
-  std::vector<uint8_t> pub = ReadBytes(dir / "nkey.pub");
-  if (priv.size() < 32 || pub.size() < 32) {
-    return std::nullopt;
-  }
-  constexpr uint8_t kUser = 20 << 3;
-  constexpr uint8_t kSeed = 18 << 3;
-  std::vector<uint8_t> seed = {static_cast<uint8_t>(kSeed | (kUser >> 5)),
-                               static_cast<uint8_t>((kUser & 31) << 3)};
-  seed.insert(seed.end(), priv.end() - 32, priv.end());
-  std::vector<uint8_t> public_key = {kUser};
-  public_key.insert(public_key.end(), pub.end() - 32, pub.end());
-  return UserNKey{NKeyEncode(public_key), NKeyEncode(seed)};
-}
-
-// CA, server certificate for 127.0.0.1 and a client certificate, all EC P-256.
-bool MakeCertificates(const TempDir& dir) {
-  std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  WriteFile(dir / "server.ext", "subjectAltName=IP:127.0.0.1\n");
-  WriteFile(dir / "client.ext", "extendedKeyUsage=clientAuth\n");
-  return Shell("openssl req -x509 " + ec + " -keyout " + (dir / "ca.key") + " -out " +
-               (dir / "ca.pem") + " -days 1 -subj /CN=ferry-test-ca") &&
-         Shell("openssl req " + ec + " -keyout " + (dir / "server.key") + " -out " +
-               (dir / "server.csr") + " -subj /CN=127.0.0.1") &&
-         Shell("openssl x509 -req -in " + (dir / "server.csr") + " -CA " + (dir / "ca.pem") +
-               " -CAkey " + (dir / "ca.key") + " -CAcreateserial -days 1 -out " +
-               (dir / "server.pem") + " -extfile " + (dir / "server.ext")) &&
-         Shell("openssl req " + ec + " -keyout " + (dir / "client.key") + " -out " +
-               (dir / "client.csr") + " -subj /CN=ferry-client") &&
-         Shell("openssl x509 -req -in " + (dir / "client.csr") + " -CA " + (dir / "ca.pem") +
-               " -CAkey " + (dir / "ca.key") + " -CAcreateserial -days 1 -out " +
-               (dir / "client.pem") + " -extfile " + (dir / "client.ext"));
-}
+using ferry::testing::nats_auth::MakeCertificates;
+using ferry::testing::nats_auth::MakeNKey;
+using ferry::testing::nats_auth::MakeOperatorSetup;
+using ferry::testing::nats_auth::NKeyPair;
+using ferry::testing::nats_auth::OperatorSetup;
+using ferry::testing::nats_auth::TempDir;
+using ferry::testing::nats_auth::WriteFile;
 
 int RunProduce(const std::string& url, const std::vector<std::string>& auth_flags) {
   std::vector<std::string> args = {FERRY_BINARY_DIR "/src/ferry/app/ferry",
@@ -233,7 +129,7 @@ TEST(JetStreamAuthTest, Token) {
 
 TEST(JetStreamAuthTest, NKeySeedFile) {
   TempDir dir;
-  std::optional<UserNKey> key = MakeUserNKey(dir);
+  std::optional<NKeyPair> key = MakeNKey(dir, "nkey", ferry::testing::nats_auth::kUserPrefix);
   ASSERT_TRUE(key.has_value()) << "openssl could not make an ed25519 key";
   ASSERT_EQ(key->public_key.size(), 56u);
   ASSERT_EQ(key->public_key[0], 'U');
@@ -253,6 +149,32 @@ TEST(JetStreamAuthTest, NKeySeedFile) {
   auto read = ReadBack(connection);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(*read, 5u);
+  connection.auth = {};
+  EXPECT_EQ(ReadBack(connection).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A creds file (user JWT + NKey seed) against a server in operator mode whose JWT chain the test
+// made itself. A creds file from another operator's chain is refused with InvalidArgument.
+TEST(JetStreamAuthTest, CredsFileInOperatorMode) {
+  TempDir dir;
+  std::optional<OperatorSetup> setup = MakeOperatorSetup(dir, "");
+  ASSERT_TRUE(setup.has_value()) << "openssl could not make the keys or sign the JWTs";
+  auto server = StartServer({"-c", setup->config});
+  ASSERT_NE(server, nullptr);
+  ASSERT_EQ(RunProduce(server->url(), {"--creds", setup->creds}), 0);
+  NatsConnectionOptions connection;
+  connection.servers = {server->url()};
+  connection.auth.creds_file = setup->creds;
+  auto read = ReadBack(connection);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, 5u);
+
+  std::optional<OperatorSetup> stranger = MakeOperatorSetup(dir, "other-");
+  ASSERT_TRUE(stranger.has_value());
+  connection.auth.creds_file = stranger->creds;
+  read = ReadBack(connection);
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+  EXPECT_NE(RunProduce(server->url(), {"--creds", stranger->creds}), 0);
   connection.auth = {};
   EXPECT_EQ(ReadBack(connection).status().code(), StatusCode::kInvalidArgument);
 }

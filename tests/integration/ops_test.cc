@@ -1,7 +1,8 @@
 // Operations end to end with the real binaries against the mock Kafka cluster: `ferry status`
 // (lag shown, exit 1 over --max-lag, 0 after catching up), metrics scraped from /metrics during
 // a run agree with the table, `ferry optimize` while `ferry run` ingests, and no secret in a
-// debug log. Label: integration.
+// debug log (Kafka properties; NATS password, token, creds file and URL credentials, in text and
+// JSON logs, on runs that succeed and runs that fail authentication). Label: integration.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -22,8 +23,11 @@
 #include <vector>
 
 #include "kafka_child_process.h"
+#include "nats_auth_fixtures.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
+
+#include "ferry/testing/nats_server.h"
 
 namespace ferry {
 namespace {
@@ -402,6 +406,207 @@ TEST_F(OpsTest, ASecretInPropertiesNeverAppearsInADebugLog) {
   EXPECT_EQ(e2e::ReadTable(table()).rows.size(), 500u);
   unsetenv("TEST_SECRET");
 }
+
+// librdkafka 2.0.2's mock cluster speaks neither SASL nor SSL (its handlers table has no
+// SaslHandshake/SaslAuthenticate and its listeners are plain TCP), so what can be shown here is
+// that the security settings reach librdkafka through `properties` untouched, that its errors
+// are reported, and that the SASL password stays out of every log line.
+TEST_F(OpsTest, SaslAndSslPropertiesReachLibrdkafkaAndThePasswordStaysOut) {
+  setenv("TEST_SECRET", kSecret, 1);
+  const std::string sasl = R"(, "sasl.username" = "ferry", "sasl.password" = "${TEST_SECRET}")";
+  struct Case {
+    std::string properties;
+    std::string expected;  // in stderr of `ferry status`
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"(, "security.protocol" = "SASL_PLAINTEXT", "sasl.mechanisms" = "PLAIN")" + sasl,
+            "SASL Handshake not supported by broker (required by mechanism PLAIN)"},
+           {R"(, "security.protocol" = "SASL_SSL", "sasl.mechanisms" = "SCRAM-SHA-512")" + sasl,
+            "SSL handshake failed"},
+           {R"(, "security.protocol" = "SASL_PLAINTEXT", "sasl.mechanisms" = "NOPE")" + sasl,
+            "Unsupported SASL mechanism: NOPE"}}) {
+    SCOPED_TRACE(c.properties);
+    std::string config = WriteConfig("[log]\nlevel = \"debug\"\n", c.properties);
+    CommandResult status = RunCommand({kFerry, "status", "--config", config});
+    EXPECT_EQ(status.exit_code, 2) << status.err;
+    EXPECT_NE(status.err.find(c.expected), std::string::npos) << status.err;
+    EXPECT_EQ(status.err.find(kSecret), std::string::npos) << status.err;
+    EXPECT_EQ(status.out.find(kSecret), std::string::npos) << status.out;
+  }
+  // A setting librdkafka refuses stops `ferry run` at once (exit 1), naming it.
+  std::string config =
+      WriteConfig("[log]\nlevel = \"debug\"\nformat = \"json\"\n",
+                  R"(, "security.protocol" = "SASL_PLAINTEXT", "sasl.mechanisms" = "NOPE")" + sasl);
+  CommandResult run = RunCommand({kFerry, "run", "--config", config});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("Unsupported SASL mechanism: NOPE"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("sasl.password=***"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(kSecret), std::string::npos) << run.err;
+  unsetenv("TEST_SECRET");
+}
+
+// NATS secrets at debug level, in text and JSON logs: a password and a token from ${ENV}, a
+// password inside a server URL, and the JWT and seed of a creds file. Each is checked on a run
+// that ingests, `ferry status` and `ferry config check`, and on the error path: the same
+// commands with a wrong credential, which must fail naming the authentication problem.
+struct NatsAuthCase {
+  std::string name;
+  std::vector<std::string> server_args;
+  std::vector<std::string> produce_flags;
+  std::string servers;  // the `servers` value (may hold credentials)
+  std::string auth;     // TOML lines of [pipeline.jetstream]
+  std::string wrong_servers;
+  std::string wrong_auth;
+  std::vector<std::string> secrets;  // must never appear in any output
+};
+
+class NatsSecretsTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("ferry-nats-secrets-{}-{}", getpid(), GetParam());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    setenv("TEST_NATS_SECRET", kSecret, 1);
+    setenv("TEST_NATS_WRONG", kWrong, 1);
+  }
+  void TearDown() override {
+    unsetenv("TEST_NATS_SECRET");
+    unsetenv("TEST_NATS_WRONG");
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string WriteConfig(const std::string& name, const std::string& servers,
+                          const std::string& auth) {
+    std::string path = (dir_ / (name + ".toml")).string();
+    std::ofstream(path) << fmt::format(R"([log]
+level = "debug"
+format = "{}"
+
+[[pipeline]]
+id = "secrets"
+table = "{}"
+schema = "payload STRING"
+
+[pipeline.jetstream]
+servers = "{}"
+stream = "s"
+subjects = ["x"]
+connect_timeout = "2s"
+max_reconnects = 0
+{}
+
+[pipeline.decode]
+format = "raw"
+column = "payload"
+)",
+                                       GetParam(), (dir_ / ("table-" + name)).string(), servers,
+                                       auth);
+    return path;
+  }
+
+  // Every command's stdout and stderr, checked for the secrets.
+  void ExpectNoSecrets(const NatsAuthCase& c, const CommandResult& r, const std::string& what) {
+    for (const std::string& secret : c.secrets) {
+      EXPECT_EQ(r.err.find(secret), std::string::npos) << c.name << " " << what << ":\n" << r.err;
+      EXPECT_EQ(r.out.find(secret), std::string::npos) << c.name << " " << what << ":\n" << r.out;
+    }
+  }
+
+  void Check(const NatsAuthCase& c) {
+    SCOPED_TRACE(c.name);
+    ferry::testing::NatsServer::Options options;
+    options.extra_args = c.server_args;
+    auto server = ferry::testing::NatsServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    std::string url = (*server)->url();
+    std::vector<std::string> produce = {
+        kFerry,      "produce", "nats",    "--server", url,          "--stream", "s",
+        "--subject", "x",       "--count", "20",       "--template", "m{{seq}}", "--create-stream"};
+    produce.insert(produce.end(), c.produce_flags.begin(), c.produce_flags.end());
+    CommandResult p = RunCommand(produce);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    auto fill = [&](const std::string& text) {
+      std::string out = text;
+      size_t at = out.find("HOSTPORT");
+      if (at != std::string::npos) {
+        out.replace(at, 8, url.substr(std::string("nats://").size()));
+      }
+      return out;
+    };
+
+    std::string good = WriteConfig(c.name, fill(c.servers), c.auth);
+    CommandResult run = RunCommand({kFerry, "run", "--config", good, "--until-caught-up"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find(GetParam() == "json" ? "\"level\":\"debug\"" : "DEBUG"),
+              std::string::npos)
+        << "debug lines were logged:\n"
+        << run.err;
+    ExpectNoSecrets(c, run, "run");
+    EXPECT_EQ(e2e::ReadTable((dir_ / ("table-" + c.name)).string()).rows.size(), 20u);
+    CommandResult status = RunCommand({kFerry, "status", "--config", good});
+    EXPECT_EQ(status.exit_code, 0) << status.err;
+    ExpectNoSecrets(c, status, "status");
+    CommandResult check = RunCommand({kFerry, "config", "check", good});
+    EXPECT_EQ(check.exit_code, 0) << check.err;
+    ExpectNoSecrets(c, check, "config check");
+
+    std::string wrong = WriteConfig(c.name + "-wrong", fill(c.wrong_servers), c.wrong_auth);
+    run = RunCommand({kFerry, "run", "--config", wrong, "--until-caught-up"});
+    EXPECT_NE(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find("Authorization Violation"), std::string::npos) << run.err;
+    ExpectNoSecrets(c, run, "failed run");
+    status = RunCommand({kFerry, "status", "--config", wrong});
+    EXPECT_NE(status.exit_code, 0) << status.err;
+    ExpectNoSecrets(c, status, "failed status");
+  }
+
+  static constexpr char kWrong[] = "wr0ng-Ferry-a93e1";
+  std::filesystem::path dir_;
+};
+
+TEST_P(NatsSecretsTest, PasswordTokenUrlAndCredsNeverAppearInLogs) {
+  const std::string user = "user = \"ferry\"\n";
+  Check({.name = "password",
+         .server_args = {"--user", "ferry", "--pass", kSecret},
+         .produce_flags = {"--user", "ferry", "--password", kSecret},
+         .servers = "nats://HOSTPORT",
+         .auth = user + "password = \"${TEST_NATS_SECRET}\"",
+         .wrong_servers = "nats://HOSTPORT",
+         .wrong_auth = user + "password = \"${TEST_NATS_WRONG}\"",
+         .secrets = {kSecret, kWrong}});
+  Check({.name = "token",
+         .server_args = {"--auth", kSecret},
+         .produce_flags = {"--token", kSecret},
+         .servers = "nats://HOSTPORT",
+         .auth = "token = \"${TEST_NATS_SECRET}\"",
+         .wrong_servers = "nats://HOSTPORT",
+         .wrong_auth = "token = \"${TEST_NATS_WRONG}\"",
+         .secrets = {kSecret, kWrong}});
+  Check({.name = "url",
+         .server_args = {"--user", "ferry", "--pass", kSecret},
+         .produce_flags = {"--user", "ferry", "--password", kSecret},
+         .servers = "nats://ferry:${TEST_NATS_SECRET}@HOSTPORT",
+         .auth = "",
+         .wrong_servers = "nats://ferry:${TEST_NATS_WRONG}@HOSTPORT",
+         .wrong_auth = "",
+         .secrets = {kSecret, kWrong}});
+  ferry::testing::nats_auth::TempDir keys;
+  auto setup = ferry::testing::nats_auth::MakeOperatorSetup(keys, "");
+  auto stranger = ferry::testing::nats_auth::MakeOperatorSetup(keys, "other-");
+  ASSERT_TRUE(setup.has_value() && stranger.has_value()) << "openssl could not make the JWTs";
+  // The JWT is a bearer of identity, the seed the private key: neither may be logged.
+  Check({.name = "creds",
+         .server_args = {"-c", setup->config},
+         .produce_flags = {"--creds", setup->creds},
+         .servers = "nats://HOSTPORT",
+         .auth = "creds_file = \"" + setup->creds + "\"",
+         .wrong_servers = "nats://HOSTPORT",
+         .wrong_auth = "creds_file = \"" + stranger->creds + "\"",
+         .secrets = {setup->user_jwt, setup->user_seed, stranger->user_jwt, stranger->user_seed}});
+}
+
+INSTANTIATE_TEST_SUITE_P(LogFormats, NatsSecretsTest, ::testing::Values("text", "json"));
 
 }  // namespace
 }  // namespace ferry

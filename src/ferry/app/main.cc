@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ferry/app/hygiene_commands.h"
+#include "ferry/app/logging.h"
 #include "ferry/app/mock_kafka_command.h"
 #include "ferry/app/parquet_from_json_command.h"
 #include "ferry/app/parquet_read_commands.h"
@@ -19,6 +20,13 @@
 
 int main(int argc, char** argv) {
   try {
+    // Until a command sets up logging from its configuration (run, status), log lines go to
+    // stderr as text: stdout is for command output, e.g. `ferry verify --json` (a warning about a
+    // corrupt _last_checkpoint once landed in the middle of that JSON).
+    if (ferry::Status logging = ferry::app::SetupLogging({}); !logging.ok()) {
+      std::fprintf(stderr, "ferry: %s\n", logging.ToString().c_str());
+      return 70;
+    }
     CLI::App app{"ferry: Kafka and NATS JetStream into Delta Lake tables, exactly once"};
     app.set_version_flag("--version", std::string("ferry ") + FERRY_VERSION);
     app.require_subcommand(1);

@@ -220,7 +220,8 @@ int Check(const std::string& path) {
     Result<std::unique_ptr<pipeline::Pipeline>> built =
         BuildPipeline(p, &registry, {.check_only = true});
     if (!built.ok()) {
-      std::fprintf(stderr, "pipeline %s: %s\n", p.id.c_str(), built.status().message().c_str());
+      std::fprintf(stderr, "pipeline %s: %s\n", p.id.c_str(),
+                   Redact(built.status().message(), cfg->secrets).c_str());
       ++failures;
     }
   }

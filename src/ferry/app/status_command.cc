@@ -224,8 +224,9 @@ int ShowStatus(const StatusArgs& args) {
       }
       Result<std::vector<Row>> r = PipelineRows(p);
       if (!r.ok()) {
+        // Broker errors may quote a server URL with its credentials: redact like the logger.
         std::fprintf(stderr, "ferry status: pipeline %s: %s\n", p.id.c_str(),
-                     r.status().ToString().c_str());
+                     Redact(r.status().ToString(), cfg->secrets).c_str());
         return kExitError;
       }
       rows.insert(rows.end(), r->begin(), r->end());

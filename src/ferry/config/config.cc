@@ -201,6 +201,22 @@ bool IsSecretProperty(std::string_view name) {
   return false;
 }
 
+// The secret part of a URL's userinfo: the password of "scheme://user:password@host", the
+// token of "scheme://token@host" (how nats.c reads it); empty when the URL has none.
+std::string UrlSecret(std::string_view url) {
+  size_t scheme = url.find("://");
+  size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  size_t end = url.find_first_of("/?#", start);
+  std::string_view authority = url.substr(start, end == std::string_view::npos ? end : end - start);
+  size_t at = authority.rfind('@');
+  if (at == std::string_view::npos) {
+    return "";
+  }
+  std::string_view userinfo = authority.substr(0, at);
+  size_t colon = userinfo.find(':');
+  return std::string(colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1));
+}
+
 template <typename T>
 void Set(const std::optional<T>& v, T* out) {
   if (v) {
@@ -332,6 +348,8 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
       std::string one =
           s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (!one.empty()) {
+        // Credentials in a URL are secrets like `password` and `token` (redacted in logs).
+        t.AddSecret(UrlSecret(one));
         j->servers.push_back(one);
       }
       if (comma == std::string::npos) {

@@ -264,6 +264,25 @@ properties = { "sasl.password" = "${KAFKA_PW}", "sasl.username" = "u" }
   EXPECT_EQ(ok->secrets, std::vector<std::string>{"s3cret"});
 }
 
+// A password or token inside a server URL is a secret too: `ferry run` logs the servers.
+TEST(ConfigTest, CredentialsInServerUrlsAreSecrets) {
+  Result<Config> c = Parse(R"([[pipeline]]
+id = "a"
+table = "/t"
+schema = "payload STRING"
+[pipeline.jetstream]
+servers = ["nats://ferry:${NATS_PW}@127.0.0.1:4222,tls://t0k3n@h:4223", "nats://h:4224/x@y"]
+stream = "s"
+subjects = ["x"]
+[pipeline.decode]
+format = "raw"
+)",
+                           {{"NATS_PW", "pa:ss@word"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].jetstream->servers.size(), 3u);
+  EXPECT_EQ(c->secrets, (std::vector<std::string>{"pa:ss@word", "t0k3n"}));
+}
+
 TEST(UnitsTest, SizesDurationsInterpolation) {
   EXPECT_EQ(*ParseSize("64MB"), 64'000'000);
   EXPECT_EQ(*ParseSize("64MiB"), 64 << 20);

@@ -94,6 +94,12 @@ Result<std::string> TomlTable::InterpolateAt(std::string_view key, std::string_v
   return r;
 }
 
+void TomlTable::AddSecret(std::string value) {
+  if (!value.empty() && ctx_->secrets != nullptr) {
+    ctx_->secrets->push_back(std::move(value));
+  }
+}
+
 Result<std::optional<std::string>> TomlTable::String(std::string_view key, bool secret) {
   const toml::node* node = Get(key);
   if (node == nullptr) {

@@ -56,6 +56,9 @@ class TomlTable {
   Result<std::optional<std::vector<std::pair<std::string, std::string>>>> StringMap(
       std::string_view key, bool (*is_secret)(std::string_view) = nullptr);
 
+  // Records a secret found inside a value (e.g. the password of a URL) for redaction.
+  void AddSecret(std::string value);
+
   // Errors for keys no getter asked for.
   Status Finish() const;
 

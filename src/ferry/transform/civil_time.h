@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace ferry::transform {
 
@@ -11,6 +12,17 @@ inline constexpr int64_t kMicrosPerSecond = 1'000'000;
 inline constexpr int64_t kMicrosPerMilli = 1'000;
 inline constexpr int64_t kSecondsPerDay = 86'400;
 inline constexpr int64_t kMicrosPerDay = kSecondsPerDay * kMicrosPerSecond;
+
+// seconds * 1e6 + sub, or nullopt when that leaves int64 (a year beyond about +-292,000, which
+// text like "400046-01-01" can ask for).
+inline std::optional<int64_t> MicrosFromSeconds(int64_t seconds, int64_t sub) {
+  int64_t micros = 0;
+  if (__builtin_mul_overflow(seconds, kMicrosPerSecond, &micros) ||
+      __builtin_add_overflow(micros, sub, &micros)) {
+    return std::nullopt;
+  }
+  return micros;
+}
 
 // Floor division and its non-negative remainder (C++ `/` truncates toward zero).
 constexpr int64_t FloorDiv(int64_t a, int64_t b) {

@@ -142,7 +142,7 @@ std::optional<int64_t> LocalMicros(const Scanned& t) {
   }
   int64_t seconds = DaysFromCivil(t.year, t.month, t.day) * kSecondsPerDay + t.hour * 3600 +
                     t.minute * 60 + t.second;
-  return seconds * kMicrosPerSecond + t.micros;
+  return MicrosFromSeconds(seconds, t.micros);
 }
 
 void AppendFraction(int64_t micros, std::string* out) {
@@ -181,14 +181,14 @@ std::optional<int64_t> ParseTimestampText(std::string_view text, const TimeZone&
   int64_t sub = FloorMod(*local, kMicrosPerSecond);
   // The usual zones, "Z" and "+hh:mm", without a TimeZone lookup (it takes a lock).
   if (t.zone == "Z") {
-    return seconds * kMicrosPerSecond + sub;
+    return MicrosFromSeconds(seconds, sub);
   }
   if (t.zone.size() == 6 && (t.zone[0] == '+' || t.zone[0] == '-') && t.zone[3] == ':' &&
       IsDigit(t.zone[1]) && IsDigit(t.zone[2]) && IsDigit(t.zone[4]) && IsDigit(t.zone[5])) {
     int64_t off = ((t.zone[1] - '0') * 10 + (t.zone[2] - '0')) * 3600 +
                   ((t.zone[4] - '0') * 10 + (t.zone[5] - '0')) * 60;
     if (off <= 18 * 3600 && (t.zone[4] - '0') < 6) {
-      return (seconds - (t.zone[0] == '-' ? -off : off)) * kMicrosPerSecond + sub;
+      return MicrosFromSeconds(seconds - (t.zone[0] == '-' ? -off : off), sub);
     }
   }
   const TimeZone* tz = &zone;
@@ -201,7 +201,7 @@ std::optional<int64_t> ParseTimestampText(std::string_view text, const TimeZone&
     parsed = *z;
     tz = parsed.get();
   }
-  return tz->LocalToUtc(seconds) * kMicrosPerSecond + sub;
+  return MicrosFromSeconds(tz->LocalToUtc(seconds), sub);
 }
 
 std::optional<int64_t> ParseLocalTimestampText(std::string_view text) {

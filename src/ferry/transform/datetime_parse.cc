@@ -341,7 +341,7 @@ std::optional<int64_t> ResolveLocal(const Fields& f) {
     return std::nullopt;
   }
   int64_t seconds = days * kSecondsPerDay + hour * 3600 + f.minute * 60 + f.second;
-  return seconds * kMicrosPerSecond + f.nanos / 1000;
+  return MicrosFromSeconds(seconds, f.nanos / 1000);
 }
 
 }  // namespace
@@ -370,7 +370,7 @@ std::optional<int64_t> DateTimePattern::Parse(std::string_view text, const TimeZ
   int64_t utc_seconds = f.has_offset ? local_seconds - f.offset
                         : f.zone     ? f.zone->LocalToUtc(local_seconds)
                                      : zone.LocalToUtc(local_seconds);
-  return utc_seconds * kMicrosPerSecond + sub;
+  return MicrosFromSeconds(utc_seconds, sub);
 }
 
 }  // namespace ferry::transform

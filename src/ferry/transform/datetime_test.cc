@@ -218,6 +218,19 @@ TEST(DateTimePatternTest, PatternsSparkRefuses) {
   EXPECT_TRUE(DateTimePattern::Compile("yyyy-MM-dd [HH", P::kParse).ok());  // open section
 }
 
+// Found by json_decoder_fuzzer: a six-digit year past about 292,277 overflowed the int64
+// microseconds (UB); such text is not a timestamp.
+TEST(DateTimeCastTest, YearsBeyondTheMicrosRangeAreNotTimestamps) {
+  const TimeZone& utc = *TimeZone::Utc();
+  EXPECT_TRUE(ParseTimestampText("200000-01-01T00:00:00Z", utc).has_value());
+  for (const char* bad : {"400046-01-01T00:00:00Z", "-400046-01-01 00:00:00", "999999-12-31",
+                          "400046-01-01 00:00:00 +01:00", "400046-01-01 00:00:00 Europe/Paris"}) {
+    EXPECT_FALSE(ParseTimestampText(bad, utc)) << bad;
+    EXPECT_FALSE(ParseTimestampText(bad, *Zone("Europe/Paris"))) << bad;
+  }
+  EXPECT_FALSE(ParseLocalTimestampText("400046-01-01 00:00:00"));
+}
+
 TEST(DateTimeCastTest, LenientIsoTimestamps) {
   const TimeZone& utc = *TimeZone::Utc();
   EXPECT_EQ(*ParseTimestampText("2026-11-30", utc), Utc(2026, 11, 30));

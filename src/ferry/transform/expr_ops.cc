@@ -109,7 +109,9 @@ Status AnalyzeArithmetic(ExprNode* n, AnalyzeContext& ctx) {
 // Integral arithmetic in two's complement, wrapping like Java.
 template <typename T>
 bool IntegralOp(std::string_view op, T x, T y, T* out) {
-  using U = std::make_unsigned_t<T>;
+  // Unsigned arithmetic wraps; types narrower than int would be promoted to (signed) int first,
+  // where 65534 * 65534 overflows, so they are widened to unsigned int instead.
+  using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
   if (op == "+") {
     *out = static_cast<T>(static_cast<U>(x) + static_cast<U>(y));
   } else if (op == "-") {

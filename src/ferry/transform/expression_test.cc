@@ -228,6 +228,12 @@ TEST(ExpressionTest, SparkMiscExamples) {
 TEST(ExpressionTest, ArithmeticAndCasts) {
   EXPECT_EQ(Eval1("1 + 2 * 3 - -4"), "11");
   EXPECT_EQ(Eval1("2147483647 + 1"), "-2147483648");  // non-ANSI: wraps
+  // Found by expression_fuzzer: SMALLINT and TINYINT products were computed in (signed) int
+  // after promotion, and 65534 * 65534 overflowed (UB). They wrap like Java's short and byte.
+  EXPECT_EQ(Eval1("-2S * -2S"), "4");
+  EXPECT_EQ(Eval1("32767S * 2S"), "-2");
+  EXPECT_EQ(Eval1("CAST(-32768 AS SMALLINT) * CAST(-32768 AS SMALLINT)"), "0");
+  EXPECT_EQ(Eval1("CAST(-128 AS TINYINT) * -1Y"), "-128");
   EXPECT_EQ(Eval1("3 / 2"), "1.5");
   EXPECT_EQ(Eval1("3 div 2"), "1");
   EXPECT_EQ(Eval1("1 / 0"), "null");

@@ -239,6 +239,9 @@ TEST(JsonDecoderTest, TimestampsFromIsoStringsAndEpochNumbers) {
   EXPECT_EQ(h.Decode(R"({"ts": true})"), "ERROR: field 'ts': expected a timestamp, found true");
   EXPECT_EQ(h.Decode(R"({"ts": 1e300})"),
             "ERROR: field 'ts': number 1e300 is out of range for a timestamp");
+  // Found by json_decoder_fuzzer (signed overflow computing the microseconds).
+  EXPECT_EQ(h.Decode(R"({"ts": "400046-01-01T10:30:00Z"})"),
+            "ERROR: field 'ts': expected a timestamp, found string \"400046-01-01T10:30:00Z\"");
 
   JsonDecoderOptions millis;
   millis.epoch_unit = EpochUnit::kMillis;
