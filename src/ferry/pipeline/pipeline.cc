@@ -208,8 +208,8 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
       metrics_(std::make_unique<Metrics>(registry, options_.id)),
-      queue_(std::make_unique<CommitQueue>(
-          static_cast<size_t>(std::max(1, options_.max_in_flight)))) {
+      queue_(
+          std::make_unique<CommitQueue>(static_cast<size_t>(std::max(1, options_.max_in_flight)))) {
   batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
   metrics_->version->Set(static_cast<double>(snapshot_.version()));
 }
@@ -435,7 +435,14 @@ void Pipeline::ClearBatch() {
 std::unique_ptr<Pipeline::SealedBatch> Pipeline::Seal() {
   auto sealed = std::make_unique<SealedBatch>();
   sealed->rows = std::move(batch_);
-  batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
+  if (spare_.num_columns() > 0) {
+    // The columns of a batch that came back: their memory is allocated and touched already, so
+    // decoding into them neither moves growing buffers nor faults in fresh pages.
+    batch_ = std::move(spare_);
+    spare_ = columnar::RecordBatch();
+  } else {
+    batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
+  }
   for (const auto& [p, last] : batch_last_) {
     PartitionState& state = partitions_.at(p);
     SealedPartition& part = sealed->partitions[p];
@@ -511,6 +518,9 @@ Status Pipeline::Flush() {
 Status Pipeline::HandleOutcome(const Status& outcome) {
   std::unique_ptr<SealedBatch> batch = std::move(in_flight_.front());
   in_flight_.pop_front();
+  // The writer thread is done with the rows: keep their columns for the next open batch.
+  batch->rows.Clear();
+  spare_ = std::move(batch->rows);
   if (outcome.ok()) {
     AfterCommit(*batch);
     return Status::OK();
@@ -533,8 +543,8 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
   std::vector<source::CommittedPosition> positions;
   std::string summary;
   for (const auto& [p, part] : batch.partitions) {
-    summary += fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", part.key, part.first,
-                           part.last);
+    summary +=
+        fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", part.key, part.first, part.last);
     metrics_->Position("ferry_committed_position", "Position committed in the table", part.key)
         ->Set(static_cast<double>(part.last));
     auto it = partitions_.find(p);

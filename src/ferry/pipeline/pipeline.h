@@ -108,6 +108,9 @@ struct PipelineOptions {
   int64_t max_rows = 100000;
   int64_t max_bytes = 64LL << 20;
   std::chrono::milliseconds max_latency{1000};
+  // Sealed batches that may wait for or be in the writer thread while the next batch is read.
+  // 0: no overlap (the batch is committed before polling resumes, as in a serial loop).
+  int max_in_flight = 1;
   // Metadata kind -> column name (metadata_columns.h).
   std::map<std::string, std::string> metadata_columns;
   // Derived columns and `where` (transform_stage.h). The table schema is the decoder's columns,
@@ -125,9 +128,6 @@ struct PipelineOptions {
   std::chrono::milliseconds max_backoff{10000};
   // How often broker heads are asked for (lag metrics).
   std::chrono::milliseconds heads_interval{5000};
-  // Sealed batches that may wait for or be in the writer thread while the next batch is read.
-  // 0: no overlap (the batch is committed before polling resumes, as in a serial loop).
-  int max_in_flight = 1;
   // Stop (returning OK after committing) once every assigned partition has reached the head
   // the broker reported when it was first seen (`ferry run --until-caught-up`).
   bool until_caught_up = false;
@@ -168,10 +168,10 @@ class Pipeline final : private source::PartitionListener {
   struct PartitionState {
     std::string key;
     std::string app_id;
-    std::optional<int64_t> committed;       // the table's position as this pipeline knows it
-    std::optional<int64_t> sealed;          // the position of the newest sealed batch (or committed)
-    std::optional<int64_t> delivered;       // the highest position taken into a batch
-    std::optional<int64_t> caught_up_at;    // until_caught_up: the head when first seen
+    std::optional<int64_t> committed;     // the table's position as this pipeline knows it
+    std::optional<int64_t> sealed;        // the position of the newest sealed batch (or committed)
+    std::optional<int64_t> delivered;     // the highest position taken into a batch
+    std::optional<int64_t> caught_up_at;  // until_caught_up: the head when first seen
     std::optional<int64_t> dead_committed;  // the dead-letter table's position
     std::optional<int64_t> dead_sealed;     // ... of the newest sealed batch (or dead_committed)
     int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
@@ -294,6 +294,8 @@ class Pipeline final : private source::PartitionListener {
   Clock::time_point last_heads_;
   bool heads_known_ = false;
 
+  // The emptied columns of the last batch that came back, reused by the next open batch.
+  columnar::RecordBatch spare_;
   // Sealed batches out to the writer thread, oldest first, in step with queue_'s jobs.
   std::deque<std::unique_ptr<SealedBatch>> in_flight_;
   // Last: destroyed first, so the writer thread is joined before anything its jobs use.
