@@ -18,7 +18,7 @@
 #
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
 # raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
-# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), BENCH_DIR (kept when set).
+# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), BENCH_DIR (kept when set).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -29,6 +29,7 @@ PAYLOAD=${PAYLOAD:-285}
 BATCH=${BATCH:-1000}
 MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
+MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
 command -v nats-server >/dev/null || { echo "nats-server is missing" >&2; exit 2; }
 
@@ -121,6 +122,7 @@ $decode
 max_rows = $MAX_ROWS
 max_bytes = "256MB"
 max_latency = "$MAX_LATENCY"
+max_in_flight = $MAX_IN_FLIGHT
 
 [pipeline.writer]
 codec = "$CODEC"

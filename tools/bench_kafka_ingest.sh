@@ -15,7 +15,7 @@
 #    ferry / kcat, with the faster kcat run as the peer (target >= 0.5).
 #
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
-# MAX_ROWS (100000), MAX_LATENCY (5s), CODEC (zstd), KAFKA_PROPERTIES (TOML inline-table body for
+# MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), KAFKA_PROPERTIES (TOML inline-table body for
 # [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), BENCH_DIR (default:
 # a mktemp dir, removed).
 set -euo pipefail
@@ -26,6 +26,7 @@ PARTITIONS=${PARTITIONS:-128}
 PAYLOAD=${PAYLOAD:-285}
 MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
+MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
 KAFKA_PROPERTIES=${KAFKA_PROPERTIES:-}
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
@@ -105,6 +106,7 @@ format = "json"
 max_rows = $MAX_ROWS
 max_bytes = "256MB"
 max_latency = "$MAX_LATENCY"
+max_in_flight = $MAX_IN_FLIGHT
 
 [pipeline.writer]
 codec = "$CODEC"

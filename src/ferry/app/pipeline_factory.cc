@@ -273,6 +273,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       .max_rows = c.batch.max_rows,
       .max_bytes = c.batch.max_bytes,
       .max_latency = c.batch.max_latency,
+      .max_in_flight = static_cast<int>(c.batch.max_in_flight),
       .metadata_columns = c.metadata_columns,
       .transform = setup.transform,
       .on_bad_record = c.on_bad_record == "skip"          ? pipeline::OnBadRecord::kSkip

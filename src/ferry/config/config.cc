@@ -490,6 +490,7 @@ Status ReadBatch(TomlTable& t, BatchConfig* b) {
   FERRY_ASSIGN_OR_RETURN(auto rows, t.Int("max_rows"));
   FERRY_ASSIGN_OR_RETURN(auto bytes, t.Size("max_bytes"));
   FERRY_ASSIGN_OR_RETURN(auto latency, t.DurationValue("max_latency"));
+  FERRY_ASSIGN_OR_RETURN(auto in_flight, t.Int("max_in_flight"));
   if (rows && *rows < 1) {
     return t.Error("max_rows", "must be at least 1");
   }
@@ -499,9 +500,13 @@ Status ReadBatch(TomlTable& t, BatchConfig* b) {
   if (latency && latency->count() < 1) {
     return t.Error("max_latency", "must be at least 1ms");
   }
+  if (in_flight && (*in_flight < 0 || *in_flight > 4)) {
+    return t.Error("max_in_flight", "must be between 0 and 4");
+  }
   Set(rows, &b->max_rows);
   Set(bytes, &b->max_bytes);
   Set(latency, &b->max_latency);
+  Set(in_flight, &b->max_in_flight);
   return t.Finish();
 }
 

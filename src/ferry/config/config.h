@@ -102,6 +102,8 @@ struct BatchConfig {
   int64_t max_rows = 100000;
   int64_t max_bytes = 64LL << 20;
   Duration max_latency{1000};
+  // Sealed batches being written and committed while the next one is read (0: none).
+  int64_t max_in_flight = 1;
 };
 
 // [pipeline.maintenance]: optimize and vacuum on a schedule inside `ferry run` (0 = never).

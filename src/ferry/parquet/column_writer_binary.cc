@@ -158,6 +158,7 @@ class BinaryValueWriter final : public ValueWriter {
     if (use_dictionary_) {
       for (std::string_view v : views_) {
         indices_.push_back(dictionary_.GetOrInsert(v));
+        page_plain_bytes_ += static_cast<int64_t>(v.size()) + (fixed_ ? 0 : 4);
       }
     } else {
       for (std::string_view v : views_) {
@@ -179,13 +180,21 @@ class BinaryValueWriter final : public ValueWriter {
     Encoding encoding = Encoding::kPlain;
     if (use_dictionary_ && dictionary_.size() > 0) {
       int bw = std::max(1, BitWidth(dictionary_.size() - 1));
+      size_t start = out->size();
       out->push_back(static_cast<char>(bw));
       RleBpEncode(indices_.data(), indices_.size(), bw, out);
       encoding = Encoding::kRleDictionary;
+      if (!dictionary_checked_ && indices_.size() >= kDictionaryCheckMinValues) {
+        dictionary_checked_ = true;
+        if (!DictionaryPays(out->size() - start, DictionaryBytes(), page_plain_bytes_)) {
+          FallBackToPlain();
+        }
+      }
       dictionary_used_ = true;
     } else {
       out->append(plain_);
     }
+    page_plain_bytes_ = 0;
     indices_.clear();
     plain_.clear();
     page_.Fill(stats);
@@ -215,6 +224,7 @@ class BinaryValueWriter final : public ValueWriter {
     }
     dictionary_.Reset();
     dictionary_used_ = false;
+    dictionary_checked_ = false;
     use_dictionary_ = options_.enable_dictionary && !always_plain_;
     return n;
   }
@@ -320,6 +330,8 @@ class BinaryValueWriter final : public ValueWriter {
   ValueWriterOptions options_;
   bool use_dictionary_;
   bool always_plain_ = false;
+  bool dictionary_checked_ = false;  // this chunk's dictionary was judged (DictionaryPays)
+  int64_t page_plain_bytes_ = 0;     // PLAIN size of the current page's dictionary-encoded values
   bool dictionary_used_ = false;
   BinaryDictionary dictionary_;
   std::vector<uint32_t> indices_;

@@ -36,6 +36,15 @@ struct ValueWriterOptions {
   int64_t dictionary_max_bytes = 1 << 20;
 };
 
+// A chunk's first dictionary-encoded page of at least this many values decides whether the
+// dictionary pays: when the dictionary plus the page's indices are not smaller than the PLAIN
+// values, the rest of the column is PLAIN (parquet-mr's check). Unique ids, UUIDs and random
+// payloads then skip hashing every value into a dictionary that only grows the file.
+inline constexpr size_t kDictionaryCheckMinValues = 1000;
+inline bool DictionaryPays(size_t indices_bytes, int64_t dictionary_bytes, int64_t plain_bytes) {
+  return static_cast<int64_t>(indices_bytes) + dictionary_bytes < plain_bytes;
+}
+
 class ValueWriter {
  public:
   virtual ~ValueWriter() = default;

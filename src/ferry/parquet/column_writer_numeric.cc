@@ -219,9 +219,17 @@ class NumericValueWriter final : public ValueWriter {
     Encoding encoding = Encoding::kPlain;
     if (use_dictionary_ && dictionary_.size() > 0) {
       int bw = std::max(1, BitWidth(dictionary_.size() - 1));
+      size_t start = out->size();
       out->push_back(static_cast<char>(bw));
       RleBpEncode(indices_.data(), indices_.size(), bw, out);
       encoding = Encoding::kRleDictionary;
+      if (!dictionary_checked_ && indices_.size() >= kDictionaryCheckMinValues) {
+        dictionary_checked_ = true;
+        if (!DictionaryPays(out->size() - start, DictionaryBytes(),
+                            static_cast<int64_t>(indices_.size() * sizeof(P)))) {
+          FallBackToPlain();
+        }
+      }
       dictionary_used_ = true;
     } else {
       out->append(plain_);
@@ -254,6 +262,7 @@ class NumericValueWriter final : public ValueWriter {
     }
     dictionary_.Reset();
     dictionary_used_ = false;
+    dictionary_checked_ = false;
     use_dictionary_ = options_.enable_dictionary && !always_plain_;
     return n;
   }
@@ -314,6 +323,7 @@ class NumericValueWriter final : public ValueWriter {
   ValueWriterOptions options_;
   bool use_dictionary_;
   bool always_plain_ = false;
+  bool dictionary_checked_ = false;  // this chunk's dictionary was judged (DictionaryPays)
   bool dictionary_used_ = false;
   int32_t precision_;
   FixedDictionary<BitsOf<P>> dictionary_;

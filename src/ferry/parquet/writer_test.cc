@@ -1,5 +1,6 @@
 #include "ferry/parquet/writer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -326,6 +327,43 @@ TEST(WriterTest, DictionaryFallsBackToPlain) {
   }
   EXPECT_GT(dict_pages, 0);
   EXPECT_GT(plain_pages, 0);
+  CheckFlatFile(file, batch);
+}
+
+// The first dictionary page of 1,000 values or more decides: unique values go PLAIN from the next
+// page on (the dictionary would only grow the file), repeated values keep the dictionary.
+TEST(WriterTest, DictionaryThatDoesNotPayFallsBackAfterTheFirstPage) {
+  auto schema = std::make_shared<Schema>(std::vector<Field>{F("id", DataType::Int64(), false),
+                                                            F("uuid", DataType::String(), false),
+                                                            F("city", DataType::String(), false)});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  for (int64_t i = 0; i < 10000; ++i) {
+    batch.mutable_column(0)->As<columnar::Int64Column>()->Append(i * 7919);
+    batch.mutable_column(1)->As<BinaryColumn>()->Append(fmt::format("{:036}", i * 104729));
+    batch.mutable_column(2)->As<BinaryColumn>()->Append(i % 3 == 0 ? "Berlin" : "Lisbon");
+  }
+  WriterOptions o;
+  o.page_max_rows = 2000;
+  std::string file = WriteFile(batch, o);
+  FileMetaData md = ReadFooter(file);
+  auto data_pages = [&](int column, Encoding encoding) {
+    const ColumnMetaData& cmd = *md.row_groups[0].columns[static_cast<size_t>(column)].meta_data;
+    int n = 0;
+    for (const PageEncodingStats& s : *cmd.encoding_stats) {
+      if (s.page_type == PageType::kDataPage && s.encoding == encoding) {
+        n += s.count;
+      }
+    }
+    return n;
+  };
+  for (int unique : {0, 1}) {
+    // The pages up to the first one of 1,000 values or more are dictionary-encoded.
+    EXPECT_GE(data_pages(unique, Encoding::kRleDictionary), 1) << "column " << unique;
+    EXPECT_LE(data_pages(unique, Encoding::kRleDictionary), 2) << "column " << unique;
+    EXPECT_GE(data_pages(unique, Encoding::kPlain), 3) << "column " << unique;
+  }
+  EXPECT_GE(data_pages(2, Encoding::kRleDictionary), 5);
+  EXPECT_EQ(data_pages(2, Encoding::kPlain), 0);
   CheckFlatFile(file, batch);
 }
 

@@ -162,6 +162,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
     return InvalidArgument("pipeline {}: batch max_rows, max_bytes and max_latency must be > 0",
                            options.id);
   }
+  if (options.max_in_flight < 0) {
+    return InvalidArgument("pipeline {}: batch max_in_flight must be >= 0", options.id);
+  }
   columnar::SchemaPtr input = InputSchema(*snapshot.schema(), options.transform.columns);
   Result<std::unique_ptr<TransformStage>> stage = TransformStage::Create(input, options.transform);
   if (!stage.ok()) {
@@ -202,17 +205,20 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
     : options_(std::move(options)),
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
+      stage_(std::move(stage)),
+      dedup_(std::move(dedup)),
       source_factory_(std::move(source_factory)),
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
-      stage_(std::move(stage)),
-      dedup_(std::move(dedup)),
-      metrics_(std::make_unique<Metrics>(registry, options_.id)) {
+      metrics_(std::make_unique<Metrics>(registry, options_.id)),
+      queue_(
+          std::make_unique<CommitQueue>(static_cast<size_t>(std::max(1, options_.max_in_flight)))) {
   batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
   metrics_->version->Set(static_cast<double>(snapshot_.version()));
 }
 
 Pipeline::~Pipeline() {
+  // Run() returns with nothing in flight; the queue is idle here.
   CloseSource();
 }
 
@@ -252,6 +258,9 @@ void Pipeline::CloseSource() {
 }
 
 Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo& partition) {
+  // The batch in flight may hold the partition: its commit comes first, then the position is
+  // read, and the table handle is ours again.
+  queue_->WaitIdle();
   // Another writer may have moved the partition since our snapshot: read the log first.
   Result<delta::Snapshot> updated = table_->Update(snapshot_);
   if (!updated.ok()) {
@@ -272,6 +281,8 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
     dead_snapshot_ = std::move(*dead);
     state.dead_committed = dead_snapshot_.position(state.app_id);
   }
+  state.sealed = state.committed;
+  state.dead_sealed = state.dead_committed;
   if (state.committed) {
     metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
         ->Set(static_cast<double>(*state.committed));
@@ -286,6 +297,9 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
 }
 
 void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
+  // A sealed batch holding the partition's rows is committed before the partition is given up
+  // (as the serial loop committed it before polling again).
+  queue_->WaitIdle();
   auto it = partitions_.find(partition.index);
   if (it == partitions_.end()) {
     return;
@@ -398,50 +412,6 @@ Status Pipeline::TakeBad(const source::Message& m, const Status& error) {
   return Status::OK();
 }
 
-Status Pipeline::CommitDeadLetters() {
-  if (dead_committed_ || dead_partition_.empty()) {
-    return Status::OK();
-  }
-  std::map<int32_t, int64_t> positions;
-  for (int32_t p : dead_partition_) {
-    positions[p] = batch_last_.at(p);
-  }
-  // A previous attempt may have landed with its reply lost.
-  FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
-  bool landed = true;
-  for (const auto& [p, last] : positions) {
-    landed = landed && dead_snapshot_.position(partitions_.at(p).app_id) == last;
-  }
-  if (!landed) {
-    FERRY_ASSIGN_OR_RETURN(
-        auto writer, delta::TableWriter::Create(*dead_table_, dead_snapshot_, options_.writer));
-    FERRY_RETURN_IF_ERROR(writer->Write(dead_));
-    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-    delta::Transaction txn(*dead_table_, dead_snapshot_, options_.commit);
-    txn.AddFiles(std::move(adds));
-    for (const auto& [p, last] : positions) {
-      const PartitionState& state = partitions_.at(p);
-      txn.SetPosition(state.app_id, last);
-      txn.ExpectPosition(state.app_id, state.dead_committed);
-    }
-    txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"},
-                                          {"queryId", options_.id + "/dead_letter"},
-                                          {"epochId", std::to_string(epoch_)}});
-    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
-    dead_snapshot_ = std::move(result.snapshot);
-    metrics_->dead_rows->Increment(static_cast<double>(dead_.num_rows()));
-    FERRY_LOG_INFO("pipeline {}: {} bad records committed to the dead-letter table {} (version {})",
-                   options_.id, dead_.num_rows(), dead_table_->Describe(),
-                   dead_snapshot_.version());
-  }
-  for (const auto& [p, last] : positions) {
-    partitions_.at(p).dead_committed = last;
-  }
-  dead_committed_ = true;
-  // Between the two commits: a crash here must leave the counts unchanged after a restart.
-  return FERRY_FAILPOINT("pipeline.after_dead_letter_commit");
-}
-
 bool Pipeline::TriggerFired() const {
   if (batch_last_.empty()) {
     return false;
@@ -461,60 +431,278 @@ void Pipeline::ClearBatch() {
     dead_.Clear();
   }
   dead_partition_.clear();
-  dead_committed_ = false;
 }
 
-Status Pipeline::WriteAndCommit() {
+// ---- Pipeline thread: sealing, outcomes, fencing ----
+
+std::unique_ptr<Pipeline::SealedBatch> Pipeline::Seal() {
+  auto sealed = std::make_unique<SealedBatch>();
+  sealed->rows = std::move(batch_);
+  if (spare_.num_columns() > 0) {
+    // The columns of a batch that came back: their memory is allocated and touched already, so
+    // decoding into them neither moves growing buffers nor faults in fresh pages.
+    batch_ = std::move(spare_);
+    spare_ = columnar::RecordBatch();
+  } else {
+    batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
+  }
+  for (const auto& [p, last] : batch_last_) {
+    PartitionState& state = partitions_.at(p);
+    SealedPartition& part = sealed->partitions[p];
+    part.key = state.key;
+    part.app_id = state.app_id;
+    part.first = batch_first_.at(p);
+    part.last = last;
+    part.expected = state.sealed;
+    state.sealed = last;
+    if (auto ts = batch_last_timestamp_.find(p); ts != batch_last_timestamp_.end()) {
+      part.last_timestamp_us = ts->second;
+    }
+  }
+  if (dead_table_ != nullptr) {
+    columnar::SchemaPtr dead_schema = dead_.schema_ptr();
+    sealed->dead = std::move(dead_);
+    dead_ = columnar::RecordBatch::MakeEmpty(dead_schema);
+    for (int32_t p : dead_partition_) {
+      SealedPartition& part = sealed->partitions.at(p);
+      if (!part.has_dead) {
+        PartitionState& state = partitions_.at(p);
+        part.has_dead = true;
+        part.dead_expected = state.dead_sealed;
+        state.dead_sealed = part.last;
+      }
+    }
+  }
+  sealed->gaps = std::move(batch_gaps_);
+  batch_gaps_.clear();
+  sealed->opened = batch_opened_;
+  ClearBatch();
+  return sealed;
+}
+
+Status Pipeline::SubmitBatch() {
+  if (batch_last_.empty()) {
+    return Status::OK();
+  }
+  if (queue_->full()) {
+    FERRY_RETURN_IF_ERROR(HandleOutcome(queue_->Take()));
+    if (batch_last_.empty()) {
+      return Status::OK();  // fenced: the open batch went with the one before it
+    }
+  }
+  std::unique_ptr<SealedBatch> sealed = Seal();
+  SealedBatch* batch = sealed.get();
+  in_flight_.push_back(std::move(sealed));
+  queue_->Submit([this, batch] { return CommitSealed(batch); });
+  return options_.max_in_flight == 0 ? Settle(/*wait=*/true) : Status::OK();
+}
+
+Status Pipeline::Settle(bool wait) {
+  while (queue_->in_flight() > 0) {
+    std::optional<Status> outcome;
+    if (wait) {
+      outcome = queue_->Take();
+    } else {
+      outcome = queue_->TryTake();
+      if (!outcome) {
+        break;
+      }
+    }
+    FERRY_RETURN_IF_ERROR(HandleOutcome(*outcome));
+  }
+  return Status::OK();
+}
+
+Status Pipeline::Flush() {
+  FERRY_RETURN_IF_ERROR(SubmitBatch());
+  return Settle(/*wait=*/true);
+}
+
+Status Pipeline::HandleOutcome(const Status& outcome) {
+  std::unique_ptr<SealedBatch> batch = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  // The writer thread is done with the rows: keep their columns for the next open batch.
+  batch->rows.Clear();
+  spare_ = std::move(batch->rows);
+  if (outcome.ok()) {
+    AfterCommit(*batch);
+    return Status::OK();
+  }
+  if (outcome.code() == StatusCode::kAborted) {
+    return Fence(outcome);
+  }
+  DiscardInFlight();
+  return outcome;
+}
+
+void Pipeline::DiscardInFlight() {
+  while (queue_->in_flight() > 0) {
+    (void)queue_->Take();
+    in_flight_.pop_front();
+  }
+}
+
+void Pipeline::AfterCommit(const SealedBatch& batch) {
+  std::vector<source::CommittedPosition> positions;
+  std::string summary;
+  for (const auto& [p, part] : batch.partitions) {
+    summary +=
+        fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", part.key, part.first, part.last);
+    metrics_->Position("ferry_committed_position", "Position committed in the table", part.key)
+        ->Set(static_cast<double>(part.last));
+    auto it = partitions_.find(p);
+    if (it == partitions_.end() || it->second.key != part.key) {
+      continue;  // revoked since: the new owner reports it
+    }
+    PartitionState& state = it->second;
+    state.committed = part.last;
+    if (part.has_dead) {
+      state.dead_committed = part.last;
+    }
+    state.committed_timestamp_us = part.last_timestamp_us;
+    positions.push_back({.partition = p, .position = part.last});
+    if (state.caught_up_at) {
+      // Lag against the last head seen, so it falls with each commit, not only at head refresh.
+      double head =
+          metrics_
+              ->Position("ferry_broker_head_position", "Last position the broker holds", state.key)
+              ->value();
+      SetLag(state, std::max(0.0, head - static_cast<double>(part.last)));
+    }
+  }
+  metrics_->rows->Increment(static_cast<double>(batch.rows_written));
+  metrics_->filtered->Increment(static_cast<double>(batch.filtered));
+  metrics_->dedup_hits->Increment(static_cast<double>(batch.dedup_hits));
+  metrics_->files->Increment(static_cast<double>(batch.files));
+  metrics_->bytes->Increment(static_cast<double>(batch.bytes));
+  metrics_->succeeded->Increment();
+  metrics_->version->Set(static_cast<double>(batch.version));
+  metrics_->batch_seconds->Observe(Seconds(Clock::now() - batch.opened));
+  FERRY_LOG_INFO("pipeline {}: committed version {}: {} rows in {} files ({})", options_.id,
+                 batch.version, batch.rows_written, batch.files, summary);
+  // Only now may the broker hear about it (DESIGN.md, step 5).
+  Status fp = FERRY_FAILPOINT("pipeline.before_ack");
+  if (fp.ok() && source_ != nullptr) {
+    source_->Acknowledge(positions);
+    fp = FERRY_FAILPOINT("pipeline.after_ack");
+  }
+  if (!fp.ok()) {
+    FERRY_LOG_WARN("pipeline {}: acknowledging version {}: {}", options_.id, batch.version,
+                   fp.ToString());
+  }
+}
+
+Status Pipeline::Fence(const Status& why) {
+  // The batches still out were sealed on positions that are no longer ours.
+  DiscardInFlight();
+  metrics_->lost->Increment();
+  metrics_->abandoned->Increment();
+  FERRY_LOG_WARN(
+      "pipeline {}: another writer committed positions of partitions in this batch ({}); "
+      "dropping {} uncommitted rows and resuming every partition from the table",
+      options_.id, why.message(), batch_.num_rows());
+  ClearBatch();
+  batch_gaps_.clear();
+  CloseSource();
+  partitions_.clear();
+  FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
+  if (dedup_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
+  }
+  return StartSource();
+}
+
+// ---- Writer thread ----
+
+Status Pipeline::CommitDeadLetters(SealedBatch* batch) {
+  if (batch->dead_committed || batch->dead.num_rows() == 0) {
+    return Status::OK();
+  }
+  // A previous attempt may have landed with its reply lost.
+  FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
+  bool landed = true;
+  for (const auto& [p, part] : batch->partitions) {
+    landed = landed && (!part.has_dead || dead_snapshot_.position(part.app_id) == part.last);
+  }
+  if (!landed) {
+    FERRY_ASSIGN_OR_RETURN(
+        auto writer, delta::TableWriter::Create(*dead_table_, dead_snapshot_, options_.writer));
+    FERRY_RETURN_IF_ERROR(writer->Write(batch->dead));
+    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+    delta::Transaction txn(*dead_table_, dead_snapshot_, options_.commit);
+    txn.AddFiles(std::move(adds));
+    for (const auto& [p, part] : batch->partitions) {
+      if (part.has_dead) {
+        txn.SetPosition(part.app_id, part.last);
+        txn.ExpectPosition(part.app_id, part.dead_expected);
+      }
+    }
+    txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"},
+                                          {"queryId", options_.id + "/dead_letter"},
+                                          {"epochId", std::to_string(epoch_)}});
+    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
+    dead_snapshot_ = std::move(result.snapshot);
+    metrics_->dead_rows->Increment(static_cast<double>(batch->dead.num_rows()));
+    FERRY_LOG_INFO("pipeline {}: {} bad records committed to the dead-letter table {} (version {})",
+                   options_.id, batch->dead.num_rows(), dead_table_->Describe(),
+                   dead_snapshot_.version());
+  }
+  batch->dead_committed = true;
+  // Between the two commits: a crash here must leave the counts unchanged after a restart.
+  return FERRY_FAILPOINT("pipeline.after_dead_letter_commit");
+}
+
+Status Pipeline::WriteAndCommit(SealedBatch* batch) {
   Clock::time_point start = Clock::now();
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_write"));
   // Dead letters first: once they are committed with their positions, the main commit may fail
   // or crash without losing or repeating them.
-  FERRY_RETURN_IF_ERROR(CommitDeadLetters());
+  FERRY_RETURN_IF_ERROR(CommitDeadLetters(batch));
   columnar::RecordBatch transformed;
-  const columnar::RecordBatch* rows = &batch_;
-  last_filtered_ = 0;
+  const columnar::RecordBatch* rows = &batch->rows;
+  batch->filtered = 0;
   if (!stage_->empty()) {
-    transformed = stage_->Apply(batch_, &last_filtered_);
+    transformed = stage_->Apply(batch->rows, &batch->filtered);
     rows = &transformed;
   }
-  last_dedup_hits_ = 0;
+  batch->dedup_hits = 0;
   std::vector<std::string> keys;
   columnar::RecordBatch unique;
   if (dedup_ != nullptr) {
+    // The batch before this one was remembered after its commit: its keys are seen here.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
     std::vector<int64_t> keep = dedup_->Filter(*rows, &keys);
-    last_dedup_hits_ = rows->num_rows() - static_cast<int64_t>(keep.size());
-    if (last_dedup_hits_ > 0) {
+    batch->dedup_hits = rows->num_rows() - static_cast<int64_t>(keep.size());
+    if (batch->dedup_hits > 0) {
       unique = rows->Take(keep);
       rows = &unique;
     }
   }
-  last_rows_ = rows->num_rows();
+  batch->rows_written = rows->num_rows();
   FERRY_ASSIGN_OR_RETURN(auto writer,
                          delta::TableWriter::Create(*table_, snapshot_, options_.writer));
   if (rows->num_rows() > 0) {
     FERRY_RETURN_IF_ERROR(writer->Write(*rows));
   }
   FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-  last_files_ = static_cast<int64_t>(adds.size());
-  last_bytes_ = 0;
+  batch->files = static_cast<int64_t>(adds.size());
+  batch->bytes = 0;
   for (const delta::AddFile& add : adds) {
-    last_bytes_ += add.size;
+    batch->bytes += add.size;
   }
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
 
   delta::Transaction txn(*table_, snapshot_, options_.commit);
   txn.AddFiles(std::move(adds));
-  for (const auto& [p, last] : batch_last_) {
-    const PartitionState& state = partitions_.at(p);
-    txn.SetPosition(state.app_id, last);
-    txn.ExpectPosition(state.app_id, state.committed);
+  for (const auto& [p, part] : batch->partitions) {
+    txn.SetPosition(part.app_id, part.last);
+    txn.ExpectPosition(part.app_id, part.expected);
   }
   delta::StringMap parameters = {
       {"outputMode", "Append"}, {"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};
-  if (!batch_gaps_.empty()) {
+  if (!batch->gaps.empty()) {
     nlohmann::json gaps = nlohmann::json::array();
-    for (const source::Gap& gap : batch_gaps_) {
+    for (const source::Gap& gap : batch->gaps) {
       gaps.push_back({{"partition", gap.key},
                       {"first", gap.first_position},
                       {"last", gap.last_position},
@@ -525,6 +713,7 @@ Status Pipeline::WriteAndCommit() {
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
   snapshot_ = std::move(result.snapshot);
+  batch->version = result.version;
   if (dedup_ != nullptr) {
     // Commits of other writers that landed before ours, then our own keys.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
@@ -547,103 +736,34 @@ Status Pipeline::WriteAndCommit() {
                    options_.id, result.checkpoint_version.value_or(-1),
                    result.checkpoint_status.ToString());
   }
-  // An error here leaves a durable commit behind an error: CommitBatch finds it in the log.
+  // An error here leaves a durable commit behind an error: CommitSealed finds it in the log.
   return FERRY_FAILPOINT("pipeline.after_commit");
 }
 
-void Pipeline::AfterCommit() {
-  std::vector<source::CommittedPosition> positions;
-  std::string summary;
-  for (const auto& [p, last] : batch_last_) {
-    PartitionState& state = partitions_.at(p);
-    state.committed = last;
-    if (auto ts = batch_last_timestamp_.find(p); ts != batch_last_timestamp_.end()) {
-      state.committed_timestamp_us = ts->second;
-    }
-    positions.push_back({.partition = p, .position = last});
-    metrics_->Position("ferry_committed_position", "Position committed in the table", state.key)
-        ->Set(static_cast<double>(last));
-    if (state.caught_up_at) {
-      // Lag against the last head seen, so it falls with each commit, not only at head refresh.
-      double head =
-          metrics_
-              ->Position("ferry_broker_head_position", "Last position the broker holds", state.key)
-              ->value();
-      SetLag(state, std::max(0.0, head - static_cast<double>(last)));
-    }
-    summary += fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", state.key,
-                           batch_first_.at(p), last);
-  }
-  int64_t rows = last_rows_;
-  metrics_->rows->Increment(static_cast<double>(rows));
-  metrics_->filtered->Increment(static_cast<double>(last_filtered_));
-  metrics_->dedup_hits->Increment(static_cast<double>(last_dedup_hits_));
-  metrics_->files->Increment(static_cast<double>(last_files_));
-  metrics_->bytes->Increment(static_cast<double>(last_bytes_));
-  metrics_->succeeded->Increment();
-  metrics_->version->Set(static_cast<double>(snapshot_.version()));
-  metrics_->batch_seconds->Observe(Seconds(Clock::now() - batch_opened_));
-  FERRY_LOG_INFO("pipeline {}: committed version {}: {} rows in {} files ({})", options_.id,
-                 snapshot_.version(), rows, last_files_, summary);
-  // Only now may the broker hear about it (DESIGN.md, step 5).
-  Status fp = FERRY_FAILPOINT("pipeline.before_ack");
-  if (fp.ok() && source_ != nullptr) {
-    source_->Acknowledge(positions);
-    fp = FERRY_FAILPOINT("pipeline.after_ack");
-  }
-  if (!fp.ok()) {
-    FERRY_LOG_WARN("pipeline {}: acknowledging version {}: {}", options_.id, snapshot_.version(),
-                   fp.ToString());
-  }
-  ++epoch_;
-  batch_gaps_.clear();
-  ClearBatch();
-}
-
-Status Pipeline::Fence(const Status& why) {
-  metrics_->lost->Increment();
-  metrics_->abandoned->Increment();
-  FERRY_LOG_WARN(
-      "pipeline {}: another writer committed positions of partitions in this batch ({}); "
-      "dropping {} uncommitted rows and resuming every partition from the table",
-      options_.id, why.message(), batch_.num_rows());
-  ClearBatch();
-  CloseSource();
-  partitions_.clear();
-  FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
-  if (dedup_ != nullptr) {
-    FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
-  }
-  return StartSource();
-}
-
-Status Pipeline::CommitBatch(StopSignal* stop) {
-  if (batch_last_.empty()) {
-    return Status::OK();
-  }
+Status Pipeline::CommitSealed(SealedBatch* batch) {
   std::chrono::milliseconds backoff = options_.initial_backoff;
   while (true) {
-    if (stop->abandon()) {
+    if (stop_->abandon()) {
       return Cancelled(
           "pipeline {}: stopped with {} rows not committed (they are read again "
           "at the next start)",
-          options_.id, batch_.num_rows());
+          options_.id, batch->rows.num_rows());
     }
-    Status st = WriteAndCommit();
+    Status st = WriteAndCommit(batch);
     if (st.ok()) {
-      AfterCommit();
+      ++epoch_;
       return Status::OK();
     }
     if (st.code() == StatusCode::kAborted) {
-      return Fence(st);
+      return st;  // the pipeline thread fences
     }
     if (IsFatal(st)) {
       return st.WithContext("pipeline {}: committing to {}", options_.id, table_->Describe());
     }
     metrics_->failed->Increment();
     FERRY_LOG_WARN("pipeline {}: batch of {} rows not committed: {}; retrying in {}", options_.id,
-                   batch_.num_rows(), st.ToString(), FormatDuration(backoff));
-    stop->WaitFor(backoff);
+                   batch->rows.num_rows(), st.ToString(), FormatDuration(backoff));
+    stop_->WaitFor(backoff);
     backoff = std::min(backoff * 2, options_.max_backoff);
 
     // Learn from the log what happened: ours, untouched, or another writer's.
@@ -656,29 +776,28 @@ Status Pipeline::CommitBatch(StopSignal* stop) {
     snapshot_ = std::move(*updated);
     bool ours = true;
     bool untouched = true;
-    for (const auto& [p, last] : batch_last_) {
-      const PartitionState& state = partitions_.at(p);
-      std::optional<int64_t> now = snapshot_.position(state.app_id);
-      ours = ours && now == last;
-      untouched = untouched && now == state.committed;
+    for (const auto& [p, part] : batch->partitions) {
+      std::optional<int64_t> now = snapshot_.position(part.app_id);
+      ours = ours && now == part.last;
+      untouched = untouched && now == part.expected;
     }
     if (ours) {
       FERRY_LOG_INFO("pipeline {}: the batch was committed after all (version {})", options_.id,
                      snapshot_.version());
+      batch->version = snapshot_.version();
       if (dedup_ != nullptr) {
-        Status caught_up = dedup_->CatchUp(*table_, snapshot_);
-        if (!caught_up.ok()) {
-          return caught_up;
-        }
+        FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
       }
-      AfterCommit();
+      ++epoch_;
       return Status::OK();
     }
     if (!untouched) {
-      return Fence(Aborted("positions moved while the commit was failing"));
+      return Aborted("positions moved while the commit was failing");
     }
   }
 }
+
+// ---- Pipeline thread: lag, heads, the loop ----
 
 void Pipeline::SetLag(const PartitionState& state, double messages) {
   metrics_->Position("ferry_lag_messages", "Head minus committed position", state.key)
@@ -741,6 +860,7 @@ bool Pipeline::CaughtUp() const {
 }
 
 Status Pipeline::Run(StopSignal* stop) {
+  stop_ = stop;
   if (dedup_ != nullptr) {
     FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
   }
@@ -750,16 +870,19 @@ Status Pipeline::Run(StopSignal* stop) {
   Status result;
   while (true) {
     if (stop->abandon()) {
-      result = batch_last_.empty()
-                   ? Status::OK()
-                   : Cancelled(
-                         "pipeline {}: stopped with {} rows not committed (they are read "
-                         "again at the next start)",
-                         options_.id, batch_.num_rows());
+      // The batch in flight sees the same signal and gives up between attempts.
+      bool open = !batch_last_.empty();
+      result = Settle(/*wait=*/true);
+      if (result.ok() && open) {
+        result = Cancelled(
+            "pipeline {}: stopped with {} rows not committed (they are read again at the next "
+            "start)",
+            options_.id, batch_.num_rows());
+      }
       break;
     }
     if (stop->stopping() || (options_.until_caught_up && CaughtUp())) {
-      result = CommitBatch(stop);
+      result = Flush();
       if (result.ok() && options_.until_caught_up && !stop->stopping() && !CaughtUp()) {
         continue;  // fenced: the partitions start over
       }
@@ -786,8 +909,12 @@ Status Pipeline::Run(StopSignal* stop) {
       FERRY_LOG_DEBUG("pipeline {}: {}", options_.id, st.ToString());
     }
     if (Status fp = FERRY_FAILPOINT("pipeline.after_poll"); !fp.ok()) {
-      // What was polled is not in the batch: start the partitions over from the table.
-      result = Fence(fp);
+      // What was polled is not in the batch: start the partitions over from the table, once the
+      // batches in flight are settled.
+      result = Settle(/*wait=*/true);
+      if (result.ok()) {
+        result = Fence(fp);
+      }
       if (!result.ok()) {
         break;
       }
@@ -810,7 +937,7 @@ Status Pipeline::Run(StopSignal* stop) {
     }
     if (!bad.ok()) {
       // The rows before the bad message are committed; nothing after it.
-      Status committed = CommitBatch(stop);
+      Status committed = Flush();
       result = committed.ok() ? bad : committed;
       break;
     }
@@ -819,11 +946,21 @@ Status Pipeline::Run(StopSignal* stop) {
       UpdateHeads();
     }
     if (TriggerFired()) {
-      result = CommitBatch(stop);
+      result = SubmitBatch();
       if (!result.ok()) {
         break;
       }
     }
+    // Acks of the batches committed meanwhile.
+    result = Settle(/*wait=*/false);
+    if (!result.ok()) {
+      break;
+    }
+  }
+  // Nothing stays in flight past Run(): the outcomes are waited for (and acked when committed).
+  Status settled = Settle(/*wait=*/true);
+  if (result.ok()) {
+    result = settled;
   }
   CloseSource();
   metrics_->up->Set(0);

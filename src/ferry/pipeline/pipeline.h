@@ -13,30 +13,58 @@
 //      decode each into the open batch and add the metadata columns. [pipeline.after_poll]
 //      A message that does not decode stops the pipeline: the rows before it are committed,
 //      the error names topic/stream, partition and position, nothing after it is committed.
-//   3. When a trigger fires (max_rows, max_bytes of the open batch in memory, max_latency since the
-//   batch's
-//      first row) or a drain is requested: write the batch's Parquet files
-//      [pipeline.before_write], commit them with one txn per partition in the batch, each
-//      expecting the position this pipeline believes committed [pipeline.before_commit,
-//      pipeline.after_commit]; then acknowledge to the source [pipeline.before_ack,
-//      pipeline.after_ack].
+//   3. When a trigger fires (max_rows, max_bytes of the open batch in memory, max_latency since
+//      the batch's first row) or a drain is requested, the batch is sealed and handed to the
+//      writer thread (CommitQueue), and the pipeline thread goes back to step 2 with a new open
+//      batch. The writer thread commits the dead letters (they have their own txn, before the
+//      main commit that covers the same positions [pipeline.after_dead_letter_commit]), applies
+//      the derived columns and `where`, filters dedup keys, writes the Parquet files
+//      [pipeline.before_write], and commits them with one txn per partition in the batch, each
+//      expecting the position the batch before it commits [pipeline.before_commit,
+//      pipeline.after_commit]. The pipeline thread takes the outcome back and acknowledges to
+//      the source [pipeline.before_ack, pipeline.after_ack].
 //   4. A commit that lost to another writer's txn for one of our partitions (Aborted): the
-//      batch is abandoned (its files are orphans for vacuum), the source is closed and made
-//      anew from the factory, and every partition resumes from the table (fencing).
-//      Any other failure (I/O, store unavailable, an unknown outcome): back off and reload the
-//      snapshot; if it holds the batch's positions the commit landed, if it holds the old ones
-//      the batch is written again, otherwise another writer owns a partition (as above).
+//      batch, any sealed batch behind it and the open batch are abandoned (their files are
+//      orphans for vacuum), the source is closed and made anew from the factory, and every
+//      partition resumes from the table (fencing).
+//      Any other failure (I/O, store unavailable, an unknown outcome): the writer thread backs
+//      off and reloads the snapshot; if it holds the batch's positions the commit landed, if it
+//      holds the old ones the batch is written again, otherwise another writer owns a partition
+//      (as above).
 //   5. A revoked partition's rows leave the open batch before anything else is delivered.
+//
+// Overlap of steps 2 and 3, and what keeps it exactly-once (pipeline_test.cc checks each):
+//   - Commits are made strictly in batch order, one at a time (CommitQueue invariant 1); a
+//     batch's txns expect the positions of the batch sealed before it (PartitionState::sealed),
+//     so a batch behind a failed one can never commit: the queue does not run it (invariant 3)
+//     and its expected positions would not match anyway.
+//   - A batch's acks and offset commits happen on the pipeline thread after its outcome is taken
+//     back, so only after its Delta commit is durable.
+//   - At most max_in_flight sealed batches (default 1) wait for or are in the writer thread;
+//     when the queue is full, sealing waits for the oldest outcome. Memory stays within
+//     (1 + max_in_flight) times the batch limits.
+//   - The writer thread owns the table handle, the snapshot, the dead-letter table, the
+//     transform stage and the dedup index while a batch is in flight. The pipeline thread uses
+//     them only when the queue is idle: partition assignment and revocation (inside Poll) first
+//     wait for the batch in flight, so positions are read after its commit and a revoked
+//     partition's sealed rows are committed before the partition is given up; fencing, stop
+//     and return wait for every outcome.
+//   - Dedup: batch N+1 is filtered on the writer thread after batch N's keys were remembered
+//     (after its durable commit), so it sees them; a fenced batch never reaches Remember.
+//   - An error on the writer thread (a fatal status, or a stop that abandons the batch) comes
+//     back as the batch's outcome and stops the pipeline exactly as the same error in step 3 of
+//     a serial loop would; nothing behind it runs.
 //
 // Exactly-once holds at every step: nothing is acknowledged before its commit is durable, and a
 // stop or crash anywhere leaves positions and data together in the log.
 //
-// Thread-safety: Run() is called once, on one thread; StopSignal and the metrics registry may
-// be used from others.
+// Thread-safety: Run() is called once, on one thread; it runs the writer thread inside. The
+// StopSignal and the metrics registry may be used from other threads.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +79,7 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/commit_queue.h"
 #include "ferry/pipeline/dedup_index.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/stop_signal.h"
@@ -79,6 +108,9 @@ struct PipelineOptions {
   int64_t max_rows = 100000;
   int64_t max_bytes = 64LL << 20;
   std::chrono::milliseconds max_latency{1000};
+  // Sealed batches that may wait for or be in the writer thread while the next batch is read.
+  // 0: no overlap (the batch is committed before polling resumes, as in a serial loop).
+  int max_in_flight = 1;
   // Metadata kind -> column name (metadata_columns.h).
   std::map<std::string, std::string> metadata_columns;
   // Derived columns and `where` (transform_stage.h). The table schema is the decoder's columns,
@@ -131,14 +163,47 @@ class Pipeline final : private source::PartitionListener {
   const std::string& id() const { return options_.id; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  // Pipeline thread only.
   struct PartitionState {
     std::string key;
     std::string app_id;
-    std::optional<int64_t> committed;       // the table's position as this pipeline knows it
-    std::optional<int64_t> delivered;       // the highest position taken into a batch
-    std::optional<int64_t> caught_up_at;    // until_caught_up: the head when first seen
+    std::optional<int64_t> committed;     // the table's position as this pipeline knows it
+    std::optional<int64_t> sealed;        // the position of the newest sealed batch (or committed)
+    std::optional<int64_t> delivered;     // the highest position taken into a batch
+    std::optional<int64_t> caught_up_at;  // until_caught_up: the head when first seen
     std::optional<int64_t> dead_committed;  // the dead-letter table's position
+    std::optional<int64_t> dead_sealed;     // ... of the newest sealed batch (or dead_committed)
     int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
+  };
+  // A partition of a sealed batch: what its commit needs, so the writer thread never reads
+  // partitions_.
+  struct SealedPartition {
+    std::string key;
+    std::string app_id;
+    int64_t first = 0;
+    int64_t last = 0;
+    std::optional<int64_t> expected;  // the table's position before this batch
+    bool has_dead = false;            // dead letters of it are in the batch
+    std::optional<int64_t> dead_expected;
+    int64_t last_timestamp_us = 0;
+  };
+  // A batch handed to the writer thread. Built by the pipeline thread (Seal), then owned by the
+  // writer thread until the outcome is taken back; the pipeline thread then reads the results.
+  struct SealedBatch {
+    columnar::RecordBatch rows;  // the input schema
+    columnar::RecordBatch dead;  // dead letters (kDeadLetterSchema)
+    std::map<int32_t, SealedPartition> partitions;
+    std::vector<source::Gap> gaps;
+    Clock::time_point opened;
+    // Results, written by the writer thread.
+    bool dead_committed = false;  // the dead letters are in their table
+    int64_t rows_written = 0;     // after `where` and dedup
+    int64_t filtered = 0;
+    int64_t dedup_hits = 0;
+    int64_t files = 0;
+    int64_t bytes = 0;
+    int64_t version = -1;
   };
   struct Metrics;
 
@@ -147,10 +212,11 @@ class Pipeline final : private source::PartitionListener {
            MetadataWriter metadata, std::unique_ptr<TransformStage> stage,
            std::unique_ptr<DedupIndex> dedup, metrics::Registry* registry);
 
-  // PartitionListener.
+  // PartitionListener (pipeline thread, inside Poll; both wait for the writer to be idle).
   Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
   void OnRevoked(const source::PartitionInfo& partition) override;
 
+  // ---- Pipeline thread ----
   Status StartSource();
   void CloseSource();
   // Step 2 for one message. InvalidArgument naming the message when it does not decode.
@@ -159,17 +225,25 @@ class Pipeline final : private source::PartitionListener {
   Status TakeBad(const source::Message& message, const Status& error);
   // The message's position is consumed by the open batch (with or without a row).
   void Consume(const source::Message& message);
-  // Commits the open batch's dead letters to the dead-letter table (once per batch).
-  Status CommitDeadLetters();
   bool TriggerFired() const;
-  // Step 3-4: commits the open batch, retrying until it is committed, fenced or abandoned.
-  // OK also when fenced (the source was restarted); Cancelled when abandoned on stop.
-  Status CommitBatch(StopSignal* stop);
-  Status WriteAndCommit();
-  // Step 4: drops the batch and restarts the source from the table.
+  // Moves the open batch into a SealedBatch and opens a new one.
+  std::unique_ptr<SealedBatch> Seal();
+  // Step 3: seals the open batch (if any) and hands it to the writer thread, first taking back
+  // the oldest outcome when max_in_flight batches are out. OK also when that outcome fenced
+  // (the open batch was dropped).
+  Status SubmitBatch();
+  // Takes back outcomes in order and acts on them: every one (wait) or the finished ones.
+  // An error stops the pipeline (the batches behind it are discarded); fencing is OK.
+  Status Settle(bool wait);
+  // SubmitBatch, then Settle(wait): the open batch is committed (or fenced, or the error).
+  Status Flush();
+  Status HandleOutcome(const Status& outcome);
+  // Drops every sealed batch still out, ignoring their outcomes (they follow a failure).
+  void DiscardInFlight();
+  // Step 4: drops the batches and restarts the source from the table.
   Status Fence(const Status& why);
-  // Step 3's end: positions, acks, metrics, a fresh batch.
-  void AfterCommit();
+  // Step 3's end for a committed batch: positions, acks, metrics.
+  void AfterCommit(const SealedBatch& batch);
   void ClearBatch();
   void UpdateHeads();
   // ferry_lag_messages and ferry_lag_seconds of a partition.
@@ -177,21 +251,33 @@ class Pipeline final : private source::PartitionListener {
   bool CaughtUp() const;
   std::string Describe(const source::Message& message) const;
 
+  // ---- Writer thread (inside a CommitQueue job) ----
+  // Steps 3-4 for one sealed batch: retries until committed (OK), fenced (Aborted), abandoned on
+  // stop (Cancelled) or failed for good.
+  Status CommitSealed(SealedBatch* batch);
+  Status WriteAndCommit(SealedBatch* batch);
+  // Commits the batch's dead letters to the dead-letter table (once per batch).
+  Status CommitDeadLetters(SealedBatch* batch);
+
   PipelineOptions options_;
+  StopSignal* stop_ = nullptr;  // Run()'s
+  // Writer-owned while a batch is in flight (see the header comment).
   std::unique_ptr<delta::Table> table_;
   delta::Snapshot snapshot_;
+  std::unique_ptr<TransformStage> stage_;
+  std::unique_ptr<DedupIndex> dedup_;
+  std::unique_ptr<delta::Table> dead_table_;
+  delta::Snapshot dead_snapshot_;
+  int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
+
+  // Pipeline thread.
   SourceFactory source_factory_;
   std::unique_ptr<source::Source> source_;
   std::unique_ptr<transform::Decoder> decoder_;
   MetadataWriter metadata_;
-  std::unique_ptr<TransformStage> stage_;
-  std::unique_ptr<DedupIndex> dedup_;
   std::unique_ptr<Metrics> metrics_;
-  std::unique_ptr<delta::Table> dead_table_;
-  delta::Snapshot dead_snapshot_;
 
   std::map<int32_t, PartitionState> partitions_;  // by source partition index
-  Status listener_error_;
 
   // The open batch.
   columnar::RecordBatch batch_;
@@ -203,17 +289,17 @@ class Pipeline final : private source::PartitionListener {
   std::vector<source::Gap> batch_gaps_;
   columnar::RecordBatch dead_;              // dead letters of the open batch
   std::vector<int32_t> dead_partition_;     // source partition of each dead letter
-  bool dead_committed_ = false;             // this batch's dead letters are in their table
   std::map<int32_t, int64_t> batch_bytes_;  // partition -> payload bytes in the batch
-  std::chrono::steady_clock::time_point batch_opened_;
-  int64_t last_rows_ = 0;  // of the latest write attempt (after `where`)
-  int64_t last_filtered_ = 0;
-  int64_t last_dedup_hits_ = 0;
-  int64_t last_files_ = 0;
-  int64_t last_bytes_ = 0;
-  int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
-  std::chrono::steady_clock::time_point last_heads_;
+  Clock::time_point batch_opened_;
+  Clock::time_point last_heads_;
   bool heads_known_ = false;
+
+  // The emptied columns of the last batch that came back, reused by the next open batch.
+  columnar::RecordBatch spare_;
+  // Sealed batches out to the writer thread, oldest first, in step with queue_'s jobs.
+  std::deque<std::unique_ptr<SealedBatch>> in_flight_;
+  // Last: destroyed first, so the writer thread is joined before anything its jobs use.
+  std::unique_ptr<CommitQueue> queue_;
 };
 
 }  // namespace ferry::pipeline

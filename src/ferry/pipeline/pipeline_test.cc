@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -69,6 +71,73 @@ struct Broker {
     };
   }
 };
+
+// Holds the next commit of table `events` (its put-if-absent of a log entry) until Open(): the
+// tests see what the pipeline thread does while a batch is in the writer thread.
+class GatedStore final : public storage::ObjectStore {
+ public:
+  explicit GatedStore(std::shared_ptr<storage::ObjectStore> base) : base_(std::move(base)) {}
+
+  // The next commit waits at the gate.
+  void Arm() {
+    std::lock_guard lock(mu_);
+    armed_ = true;
+    open_ = false;
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  // A commit is waiting at the gate.
+  bool Holding() const {
+    std::lock_guard lock(mu_);
+    return holding_;
+  }
+
+  using ObjectStore::List;
+  Result<std::vector<storage::ObjectInfo>> List(std::string_view prefix,
+                                                const storage::ListOptions& options) override {
+    return base_->List(prefix, options);
+  }
+  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
+    return base_->OpenForRead(key);
+  }
+  Result<storage::ObjectInfo> Stat(std::string_view key) override { return base_->Stat(key); }
+  Status PutIfAbsent(std::string_view key, std::string_view data) override {
+    if (key.starts_with("events/_delta_log/") && key.ends_with(".json")) {
+      std::unique_lock lock(mu_);
+      if (armed_) {
+        armed_ = false;
+        holding_ = true;
+        cv_.wait(lock, [this] { return open_; });
+        holding_ = false;
+      }
+    }
+    return base_->PutIfAbsent(key, data);
+  }
+  Status Put(std::string_view key, std::string_view data) override { return base_->Put(key, data); }
+  Status Delete(std::string_view key) override { return base_->Delete(key); }
+  Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override {
+    return base_->OpenAtomicWriter(key);
+  }
+  std::string Describe(std::string_view key) const override { return base_->Describe(key); }
+
+ private:
+  std::shared_ptr<storage::ObjectStore> base_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false;
+  bool open_ = false;
+  bool holding_ = false;
+};
+
+template <typename Pred>
+void WaitUntil(Pred pred) {
+  while (!pred()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
 
 class PipelineTest : public ::testing::Test {
  protected:
@@ -466,6 +535,115 @@ TEST_F(PipelineTest, DedupDropsKeysCommittedBeforeEvenAcrossRestarts) {
   EXPECT_EQ(Ids(), expected);
   EXPECT_EQ(Latest().position("events/kafka/events/0"), 199);
   EXPECT_GE(Metric("ferry_dedup_hits_total"), 100);
+}
+
+TEST_F(PipelineTest, TheNextBatchIsReadWhileABatchCommitsAndWaitsBehindIt) {
+  auto gated = std::make_shared<GatedStore>(store_);
+  Broker broker{.partitions = 1, .per_partition = 40};
+  auto p = Make(&broker, {.max_rows = 10, .max_in_flight = 1, .until_caught_up = true}, gated);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  gated->Arm();
+  StopSignal stop;
+  Status result;
+  std::thread run([&] { result = (*p)->Run(&stop); });
+  // Batch 1 (offsets 0..9) is stuck in its commit; batch 2 is read meanwhile.
+  WaitUntil([&] { return gated->Holding(); });
+  WaitUntil([&] { return Metric("ferry_messages_received_total") >= 20; });
+  // Bounded: batch 2 is full and waits for batch 1's outcome; nothing more is read, nothing is
+  // acknowledged, nothing is committed.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Metric("ferry_messages_received_total"), 20);
+  EXPECT_EQ(Metric("ferry_commits_total", {{"pipeline", "events"}, {"outcome", "succeeded"}}), 0);
+  EXPECT_TRUE(broker.latest.load()->acknowledged().empty());
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), std::nullopt);
+  gated->Open();
+  run.join();
+  ASSERT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(Ids(), Expected(1, 40));
+  // Commits strictly in batch order: version v holds offsets up to 10 * v - 1.
+  auto table = delta::Table::Open(store_, "events");
+  for (int64_t v = 1; v <= 4; ++v) {
+    auto snap = (*table)->LoadSnapshot(v);
+    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+    EXPECT_EQ(snap->position("events/kafka/events/0"), 10 * v - 1);
+  }
+  // Acks follow the commits, in order.
+  std::vector<int64_t> acked;
+  for (const auto& a : broker.latest.load()->acknowledged()) {
+    acked.push_back(a.position);
+  }
+  EXPECT_EQ(acked, (std::vector<int64_t>{9, 19, 29, 39}));
+}
+
+TEST_F(PipelineTest, ALostCommitDropsTheBatchesBehindItAndResumesFromTheTable) {
+  auto gated = std::make_shared<GatedStore>(store_);
+  Broker broker{.partitions = 1, .per_partition = 40};
+  auto p = Make(&broker, {.max_rows = 10, .max_in_flight = 1, .until_caught_up = true}, gated);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  gated->Arm();
+  StopSignal stop;
+  Status result;
+  std::thread run([&] { result = (*p)->Run(&stop); });
+  WaitUntil([&] { return gated->Holding(); });
+  WaitUntil([&] { return Metric("ferry_messages_received_total") >= 20; });
+  // Another writer (the partition's new owner) commits offsets up to 14 first.
+  {
+    auto table = delta::Table::Open(store_, "events");
+    ASSERT_TRUE(table.ok());
+    delta::Transaction txn(**table, Latest());
+    txn.SetPosition("events/kafka/events/0", 14);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  gated->Open();
+  run.join();
+  ASSERT_TRUE(result.ok()) << result.ToString();
+  // Batch 1 (0..9) lost, batch 2 (10..19, read while batch 1 committed) dropped unwritten; the
+  // pipeline resumed after 14.
+  std::vector<int64_t> expected;
+  for (int64_t id = 15; id < 40; ++id) {
+    expected.push_back(id);
+  }
+  EXPECT_EQ(Ids(), expected);
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), 39);
+  EXPECT_EQ(Metric("ferry_batches_abandoned_total"), 1);
+}
+
+TEST_F(PipelineTest, ARevokeWaitsForTheBatchInFlightThatHoldsThePartition) {
+  auto gated = std::make_shared<GatedStore>(store_);
+  Broker broker{.partitions = 2, .per_partition = 10};
+  auto p = Make(&broker, {.max_rows = 20, .max_latency = std::chrono::hours(1)}, gated);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  gated->Arm();
+  StopSignal stop;
+  Status result;
+  std::thread run([&] { result = (*p)->Run(&stop); });
+  WaitUntil([&] { return gated->Holding(); });  // both partitions' 20 rows, sealed
+  broker.latest.load()->Revoke(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the revoke waits inside Poll
+  gated->Open();
+  stop.RequestDrain(std::chrono::seconds(30));
+  run.join();
+  ASSERT_TRUE(result.ok()) << result.ToString();
+  // The sealed rows of the revoked partition were committed before it was given up.
+  EXPECT_EQ(Ids(), Expected(2, 10));
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), 9);
+  EXPECT_EQ(Latest().position("events/kafka/events/1"), 9);
+}
+
+TEST_F(PipelineTest, EveryMessageOnceWithoutOverlapAndWithTwoBatchesInFlight) {
+  for (int in_flight : {0, 2}) {
+    store_ = std::make_shared<storage::InMemoryStore>();
+    Broker broker{.partitions = 3, .per_partition = 100};
+    auto p = Make(&broker, {.max_rows = 40, .max_in_flight = in_flight, .until_caught_up = true});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    StopSignal stop;
+    Status st = (*p)->Run(&stop);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(Ids(), Expected(3, 100)) << "max_in_flight " << in_flight;
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(Latest().position(fmt::format("events/kafka/events/{}", i)), 99);
+    }
+  }
 }
 
 }  // namespace
