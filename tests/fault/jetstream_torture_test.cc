@@ -153,7 +153,7 @@ reconnect_wait = "200ms")toml",
 class JetStreamTortureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    settings_ = TortureSettings::FromEnv(/*default_messages=*/20000, /*default_kills=*/20);
+    settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
     auto server = testing::NatsServer::Start();
     if (!server.ok() && server.status().code() == StatusCode::kNotFound) {
       GTEST_SKIP() << "SKIPPED LOUDLY: no nats-server binary installed (make setup-deb installs "

@@ -217,7 +217,7 @@ properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", 
 class KafkaTortureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    settings_ = TortureSettings::FromEnv(/*default_messages=*/20000, /*default_kills=*/20);
+    settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
     dir_ = std::filesystem::temp_directory_path() /
            fmt::format("ferry-torture-kafka-{}-{}", getpid(),
                        ::testing::UnitTest::GetInstance()->current_test_info()->name());

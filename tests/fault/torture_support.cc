@@ -284,38 +284,46 @@ const std::vector<std::string>& FailpointActions() {
 }
 
 std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng) {
-  std::vector<FailpointStep> plan;
   const auto& actions = FailpointActions();
-  size_t turn = 0;
-  for (const FailpointSite& site : FailpointSites()) {
-    std::vector<std::string> chosen;
-    if (full_matrix) {
-      chosen = actions;
-    } else {
-      // Every site crashes once (the exactly-once claim at each step), and meets one of the
-      // other actions in turn.
-      chosen = {actions[0], actions[1 + turn++ % (actions.size() - 1)]};
+  auto arm = [&](const FailpointSite& site, const std::string& action, FailpointStep* step) {
+    // Checkpoint sites are hit once per checkpoint and the dead-letter site once per batch
+    // with bad records: their first hit. The others: one of the first three.
+    const std::string name = site.name;
+    const bool once = name.starts_with("delta.checkpoint.") ||
+                      name == "delta.commit.before_checkpoint" ||
+                      name == "pipeline.after_dead_letter_commit";
+    const int64_t nth = once ? 1 : 1 + static_cast<int64_t>((*rng)() % 3);
+    step->armed.push_back({.name = name, .action = action, .must_fire = site.always_reached});
+    step->spec += fmt::format("{}{}={}@{}", step->spec.empty() ? "" : ";", name, action, nth);
+    step->crash = step->crash || action == "crash";
+    step->needs_bad_records =
+        step->needs_bad_records || name == "pipeline.after_dead_letter_commit";
+  };
+  std::vector<FailpointStep> plan;
+  const auto& sites = FailpointSites();
+  if (full_matrix) {
+    for (const FailpointSite& site : sites) {
+      for (const std::string& action : actions) {
+        arm(site, action, &plan.emplace_back());
+      }
     }
-    for (const std::string& action : chosen) {
-      // Checkpoint sites are hit once per checkpoint and the dead-letter site once per batch
-      // with bad records: their first hit. The others: one of the first three.
-      const std::string name = site.name;
-      const bool once = name.starts_with("delta.checkpoint.") ||
-                        name == "delta.commit.before_checkpoint" ||
-                        name == "pipeline.after_dead_letter_commit";
-      const int64_t nth = once ? 1 : 1 + static_cast<int64_t>((*rng)() % 3);
-      plan.push_back({.name = name,
-                      .action = action,
-                      .spec = fmt::format("{}={}@{}", name, action, nth),
-                      .crash = action == "crash",
-                      .must_fire = site.always_reached && !action.starts_with("sleep")});
+    return plan;
+  }
+  for (const FailpointSite& site : sites) {
+    arm(site, actions[0], &plan.emplace_back());
+  }
+  constexpr size_t kSitesPerRun = 6;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if (i % kSitesPerRun == 0) {
+      plan.emplace_back();
     }
+    arm(sites[i], actions[1 + i % (actions.size() - 1)], &plan.back());
   }
   return plan;
 }
 
 bool Fired(const std::string& log, const std::string& name) {
-  return log.find("failpoint " + name + ":") != std::string::npos;
+  return log.find("failpoint " + name + ": ") != std::string::npos;
 }
 
 OptimizeLoop::OptimizeLoop(std::string table, std::string log_path, std::chrono::milliseconds pause)

@@ -102,15 +102,22 @@ const std::vector<FailpointSite>& FailpointSites();
 // crash, error(EIO), error(ENOSPC), error(FSYNC), sleep(MS)
 const std::vector<std::string>& FailpointActions();
 
-struct FailpointStep {
+struct ArmedFailpoint {
   std::string name;
   std::string action;  // as in FailpointActions()
-  std::string spec;    // FERRY_FAILPOINTS value, e.g. "delta.commit.before_put=crash@3"
-  bool crash = false;
   bool must_fire = false;
 };
-// The full matrix (every site x every action) or the short form: every site once, the actions
-// taken in turn so that each action is used on several sites. Triggers are drawn from `rng`.
+// One `ferry run --until-caught-up` with FERRY_FAILPOINTS = spec.
+struct FailpointStep {
+  std::vector<ArmedFailpoint> armed;
+  std::string spec;  // e.g. "delta.commit.before_put=crash@3" or several joined by ';'
+  bool crash = false;
+  bool needs_bad_records = false;  // pipeline.after_dead_letter_commit is armed
+};
+// The full matrix: every site with every action, one run each. The short form: every site
+// crashes once (one run each), and every site meets one of the other actions in turn, several
+// sites armed together in one run (ferry must retry each error and stall). Triggers (the
+// N-th hit) are drawn from `rng`.
 std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng);
 // Whether a run's log shows that `name` fired (crash line or an error naming it).
 bool Fired(const std::string& log, const std::string& name);
