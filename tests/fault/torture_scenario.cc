@@ -147,12 +147,14 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
   for (size_t i = 0; i < plan.size(); ++i) {
     const FailpointStep& step = plan[i];
     const std::string log = fmt::format("{}/step-{}.log", logs, i);
-    EXPECT_TRUE(source->Produce(next_id, kStepChunk, log)) << step.spec << ":\n" << Tail(log);
-    next_id += kStepChunk;
     if (step.needs_bad_records) {
+      // Before the good ids, so that no partition's last message is a bad one (verify checks
+      // that each partition's txn position is the largest position among its rows).
       EXPECT_TRUE(source->ProduceBad(kBadPerDeadLetterStep, log)) << Tail(log);
       bad_published += kBadPerDeadLetterStep;
     }
+    EXPECT_TRUE(source->Produce(next_id, kStepChunk, log)) << step.spec << ":\n" << Tail(log);
+    next_id += kStepChunk;
     int code = RunToExit({kFerry, "run", "--config", step_config, "--until-caught-up"},
                          {"FERRY_FAILPOINTS=" + step.spec}, log);
     const std::string text = ReadFile(log);
