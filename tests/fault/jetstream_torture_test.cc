@@ -35,7 +35,7 @@ class JetStreamTortureSource : public TortureSource {
   std::string MetadataColumns() const override {
     return R"(metadata_columns = { sequence = "_sequence", subject = "_subject" })";
   }
-  std::string SourceSection() const override {
+  std::string SourceSection(const std::string& /*run*/) const override {
     return fmt::format(R"toml([pipeline.jetstream]
 servers = "{}"
 stream = "{}"
@@ -120,7 +120,7 @@ reconnect_wait = "200ms")toml",
     WaitForProgress(table, ferry);
     return faults;
   }
-  void CheckBrokerPositions(const std::string&, const std::string&) override {
+  void CheckBrokerPositions(const std::string&, const std::string&, const std::string&) override {
     // ferry's JetStream consumer is an ordered consumer without acks: the server holds no
     // position of ferry's to check.
   }

@@ -59,11 +59,12 @@ std::map<std::string, int64_t> TablePositions(const std::string& dir) {
 
 // The group's committed offsets of every partition (RD_KAFKA_OFFSET_INVALID when none), read
 // by a consumer that never joins the group.
-Result<std::map<int32_t, int64_t>> GroupOffsets(const std::string& brokers) {
+Result<std::map<int32_t, int64_t>> GroupOffsets(const std::string& brokers,
+                                                const std::string& group) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", kGroup, err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));
   rd_kafka_conf_set(conf, "log_level", "0", err, sizeof(err));
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (rk == nullptr) {
@@ -96,7 +97,7 @@ class KafkaTortureSource : public TortureSource {
   std::string MetadataColumns() const override {
     return R"(metadata_columns = { offset = "_offset", partition = "_partition" })";
   }
-  std::string SourceSection() const override {
+  std::string SourceSection(const std::string& run) const override {
     // A short session: a SIGKILLed member's partitions move after 1.5 s, not 10. A short
     // rebalance timeout (max.poll.interval.ms): the mock coordinator waits that long, not the
     // session timeout, for a member killed in the middle of a rebalance (librdkafka's 300 s
@@ -107,7 +108,10 @@ topics = ["{}"]
 group_id = "{}"
 start = "earliest"
 properties = {{ "session.timeout.ms" = "1500", "heartbeat.interval.ms" = "150", "max.poll.interval.ms" = "8000", "topic.metadata.refresh.interval.ms" = "1000" }})toml",
-                       brokers_, kTopic, group_);
+                       brokers_, kTopic, Group(run));
+  }
+  std::string Group(const std::string& run) const {
+    return run.empty() ? group_ : group_ + "-" + run;
   }
   std::vector<std::string> ProducerArgs(int64_t first, int64_t count, int64_t rate,
                                         const std::string& templ) const {
@@ -180,8 +184,9 @@ properties = {{ "session.timeout.ms" = "1500", "heartbeat.interval.ms" = "150", 
     WaitForProgress(table, ferry);
     return faults;
   }
-  void CheckBrokerPositions(const std::string& table, const std::string& what) override {
-    auto offsets = GroupOffsets(brokers_);
+  void CheckBrokerPositions(const std::string& table, const std::string& run,
+                            const std::string& what) override {
+    auto offsets = GroupOffsets(brokers_, Group(run));
     if (!offsets.ok()) {
       // The coordinator may be busy; the next step checks again.
       fmt::print("torture kafka: group offsets after {}: {}\n", what, offsets.status().ToString());
@@ -289,7 +294,7 @@ schema = "id BIGINT NOT NULL, payload STRING"
 max_rows = 500
 max_latency = "200ms"
 )toml",
-                                       table, source.MetadataColumns(), source.SourceSection());
+                                       table, source.MetadataColumns(), source.SourceSection(""));
   const auto start = std::chrono::steady_clock::now();
   auto producers = source.StartProducers(
       1, messages, std::max<int64_t>(200, messages / (kills * 2)), logs + "/producer.log");

@@ -32,9 +32,11 @@ class TortureSource {
   virtual ~TortureSource() = default;
   virtual std::string name() const = 0;
   // The source part of the pipeline config ([pipeline.kafka] or [pipeline.jetstream] and the
-  // metadata columns line); the scenario writes the rest.
+  // metadata columns line); the scenario writes the rest. `run` names one ferry incarnation
+  // ("kill-3", "step-7"); Kafka gives each its own consumer group (torture_scenario.cc says
+  // why), JetStream ignores it.
   virtual std::string MetadataColumns() const = 0;
-  virtual std::string SourceSection() const = 0;
+  virtual std::string SourceSection(const std::string& run) const = 0;
   // Publishes ids first..first+count-1 in the background at about `rate` per second (one
   // process or several, e.g. one per subject).
   virtual std::vector<std::unique_ptr<Process>> StartProducers(int64_t first, int64_t count,
@@ -49,8 +51,10 @@ class TortureSource {
   virtual int BrokerFaults(Process* ferry, const std::string& table, int64_t first, int64_t count,
                            const std::string& log) = 0;
   // After a failpoint step (ferry stopped): EXPECTs that the broker was told of no position
-  // the table does not hold (Kafka group offsets); `what` names the step.
-  virtual void CheckBrokerPositions(const std::string& table, const std::string& what) = 0;
+  // the table does not hold (Kafka: the offsets run `run` committed to its group); `what`
+  // names the step.
+  virtual void CheckBrokerPositions(const std::string& table, const std::string& run,
+                                    const std::string& what) = 0;
 };
 
 void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
