@@ -98,16 +98,15 @@ class KafkaTortureSource : public TortureSource {
     return R"(metadata_columns = { offset = "_offset", partition = "_partition" })";
   }
   std::string SourceSection(const std::string& run) const override {
-    // A short session: a SIGKILLed member's partitions move after 1.5 s, not 10. A short
-    // rebalance timeout (max.poll.interval.ms): the mock coordinator waits that long, not the
-    // session timeout, for a member killed in the middle of a rebalance (librdkafka's 300 s
-    // default would stall every restart after such a kill).
+    // A short session: a SIGKILLed member's partitions move after 3 s, not 10. (Shorter
+    // sessions, or a max.poll.interval.ms of 8 s, made the mock's JoinGroup time out and retry
+    // every 11 s without ever completing, even for a fresh group.)
     return fmt::format(R"toml([pipeline.kafka]
 brokers = "{}"
 topics = ["{}"]
 group_id = "{}"
 start = "earliest"
-properties = {{ "session.timeout.ms" = "1500", "heartbeat.interval.ms" = "150", "max.poll.interval.ms" = "8000", "topic.metadata.refresh.interval.ms" = "1000" }})toml",
+properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", "topic.metadata.refresh.interval.ms" = "1000" }})toml",
                        brokers_, kTopic, Group(run));
   }
   std::string Group(const std::string& run) const {

@@ -312,12 +312,15 @@ std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng)
   for (const FailpointSite& site : sites) {
     arm(site, actions[0], &plan.emplace_back());
   }
+  // Neighbouring sites go to different runs: the checkpoint sites follow one another, and a
+  // checkpoint that failed at one of them is retried only at the next commit, so two of them in
+  // one run might not both be reached in a step's few commits.
   constexpr size_t kSitesPerRun = 6;
+  const size_t runs = (sites.size() + kSitesPerRun - 1) / kSitesPerRun;
+  const size_t first = plan.size();
+  plan.resize(first + runs);
   for (size_t i = 0; i < sites.size(); ++i) {
-    if (i % kSitesPerRun == 0) {
-      plan.emplace_back();
-    }
-    arm(sites[i], actions[1 + i % (actions.size() - 1)], &plan.back());
+    arm(sites[i], actions[1 + i % (actions.size() - 1)], &plan[first + i % runs]);
   }
   return plan;
 }

@@ -115,9 +115,9 @@ struct FailpointStep {
   bool needs_bad_records = false;  // pipeline.after_dead_letter_commit is armed
 };
 // The full matrix: every site with every action, one run each. The short form: every site
-// crashes once (one run each), and every site meets one of the other actions in turn, several
-// sites armed together in one run (ferry must retry each error and stall). Triggers (the
-// N-th hit) are drawn from `rng`.
+// crashes once (one run each), and every site meets one of the other actions in turn, about
+// six sites armed together in one run (ferry must retry each error and sit out each stall).
+// Triggers (the N-th hit) are drawn from `rng`.
 std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng);
 // Whether a run's log shows that `name` fired (crash line or an error naming it).
 bool Fired(const std::string& log, const std::string& name);
