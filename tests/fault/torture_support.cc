@@ -320,7 +320,8 @@ std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng)
   const size_t first = plan.size();
   plan.resize(first + runs);
   for (size_t i = 0; i < sites.size(); ++i) {
-    arm(sites[i], actions[1 + i % (actions.size() - 1)], &plan[first + i % runs]);
+    // Run i % runs; the action turns with each site a run receives, so every run mixes them.
+    arm(sites[i], actions[1 + (i / runs) % (actions.size() - 1)], &plan[first + i % runs]);
   }
   return plan;
 }
