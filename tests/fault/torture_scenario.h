@@ -2,7 +2,8 @@
 //   1. Kill loop: a producer publishes ids 1..K while `ferry run` is started, SIGKILLed at a
 //      random moment (seeded), and started again, `kills` times; `ferry optimize` runs in a loop
 //      beside it for the whole scenario.
-//   2. Broker faults while ferry runs (TortureSource::BrokerFaults).
+//   2. Broker faults while ferry runs (TortureSource::BrokerFaults), then a clean
+//      `ferry run --until-caught-up` commits the backlog in large batches.
 //   3. Failpoints: for each step of the plan, a chunk of ids is published (plus a few bad
 //      records for the dead-letter step), then `ferry run --until-caught-up` runs with
 //      FERRY_FAILPOINTS armed; a crash must end it with SIGKILL, an error or a stall must be
