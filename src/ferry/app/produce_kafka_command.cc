@@ -229,7 +229,10 @@ int RunProduceKafka(const ProduceKafkaOptions& o) {
       rd_kafka_poll(rk->get(), 0);
     }
   }
-  while (rd_kafka_outq_len(rk->get()) > 0 && MonotonicMicros() < deadline_us) {
+  // --timeout bounds the wait for deliveries after the last send: a rate-limited run may last
+  // longer than the timeout (it once left the last messages of a 200 s run unsent).
+  const int64_t flush_deadline_us = MonotonicMicros() + int64_t{o.timeout_s} * 1'000'000;
+  while (rd_kafka_outq_len(rk->get()) > 0 && MonotonicMicros() < flush_deadline_us) {
     rd_kafka_flush(rk->get(), 1000);
   }
   const int64_t undelivered = o.count - deliveries.delivered - deliveries.failed - refused;

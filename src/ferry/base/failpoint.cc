@@ -194,6 +194,17 @@ int64_t HitCount(std::string_view name) {
   return it == r.specs.end() ? 0 : it->second.hits;
 }
 
+namespace {
+
+// Every firing is written to stderr, so a fault test can tell from the log that the point was
+// reached even when ferry handles the error silently (a put whose outcome is read back).
+void Announce(const std::string& line) {
+  ssize_t ignored = ::write(2, line.data(), line.size());
+  (void)ignored;
+}
+
+}  // namespace
+
 namespace internal {
 
 Status Evaluate(std::string_view name) {
@@ -242,9 +253,11 @@ Status Evaluate(std::string_view name) {
       std::_Exit(137);
     }
     case Action::kSleep:
+      Announce(fmt::format("failpoint {}: sleep {} ms\n", name, sleep_ms));
       std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       return Status::OK();
     case Action::kError:
+      Announce(fmt::format("failpoint {}: error {}\n", name, error_kind));
       if (error_kind == "ENOSPC") {
         return ResourceExhausted("failpoint {}: injected ENOSPC (No space left on device)", name);
       }

@@ -8,7 +8,8 @@
 //   sleep(MS)      stall MS milliseconds, then continue
 //   off            disarmed
 // triggers: none = every hit; `@N` only the N-th hit (1-based); `@N+` the N-th and later hits;
-// `%P` each hit with probability P percent.
+// `%P` each hit with probability P percent. Every firing writes one line to stderr,
+// "failpoint NAME: crash|error KIND|sleep MS ms", so fault tests can tell it was reached.
 //
 // FERRY_FAILPOINT("name") evaluates to a Status (OK unless an error fires). With failpoints
 // compiled out (release preset) it is Status::OK() and costs nothing; compiled in and unarmed,

@@ -1,0 +1,196 @@
+// The torture harness on JetStream (a real nats-server on a free port, file storage, one stream
+// with two subject filters): the scenario of torture_scenario.h, with the server SIGKILLed and
+// restarted on its store while ferry runs. Each id exactly once, by `ferry verify`.
+// Two processes on one filter are covered by jetstream_pipeline_test
+// (TwoProcessesOnOneFilterAreFencedNotDuplicated).
+// Label: fault. Long form: `make torture` (docs/RELIABILITY.md).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "jetstream_test_client.h"
+#include "torture_scenario.h"
+#include "torture_support.h"
+
+#include "ferry/testing/nats_server.h"
+
+namespace ferry::fault {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kStream[] = "torture";
+constexpr char kTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
+constexpr int64_t kBadIds = 1'000'000'000;  // numbers of bad records (their Nats-Msg-Id)
+
+class JetStreamTortureSource : public TortureSource {
+ public:
+  explicit JetStreamTortureSource(testing::NatsServer* server) : server_(server) {}
+
+  std::string name() const override { return "jetstream"; }
+  std::string MetadataColumns() const override {
+    return R"(metadata_columns = { sequence = "_sequence", subject = "_subject" })";
+  }
+  std::string SourceSection(const std::string& /*run*/) const override {
+    return fmt::format(R"toml([pipeline.jetstream]
+servers = "{}"
+stream = "{}"
+subjects = ["torture.a", "torture.b"]
+start = "all"
+reconnect_wait = "200ms")toml",
+                       server_->url(), kStream);
+  }
+  // Nats-Msg-Id "<subject>-<id>": a publish retried after a server restart is dropped by the
+  // server's duplicate window instead of stored twice.
+  std::vector<std::string> ProducerArgs(const std::string& subject, int64_t first, int64_t count,
+                                        int64_t rate, const std::string& templ) const {
+    std::vector<std::string> args = {kFerry,
+                                     "produce",
+                                     "nats",
+                                     "--server",
+                                     server_->url(),
+                                     "--stream",
+                                     kStream,
+                                     "--subject",
+                                     subject,
+                                     "--count",
+                                     std::to_string(count),
+                                     "--first",
+                                     std::to_string(first),
+                                     "--template",
+                                     templ,
+                                     "--msg-id"};
+    if (rate > 0) {
+      args.push_back("--rate");
+      args.push_back(std::to_string(rate));
+    }
+    return args;
+  }
+  // Ids first..first+count-1: the lower half on torture.a, the upper half on torture.b.
+  std::vector<std::unique_ptr<Process>> StartProducers(int64_t first, int64_t count, int64_t rate,
+                                                       const std::string& log) override {
+    std::vector<std::unique_ptr<Process>> out;
+    const int64_t half = count / 2;
+    for (auto [subject, from, n] :
+         {std::tuple<const char*, int64_t, int64_t>{"torture.a", first, half},
+          {"torture.b", first + half, count - half}}) {
+      auto p = Process::Start(
+          ProducerArgs(subject, from, n, std::max<int64_t>(1, rate / 2), kTemplate), {}, log);
+      EXPECT_TRUE(p.ok()) << p.status().ToString();
+      if (p.ok()) {
+        out.push_back(std::move(*p));
+      }
+    }
+    return out;
+  }
+  bool Produce(int64_t first, int64_t count, const std::string& log) override {
+    const int64_t half = count / 2;
+    return Publish("torture.a", first, half, kTemplate, log) &&
+           Publish("torture.b", first + half, count - half, kTemplate, log);
+  }
+  bool ProduceBad(int64_t count, const std::string& log) override {
+    bad_ += count;
+    return Publish("torture.b", kBadIds + bad_ - count + 1, count, "not json #{{seq}}", log);
+  }
+  int BrokerFaults(Process* ferry, const std::string& table, int64_t first, int64_t count,
+                   const std::string& log) override {
+    int faults = 0;
+    const int64_t half = count / 2;
+    EXPECT_TRUE(Produce(first, half, log));
+    WaitForProgress(table, ferry);
+    // Give the server a moment to write what it acknowledged before it is killed: the test is
+    // about ferry, not about the server's own durability on SIGKILL.
+    std::this_thread::sleep_for(seconds(1));
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_TRUE(server_->Kill9().ok());
+      std::this_thread::sleep_for(seconds(1));
+      Status restarted = server_->Restart();
+      EXPECT_TRUE(restarted.ok()) << restarted.ToString() << "\n" << server_->Log();
+      ++faults;
+      if (round == 0) {
+        EXPECT_TRUE(Produce(first + half, count - half, log));
+        WaitForProgress(table, ferry);
+        std::this_thread::sleep_for(seconds(1));
+      }
+    }
+    WaitForProgress(table, ferry);
+    return faults;
+  }
+  void CheckBrokerPositions(const std::string&, const std::string&, const std::string&) override {
+    // ferry's JetStream consumer is an ordered consumer without acks: the server holds no
+    // position of ferry's to check.
+  }
+
+ private:
+  // A publish that fails while the server comes back is retried; --msg-id drops the repeats.
+  bool Publish(const std::string& subject, int64_t first, int64_t count, const std::string& templ,
+               const std::string& log) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      if (RunToExit(ProducerArgs(subject, first, count, 0, templ), {}, log) == 0) {
+        return true;
+      }
+      std::this_thread::sleep_for(seconds(1));
+    }
+    return false;
+  }
+  static void WaitForProgress(const std::string& table, Process* ferry) {
+    const int64_t v = LatestVersion(table);
+    auto until = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < until && ferry->Running() &&
+           LatestVersion(table) <= v) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+
+  testing::NatsServer* server_;
+  int64_t bad_ = 0;
+};
+
+class JetStreamTortureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
+    auto server = testing::NatsServer::Start();
+    if (!server.ok() && server.status().code() == StatusCode::kNotFound) {
+      GTEST_SKIP() << "SKIPPED LOUDLY: no nats-server binary installed (make setup-deb installs "
+                      "it): "
+                   << server.status().ToString();
+    }
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    auto client = testing::JetStreamTestClient::Connect(server_->url());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    ASSERT_TRUE((*client)->AddStream({.name = kStream, .subjects = {"torture.>"}}).ok());
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("ferry-torture-jetstream-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    server_.reset();
+    if (settings_.keep) {
+      fmt::print("kept {}\n", dir_.string());
+    } else if (!dir_.empty()) {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+
+  TortureSettings settings_;
+  std::unique_ptr<testing::NatsServer> server_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(JetStreamTortureTest, KillsServerRestartsAndEveryFailpoint) {
+  JetStreamTortureSource source(server_.get());
+  Figures figures;
+  RunTortureScenario(&source, settings_, dir_.string(), &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
+
+}  // namespace
+}  // namespace ferry::fault

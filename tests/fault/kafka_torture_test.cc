@@ -1,0 +1,377 @@
+// The torture harness on Kafka (librdkafka's mock cluster in a `ferry mock-kafka` child, three
+// brokers, one 32-partition topic): the scenario of torture_scenario.h with broker outages,
+// injected request errors and leader moves, and the group offsets checked after every
+// failpoint step; then three ferry processes in one group killed, stopped and restarted at
+// random (rebalances) beside an optimize loop. Each id exactly once, by `ferry verify`.
+// Label: fault. Long form: `make torture` (docs/RELIABILITY.md).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "kafka_child_process.h"
+#include "torture_scenario.h"
+#include "torture_support.h"
+
+#include "ferry/delta/table.h"
+#include "ferry/storage/local_store.h"
+
+namespace ferry::fault {
+namespace {
+
+using source::kafka::testing::ChildProcess;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int kPartitions = 32;
+constexpr char kTopic[] = "events";
+constexpr char kGroup[] = "ferry-torture";
+constexpr int64_t kBadIds = 1'000'000'000;  // numbers of bad records (keys, payloads)
+constexpr char kTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
+
+// The table's txn versions by appId (no data read).
+std::map<std::string, int64_t> TablePositions(const std::string& dir) {
+  std::map<std::string, int64_t> out;
+  auto store = storage::LocalStore::Create(dir);
+  if (!store.ok()) {
+    return out;
+  }
+  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
+  if (!table.ok()) {
+    return out;
+  }
+  auto snap = (*table)->LoadSnapshot();
+  if (!snap.ok()) {
+    return out;
+  }
+  for (const auto& [app_id, txn] : snap->txns()) {
+    out[app_id] = txn.version;
+  }
+  return out;
+}
+
+// The group's committed offsets of every partition (RD_KAFKA_OFFSET_INVALID when none), read
+// by a consumer that never joins the group.
+Result<std::map<int32_t, int64_t>> GroupOffsets(const std::string& brokers,
+                                                const std::string& group) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "log_level", "0", err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return Internal("rd_kafka_new: {}", err);
+  }
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(kPartitions);
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    rd_kafka_topic_partition_list_add(list, kTopic, p);
+  }
+  rd_kafka_resp_err_t e = rd_kafka_committed(rk, list, 15000);
+  std::map<int32_t, int64_t> out;
+  for (int i = 0; i < list->cnt; ++i) {
+    out[list->elems[i].partition] = list->elems[i].offset;
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  rd_kafka_destroy(rk);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Unavailable("committed(): {}", rd_kafka_err2str(e));
+  }
+  return out;
+}
+
+class KafkaTortureSource : public TortureSource {
+ public:
+  KafkaTortureSource(ChildProcess* mock, std::string brokers, std::string group)
+      : mock_(mock), brokers_(std::move(brokers)), group_(std::move(group)) {}
+
+  std::string name() const override { return "kafka"; }
+  std::string MetadataColumns() const override {
+    return R"(metadata_columns = { offset = "_offset", partition = "_partition" })";
+  }
+  std::string SourceSection(const std::string& run) const override {
+    // A short session: a SIGKILLed member's partitions move after 3 s, not 10. (Shorter
+    // sessions, or a max.poll.interval.ms of 8 s, made the mock's JoinGroup time out and retry
+    // every 11 s without ever completing, even for a fresh group.)
+    return fmt::format(R"toml([pipeline.kafka]
+brokers = "{}"
+topics = ["{}"]
+group_id = "{}"
+start = "earliest"
+properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", "topic.metadata.refresh.interval.ms" = "1000" }})toml",
+                       brokers_, kTopic, Group(run));
+  }
+  std::string Group(const std::string& run) const {
+    return run.empty() ? group_ : group_ + "-" + run;
+  }
+  std::vector<std::string> ProducerArgs(int64_t first, int64_t count, int64_t rate,
+                                        const std::string& templ) const {
+    // Keyed messages spread over the partitions (unkeyed ones stick to one at a time).
+    return {kFerry,
+            "produce",
+            "kafka",
+            "--brokers",
+            brokers_,
+            "--topic",
+            kTopic,
+            "--count",
+            std::to_string(count),
+            "--start",
+            std::to_string(first),
+            "--rate",
+            std::to_string(rate),
+            "--key",
+            "k{{seq}}",
+            "--template",
+            templ};
+  }
+  std::vector<std::unique_ptr<Process>> StartProducers(int64_t first, int64_t count, int64_t rate,
+                                                       const std::string& log) override {
+    std::vector<std::unique_ptr<Process>> out;
+    auto p = Process::Start(ProducerArgs(first, count, rate, kTemplate), {}, log);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    if (p.ok()) {
+      out.push_back(std::move(*p));
+    }
+    return out;
+  }
+  bool Produce(int64_t first, int64_t count, const std::string& log) override {
+    return RunToExit(ProducerArgs(first, count, 0, kTemplate), {}, log) == 0;
+  }
+  bool ProduceBad(int64_t count, const std::string& log) override {
+    bad_ += count;
+    return RunToExit(ProducerArgs(kBadIds + bad_ - count + 1, count, 0, "not json #{{seq}}"), {},
+                     log) == 0;
+  }
+  int BrokerFaults(Process* ferry, const std::string& table, int64_t first, int64_t count,
+                   const std::string& log) override {
+    int faults = 0;
+    const int64_t half = count / 2;
+    EXPECT_TRUE(Produce(first, half, log));
+    for (const char* errors :
+         {"errors Fetch 5 NOT_LEADER_FOR_PARTITION", "errors OffsetCommit 5 REQUEST_TIMED_OUT",
+          "errors Metadata 3 _TRANSPORT", "errors Fetch 3 _TRANSPORT"}) {
+      EXPECT_EQ(Control(errors), "ok") << errors;
+      ++faults;
+    }
+    WaitForProgress(table, ferry);
+    EXPECT_EQ(Control("down all"), "ok");
+    std::this_thread::sleep_for(seconds(3));
+    EXPECT_EQ(Control("up all"), "ok");
+    ++faults;
+    EXPECT_EQ(Control("leader events 0 2"), "ok");
+    EXPECT_EQ(Control("leader events 1 3"), "ok");
+    ++faults;
+    // One broker down while the producer sends: its partitions wait until it is back.
+    EXPECT_EQ(Control("down 1"), "ok");
+    auto producer = Process::Start(ProducerArgs(first + half, count - half, 0, kTemplate), {}, log);
+    EXPECT_TRUE(producer.ok());
+    std::this_thread::sleep_for(seconds(2));
+    EXPECT_EQ(Control("up 1"), "ok");
+    ++faults;
+    if (producer.ok()) {
+      EXPECT_EQ((*producer)->Wait(), 0) << Tail(log);
+    }
+    WaitForProgress(table, ferry);
+    return faults;
+  }
+  void CheckBrokerPositions(const std::string& table, const std::string& run,
+                            const std::string& what) override {
+    auto offsets = GroupOffsets(brokers_, Group(run));
+    if (!offsets.ok()) {
+      // The coordinator may be busy; the next step checks again.
+      fmt::print("torture kafka: group offsets after {}: {}\n", what, offsets.status().ToString());
+      return;
+    }
+    std::map<std::string, int64_t> txns = TablePositions(table);
+    for (const auto& [p, committed] : *offsets) {
+      if (committed < 0) {
+        continue;  // nothing committed to the group for this partition
+      }
+      auto txn = txns.find(fmt::format("torture/kafka/{}/{}", kTopic, p));
+      ASSERT_TRUE(txn != txns.end()) << what << ": partition " << p << " has group offset "
+                                     << committed << " but the table holds no position for it";
+      EXPECT_LE(committed, txn->second + 1)
+          << what << ": partition " << p << " group offset " << committed
+          << " is past the table's position " << txn->second;
+    }
+  }
+
+ private:
+  std::string Control(const std::string& command) {
+    EXPECT_TRUE(mock_->WriteLine(command).ok());
+    auto answer = mock_->ReadLine(milliseconds(10000));
+    return answer.ok() ? *answer : answer.status().ToString();
+  }
+  static void WaitForProgress(const std::string& table, Process* ferry) {
+    const int64_t v = LatestVersion(table);
+    auto until = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < until && ferry->Running() &&
+           LatestVersion(table) <= v) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+
+  ChildProcess* mock_;
+  const std::string brokers_;
+  const std::string group_;
+  int64_t bad_ = 0;
+};
+
+class KafkaTortureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("ferry-torture-kafka-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto child = ChildProcess::Start({kFerry, "mock-kafka", "--brokers", "3", "--topic",
+                                      fmt::format("{}:{}", kTopic, kPartitions), "--exit-on-eof"});
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    mock_ = std::move(*child);
+    auto line = mock_->ReadLine(milliseconds(20000));
+    ASSERT_TRUE(line.ok()) << line.status().ToString();
+    brokers_ = *line;
+  }
+  void TearDown() override {
+    mock_.reset();
+    if (settings_.keep) {
+      fmt::print("kept {}\n", dir_.string());
+    } else {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+
+  TortureSettings settings_;
+  std::filesystem::path dir_;
+  std::unique_ptr<ChildProcess> mock_;
+  std::string brokers_;
+};
+
+TEST_F(KafkaTortureTest, KillsBrokerFaultsAndEveryFailpoint) {
+  KafkaTortureSource source(mock_.get(), brokers_, kGroup);
+  Figures figures;
+  RunTortureScenario(&source, settings_, dir_.string(), &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
+
+// Three processes in one group: each incarnation killed (SIGKILL: its partitions move after the
+// session timeout) or stopped (SIGTERM: it leaves the group at once) at random, then started
+// again, so the group rebalances all the time; an optimize loop commits beside them.
+TEST_F(KafkaTortureTest, ThreeProcessesInOneGroupWithKillsAndRebalances) {
+  // Half the scenario's ids, at most 100,000: catching up from the mock cluster runs at only a
+  // few thousand rows per second here (docs/RELIABILITY.md), and the kills are the point.
+  const int64_t messages = std::clamp<int64_t>(settings_.messages / 2, 4000, 100000);
+  const int kills = std::max(6, settings_.kills / 2);
+  std::mt19937_64 rng(settings_.seed + 1);
+  fmt::print(
+      "torture kafka group: seed={} messages={} kills={} (rerun with "
+      "FERRY_TORTURE_SEED={})\n",
+      settings_.seed, messages, kills, settings_.seed);
+  const std::string table = (dir_ / "table").string();
+  const std::string logs = (dir_ / "logs").string();
+  std::filesystem::create_directories(logs);
+  KafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group");
+  const std::string config = (dir_ / "group.toml").string();
+  std::ofstream(config) << fmt::format(R"toml([[pipeline]]
+id = "torture"
+table = "{}"
+schema = "id BIGINT NOT NULL, payload STRING"
+{}
+
+{}
+
+[pipeline.batch]
+max_rows = 500
+max_latency = "200ms"
+)toml",
+                                       table, source.MetadataColumns(), source.SourceSection(""));
+  const auto start = std::chrono::steady_clock::now();
+  auto producers = source.StartProducers(
+      1, messages, std::max<int64_t>(200, messages / (kills * 2)), logs + "/producer.log");
+  OptimizeLoop optimize(table, logs + "/optimize.log", milliseconds(2000));
+  std::vector<std::unique_ptr<Process>> ferries(3);
+  std::vector<std::string> ferry_logs(3);
+  int incarnation = 0;
+  auto start_ferry = [&](size_t i) {
+    ferry_logs[i] = fmt::format("{}/ferry-{}-{}.log", logs, i, incarnation++);
+    auto p = Process::Start({kFerry, "run", "--config", config}, {}, ferry_logs[i]);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    ferries[i] = std::move(*p);
+  };
+  // The mock coordinator (librdkafka 2.0.2) can livelock a group when a member dies in the
+  // middle of a JoinGroup (torture_scenario.cc), so the next victim is chosen only after the
+  // restarted process was given its partitions: the rebalance its start caused is over.
+  auto wait_assigned = [&](size_t i) {
+    auto until = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < until && ferries[i]->Running() &&
+           ReadFile(ferry_logs[i]).find(" starts at ") == std::string::npos) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  };
+  for (size_t i = 0; i < ferries.size(); ++i) {
+    start_ferry(i);
+  }
+  for (size_t i = 0; i < ferries.size(); ++i) {
+    wait_assigned(i);
+  }
+  int sigkills = 0;
+  int sigterms = 0;
+  for (int k = 0; k < kills; ++k) {
+    std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(300, 2500)(rng)));
+    const size_t victim = rng() % ferries.size();
+    const bool hard = rng() % 4 != 0;
+    ASSERT_TRUE(ferries[victim]->Running()) << "ferry " << victim << " exited on its own:\n"
+                                            << Tail(ferry_logs[victim]);
+    ferries[victim]->Signal(hard ? SIGKILL : SIGTERM);
+    EXPECT_EQ(ferries[victim]->Wait(), hard ? 128 + SIGKILL : 0) << Tail(ferry_logs[victim]);
+    (hard ? sigkills : sigterms)++;
+    std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 1000)(rng)));
+    start_ferry(victim);
+    wait_assigned(victim);
+  }
+  for (auto& producer : producers) {
+    EXPECT_EQ(producer->Wait(), 0) << Tail(logs + "/producer.log");
+  }
+  for (size_t i = 0; i < ferries.size(); ++i) {
+    ferries[i]->Signal(SIGTERM);
+  }
+  for (size_t i = 0; i < ferries.size(); ++i) {
+    EXPECT_EQ(ferries[i]->Wait(), 0) << Tail(ferry_logs[i]);
+  }
+  const int optimize_runs = optimize.Stop();
+  EXPECT_EQ(
+      RunToExit({kFerry, "run", "--config", config, "--until-caught-up"}, {}, logs + "/final.log"),
+      0)
+      << Tail(logs + "/final.log");
+  VerifyResult v = Verify(table, messages);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.rows, messages) << v.output;
+  EXPECT_EQ(v.duplicates, 0) << v.output;
+  EXPECT_EQ(v.missing, 0) << v.output;
+  EXPECT_EQ(v.position_mismatches, 0) << v.output;
+  Figures figures{
+      .source = "kafka-group-of-3",
+      .kills = sigkills + sigterms,
+      .optimize_runs = optimize_runs,
+      .messages = messages,
+      .verify = v,
+      .wall_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      .seed = settings_.seed};
+  fmt::print("{} (SIGKILL {}, SIGTERM {})\n", FiguresLine(figures), sigkills, sigterms);
+}
+
+}  // namespace
+}  // namespace ferry::fault

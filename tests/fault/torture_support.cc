@@ -1,0 +1,373 @@
+#include "torture_support.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace ferry::fault {
+namespace {
+
+int64_t EnvInt(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') {
+    return fallback;
+  }
+  return std::strtoll(v, nullptr, 10);
+}
+
+int DecodeStatus(int status) {
+  if (WIFEXITED(status)) {
+    return WEXITSTATUS(status);
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+// The parent's environment with `overrides` ("NAME=value") replacing or adding entries.
+std::vector<std::string> MergedEnv(const std::vector<std::string>& overrides) {
+  std::map<std::string, std::string> entries;
+  std::vector<std::string> order;
+  auto put = [&](const std::string& entry) {
+    std::string name = entry.substr(0, entry.find('='));
+    if (entries.find(name) == entries.end()) {
+      order.push_back(name);
+    }
+    entries[name] = entry;
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    put(*e);
+  }
+  for (const std::string& o : overrides) {
+    put(o);
+  }
+  std::vector<std::string> out;
+  out.reserve(order.size());
+  for (const std::string& name : order) {
+    out.push_back(entries[name]);
+  }
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (std::string& s : strings) {
+    out.push_back(s.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+TortureSettings TortureSettings::FromEnv(int64_t default_messages, int default_kills) {
+  TortureSettings s;
+  const bool long_form = std::getenv("FERRY_TORTURE_MESSAGES") != nullptr;
+  s.seed = static_cast<uint64_t>(
+      EnvInt("FERRY_TORTURE_SEED",
+             static_cast<int64_t>(std::chrono::system_clock::now().time_since_epoch().count() %
+                                  1000000007)));
+  s.messages = EnvInt("FERRY_TORTURE_MESSAGES", default_messages);
+  s.kills = static_cast<int>(EnvInt("FERRY_TORTURE_KILLS", default_kills));
+  s.full_matrix = EnvInt("FERRY_TORTURE_FULL_MATRIX", long_form ? 1 : 0) != 0;
+  s.keep = EnvInt("FERRY_TORTURE_KEEP", 0) != 0;
+  return s;
+}
+
+std::string TortureSettings::Describe() const {
+  return fmt::format(
+      "seed={} messages={} kills={} full_matrix={} (rerun with FERRY_TORTURE_SEED={})", seed,
+      messages, kills, full_matrix ? 1 : 0, seed);
+}
+
+Result<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
+                                                const std::vector<std::string>& env,
+                                                const std::string& log_path) {
+  // Everything the child needs is prepared before fork: between fork and exec only
+  // async-signal-safe calls (the test may have other threads).
+  std::vector<std::string> args = argv;
+  std::vector<std::string> envs = MergedEnv(env);
+  std::vector<char*> arg_ptrs = Pointers(args);
+  std::vector<char*> env_ptrs = Pointers(envs);
+  const std::string target = log_path.empty() ? "/dev/null" : log_path;
+  int log_fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    return ErrnoStatus(errno, "open", target);
+  }
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(log_fd);
+    ::close(null_fd);
+    return ErrnoStatus(err, "fork", argv[0]);
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+      ::_exit(127);
+    }
+    ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    ::execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  ::close(null_fd);
+  std::unique_ptr<Process> p(new Process());
+  p->pid_ = pid;
+  return p;
+}
+
+Process::~Process() {
+  if (pid_ > 0 && !exited_) {
+    ::kill(pid_, SIGKILL);
+    Wait();
+  }
+}
+
+bool Process::Running() {
+  if (exited_) {
+    return false;
+  }
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exited_ = true;
+    exit_code_ = DecodeStatus(status);
+    return false;
+  }
+  return true;
+}
+
+void Process::Signal(int sig) {
+  if (pid_ > 0 && !exited_) {
+    ::kill(pid_, sig);
+  }
+}
+
+int Process::Wait() {
+  if (!exited_ && pid_ > 0) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    exited_ = true;
+    exit_code_ = DecodeStatus(status);
+  }
+  return exit_code_;
+}
+
+int RunToExit(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+              const std::string& log_path) {
+  auto p = Process::Start(argv, env, log_path);
+  if (!p.ok()) {
+    return -1;
+  }
+  return (*p)->Wait();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Tail(const std::string& path, int lines) {
+  std::string text = ReadFile(path);
+  size_t at = text.size();
+  for (int i = 0; i <= lines && at != std::string::npos && at > 0; ++i) {
+    at = text.rfind('\n', at - 1);
+  }
+  return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+int64_t LatestVersion(const std::string& table) {
+  int64_t latest = -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(table + "/_delta_log", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == 25 && name.ends_with(".json")) {
+      latest = std::max<int64_t>(latest, std::strtoll(name.c_str(), nullptr, 10));
+    }
+  }
+  return latest;
+}
+
+VerifyResult Verify(const std::string& table, int64_t expect) {
+  VerifyResult r;
+  char path_template[] = "/tmp/ferry_torture_verify_XXXXXX";
+  int fd = ::mkstemp(path_template);
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  const std::string out_path = path_template;
+  r.exit_code =
+      RunToExit({kFerry, "verify", table, "--id", "id", "--expect", std::to_string(expect),
+                 "--range", fmt::format("1..{}", expect), "--json"},
+                {}, out_path);
+  r.output = ReadFile(out_path);
+  std::filesystem::remove(out_path);
+  // The JSON object is the line that starts with '{' (logs may precede it).
+  std::istringstream lines(r.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '{') {
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      continue;
+    }
+    r.rows = j.value("rows", int64_t{-1});
+    r.distinct = j.value("distinct", int64_t{-1});
+    r.duplicates = j.value("duplicates", int64_t{-1});
+    r.missing = j.value("missing", int64_t{-1});
+    r.position_mismatches = 0;
+    for (const auto& check : j.value("positions", nlohmann::json::array())) {
+      r.position_mismatches += check.value("ok", false) ? 0 : 1;
+    }
+  }
+  return r;
+}
+
+const std::vector<FailpointSite>& FailpointSites() {
+  // parquet.atomic_file.before_rename is not here: only `ferry parquet from-json` writes
+  // through AtomicFileOutputStream (its unit test arms it); `ferry run` writes data files
+  // through the object store (storage.local.*_rename).
+  static const std::vector<FailpointSite> sites = {
+      {"pipeline.after_poll", true},
+      {"pipeline.before_write", true},
+      {"delta.write.after_file", true},
+      {"storage.local.before_fsync", true},
+      {"storage.local.after_fsync", true},
+      {"storage.local.before_rename", true},
+      {"storage.local.after_rename", true},
+      {"pipeline.before_commit", true},
+      {"delta.commit.before_put", true},
+      {"storage.local.before_link", true},
+      {"storage.local.after_link", true},
+      {"delta.commit.after_put", true},
+      {"delta.commit.on_conflict", false},
+      {"delta.commit.before_checkpoint", true},
+      {"delta.checkpoint.before_write", true},
+      {"delta.checkpoint.before_last_checkpoint", true},
+      {"delta.checkpoint.after_last_checkpoint", true},
+      {"pipeline.after_commit", true},
+      {"pipeline.after_dead_letter_commit", true},
+      {"pipeline.before_ack", true},
+      {"pipeline.after_ack", true},
+  };
+  return sites;
+}
+
+const std::vector<std::string>& FailpointActions() {
+  static const std::vector<std::string> actions = {"crash", "error(EIO)", "error(ENOSPC)",
+                                                   "error(FSYNC)", "sleep(1500)"};
+  return actions;
+}
+
+std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng) {
+  const auto& actions = FailpointActions();
+  auto arm = [&](const FailpointSite& site, const std::string& action, FailpointStep* step) {
+    // Checkpoint sites are hit once per checkpoint and the dead-letter site once per batch
+    // with bad records: their first hit. The others: one of the first three.
+    const std::string name = site.name;
+    const bool once = name.starts_with("delta.checkpoint.") ||
+                      name == "delta.commit.before_checkpoint" ||
+                      name == "pipeline.after_dead_letter_commit";
+    const int64_t nth = once ? 1 : 1 + static_cast<int64_t>((*rng)() % 3);
+    step->armed.push_back({.name = name, .action = action, .must_fire = site.always_reached});
+    step->spec += fmt::format("{}{}={}@{}", step->spec.empty() ? "" : ";", name, action, nth);
+    step->crash = step->crash || action == "crash";
+    step->needs_bad_records =
+        step->needs_bad_records || name == "pipeline.after_dead_letter_commit";
+  };
+  std::vector<FailpointStep> plan;
+  const auto& sites = FailpointSites();
+  if (full_matrix) {
+    for (const FailpointSite& site : sites) {
+      for (const std::string& action : actions) {
+        arm(site, action, &plan.emplace_back());
+      }
+    }
+    return plan;
+  }
+  for (const FailpointSite& site : sites) {
+    arm(site, actions[0], &plan.emplace_back());
+  }
+  // Neighbouring sites go to different runs: the checkpoint sites follow one another, and a
+  // checkpoint that failed at one of them is retried only at the next commit, so two of them in
+  // one run might not both be reached in a step's few commits.
+  constexpr size_t kSitesPerRun = 6;
+  const size_t runs = (sites.size() + kSitesPerRun - 1) / kSitesPerRun;
+  const size_t first = plan.size();
+  plan.resize(first + runs);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    // Run i % runs; the action turns with each site a run receives, so every run mixes them.
+    arm(sites[i], actions[1 + (i / runs) % (actions.size() - 1)], &plan[first + i % runs]);
+  }
+  return plan;
+}
+
+bool Fired(const std::string& log, const std::string& name) {
+  return log.find("failpoint " + name + ": ") != std::string::npos;
+}
+
+OptimizeLoop::OptimizeLoop(std::string table, std::string log_path, std::chrono::milliseconds pause)
+    : table_(std::move(table)), log_path_(std::move(log_path)), pause_(pause) {
+  thread_ = std::thread([this] {
+    while (!stop_.load()) {
+      if (LatestVersion(table_) >= 0) {
+        int code = RunToExit({kFerry, "optimize", table_}, {}, log_path_);
+        runs_.fetch_add(1);
+        if (code != 0) {
+          failures_.fetch_add(1);
+        }
+      }
+      for (auto left = pause_; left.count() > 0 && !stop_.load();
+           left -= std::chrono::milliseconds(50)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+  });
+}
+
+OptimizeLoop::~OptimizeLoop() {
+  Stop();
+}
+
+int OptimizeLoop::Stop() {
+  stop_.store(true);
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  return runs_.load();
+}
+
+std::string FiguresLine(const Figures& f) {
+  return fmt::format(
+      "TORTURE {}: kills={} failpoint_runs={} broker_faults={} optimize_runs={} messages={} "
+      "rows={} distinct={} duplicates={} missing={} verify_exit={} wall={:.1f}s seed={}",
+      f.source, f.kills, f.failpoint_runs, f.broker_faults, f.optimize_runs, f.messages,
+      f.verify.rows, f.verify.distinct, f.verify.duplicates, f.verify.missing, f.verify.exit_code,
+      f.wall_seconds, f.seed);
+}
+
+}  // namespace ferry::fault

@@ -1,0 +1,161 @@
+// The torture harness's parts shared by the Kafka and JetStream runs (docs/RELIABILITY.md):
+// settings from the environment (seed, message count, kill count), child processes with their
+// own environment (FERRY_FAILPOINTS) and log file that die with the test, the failpoint plan,
+// a `ferry optimize` loop beside the ingestion, `ferry verify` run and parsed, and the figures
+// line `make torture` prints.
+//
+// Thread-safety: Process and the free functions may be used from any thread, one object per
+// thread; OptimizeLoop runs its own thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/base/status.h"
+
+namespace ferry::fault {
+
+inline constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+
+// FERRY_TORTURE_SEED (default: from the clock), FERRY_TORTURE_MESSAGES, FERRY_TORTURE_KILLS,
+// FERRY_TORTURE_FULL_MATRIX=1 (every failpoint with every action; default only in the long
+// form, i.e. when FERRY_TORTURE_MESSAGES is set), FERRY_TORTURE_KEEP=1 (keep the temp dir).
+struct TortureSettings {
+  uint64_t seed = 0;
+  int64_t messages = 0;
+  int kills = 0;
+  bool full_matrix = false;
+  bool keep = false;
+
+  static TortureSettings FromEnv(int64_t default_messages, int default_kills);
+  // "seed=... messages=... kills=..." and how to rerun with the same seed.
+  std::string Describe() const;
+};
+
+// A child process with extra environment entries ("NAME=value", overriding the inherited
+// ones), stdout and stderr appended to `log_path` (or /dev/null when empty). It is killed with
+// SIGKILL when the test process dies (PR_SET_PDEATHSIG) and by the destructor if still running.
+class Process {
+ public:
+  static Result<std::unique_ptr<Process>> Start(const std::vector<std::string>& argv,
+                                                const std::vector<std::string>& env = {},
+                                                const std::string& log_path = "");
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // True while the child has not exited (reaps it when it has).
+  bool Running();
+  // Sends `sig`; OK even if the child already exited.
+  void Signal(int sig);
+  // Waits for exit; the exit code, or 128 + signal number.
+  int Wait();
+
+ private:
+  Process() = default;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  int exit_code_ = -1;
+};
+
+// Runs argv to completion (env and log as for Process); the exit code or 128 + signal.
+int RunToExit(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
+              const std::string& log_path = "");
+
+std::string ReadFile(const std::string& path);
+// The last `lines` lines of a file (for failure messages).
+std::string Tail(const std::string& path, int lines = 30);
+
+// The newest version in TABLE/_delta_log (-1 when none), by listing only: cheap enough to poll.
+int64_t LatestVersion(const std::string& table);
+
+// `ferry verify TABLE --id id --expect N --range 1..N --json`, its exit code and counts.
+struct VerifyResult {
+  int exit_code = -1;
+  int64_t rows = -1;
+  int64_t distinct = -1;
+  int64_t duplicates = -1;
+  int64_t missing = -1;
+  int64_t position_mismatches = -1;
+  std::string output;  // stdout and stderr, for failure messages
+};
+VerifyResult Verify(const std::string& table, int64_t expect);
+
+// Every failpoint name compiled into ferry, with what a test must do to reach it.
+struct FailpointSite {
+  const char* name;
+  // Reached by every run that commits a few batches; false for sites that need a commit
+  // conflict (another writer) or a bad record, which the harness arranges but cannot force.
+  bool always_reached;
+};
+const std::vector<FailpointSite>& FailpointSites();
+// crash, error(EIO), error(ENOSPC), error(FSYNC), sleep(MS)
+const std::vector<std::string>& FailpointActions();
+
+struct ArmedFailpoint {
+  std::string name;
+  std::string action;  // as in FailpointActions()
+  bool must_fire = false;
+};
+// One `ferry run --until-caught-up` with FERRY_FAILPOINTS = spec.
+struct FailpointStep {
+  std::vector<ArmedFailpoint> armed;
+  std::string spec;  // e.g. "delta.commit.before_put=crash@3" or several joined by ';'
+  bool crash = false;
+  bool needs_bad_records = false;  // pipeline.after_dead_letter_commit is armed
+};
+// The full matrix: every site with every action, one run each. The short form: every site
+// crashes once (one run each), and every site meets one of the other actions in turn, about
+// six sites armed together in one run (ferry must retry each error and sit out each stall).
+// Triggers (the N-th hit) are drawn from `rng`.
+std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng);
+// Whether a run's log shows that `name` fired (crash line or an error naming it).
+bool Fired(const std::string& log, const std::string& name);
+
+// `ferry optimize TABLE` in a loop on its own thread, a pause between runs, until Stop().
+class OptimizeLoop {
+ public:
+  OptimizeLoop(std::string table, std::string log_path, std::chrono::milliseconds pause);
+  ~OptimizeLoop();
+  // Joins the thread; returns the number of runs.
+  int Stop();
+  int runs() const { return runs_.load(); }
+  int failures() const { return failures_.load(); }
+
+ private:
+  const std::string table_;
+  const std::string log_path_;
+  const std::chrono::milliseconds pause_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> runs_{0};
+  std::atomic<int> failures_{0};
+  std::thread thread_;
+};
+
+// One line per source for `make torture`:
+// "TORTURE kafka: kills=.. failpoint_runs=.. messages=.. rows=.. duplicates=.. missing=..
+//  wall=..s seed=.."
+struct Figures {
+  std::string source;
+  int kills = 0;
+  int failpoint_runs = 0;
+  int broker_faults = 0;
+  int optimize_runs = 0;
+  int64_t messages = 0;
+  VerifyResult verify;
+  double wall_seconds = 0;
+  uint64_t seed = 0;
+};
+std::string FiguresLine(const Figures& f);
+
+}  // namespace ferry::fault
