@@ -595,12 +595,19 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
 Status Pipeline::Fence(const Status& why) {
   // The batches still out were sealed on positions that are no longer ours.
   DiscardInFlight();
-  metrics_->lost->Increment();
-  metrics_->abandoned->Increment();
-  FERRY_LOG_WARN(
-      "pipeline {}: another writer committed positions of partitions in this batch ({}); "
-      "dropping {} uncommitted rows and resuming every partition from the table",
-      options_.id, why.message(), batch_.num_rows());
+  if (why.code() == StatusCode::kAborted) {
+    metrics_->lost->Increment();
+    metrics_->abandoned->Increment();
+    FERRY_LOG_WARN(
+        "pipeline {}: another writer committed positions of partitions in this batch ({}); "
+        "dropping {} uncommitted rows and resuming every partition from the table",
+        options_.id, why.message(), batch_.num_rows());
+  } else {
+    FERRY_LOG_WARN(
+        "pipeline {}: reading from the source failed ({}); dropping {} uncommitted rows and "
+        "resuming every partition from the table",
+        options_.id, why.ToString(), batch_.num_rows());
+  }
   ClearBatch();
   batch_gaps_.clear();
   CloseSource();
