@@ -315,6 +315,28 @@ TEST_F(TableTest, BlindAppendsRetryAtTheNextVersion) {
             Sorted(testing::RenderRows(WideBatch(0, 20))));
 }
 
+// An I/O error while resolving a lost race (the `delta.commit.on_conflict` failpoint, which the
+// torture harness arms but cannot make a race hit on purpose): the loser's commit fails, nothing
+// enters the log, and a retry from a fresh snapshot lands after the winner.
+TEST_F(TableTest, ErrorWhileResolvingAConflictCommitsNothingAndARetryLands) {
+  Snapshot base = CreateWide();
+  ASSERT_TRUE(Append(base, WideBatch(0, 10), {{"app/a", 9}}).ok());
+  ASSERT_TRUE(failpoint::Arm("delta.commit.on_conflict", "error(EIO)@1").ok());
+  auto failed = Append(base, WideBatch(10, 20), {{"app/b", 19}});
+  EXPECT_EQ(failpoint::HitCount("delta.commit.on_conflict"), 1);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIOError) << failed.status().ToString();
+  auto after = table_->LoadSnapshot();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->version(), 1);
+  EXPECT_FALSE(after->position("app/b").has_value());
+  auto retried = Append(*after, WideBatch(10, 20), {{"app/b", 19}});
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_EQ(retried->version, 2);
+  EXPECT_EQ(*testing::ReadTableRows(*table_, retried->snapshot),
+            Sorted(testing::RenderRows(WideBatch(0, 20))));
+}
+
 TEST_F(TableTest, SameAppIdConflictIsConcurrentTransaction) {
   Snapshot base = CreateWide();
   ASSERT_TRUE(Append(base, WideBatch(0, 10), {{"pipe/kafka/t/0", 9}}).ok());
