@@ -18,6 +18,10 @@ const COLUMNS = "{id: 'BIGINT', qty: 'INTEGER', price: 'DOUBLE', code: 'VARCHAR'
 const q = (s) => "'" + s.replaceAll("'", "''") + "'";
 
 const [mode, a, b] = process.argv.slice(2);
+// The zstd level: DuckDB's default (3) unless DUCKDB_ZSTD_LEVEL says otherwise.
+const zstd = process.env.DUCKDB_ZSTD_LEVEL
+  ? `COMPRESSION zstd, COMPRESSION_LEVEL ${Number(process.env.DUCKDB_ZSTD_LEVEL)}`
+  : 'COMPRESSION zstd';
 const instance = await DuckDBInstance.create(':memory:');
 const conn = await instance.connect();
 await conn.run('SET threads=1');
@@ -48,11 +52,11 @@ let seconds;
 let rows;
 if (mode === 'json') {
   seconds = await timed(
-    `COPY (SELECT * FROM ${readJson(a)}) TO ${q(b)} (FORMAT parquet, COMPRESSION zstd)`);
+    `COPY (SELECT * FROM ${readJson(a)}) TO ${q(b)} (FORMAT parquet, ${zstd})`);
   rows = await count(`SELECT count(*) FROM read_parquet(${q(b)})`);
 } else if (mode === 'write') {
   await conn.run(`CREATE TABLE t AS SELECT * FROM ${readJson(a)}`);
-  seconds = await timed(`COPY t TO ${q(b)} (FORMAT parquet, COMPRESSION zstd)`);
+  seconds = await timed(`COPY t TO ${q(b)} (FORMAT parquet, ${zstd})`);
   rows = await count('SELECT count(*) FROM t');
 } else if (mode === 'read') {
   const agg = 'count(*), max(id), max(qty), max(price), max(code), max(city), max(body), ' +

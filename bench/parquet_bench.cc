@@ -88,7 +88,7 @@ ferry::columnar::SchemaPtr Schema() {
   return std::make_shared<const ferry::columnar::Schema>(*ferry::columnar::ParseDdlSchema(kSchema));
 }
 
-int Write(const std::string& in_path, const std::string& out_path) {
+int Write(const std::string& in_path, const std::string& out_path, int level) {
   auto schema = Schema();
   auto decoder = std::move(*ferry::transform::JsonDecoder::Create(schema, {}));
   std::ifstream in(in_path);
@@ -112,7 +112,9 @@ int Write(const std::string& in_path, const std::string& out_path) {
   if (!sink.ok()) {
     return Fail(sink.status());
   }
-  auto writer = ferry::parquet::FileWriter::Open(std::move(*sink), schema, {});
+  ferry::parquet::WriterOptions options;
+  options.compression_level = level;
+  auto writer = ferry::parquet::FileWriter::Open(std::move(*sink), schema, options);
   if (!writer.ok()) {
     return Fail(writer.status());
   }
@@ -156,14 +158,15 @@ int main(int argc, char** argv) {
   if (args.size() == 3 && args[0] == "gen-json") {
     return GenJson(std::stoll(args[1]), args[2]);
   }
-  if (args.size() == 3 && args[0] == "write") {
-    return Write(args[1], args[2]);
+  if ((args.size() == 3 || args.size() == 4) && args[0] == "write") {
+    return Write(args[1], args[2], args.size() == 4 ? std::stoi(args[3]) : 0);
   }
   if (args.size() == 2 && args[0] == "read") {
     return Read(args[1]);
   }
-  std::fprintf(stderr,
-               "usage: parquet_bench gen-json ROWS OUT.jsonl | write IN.jsonl OUT.parquet | "
-               "read FILE\n");
+  std::fprintf(
+      stderr,
+      "usage: parquet_bench gen-json ROWS OUT.jsonl | write IN.jsonl OUT.parquet [ZSTD_LEVEL] | "
+      "read FILE\n");
   return 2;
 }

@@ -110,6 +110,7 @@ max_in_flight = $MAX_IN_FLIGHT
 
 [pipeline.writer]
 codec = "$CODEC"
+${LEVEL:+compression_level = $LEVEL}
 TOML
 
 a=$(now)

@@ -8,13 +8,16 @@
 # Each measurement is the best (least CPU time) of REPS runs (default 3). Prints rows per CPU
 # second and per wall second, and the ratios ferry / DuckDB (the target is >= 2.0 for (a) and
 # (b)); CPU time is the figure to trust on a shared machine.
-#   tools/run_benchmarks.sh [ROWS]   (env: REPS, BUILD_DIR=build/release, WORK_DIR, FERRY=binary)
+# The zstd level is LEVEL on both sides (default 3, DuckDB's default; ferry's own default is 1).
+#   tools/run_benchmarks.sh [ROWS]   (env: REPS, LEVEL, BUILD_DIR=build/release, WORK_DIR, FERRY=binary)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 rows=${1:-1000000}
 reps=${REPS:-3}
+level=${LEVEL:-3}
+export DUCKDB_ZSTD_LEVEL=$level
 build=${BUILD_DIR:-build/release}
 work=${WORK_DIR:-$build/bench-parquet}
 schema='id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, ts TIMESTAMP, day DATE, note STRING'
@@ -64,7 +67,7 @@ best_of() {
 ferry_from_json() {
   local t
   rm -f "$work/ferry.parquet"
-  t=$( { TIMEFORMAT='%R %U %S'; time "$ferry" parquet from-json --schema "$schema" --codec zstd \
+  t=$( { TIMEFORMAT='%R %U %S'; time "$ferry" parquet from-json --schema "$schema" --codec zstd --level "$level" \
     "$json" "$work/ferry.parquet" >/dev/null; } 2>&1)
   read -r w u s <<<"$t"
   echo "from-json seconds=$w cpu_seconds=$(awk "BEGIN{print $u + $s}")"
@@ -81,10 +84,10 @@ row() {  # name "ferry_wall ferry_cpu" "duck_wall duck_cpu"
     "$(ratio "$fc" "$dc")x" "$(rate "$fw")" "$(rate "$dw")" "$(ratio "$fw" "$dw")x"
 }
 
-echo "rows=$rows reps=$reps (best of) cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+echo "rows=$rows reps=$reps (best of) zstd level $level (both) cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 a_f=$(best_of ferry_from_json)
 a_d=$(best_of duck json "$json" "$work/duckdb.parquet")
-b_f=$(best_of "$bench" write "$json" "$work/ferry-write.parquet")
+b_f=$(best_of "$bench" write "$json" "$work/ferry-write.parquet" "$level")
 b_d=$(best_of duck write "$json" "$work/duckdb-write.parquet")
 c_ff=$(best_of "$bench" read "$work/ferry.parquet")
 c_fd=$(best_of duck read "$work/ferry.parquet")

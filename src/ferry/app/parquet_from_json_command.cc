@@ -57,7 +57,7 @@ Result<Setup> MakeSetup(const FromJsonOptions& options) {
         hi = 9;
         break;
       case parquet::CompressionCodec::kBrotli:
-        lo = 0;
+        lo = 1;
         hi = 11;
         break;
       default:
@@ -68,8 +68,6 @@ Result<Setup> MakeSetup(const FromJsonOptions& options) {
                              options.codec, lo, hi);
     }
     setup.writer.compression_level = options.level;
-  } else if (setup.writer.codec == parquet::CompressionCodec::kGzip) {
-    setup.writer.compression_level = 6;
   }
   setup.writer.enable_dictionary = !options.no_dictionary;
   setup.writer.data_page_v2 = options.page_v2;
@@ -228,8 +226,8 @@ void RegisterParquetFromJson(CLI::App* parquet, int* exit_code) {
   cmd->add_option("--codec", options->codec,
                   "zstd (default), snappy, gzip, lz4_raw, lz4, brotli or uncompressed");
   cmd->add_option("--level", options->level,
-                  "Compression level (zstd 1..22, gzip 1..9, "
-                  "brotli 0..11)");
+                  "Compression level (zstd 1..22, default 1; gzip 1..9, default 6; "
+                  "brotli 1..11, default 1)");
   cmd->add_flag("--no-dictionary", options->no_dictionary, "Write PLAIN pages only");
   cmd->add_flag("--page-v2", options->page_v2, "Write data pages v2");
   cmd->add_option("--batch-rows", options->batch_rows, "Rows decoded per batch (default 16384)");

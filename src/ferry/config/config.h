@@ -115,7 +115,7 @@ struct MaintenanceConfig {
 
 struct WriterConfig {
   std::string codec = "zstd";  // uncompressed, snappy, zstd, gzip, lz4_raw
-  int compression_level = 3;
+  int compression_level = 0;   // 0: the codec's default (zstd 1, gzip 6)
   int64_t target_file_size = 128LL << 20;
 };
 

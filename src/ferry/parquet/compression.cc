@@ -373,9 +373,10 @@ Result<std::unique_ptr<Codec>> Codec::Create(CompressionCodec codec, int level) 
     case CompressionCodec::kGzip:
       return std::unique_ptr<Codec>(new GzipCodec(ClampLevel(level, 1, 9, 6)));
     case CompressionCodec::kBrotli:
-      return std::unique_ptr<Codec>(new BrotliCodec(ClampLevel(level, 0, 11, 1)));
+      return std::unique_ptr<Codec>(new BrotliCodec(ClampLevel(level, 1, 11, 1)));
     case CompressionCodec::kZstd:
-      return std::unique_ptr<Codec>(new ZstdCodec(ClampLevel(level, 1, ZSTD_maxCLevel(), 3)));
+      return std::unique_ptr<Codec>(
+          new ZstdCodec(level == 0 ? 1 : ClampLevel(level, ZSTD_minCLevel(), ZSTD_maxCLevel(), 1)));
     case CompressionCodec::kLz4Raw:
       return std::unique_ptr<Codec>(new Lz4RawCodec());
     case CompressionCodec::kLz4:

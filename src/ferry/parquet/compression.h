@@ -4,7 +4,7 @@
 //   GZIP          zlib with the gzip wrapper; decompression accepts zlib or gzip, and several
 //                 gzip members back to back
 //   BROTLI        brotli stream
-//   ZSTD          zstd frame(s); the level is an option (default 3)
+//   ZSTD          zstd frame(s); the level is an option (default 1, as Arrow's Parquet writer)
 //   LZ4_RAW       lz4 block
 //   LZ4           deprecated: the Hadoop framing (blocks of [4-byte big-endian uncompressed size]
 //                 [4-byte big-endian compressed size][lz4 block]...). Decompression tries it,
@@ -33,8 +33,10 @@ class Codec {
  public:
   virtual ~Codec() = default;
 
-  // `level` is used by ZSTD, GZIP and BROTLI (the codec's own default if 0 or out of range:
-  // ZSTD 1..22, GZIP 1..9, BROTLI 0..11 are in range).
+  // `level` is used by ZSTD, GZIP and BROTLI; 0 or out of range is the codec's default. In
+  // range: ZSTD its negative (fast) levels and 1..22 (default 1: zstd's own default 3 costs
+  // about twice the CPU for files ~1 % smaller on ingest data, docs/BENCHMARKS.md), GZIP 1..9
+  // (default 6), BROTLI 1..11 (default 1).
   static Result<std::unique_ptr<Codec>> Create(CompressionCodec codec, int level = 0);
 
   CompressionCodec codec() const { return codec_; }
