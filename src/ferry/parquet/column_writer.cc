@@ -12,21 +12,23 @@ Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Create(const ColumnDescripto
                                                            columnar::DataTypePtr type,
                                                            bool repeated,
                                                            const ColumnWriterOptions& options,
-                                                           Codec* codec) {
+                                                           Codec* codec, CompressionPool* pool) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<internal::ValueWriter> values,
                          internal::MakeValueWriter(column, *type, options.values));
-  return std::unique_ptr<ColumnWriter>(
-      new ColumnWriter(column, std::move(type), repeated, options, codec, std::move(values)));
+  return std::unique_ptr<ColumnWriter>(new ColumnWriter(
+      column, std::move(type), repeated, options, codec,
+      codec->codec() == CompressionCodec::kUncompressed ? nullptr : pool, std::move(values)));
 }
 
 ColumnWriter::ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type,
                            bool repeated, const ColumnWriterOptions& options, Codec* codec,
-                           std::unique_ptr<internal::ValueWriter> values)
+                           CompressionPool* pool, std::unique_ptr<internal::ValueWriter> values)
     : column_(column),
       type_(std::move(type)),
       repeated_(repeated),
       options_(options),
       codec_(codec),
+      pool_(pool),
       values_(std::move(values)) {}
 
 int64_t ColumnWriter::PageBytesEstimate() const {
@@ -98,14 +100,30 @@ Status ColumnWriter::Compress(const std::string& input, const std::string** outp
 }
 
 void ColumnWriter::AppendPage(const PageHeader& header, const std::string& data) {
-  header_.clear();
-  SerializePageHeader(header, &header_);
-  std::string& page = chunk_pages_.emplace_back();
-  page.reserve(header_.size() + data.size());
-  page.append(header_);
-  page.append(data);
-  chunk_pages_bytes_ += static_cast<int64_t>(page.size());
-  chunk_uncompressed_ += static_cast<int64_t>(header_.size()) + header.uncompressed_page_size;
+  auto& page = chunk_pages_.emplace_back(std::make_unique<ChunkPage>());
+  SerializePageHeader(header, &page->header);
+  page->data = data;
+  page->uncompressed_size = header.uncompressed_page_size;
+  chunk_pages_bytes_ += static_cast<int64_t>(page->header.size() + page->data.size());
+}
+
+void ColumnWriter::SubmitPage(PageHeader header, std::string prefix, std::string input) {
+  auto& page = chunk_pages_.emplace_back(std::make_unique<ChunkPage>());
+  page->uncompressed_size = header.uncompressed_page_size;
+  // Counted at its uncompressed size (plus a header's) until the job has compressed it.
+  const auto estimate = static_cast<int64_t>(prefix.size() + input.size()) + 64;
+  chunk_pages_bytes_ += estimate;
+  page->prefix = std::move(prefix);
+  ChunkPage* p = page.get();
+  page->compressed = pool_->Submit([this, p, estimate, header = std::move(header),
+                                    input = std::move(input)](Codec* codec) mutable {
+    FERRY_RETURN_IF_ERROR(codec->Compress(input, &p->data));
+    header.compressed_page_size = static_cast<int32_t>(p->prefix.size() + p->data.size());
+    SerializePageHeader(header, &p->header);
+    chunk_pages_bytes_ +=
+        static_cast<int64_t>(p->header.size() + p->prefix.size() + p->data.size()) - estimate;
+    return Status::OK();
+  });
 }
 
 Status ColumnWriter::FlushPage() {
@@ -129,17 +147,22 @@ Status ColumnWriter::FlushPage() {
       AppendLevels(page_def_, column_.max_definition_level, true, &body_);
     }
     encoding = values_->FinishPage(&body_, &stats);
-    FERRY_RETURN_IF_ERROR(Compress(body_, &data));
     header.type = PageType::kDataPage;
     header.uncompressed_page_size = static_cast<int32_t>(body_.size());
-    header.compressed_page_size = static_cast<int32_t>(data->size());
     DataPageHeader& d = header.data_page_header.emplace();
     d.num_values = static_cast<int32_t>(page_levels_);
     d.encoding = encoding;
     d.definition_level_encoding = Encoding::kRle;
     d.repetition_level_encoding = Encoding::kRle;
     d.statistics = std::move(stats);
-    AppendPage(header, *data);
+    if (pool_ != nullptr) {
+      SubmitPage(std::move(header), std::string(), std::move(body_));
+      body_.clear();
+    } else {
+      FERRY_RETURN_IF_ERROR(Compress(body_, &data));
+      header.compressed_page_size = static_cast<int32_t>(data->size());
+      AppendPage(header, *data);
+    }
   } else {
     if (column_.max_repetition_level > 0) {
       AppendLevels(page_rep_, column_.max_repetition_level, false, &body_);
@@ -151,10 +174,8 @@ Status ColumnWriter::FlushPage() {
     size_t level_bytes = body_.size();
     values_buffer_.clear();
     encoding = values_->FinishPage(&values_buffer_, &stats);
-    FERRY_RETURN_IF_ERROR(Compress(values_buffer_, &data));
     header.type = PageType::kDataPageV2;
     header.uncompressed_page_size = static_cast<int32_t>(level_bytes + values_buffer_.size());
-    header.compressed_page_size = static_cast<int32_t>(level_bytes + data->size());
     DataPageHeaderV2& d = header.data_page_header_v2.emplace();
     d.num_values = static_cast<int32_t>(page_levels_);
     d.num_nulls = static_cast<int32_t>(page_levels_ - page_values_);
@@ -164,10 +185,20 @@ Status ColumnWriter::FlushPage() {
     d.repetition_levels_byte_length = static_cast<int32_t>(rep_bytes);
     d.is_compressed = codec_->codec() != CompressionCodec::kUncompressed;
     d.statistics = std::move(stats);
-    body_.append(*data);  // levels (never compressed) + values
-    AppendPage(header, body_);
+    if (pool_ != nullptr) {
+      // levels (never compressed) + values, compressed by the job
+      SubmitPage(std::move(header), std::move(body_), std::move(values_buffer_));
+      body_.clear();
+      values_buffer_.clear();
+    } else {
+      FERRY_RETURN_IF_ERROR(Compress(values_buffer_, &data));
+      header.compressed_page_size = static_cast<int32_t>(level_bytes + data->size());
+      body_.append(*data);  // levels (never compressed) + values
+      AppendPage(header, body_);
+    }
   }
-  ++chunk_page_encodings_[{header.type, encoding}];
+  ++chunk_page_encodings_[{options_.data_page_v2 ? PageType::kDataPageV2 : PageType::kDataPage,
+                           encoding}];
   chunk_levels_ += page_levels_;
   chunk_nulls_ += page_levels_ - page_values_;
   page_def_.clear();
@@ -184,7 +215,21 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
   md.codec = codec_->codec();
   md.num_values = chunk_levels_;
   auto start = static_cast<int64_t>(sink->Tell());
-  int64_t uncompressed = chunk_uncompressed_;
+  // Every pool job of the chunk is waited for, even after an error: they write into the pages.
+  Status compressed;
+  for (const auto& page : chunk_pages_) {
+    if (page->compressed.valid()) {
+      Status s = page->compressed.get();
+      if (compressed.ok() && !s.ok()) {
+        compressed = std::move(s);
+      }
+    }
+  }
+  FERRY_RETURN_IF_ERROR(compressed);
+  int64_t uncompressed = 0;  // headers + uncompressed page bytes
+  for (const auto& page : chunk_pages_) {
+    uncompressed += static_cast<int64_t>(page->header.size()) + page->uncompressed_size;
+  }
   body_.clear();
   std::optional<int32_t> dict_entries = values_->FinishDictionary(&body_);
   if (dict_entries) {
@@ -204,8 +249,12 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
     chunk_page_encodings_[{PageType::kDictionaryPage, Encoding::kPlain}] += 1;
   }
   md.data_page_offset = static_cast<int64_t>(sink->Tell());
-  for (const std::string& page : chunk_pages_) {
-    FERRY_RETURN_IF_ERROR(sink->Append(page));
+  for (const auto& page : chunk_pages_) {
+    FERRY_RETURN_IF_ERROR(sink->Append(page->header));
+    if (!page->prefix.empty()) {
+      FERRY_RETURN_IF_ERROR(sink->Append(page->prefix));
+    }
+    FERRY_RETURN_IF_ERROR(sink->Append(page->data));
   }
   md.total_compressed_size = static_cast<int64_t>(sink->Tell()) - start;
   md.total_uncompressed_size = uncompressed;
@@ -233,7 +282,7 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
   file_nulls_ += chunk_nulls_;
   chunk_pages_.clear();
   chunk_pages_bytes_ = 0;
-  chunk_levels_ = chunk_nulls_ = chunk_uncompressed_ = 0;
+  chunk_levels_ = chunk_nulls_ = 0;
   chunk_page_encodings_.clear();
   return Status::OK();
 }

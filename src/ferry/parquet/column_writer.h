@@ -16,11 +16,18 @@
 // memory until FlushChunk, because the dictionary page goes first; the row-group limits of the
 // FileWriter therefore bound the memory.
 //
-// Thread-safety: not thread-safe.
+// With a CompressionPool (compression_pool.h), a finished page is compressed by a pool job while
+// the writer encodes the next one; FlushChunk waits for the chunk's jobs in page order. The
+// bytes written are the same; EstimatedChunkBytes counts a page still in the pool at its
+// uncompressed size.
+//
+// Thread-safety: not thread-safe (pool jobs touch only their own page and an atomic counter).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +39,7 @@
 #include "ferry/parquet/column_descriptor.h"
 #include "ferry/parquet/column_writer_internal.h"
 #include "ferry/parquet/compression.h"
+#include "ferry/parquet/compression_pool.h"
 #include "ferry/parquet/metadata.h"
 #include "ferry/parquet/shredder.h"
 #include "ferry/parquet/statistics.h"
@@ -47,11 +55,14 @@ struct ColumnWriterOptions {
 
 class ColumnWriter {
  public:
-  // `codec` is shared by the columns of a file and must outlive the writer.
+  // `codec` is shared by the columns of a file and must outlive the writer. `pool`, if not
+  // null, compresses the data pages (same codec and level) and must outlive the writer's
+  // pending pages: destroy it (it finishes its jobs) before the writer.
   static Result<std::unique_ptr<ColumnWriter>> Create(const ColumnDescriptor& column,
                                                       columnar::DataTypePtr type, bool repeated,
                                                       const ColumnWriterOptions& options,
-                                                      Codec* codec);
+                                                      Codec* codec,
+                                                      CompressionPool* pool = nullptr);
 
   // Appends a shredded slice of rows to the chunk being built.
   Status Write(const ShreddedLeaf& slice);
@@ -69,8 +80,17 @@ class ColumnWriter {
   ColumnStatistics FileStatistics() const;
 
  private:
+  // One data page of the chunk being built. Written to the sink as header, prefix, data.
+  struct ChunkPage {
+    std::string header;              // the serialized PageHeader
+    std::string prefix;              // v2 with a pool: the uncompressed levels
+    std::string data;                // the (compressed) page body
+    int64_t uncompressed_size = 0;   // header.uncompressed_page_size
+    std::future<Status> compressed;  // valid while a pool job fills header and data
+  };
+
   ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type, bool repeated,
-               const ColumnWriterOptions& options, Codec* codec,
+               const ColumnWriterOptions& options, Codec* codec, CompressionPool* pool,
                std::unique_ptr<internal::ValueWriter> values);
   Status FlushPage();
   int64_t PageBytesEstimate() const;
@@ -78,12 +98,15 @@ class ColumnWriter {
                     std::string* out);
   Status Compress(const std::string& input, const std::string** output);
   void AppendPage(const PageHeader& header, const std::string& data);
+  // Pool mode: queues the compression of `input`; the page becomes header + prefix + compressed.
+  void SubmitPage(PageHeader header, std::string prefix, std::string input);
 
   const ColumnDescriptor column_;
   const columnar::DataTypePtr type_;
   const bool repeated_;
   const ColumnWriterOptions options_;
   Codec* const codec_;
+  CompressionPool* const pool_;  // null: pages are compressed inline
   std::unique_ptr<internal::ValueWriter> values_;
 
   // The page being filled.
@@ -93,14 +116,13 @@ class ColumnWriter {
   int64_t page_values_ = 0;
   int64_t page_rows_ = 0;
 
-  // The chunk being built: its data pages, compressed, with their headers.
-  // The chunk's data pages (header + bytes), one buffer per page: a page is never copied again
-  // until the chunk goes to the sink (one growing string copied the chunk at each doubling).
-  std::vector<std::string> chunk_pages_;
-  int64_t chunk_pages_bytes_ = 0;
+  // The chunk being built: its data pages, compressed, with their headers, one buffer each: a
+  // page is never copied again until the chunk goes to the sink (one growing string copied the
+  // chunk at each doubling).
+  std::vector<std::unique_ptr<ChunkPage>> chunk_pages_;
+  std::atomic<int64_t> chunk_pages_bytes_ = 0;  // pool jobs correct their page's estimate
   int64_t chunk_levels_ = 0;
   int64_t chunk_nulls_ = 0;
-  int64_t chunk_uncompressed_ = 0;  // headers + uncompressed page bytes
   std::map<std::pair<PageType, Encoding>, int32_t> chunk_page_encodings_;
 
   int64_t written_bytes_ = 0;

@@ -5,6 +5,7 @@
 #include "ferry/base/endian.h"
 #include "ferry/parquet/column_writer.h"
 #include "ferry/parquet/compression.h"
+#include "ferry/parquet/compression_pool.h"
 #include "ferry/parquet/schema_writer.h"
 #include "ferry/parquet/shredder.h"
 
@@ -26,6 +27,10 @@ Status WriterOptions::Validate() const {
   FERRY_RETURN_IF_ERROR(positive(page_max_rows, "page_max_rows"));
   FERRY_RETURN_IF_ERROR(positive(page_max_bytes, "page_max_bytes"));
   FERRY_RETURN_IF_ERROR(positive(dictionary_max_bytes, "dictionary_max_bytes"));
+  if (compression_threads < 1 || compression_threads > 64) {
+    return InvalidArgument("parquet writer option compression_threads must be 1..64, got {}",
+                           compression_threads);
+  }
   if (page_max_rows > INT32_MAX / 2) {
     return InvalidArgument("parquet writer option page_max_rows is too large: {}", page_max_rows);
   }
@@ -57,6 +62,11 @@ Status FileWriter::Init() {
   FERRY_ASSIGN_OR_RETURN(ParquetSchema ps, BuildParquetSchema(*schema_));
   parquet_schema_ = std::make_unique<ParquetSchema>(std::move(ps));
   FERRY_ASSIGN_OR_RETURN(codec_, Codec::Create(options_.codec, options_.compression_level));
+  if (options_.compression_threads > 1 && options_.codec != CompressionCodec::kUncompressed) {
+    FERRY_ASSIGN_OR_RETURN(pool_,
+                           CompressionPool::Create(options_.codec, options_.compression_level,
+                                                   options_.compression_threads));
+  }
   ColumnWriterOptions cw;
   cw.page_max_rows = options_.page_max_rows;
   cw.page_max_bytes = options_.page_max_bytes;
@@ -65,9 +75,10 @@ Status FileWriter::Init() {
   cw.values.dictionary_max_bytes = options_.dictionary_max_bytes;
   for (size_t i = 0; i < parquet_schema_->leaves.size(); ++i) {
     const LeafPath& path = parquet_schema_->paths[i];
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<ColumnWriter> c,
-                           ColumnWriter::Create(parquet_schema_->leaves[i], path.leaf_type,
-                                                path.has_repetition, cw, codec_.get()));
+    FERRY_ASSIGN_OR_RETURN(
+        std::unique_ptr<ColumnWriter> c,
+        ColumnWriter::Create(parquet_schema_->leaves[i], path.leaf_type, path.has_repetition, cw,
+                             codec_.get(), pool_.get()));
     columns_.push_back(std::move(c));
   }
   return sink_->Append(kParquetMagic);

@@ -37,13 +37,17 @@ namespace ferry::parquet {
 
 class Codec;
 class ColumnWriter;
+class CompressionPool;
 struct ParquetSchema;
 struct ShreddedLeaf;
 
 // Defaults follow parquet-mr's (Spark's) sizes, with zstd as Delta recommends for new tables.
 struct WriterOptions {
   CompressionCodec codec = CompressionCodec::kZstd;
-  int compression_level = 3;                // zstd 1..22, gzip 1..9, brotli 0..11
+  int compression_level = 0;  // 0: the codec's default (Codec::Create: zstd 1, gzip 6)
+  // 1: pages are compressed on the calling thread. N > 1: on a pool of N threads while the
+  // caller encodes the next pages (compression_pool.h); the file's bytes are the same.
+  int compression_threads = 1;
   int64_t row_group_max_rows = 1 << 20;     // rows per row group
   int64_t row_group_max_bytes = 128 << 20;  // buffered bytes per row group
   int64_t page_max_rows = 20000;
@@ -104,6 +108,9 @@ class FileWriter {
   std::unique_ptr<ParquetSchema> parquet_schema_;
   std::unique_ptr<Codec> codec_;
   std::vector<std::unique_ptr<ColumnWriter>> columns_;
+  // Declared after columns_, so destroyed before them: it finishes the jobs that write into
+  // their pages first.
+  std::unique_ptr<CompressionPool> pool_;
   std::unique_ptr<ShreddedLeaf> shredded_;  // reused for every leaf and slice
 
   FileMetaData metadata_;
