@@ -33,4 +33,8 @@ Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k);
 // [pipeline.jetstream]. Credentials in server URLs are recorded as secrets.
 Status ReadJetStream(TomlTable& t, JetStreamConfig* j);
 
+// One [[pipeline]] table: its own keys, its source (through the readers above) and its
+// sub-tables ([pipeline.decode], .batch, .writer, .maintenance, .dedup, [[pipeline.columns]]).
+Status ReadPipeline(TomlTable& t, PipelineConfig* p);
+
 }  // namespace ferry::config::internal
