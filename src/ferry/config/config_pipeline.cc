@@ -3,6 +3,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "ferry/config/config_internal.h"
 
@@ -149,6 +150,58 @@ Status ReadMetadataColumns(TomlTable& t, bool kafka, std::map<std::string, std::
   return Status::OK();
 }
 
+Status ReadDedup(TomlTable& t, DedupConfig* d) {
+  d->location = t.Location("");
+  FERRY_ASSIGN_OR_RETURN(auto key, t.String("key"));
+  if (!key || key->empty()) {
+    return t.Error("", "dedup needs key = \"<column or expression>\"");
+  }
+  d->key = *key;
+  FERRY_ASSIGN_OR_RETURN(auto window, t.DurationValue("window"));
+  FERRY_ASSIGN_OR_RETURN(auto max_keys, t.Int("max_keys"));
+  Set(window, &d->window);
+  Set(max_keys, &d->max_keys);
+  return t.Finish();
+}
+
+// [[pipeline.columns]] of `t`, in order.
+Status ReadDerivedColumns(TomlTable& t, std::vector<DerivedColumn>* out) {
+  FERRY_ASSIGN_OR_RETURN(auto columns, t.TableArray("columns"));
+  for (TomlTable& c : columns) {
+    DerivedColumn col;
+    col.location = c.Location("expr");
+    FERRY_ASSIGN_OR_RETURN(auto name, c.String("name"));
+    FERRY_ASSIGN_OR_RETURN(auto expr, c.String("expr"));
+    if (!name || name->empty() || !expr || expr->empty()) {
+      return c.Error("", "a derived column needs name and expr");
+    }
+    col.name = *name;
+    col.expr = *expr;
+    FERRY_RETURN_IF_ERROR(c.Finish());
+    out->push_back(std::move(col));
+  }
+  return Status::OK();
+}
+
+// The pipeline's one source table and the metadata columns that source offers.
+Status ReadSource(TomlTable& t, PipelineConfig* p) {
+  FERRY_ASSIGN_OR_RETURN(auto kafka, t.Table("kafka"));
+  FERRY_ASSIGN_OR_RETURN(auto jetstream, t.Table("jetstream"));
+  if (kafka.has_value() == jetstream.has_value()) {
+    return t.Error("",
+                   "a pipeline needs exactly one source: [pipeline.kafka] or "
+                   "[pipeline.jetstream]");
+  }
+  if (kafka) {
+    p->kafka.emplace();
+    FERRY_RETURN_IF_ERROR(ReadKafka(*kafka, p->id, &*p->kafka));
+  } else {
+    p->jetstream.emplace();
+    FERRY_RETURN_IF_ERROR(ReadJetStream(*jetstream, &*p->jetstream));
+  }
+  return ReadMetadataColumns(t, kafka.has_value(), &p->metadata_columns);
+}
+
 }  // namespace
 
 Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
@@ -191,21 +244,7 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
     }
   }
 
-  FERRY_ASSIGN_OR_RETURN(auto kafka, t.Table("kafka"));
-  FERRY_ASSIGN_OR_RETURN(auto jetstream, t.Table("jetstream"));
-  if (kafka.has_value() == jetstream.has_value()) {
-    return t.Error("",
-                   "a pipeline needs exactly one source: [pipeline.kafka] or "
-                   "[pipeline.jetstream]");
-  }
-  if (kafka) {
-    p->kafka.emplace();
-    FERRY_RETURN_IF_ERROR(ReadKafka(*kafka, p->id, &*p->kafka));
-  } else {
-    p->jetstream.emplace();
-    FERRY_RETURN_IF_ERROR(ReadJetStream(*jetstream, &*p->jetstream));
-  }
-  FERRY_RETURN_IF_ERROR(ReadMetadataColumns(t, kafka.has_value(), &p->metadata_columns));
+  FERRY_RETURN_IF_ERROR(ReadSource(t, p));
 
   FERRY_ASSIGN_OR_RETURN(auto decode, t.Table("decode"));
   if (decode) {
@@ -223,20 +262,7 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   if (maintenance) {
     FERRY_RETURN_IF_ERROR(ReadMaintenance(*maintenance, &p->maintenance));
   }
-  FERRY_ASSIGN_OR_RETURN(auto columns, t.TableArray("columns"));
-  for (TomlTable& c : columns) {
-    DerivedColumn col;
-    col.location = c.Location("expr");
-    FERRY_ASSIGN_OR_RETURN(auto name, c.String("name"));
-    FERRY_ASSIGN_OR_RETURN(auto expr, c.String("expr"));
-    if (!name || name->empty() || !expr || expr->empty()) {
-      return c.Error("", "a derived column needs name and expr");
-    }
-    col.name = *name;
-    col.expr = *expr;
-    FERRY_RETURN_IF_ERROR(c.Finish());
-    p->columns.push_back(std::move(col));
-  }
+  FERRY_RETURN_IF_ERROR(ReadDerivedColumns(t, &p->columns));
   FERRY_ASSIGN_OR_RETURN(auto where, t.String("where"));
   Set(where, &p->where);
   FERRY_ASSIGN_OR_RETURN(auto on_bad, t.String("on_bad_record"));
@@ -258,19 +284,8 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   }
   FERRY_ASSIGN_OR_RETURN(auto dedup, t.Table("dedup"));
   if (dedup) {
-    DedupConfig d;
-    d.location = dedup->Location("");
-    FERRY_ASSIGN_OR_RETURN(auto key, dedup->String("key"));
-    if (!key || key->empty()) {
-      return dedup->Error("", "dedup needs key = \"<column or expression>\"");
-    }
-    d.key = *key;
-    FERRY_ASSIGN_OR_RETURN(auto window, dedup->DurationValue("window"));
-    FERRY_ASSIGN_OR_RETURN(auto max_keys, dedup->Int("max_keys"));
-    Set(window, &d.window);
-    Set(max_keys, &d.max_keys);
-    FERRY_RETURN_IF_ERROR(dedup->Finish());
-    p->dedup = std::move(d);
+    p->dedup.emplace();
+    FERRY_RETURN_IF_ERROR(ReadDedup(*dedup, &*p->dedup));
   }
   FERRY_ASSIGN_OR_RETURN(auto on_gap, t.String("on_gap"));
   if (on_gap) {
