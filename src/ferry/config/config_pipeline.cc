@@ -1,3 +1,4 @@
+// ReadPipeline (config_internal.h): one [[pipeline]] table and its sub-tables.
 #include <fmt/format.h>
 
 #include <cctype>

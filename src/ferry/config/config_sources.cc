@@ -1,3 +1,4 @@
+// The source readers of config_internal.h: [pipeline.kafka] and [pipeline.jetstream].
 #include <fmt/format.h>
 
 #include <charconv>
