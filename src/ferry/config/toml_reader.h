@@ -1,5 +1,6 @@
-// TomlTable: a typed, position-aware view of one TOML table, used by config.cc to read keys
-// with errors that name file:line:column and the dotted key, and to reject unknown keys.
+// TomlTable: a typed, position-aware view of one TOML table, used by the section readers
+// (config.cc, config_pipeline.cc, config_sources.cc) to read keys with errors that name
+// file:line:column and the dotted key, and to reject unknown keys.
 //
 // Every getter records the key as known, present or not; Finish() then reports any key of the
 // table that no getter asked for (with the closest known key as a suggestion). String values go
