@@ -32,13 +32,9 @@ Status ReadDecode(TomlTable& t, DecodeConfig* d) {
   }
   FERRY_ASSIGN_OR_RETURN(auto unknown, t.String("unknown_fields_column"));
   Set(unknown, &d->unknown_fields_column);
-  FERRY_ASSIGN_OR_RETURN(auto unit, t.String("timestamp_epoch_unit"));
-  if (unit) {
-    if (*unit != "seconds" && *unit != "millis" && *unit != "micros") {
-      return t.Error("timestamp_epoch_unit", "expected seconds, millis or micros");
-    }
-    d->timestamp_epoch_unit = *unit;
-  }
+  FERRY_ASSIGN_OR_RETURN(auto unit, t.OneOf("timestamp_epoch_unit", {"seconds", "millis", "micros"},
+                                            "expected seconds, millis or micros"));
+  Set(unit, &d->timestamp_epoch_unit);
   FERRY_ASSIGN_OR_RETURN(auto ts_formats, t.StringList("timestamp_formats"));
   FERRY_ASSIGN_OR_RETURN(auto date_formats, t.StringList("date_formats"));
   Set(ts_formats, &d->timestamp_formats);
@@ -153,11 +149,8 @@ Status ReadMetadataColumns(TomlTable& t, bool kafka, std::map<std::string, std::
 
 Status ReadDedup(TomlTable& t, DedupConfig* d) {
   d->location = t.Location("");
-  FERRY_ASSIGN_OR_RETURN(auto key, t.String("key"));
-  if (!key || key->empty()) {
-    return t.Error("", "dedup needs key = \"<column or expression>\"");
-  }
-  d->key = *key;
+  FERRY_ASSIGN_OR_RETURN(d->key,
+                         t.RequiredString("key", "dedup needs key = \"<column or expression>\""));
   FERRY_ASSIGN_OR_RETURN(auto window, t.DurationValue("window"));
   FERRY_ASSIGN_OR_RETURN(auto max_keys, t.Int("max_keys"));
   Set(window, &d->window);
@@ -207,23 +200,18 @@ Status ReadSource(TomlTable& t, PipelineConfig* p) {
 
 Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   p->location = t.Location("");
-  FERRY_ASSIGN_OR_RETURN(auto id, t.String("id"));
-  if (!id || id->empty()) {
-    return t.Error("", "missing key 'id' (a name for the pipeline, e.g. id = \"events\")");
-  }
-  for (char c : *id) {
+  FERRY_ASSIGN_OR_RETURN(
+      p->id,
+      t.RequiredString("id", "missing key 'id' (a name for the pipeline, e.g. id = \"events\")"));
+  for (char c : p->id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
       return t.Error("id", fmt::format("\"{}\": use letters, digits, '-', '_' and '.' only (the id "
                                        "is part of every position's appId)",
-                                       *id));
+                                       p->id));
     }
   }
-  p->id = *id;
-  FERRY_ASSIGN_OR_RETURN(auto table, t.String("table"));
-  if (!table || table->empty()) {
-    return t.Error("", "missing key 'table' (the Delta table's path)");
-  }
-  p->table = *table;
+  FERRY_ASSIGN_OR_RETURN(p->table,
+                         t.RequiredString("table", "missing key 'table' (the Delta table's path)"));
   FERRY_ASSIGN_OR_RETURN(auto schema, t.String("schema"));
   if (schema) {
     p->schema = *schema;
@@ -266,13 +254,9 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   FERRY_RETURN_IF_ERROR(ReadDerivedColumns(t, &p->columns));
   FERRY_ASSIGN_OR_RETURN(auto where, t.String("where"));
   Set(where, &p->where);
-  FERRY_ASSIGN_OR_RETURN(auto on_bad, t.String("on_bad_record"));
-  if (on_bad) {
-    if (*on_bad != "fail" && *on_bad != "dead_letter" && *on_bad != "skip") {
-      return t.Error("on_bad_record", "expected fail, dead_letter or skip");
-    }
-    p->on_bad_record = *on_bad;
-  }
+  FERRY_ASSIGN_OR_RETURN(auto on_bad, t.OneOf("on_bad_record", {"fail", "dead_letter", "skip"},
+                                              "expected fail, dead_letter or skip"));
+  Set(on_bad, &p->on_bad_record);
   FERRY_ASSIGN_OR_RETURN(auto dlq, t.String("dead_letter_table"));
   Set(dlq, &p->dead_letter_table);
   if (p->on_bad_record == "dead_letter" && p->dead_letter_table.empty()) {
@@ -288,13 +272,9 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
     p->dedup.emplace();
     FERRY_RETURN_IF_ERROR(ReadDedup(*dedup, &*p->dedup));
   }
-  FERRY_ASSIGN_OR_RETURN(auto on_gap, t.String("on_gap"));
-  if (on_gap) {
-    if (*on_gap != "fail" && *on_gap != "continue") {
-      return t.Error("on_gap", "expected fail or continue");
-    }
-    p->on_gap = *on_gap;
-  }
+  FERRY_ASSIGN_OR_RETURN(auto on_gap,
+                         t.OneOf("on_gap", {"fail", "continue"}, "expected fail or continue"));
+  Set(on_gap, &p->on_gap);
   FERRY_ASSIGN_OR_RETURN(auto tz, t.String("time_zone"));
   Set(tz, &p->time_zone);
   FERRY_ASSIGN_OR_RETURN(auto drain, t.DurationValue("drain_timeout"));

@@ -41,11 +41,9 @@ std::string UrlSecret(std::string_view url) {
 
 Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k) {
   k->location = t.Location("");
-  FERRY_ASSIGN_OR_RETURN(auto brokers, t.String("brokers"));
-  if (!brokers || brokers->empty()) {
-    return t.Error("", "missing key 'brokers' (e.g. brokers = \"localhost:9092\")");
-  }
-  k->brokers = *brokers;
+  FERRY_ASSIGN_OR_RETURN(
+      k->brokers,
+      t.RequiredString("brokers", "missing key 'brokers' (e.g. brokers = \"localhost:9092\")"));
   FERRY_ASSIGN_OR_RETURN(auto topics, t.StringList("topics"));
   FERRY_ASSIGN_OR_RETURN(auto pattern, t.String("topic_pattern"));
   if (topics) {
@@ -117,15 +115,11 @@ Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k) {
                                         "offsets, timestamp)",
                                         s));
   }
-  FERRY_ASSIGN_OR_RETURN(auto fallback, t.String("group_fallback"));
+  FERRY_ASSIGN_OR_RETURN(auto fallback, t.OneOf("group_fallback", {"earliest", "latest"},
+                                                "expected \"earliest\" or \"latest\""));
   if (fallback) {
-    if (*fallback == "earliest") {
-      k->group_fallback = KafkaConfig::Start::kEarliest;
-    } else if (*fallback == "latest") {
-      k->group_fallback = KafkaConfig::Start::kLatest;
-    } else {
-      return t.Error("group_fallback", "expected \"earliest\" or \"latest\"");
-    }
+    k->group_fallback =
+        *fallback == "latest" ? KafkaConfig::Start::kLatest : KafkaConfig::Start::kEarliest;
   }
   FERRY_ASSIGN_OR_RETURN(auto rate, t.Number("max_rate_per_partition"));
   if (rate) {
@@ -173,11 +167,7 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
       start = comma + 1;
     }
   }
-  FERRY_ASSIGN_OR_RETURN(auto stream, t.String("stream"));
-  if (!stream || stream->empty()) {
-    return t.Error("", "missing key 'stream'");
-  }
-  j->stream = *stream;
+  FERRY_ASSIGN_OR_RETURN(j->stream, t.RequiredString("stream", "missing key 'stream'"));
   FERRY_ASSIGN_OR_RETURN(auto subjects, t.StringList("subjects"));
   if (!subjects || subjects->empty()) {
     return t.Error("", "missing key 'subjects' (one or more subject filters)");

@@ -12,6 +12,7 @@
 // Thread-safety: none; one reader per parse.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -38,6 +39,12 @@ class TomlTable {
   TomlTable(const toml::table& table, std::string path, ParseContext* ctx);
 
   Result<std::optional<std::string>> String(std::string_view key, bool secret = false);
+  // A string that must be given and non-empty; `Error("", missing)` (at the table) otherwise.
+  Result<std::string> RequiredString(std::string_view key, std::string_view missing);
+  // A string that, when given, must be one of `choices`; `Error(key, expected)` otherwise.
+  Result<std::optional<std::string>> OneOf(std::string_view key,
+                                           std::initializer_list<std::string_view> choices,
+                                           std::string_view expected);
   Result<std::optional<int64_t>> Int(std::string_view key);
   Result<std::optional<double>> Number(std::string_view key);
   Result<std::optional<bool>> Bool(std::string_view key);
