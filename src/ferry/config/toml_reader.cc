@@ -112,6 +112,24 @@ Result<std::optional<std::string>> TomlTable::String(std::string_view key, bool 
   return std::optional<std::string>(std::move(v));
 }
 
+Result<std::string> TomlTable::RequiredString(std::string_view key, std::string_view missing) {
+  FERRY_ASSIGN_OR_RETURN(std::optional<std::string> v, String(key));
+  if (!v || v->empty()) {
+    return Error("", missing);
+  }
+  return std::move(*v);
+}
+
+Result<std::optional<std::string>> TomlTable::OneOf(std::string_view key,
+                                                    std::initializer_list<std::string_view> choices,
+                                                    std::string_view expected) {
+  FERRY_ASSIGN_OR_RETURN(std::optional<std::string> v, String(key));
+  if (v && std::find(choices.begin(), choices.end(), *v) == choices.end()) {
+    return Error(key, expected);
+  }
+  return v;
+}
+
 Result<std::optional<int64_t>> TomlTable::Int(std::string_view key) {
   const toml::node* node = Get(key);
   if (node == nullptr) {

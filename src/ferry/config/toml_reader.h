@@ -1,5 +1,6 @@
-// TomlTable: a typed, position-aware view of one TOML table, used by config.cc to read keys
-// with errors that name file:line:column and the dotted key, and to reject unknown keys.
+// TomlTable: a typed, position-aware view of one TOML table, used by the section readers
+// (config.cc, config_pipeline.cc, config_sources.cc) to read keys with errors that name
+// file:line:column and the dotted key, and to reject unknown keys.
 //
 // Every getter records the key as known, present or not; Finish() then reports any key of the
 // table that no getter asked for (with the closest known key as a suggestion). String values go
@@ -11,6 +12,7 @@
 // Thread-safety: none; one reader per parse.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,6 +39,12 @@ class TomlTable {
   TomlTable(const toml::table& table, std::string path, ParseContext* ctx);
 
   Result<std::optional<std::string>> String(std::string_view key, bool secret = false);
+  // A string that must be given and non-empty; `Error("", missing)` (at the table) otherwise.
+  Result<std::string> RequiredString(std::string_view key, std::string_view missing);
+  // A string that, when given, must be one of `choices`; `Error(key, expected)` otherwise.
+  Result<std::optional<std::string>> OneOf(std::string_view key,
+                                           std::initializer_list<std::string_view> choices,
+                                           std::string_view expected);
   Result<std::optional<int64_t>> Int(std::string_view key);
   Result<std::optional<double>> Number(std::string_view key);
   Result<std::optional<bool>> Bool(std::string_view key);

@@ -1,0 +1,292 @@
+// ReadPipeline (config_internal.h): one [[pipeline]] table and its sub-tables.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "ferry/config/config_internal.h"
+
+namespace ferry::config::internal {
+
+namespace {
+
+Status ReadDecode(TomlTable& t, DecodeConfig* d) {
+  FERRY_ASSIGN_OR_RETURN(auto format, t.String("format"));
+  if (format) {
+    if (*format == "json") {
+      d->format = DecodeConfig::Format::kJson;
+    } else if (*format == "raw") {
+      d->format = DecodeConfig::Format::kRaw;
+    } else {
+      return t.Error("format", fmt::format("unknown format \"{}\" (json, raw)", *format));
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(auto column, t.String("column"));
+  if (column) {
+    if (d->format != DecodeConfig::Format::kRaw) {
+      return t.Error("column", "'column' applies to format = \"raw\"");
+    }
+    d->raw_column = *column;
+  }
+  FERRY_ASSIGN_OR_RETURN(auto unknown, t.String("unknown_fields_column"));
+  Set(unknown, &d->unknown_fields_column);
+  FERRY_ASSIGN_OR_RETURN(auto unit, t.OneOf("timestamp_epoch_unit", {"seconds", "millis", "micros"},
+                                            "expected seconds, millis or micros"));
+  Set(unit, &d->timestamp_epoch_unit);
+  FERRY_ASSIGN_OR_RETURN(auto ts_formats, t.StringList("timestamp_formats"));
+  FERRY_ASSIGN_OR_RETURN(auto date_formats, t.StringList("date_formats"));
+  Set(ts_formats, &d->timestamp_formats);
+  Set(date_formats, &d->date_formats);
+  return t.Finish();
+}
+
+Status ReadBatch(TomlTable& t, BatchConfig* b) {
+  FERRY_ASSIGN_OR_RETURN(auto rows, t.Int("max_rows"));
+  FERRY_ASSIGN_OR_RETURN(auto bytes, t.Size("max_bytes"));
+  FERRY_ASSIGN_OR_RETURN(auto latency, t.DurationValue("max_latency"));
+  FERRY_ASSIGN_OR_RETURN(auto in_flight, t.Int("max_in_flight"));
+  if (rows && *rows < 1) {
+    return t.Error("max_rows", "must be at least 1");
+  }
+  if (bytes && *bytes < 1024) {
+    return t.Error("max_bytes", "must be at least 1KiB");
+  }
+  if (latency && latency->count() < 1) {
+    return t.Error("max_latency", "must be at least 1ms");
+  }
+  if (in_flight && (*in_flight < 0 || *in_flight > 4)) {
+    return t.Error("max_in_flight", "must be between 0 and 4");
+  }
+  Set(rows, &b->max_rows);
+  Set(bytes, &b->max_bytes);
+  Set(latency, &b->max_latency);
+  Set(in_flight, &b->max_in_flight);
+  return t.Finish();
+}
+
+Status ReadMaintenance(TomlTable& t, MaintenanceConfig* m) {
+  FERRY_ASSIGN_OR_RETURN(auto optimize, t.DurationValue("optimize_every"));
+  FERRY_ASSIGN_OR_RETURN(auto vacuum, t.DurationValue("vacuum_every"));
+  FERRY_ASSIGN_OR_RETURN(auto retain, t.DurationValue("vacuum_retain"));
+  if (optimize && optimize->count() < 1000) {
+    return t.Error("optimize_every", "must be at least 1s");
+  }
+  if (vacuum && vacuum->count() < 1000) {
+    return t.Error("vacuum_every", "must be at least 1s");
+  }
+  if (retain && retain->count() < int64_t{168} * 3600 * 1000) {
+    return t.Error(
+        "vacuum_retain",
+        "must be at least 168h (older versions' readers and time travel need the files)");
+  }
+  Set(optimize, &m->optimize_every);
+  Set(vacuum, &m->vacuum_every);
+  Set(retain, &m->vacuum_retain);
+  return t.Finish();
+}
+
+Status ReadWriter(TomlTable& t, WriterConfig* w) {
+  FERRY_ASSIGN_OR_RETURN(auto codec, t.String("codec"));
+  if (codec) {
+    static const std::set<std::string> kCodecs = {"uncompressed", "snappy", "zstd", "gzip",
+                                                  "lz4_raw"};
+    if (kCodecs.count(*codec) == 0) {
+      return t.Error("codec", fmt::format("unknown codec \"{}\" (uncompressed, snappy, zstd, gzip, "
+                                          "lz4_raw)",
+                                          *codec));
+    }
+    w->codec = *codec;
+  }
+  FERRY_ASSIGN_OR_RETURN(auto level, t.Int("compression_level"));
+  if (level) {
+    if (*level < -7 || *level > 22) {
+      return t.Error("compression_level", "must be between -7 and 22");
+    }
+    w->compression_level = static_cast<int>(*level);
+  }
+  FERRY_ASSIGN_OR_RETURN(auto target, t.Size("target_file_size"));
+  if (target) {
+    if (*target < (1 << 20)) {
+      return t.Error("target_file_size", "must be at least 1MiB");
+    }
+    w->target_file_size = *target;
+  }
+  return t.Finish();
+}
+
+Status ReadMetadataColumns(TomlTable& t, bool kafka, std::map<std::string, std::string>* out) {
+  static const std::set<std::string> kKafka = {"key",    "topic",     "partition",
+                                               "offset", "timestamp", "headers"};
+  static const std::set<std::string> kJetStream = {"subject", "sequence", "timestamp",
+                                                   "headers", "msg_id",   "stream"};
+  FERRY_ASSIGN_OR_RETURN(auto map, t.StringMap("metadata_columns"));
+  if (!map) {
+    return Status::OK();
+  }
+  const auto& allowed = kafka ? kKafka : kJetStream;
+  std::set<std::string> names;
+  for (const auto& [kind, column] : *map) {
+    if (allowed.count(kind) == 0) {
+      std::string list;
+      for (const std::string& a : allowed) {
+        list += (list.empty() ? "" : ", ") + a;
+      }
+      return t.Error("metadata_columns",
+                     fmt::format("unknown metadata '{}' for a {} source (one of: {})", kind,
+                                 kafka ? "Kafka" : "JetStream", list));
+    }
+    if (column.empty() || !names.insert(column).second) {
+      return t.Error(
+          "metadata_columns",
+          fmt::format("column name \"{}\" for '{}' is empty or used twice", column, kind));
+    }
+    (*out)[kind] = column;
+  }
+  return Status::OK();
+}
+
+Status ReadDedup(TomlTable& t, DedupConfig* d) {
+  d->location = t.Location("");
+  FERRY_ASSIGN_OR_RETURN(d->key,
+                         t.RequiredString("key", "dedup needs key = \"<column or expression>\""));
+  FERRY_ASSIGN_OR_RETURN(auto window, t.DurationValue("window"));
+  FERRY_ASSIGN_OR_RETURN(auto max_keys, t.Int("max_keys"));
+  Set(window, &d->window);
+  Set(max_keys, &d->max_keys);
+  return t.Finish();
+}
+
+// [[pipeline.columns]] of `t`, in order.
+Status ReadDerivedColumns(TomlTable& t, std::vector<DerivedColumn>* out) {
+  FERRY_ASSIGN_OR_RETURN(auto columns, t.TableArray("columns"));
+  for (TomlTable& c : columns) {
+    DerivedColumn col;
+    col.location = c.Location("expr");
+    FERRY_ASSIGN_OR_RETURN(auto name, c.String("name"));
+    FERRY_ASSIGN_OR_RETURN(auto expr, c.String("expr"));
+    if (!name || name->empty() || !expr || expr->empty()) {
+      return c.Error("", "a derived column needs name and expr");
+    }
+    col.name = *name;
+    col.expr = *expr;
+    FERRY_RETURN_IF_ERROR(c.Finish());
+    out->push_back(std::move(col));
+  }
+  return Status::OK();
+}
+
+// The pipeline's one source table and the metadata columns that source offers.
+Status ReadSource(TomlTable& t, PipelineConfig* p) {
+  FERRY_ASSIGN_OR_RETURN(auto kafka, t.Table("kafka"));
+  FERRY_ASSIGN_OR_RETURN(auto jetstream, t.Table("jetstream"));
+  if (kafka.has_value() == jetstream.has_value()) {
+    return t.Error("",
+                   "a pipeline needs exactly one source: [pipeline.kafka] or "
+                   "[pipeline.jetstream]");
+  }
+  if (kafka) {
+    p->kafka.emplace();
+    FERRY_RETURN_IF_ERROR(ReadKafka(*kafka, p->id, &*p->kafka));
+  } else {
+    p->jetstream.emplace();
+    FERRY_RETURN_IF_ERROR(ReadJetStream(*jetstream, &*p->jetstream));
+  }
+  return ReadMetadataColumns(t, kafka.has_value(), &p->metadata_columns);
+}
+
+}  // namespace
+
+Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
+  p->location = t.Location("");
+  FERRY_ASSIGN_OR_RETURN(
+      p->id,
+      t.RequiredString("id", "missing key 'id' (a name for the pipeline, e.g. id = \"events\")"));
+  for (char c : p->id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return t.Error("id", fmt::format("\"{}\": use letters, digits, '-', '_' and '.' only (the id "
+                                       "is part of every position's appId)",
+                                       p->id));
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(p->table,
+                         t.RequiredString("table", "missing key 'table' (the Delta table's path)"));
+  FERRY_ASSIGN_OR_RETURN(auto schema, t.String("schema"));
+  if (schema) {
+    p->schema = *schema;
+    p->schema_location = t.Location("schema");
+  }
+  FERRY_ASSIGN_OR_RETURN(auto partition_by, t.StringList("partition_by"));
+  Set(partition_by, &p->partition_by);
+  FERRY_ASSIGN_OR_RETURN(auto create, t.Bool("create_table"));
+  Set(create, &p->create_table);
+  FERRY_ASSIGN_OR_RETURN(auto props, t.StringMap("table_properties"));
+  if (props) {
+    for (const auto& [k, v] : *props) {
+      if (k == "delta.setTransactionRetentionDuration") {
+        return t.Error("table_properties",
+                       "delta.setTransactionRetentionDuration would expire the positions that "
+                       "make ingestion exactly-once; ferry refuses it");
+      }
+      p->table_properties[k] = v;
+    }
+  }
+
+  FERRY_RETURN_IF_ERROR(ReadSource(t, p));
+
+  FERRY_ASSIGN_OR_RETURN(auto decode, t.Table("decode"));
+  if (decode) {
+    FERRY_RETURN_IF_ERROR(ReadDecode(*decode, &p->decode));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto batch, t.Table("batch"));
+  if (batch) {
+    FERRY_RETURN_IF_ERROR(ReadBatch(*batch, &p->batch));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto writer, t.Table("writer"));
+  if (writer) {
+    FERRY_RETURN_IF_ERROR(ReadWriter(*writer, &p->writer));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto maintenance, t.Table("maintenance"));
+  if (maintenance) {
+    FERRY_RETURN_IF_ERROR(ReadMaintenance(*maintenance, &p->maintenance));
+  }
+  FERRY_RETURN_IF_ERROR(ReadDerivedColumns(t, &p->columns));
+  FERRY_ASSIGN_OR_RETURN(auto where, t.String("where"));
+  Set(where, &p->where);
+  FERRY_ASSIGN_OR_RETURN(auto on_bad, t.OneOf("on_bad_record", {"fail", "dead_letter", "skip"},
+                                              "expected fail, dead_letter or skip"));
+  Set(on_bad, &p->on_bad_record);
+  FERRY_ASSIGN_OR_RETURN(auto dlq, t.String("dead_letter_table"));
+  Set(dlq, &p->dead_letter_table);
+  if (p->on_bad_record == "dead_letter" && p->dead_letter_table.empty()) {
+    // The default: a sibling of the table, "<table>_dead_letter".
+    std::string_view root = p->table;
+    while (root.size() > 1 && root.back() == '/') {
+      root.remove_suffix(1);
+    }
+    p->dead_letter_table = std::string(root) + "_dead_letter";
+  }
+  FERRY_ASSIGN_OR_RETURN(auto dedup, t.Table("dedup"));
+  if (dedup) {
+    p->dedup.emplace();
+    FERRY_RETURN_IF_ERROR(ReadDedup(*dedup, &*p->dedup));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto on_gap,
+                         t.OneOf("on_gap", {"fail", "continue"}, "expected fail or continue"));
+  Set(on_gap, &p->on_gap);
+  FERRY_ASSIGN_OR_RETURN(auto tz, t.String("time_zone"));
+  Set(tz, &p->time_zone);
+  FERRY_ASSIGN_OR_RETURN(auto drain, t.DurationValue("drain_timeout"));
+  Set(drain, &p->drain_timeout);
+  if (p->create_table && p->schema.empty()) {
+    FERRY_ASSIGN_OR_RETURN(auto explicit_create, t.Bool("create_table"));
+    if (explicit_create.value_or(false)) {
+      return t.Error("create_table", "create_table = true needs a schema");
+    }
+    p->create_table = false;  // no schema: the table must exist
+  }
+  return t.Finish();
+}
+
+}  // namespace ferry::config::internal
