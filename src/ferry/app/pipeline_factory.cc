@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "ferry/columnar/ddl.h"
@@ -294,6 +296,10 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   options.writer.codec_override = c.writer.codec;
   options.writer.parquet.codec = codec;
   options.writer.parquet.compression_level = c.writer.compression_level;
+  options.writer.parquet.compression_threads =
+      c.writer.compression_threads > 0
+          ? c.writer.compression_threads
+          : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 4U));
   if (build.check_only) {
     return std::unique_ptr<pipeline::Pipeline>();
   }

@@ -116,6 +116,9 @@ struct MaintenanceConfig {
 struct WriterConfig {
   std::string codec = "zstd";  // uncompressed, snappy, zstd, gzip, lz4_raw
   int compression_level = 0;   // 0: the codec's default (zstd 1, gzip 6)
+  // Threads compressing the pages of a batch's files while the writer thread encodes the next
+  // pages; 0: one per core, at most 4. 1: the writer thread compresses them itself.
+  int compression_threads = 0;
   int64_t target_file_size = 128LL << 20;
 };
 

@@ -106,6 +106,13 @@ Status ReadWriter(TomlTable& t, WriterConfig* w) {
     }
     w->compression_level = static_cast<int>(*level);
   }
+  FERRY_ASSIGN_OR_RETURN(auto threads, t.Int("compression_threads"));
+  if (threads) {
+    if (*threads < 0 || *threads > 64) {
+      return t.Error("compression_threads", "must be between 0 (one per core) and 64");
+    }
+    w->compression_threads = static_cast<int>(*threads);
+  }
   FERRY_ASSIGN_OR_RETURN(auto target, t.Size("target_file_size"));
   if (target) {
     if (*target < (1 << 20)) {

@@ -147,6 +147,28 @@ TEST(ConfigTest, BadValuesNameTheKey) {
   EXPECT_NE(c.status().message().find("unknown unit 'xb'"), std::string::npos);
 }
 
+TEST(ConfigTest, WriterCompression) {
+  Result<Config> defaults = Parse(kIssueExample);
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->pipelines[0].writer.codec, "zstd");
+  EXPECT_EQ(defaults->pipelines[0].writer.compression_level, 0);    // the codec's default
+  EXPECT_EQ(defaults->pipelines[0].writer.compression_threads, 0);  // one per core
+
+  std::string text(kIssueExample);
+  text += "\n[pipeline.writer]\ncodec = \"zstd\"\ncompression_level = 3\ncompression_threads = 2\n";
+  Result<Config> c = Parse(text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].writer.compression_level, 3);
+  EXPECT_EQ(c->pipelines[0].writer.compression_threads, 2);
+
+  std::string bad = text;
+  bad.replace(bad.find("compression_threads = 2"), 23, "compression_threads = 65");
+  c = Parse(bad);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("pipeline[0].writer.compression_threads"), std::string::npos)
+      << c.status().message();
+}
+
 TEST(ConfigTest, MaintenanceSchedule) {
   Result<Config> none = Parse(kIssueExample);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
