@@ -18,7 +18,7 @@
 #
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
 # raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
-# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), BENCH_DIR (kept when set).
+# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), LEVEL (the codec default), BENCH_DIR (kept when set).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")

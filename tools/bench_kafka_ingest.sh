@@ -15,7 +15,7 @@
 #    ferry / kcat, with the faster kcat run as the peer (target >= 0.5).
 #
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
-# MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), KAFKA_PROPERTIES (TOML inline-table body for
+# MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
 # [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), BENCH_DIR (default:
 # a mktemp dir, removed).
 set -euo pipefail
@@ -28,6 +28,7 @@ MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
+ASSIGNMENT=${ASSIGNMENT:-group}  # group (the default) or manual
 KAFKA_PROPERTIES=${KAFKA_PROPERTIES:-}
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
 
@@ -96,6 +97,7 @@ metadata_columns = { partition = "_partition", offset = "_offset" }
 brokers = "$BROKERS"
 topics = ["bench"]
 group_id = "ferry-bench"
+assignment = "$ASSIGNMENT"
 start = "earliest"
 properties = { $KAFKA_PROPERTIES }
 

@@ -79,7 +79,8 @@ class KafkaPipelineTest : public ::testing::Test {
 
   // A configuration like the one in docs/kafka.md, with small batches.
   std::string WriteConfig(const std::string& topics = R"(["events"])",
-                          const std::string& extra_properties = "") {
+                          const std::string& extra_properties = "",
+                          const std::string& kafka_keys = "") {
     std::string path = (dir_ / "ferry.toml").string();
     std::ofstream(path) << fmt::format(R"toml([[pipeline]]
 id = "events"
@@ -93,12 +94,13 @@ topics = {}
 group_id = "ferry-test"
 start = "earliest"
 properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", "topic.metadata.refresh.interval.ms" = "1000"{} }}
+{}
 
 [pipeline.batch]
 max_rows = 700
 max_latency = "200ms"
 )toml",
-                                       table(), brokers_, topics, extra_properties);
+                                       table(), brokers_, topics, extra_properties, kafka_keys);
     return path;
   }
 
@@ -189,6 +191,32 @@ INSTANTIATE_TEST_SUITE_P(Signals, KafkaRestartTest, ::testing::Values(SIGTERM, S
                          [](const ::testing::TestParamInfo<int>& param) {
                            return std::string(param.param == SIGTERM ? "SIGTERM" : "SIGKILL");
                          });
+
+// Manual assignment (no group membership): a SIGKILL mid-way, then two processes misconfigured
+// onto the same table at once (each reads every partition; the commit fencing keeps one copy),
+// then a catch-up run: each id once.
+TEST_F(KafkaPipelineTest, ManualAssignmentKilledThenTwoProcessesAtOnce) {
+  std::string config = WriteConfig(R"(["events"])", "", R"(assignment = "manual")");
+  auto producer = StartProducer("events", 10000, 1, 2500);
+  auto first = StartFerry(config);
+  ASSERT_GE(WaitForRows(2000), 2000u);
+  ASSERT_EQ(kill(first->pid(), SIGKILL), 0);
+  EXPECT_EQ(first->Wait(), 128 + SIGKILL);
+  size_t at_kill = ReadTable(table()).ids.size();
+
+  auto a = StartFerry(config);
+  auto b = StartFerry(config);
+  ASSERT_GE(WaitForRows(at_kill + 2000), at_kill + 2000);
+  EXPECT_EQ(producer->Wait(), 0);
+  ASSERT_EQ(kill(a->pid(), SIGTERM), 0);
+  ASSERT_EQ(kill(b->pid(), SIGTERM), 0);
+  EXPECT_EQ(a->Wait(), 0);
+  EXPECT_EQ(b->Wait(), 0);
+
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectExactlyOnce(1, 10000);
+}
 
 TEST_F(KafkaPipelineTest, TwoProcessesInOneGroupOneKilledAndRestarted) {
   std::string config = WriteConfig();

@@ -232,6 +232,128 @@ INSTANTIATE_TEST_SUITE_P(Assignors, KafkaSourceAssignorTest,
                            return name;
                          });
 
+// Manual assignment: no subscription, every partition of the topics, the same positions.
+class KafkaSourceManualTest : public KafkaSourceTest {
+ protected:
+  KafkaSourceOptions Manual(std::vector<std::string> topics) {
+    KafkaSourceOptions o = Options(std::move(topics));
+    o.assignment = Assignment::kManual;
+    return o;
+  }
+};
+
+TEST_F(KafkaSourceManualTest, ReadsEveryPartitionFromTheTablePositions) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 4).ok());
+  for (int32_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 20).ok());
+  }
+  TestListener listener;
+  listener.positions = {{"kafka/events/0", 4}, {"kafka/events/2", 19}, {"kafka/events/3", 9}};
+  auto source = Make(Manual({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  // Assigned by Start itself: no group join to wait for.
+  EXPECT_EQ(source->Assignment().size(), 4u);
+  EXPECT_EQ(listener.current.size(), 4u);
+
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(15 + 20 + 10));
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  EXPECT_TRUE(Settle(source.get(), nullptr).messages.empty());
+  auto offsets = OffsetsByPartition(r.messages);
+  EXPECT_EQ(offsets[0], Range(5, 19));
+  EXPECT_EQ(offsets[1], Range(0, 19));
+  EXPECT_EQ(offsets.count(2), 0u);
+  EXPECT_EQ(offsets[3], Range(10, 19));
+
+  // A second manual consumer of the same group is not a member either: it reads everything,
+  // and the first one keeps its partitions (no rebalance).
+  TestListener other_listener;
+  auto other = Make(Manual({"events"}), &other_listener);
+  ASSERT_NE(other, nullptr);
+  PollResult all = PollUntil(other.get(), nullptr, AtLeast(80));
+  EXPECT_EQ(all.messages.size(), 80u);
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 2, 3, 20).ok());
+  r = PollUntil(source.get(), nullptr, AtLeast(3));
+  EXPECT_EQ(OffsetsByPartition(r.messages)[2], Range(20, 22));
+  EXPECT_EQ(listener.revoked.size(), 0u);
+  EXPECT_TRUE(other->Close().ok());
+
+  EXPECT_TRUE(source->Close().ok());
+  EXPECT_EQ(listener.current.size(), 0u);  // Close gave every partition up
+  EXPECT_EQ(listener.revoked.size(), 4u);
+}
+
+TEST_F(KafkaSourceManualTest, FindsNewTopicsAndTopicsCreatedLater) {
+  ASSERT_TRUE(cluster_->CreateTopic("ev-a", 2).ok());
+  ASSERT_TRUE(cluster_->CreateTopic("other", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "ev-a", 0, 4).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "other", 0, 4).ok());
+  TestListener listener;
+  // A pattern, and a named topic that does not exist yet (a warning, not an error).
+  auto source = Make(Manual({"^ev-.*", "later"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(4));
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(listener.current.size(), 2u);
+
+  ASSERT_TRUE(cluster_->CreateTopic("ev-b", 3).ok());
+  ASSERT_TRUE(cluster_->CreateTopic("later", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "ev-b", 2, 5).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "later", 0, 2).ok());
+  r = PollUntil(source.get(), &listener, AtLeast(7));  // metadata_refresh is 1 s here
+  ASSERT_EQ(r.messages.size(), 7u);
+  std::multiset<std::string> topics;
+  for (const auto& m : r.messages) {
+    topics.insert(m.topic);
+  }
+  EXPECT_EQ(topics.count("ev-b"), 5u);
+  EXPECT_EQ(topics.count("later"), 2u);
+  EXPECT_EQ(listener.current.size(), 6u);
+  EXPECT_EQ(listener.current.count("kafka/other/0"), 0u);
+  EXPECT_TRUE(source->Close().ok());
+}
+
+TEST_F(KafkaSourceManualTest, CommitsGroupOffsetsWithoutJoiningTheGroup) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  TestListener listener;
+  auto source = Make(Manual({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), &listener, AtLeast(20));
+  ASSERT_EQ(r.messages.size(), 20u);
+  const CommittedPosition positions[] = {{listener.current.at("kafka/events/0"), 6},
+                                         {listener.current.at("kafka/events/1"), 9}};
+  source->Acknowledge(positions);
+  PollUntil(source.get(), &listener,
+            [&](const PollResult&) { return source->stats().offset_commits > 0; });
+  EXPECT_EQ(source->stats().offset_commits, 1);
+  EXPECT_EQ(*CommittedOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 0), 7);
+  EXPECT_EQ(*CommittedOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 1), 10);
+  EXPECT_TRUE(source->Close().ok());
+}
+
+TEST_F(KafkaSourceManualTest, BrokersDownAtStartLosesNothing) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(cluster_->SetBrokerDown(-1).ok());
+  TestListener listener;
+  auto source = Make(Manual({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult down = Settle(source.get(), &listener, 2000);
+  EXPECT_TRUE(down.messages.empty());
+  EXPECT_TRUE(down.errors.empty()) << down.errors.front().ToString();
+  EXPECT_GT(source->stats().broker_errors, 0);
+  ASSERT_TRUE(cluster_->SetBrokerUp(-1).ok());
+  PollResult up = PollUntil(source.get(), &listener, AtLeast(20));
+  EXPECT_TRUE(Settle(source.get(), &listener, 500).messages.empty());
+  auto offsets = OffsetsByPartition(up.messages);
+  EXPECT_EQ(offsets[0], Range(0, 9));
+  EXPECT_EQ(offsets[1], Range(0, 9));
+  EXPECT_TRUE(source->Close().ok());
+}
+
 // Checks that `source` starts partition 0 of "events" at the log end, where `old` messages were
 // produced before it was assigned. librdkafka resolves "the log end" when fetching starts, so a
 // message produced right after the assignment may or may not count as old: produce one at a time

@@ -4,7 +4,6 @@
 #include <librdkafka/rdkafka.h>
 #include <nats/nats.h>
 
-#include <regex>
 #include <set>
 #include <string>
 #include <utility>
@@ -16,6 +15,7 @@
 #include "ferry/source/jetstream/subject_filter.h"
 #include "ferry/source/kafka/kafka_conf.h"
 #include "ferry/source/kafka/kafka_handles.h"
+#include "ferry/source/kafka/topic_matcher.h"
 
 namespace ferry::app {
 namespace {
@@ -25,10 +25,6 @@ namespace jetstream = source::jetstream;
 using source::PartitionHead;
 
 constexpr int kTimeoutMs = 10000;
-
-struct MetadataDeleter {
-  void operator()(const rd_kafka_metadata_t* m) const { rd_kafka_metadata_destroy(m); }
-};
 
 Result<std::vector<PartitionHead>> KafkaHeads(const config::PipelineConfig& c) {
   FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaSourceOptionsFor(c));
@@ -42,35 +38,14 @@ Result<std::vector<PartitionHead>> KafkaHeads(const config::PipelineConfig& c) {
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return kafka::KafkaErrorStatus(err, "cluster metadata");
   }
-  std::unique_ptr<const rd_kafka_metadata_t, MetadataDeleter> md(raw);
-  std::vector<std::regex> patterns;
-  std::vector<std::string> names;
-  for (const std::string& t : o.topics) {
-    if (!t.empty() && t[0] == '^') {
-      patterns.emplace_back(t);
-    } else {
-      names.push_back(t);
-    }
-  }
-  auto wanted = [&](const std::string& topic) {
-    for (const std::string& n : names) {
-      if (n == topic) {
-        return true;
-      }
-    }
-    for (const std::regex& r : patterns) {
-      if (std::regex_search(topic, r)) {
-        return true;
-      }
-    }
-    return false;
-  };
+  kafka::MetadataPtr md(raw);
+  FERRY_ASSIGN_OR_RETURN(kafka::TopicMatcher wanted, kafka::TopicMatcher::Create(o.topics));
   std::vector<PartitionHead> heads;
   std::set<std::string> found;
   for (int i = 0; i < md->topic_cnt; ++i) {
     const rd_kafka_metadata_topic_t& topic = md->topics[i];
     std::string name = topic.topic;
-    if (!wanted(name) || topic.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (!wanted.Matches(name) || topic.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       continue;
     }
     found.insert(name);
@@ -91,7 +66,7 @@ Result<std::vector<PartitionHead>> KafkaHeads(const config::PipelineConfig& c) {
       heads.push_back(std::move(head));
     }
   }
-  for (const std::string& n : names) {
+  for (const std::string& n : wanted.names()) {
     if (found.count(n) == 0) {
       return NotFound("topic '{}' not found on {}", n, o.brokers);
     }

@@ -60,6 +60,7 @@ Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
     o.topics.push_back(k.topic_pattern);
   }
   o.group_id = k.group_id;
+  o.assignment = k.manual_assignment ? kafka::Assignment::kManual : kafka::Assignment::kGroup;
   o.start = KafkaStart(k.start);
   o.start_fallback = KafkaStart(k.group_fallback);
   for (const auto& [name, offset] : k.start_offsets) {
@@ -76,6 +77,15 @@ Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
   o.start_timestamp_ms = k.start_timestamp_ms;
   o.max_rate_per_partition = k.max_rate_per_partition;
   o.properties = k.properties;
+  for (const auto& [key, value] : k.properties) {
+    // The manual assignment looks for new partitions at librdkafka's metadata refresh interval.
+    int64_t ms = 0;
+    const char* end = value.data() + value.size();
+    if (key == "topic.metadata.refresh.interval.ms" &&
+        std::from_chars(value.data(), end, ms).ptr == end && ms > 0) {
+      o.metadata_refresh = std::chrono::milliseconds(ms);
+    }
+  }
   Status st = o.Validate();
   if (!st.ok()) {
     return AtKey(k.location, "", st);

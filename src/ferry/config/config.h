@@ -46,6 +46,8 @@ struct KafkaConfig {
   std::vector<std::string> topics;  // exact names
   std::string topic_pattern;        // a regex instead of `topics` (librdkafka: starts with ^)
   std::string group_id;
+  // "manual": read every partition without joining the group (kafka::Assignment::kManual).
+  bool manual_assignment = false;
   // Where to start a partition the table has never seen.
   Start start = Start::kEarliest;
   // kGroup: where to start when the group has no committed offset either.

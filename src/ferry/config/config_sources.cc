@@ -69,6 +69,9 @@ Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k) {
   }
   FERRY_ASSIGN_OR_RETURN(auto group, t.String("group_id"));
   k->group_id = group.value_or("ferry-" + pipeline_id);
+  FERRY_ASSIGN_OR_RETURN(auto assignment,
+                         t.OneOf("assignment", {"group", "manual"}, "expected group or manual"));
+  k->manual_assignment = assignment.value_or("group") == "manual";
 
   FERRY_ASSIGN_OR_RETURN(auto start_offsets, t.StringMap("start_offsets"));
   if (start_offsets) {

@@ -228,6 +228,27 @@ topics = ["^events-.*"]
   EXPECT_FALSE(regex->pipelines[0].create_table);  // no schema: the table must exist
 }
 
+TEST(ConfigTest, KafkaAssignment) {
+  std::string text = R"([[pipeline]]
+id = "a"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)";
+  Result<Config> c = Parse(text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->pipelines[0].kafka->manual_assignment);
+  c = Parse(text + "assignment = \"manual\"\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->pipelines[0].kafka->manual_assignment);
+  c = Parse(text + "assignment = \"static\"\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("ferry.toml:7:14: pipeline[0].kafka.assignment"),
+            std::string::npos)
+      << c.status().message();
+}
+
 TEST(ConfigTest, DuplicatePipelinesAndBadIds) {
   std::string one = R"([[pipeline]]
 id = "a"

@@ -29,6 +29,9 @@ struct KafkaHandleDeleter {
   void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
   void operator()(rd_kafka_error_t* error) const { rd_kafka_error_destroy(error); }
   void operator()(rd_kafka_topic_t* topic) const { rd_kafka_topic_destroy(topic); }
+  void operator()(const rd_kafka_metadata_t* metadata) const {
+    rd_kafka_metadata_destroy(metadata);
+  }
 };
 
 using KafkaPtr = std::unique_ptr<rd_kafka_t, KafkaHandleDeleter>;
@@ -39,5 +42,6 @@ using QueuePtr = std::unique_ptr<rd_kafka_queue_t, KafkaHandleDeleter>;
 using EventPtr = std::unique_ptr<rd_kafka_event_t, KafkaHandleDeleter>;
 using ErrorPtr = std::unique_ptr<rd_kafka_error_t, KafkaHandleDeleter>;
 using TopicPtr = std::unique_ptr<rd_kafka_topic_t, KafkaHandleDeleter>;
+using MetadataPtr = std::unique_ptr<const rd_kafka_metadata_t, KafkaHandleDeleter>;
 
 }  // namespace ferry::source::kafka

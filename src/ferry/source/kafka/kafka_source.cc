@@ -67,6 +67,17 @@ Status KafkaSource::Start(PartitionListener* listener) {
     return Internal("kafka: Start called twice or after Close");
   }
   listener_ = listener;
+  if (options_.assignment == Assignment::kManual) {
+    FERRY_ASSIGN_OR_RETURN(TopicMatcher matcher, TopicMatcher::Create(options_.topics));
+    topic_matcher_ = std::move(matcher);
+    started_ = true;
+    FERRY_LOG_INFO(
+        "kafka: reading every partition of {} (manual assignment; offsets committed to "
+        "group '{}' for lag tools)",
+        fmt::join(options_.topics, ", "), options_.group_id);
+    DiscoverPartitions();
+    return Status::OK();
+  }
   PartitionListPtr topics = NewList(options_.topics.size());
   for (const std::string& t : options_.topics) {
     rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
@@ -259,6 +270,60 @@ void KafkaSource::Revoke(PartitionState* s) {
   s->last_taken = -1;
 }
 
+void KafkaSource::DiscoverPartitions() {
+  const int64_t refresh_us = options_.metadata_refresh.count() * 1000;
+  // Poll blocks for this request: 1 s while the cluster answers, longer after failures (a slow
+  // cluster), never above request_timeout.
+  const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
+      discovery_retry_us_ / 500, 1000, std::max<int64_t>(1000, options_.request_timeout.count())));
+  const rd_kafka_metadata_t* raw = nullptr;
+  rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk_.get(), /*all_topics=*/1, nullptr, &raw, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    discovery_retry_us_ = std::clamp<int64_t>(discovery_retry_us_ * 2, 500'000, refresh_us);
+    next_discovery_us_ = MonotonicMicros() + discovery_retry_us_;
+    NoteBrokerError(
+        fmt::format("cluster metadata for the topics' partitions: {}", rd_kafka_err2str(err)));
+    return;
+  }
+  MetadataPtr md(raw);
+  discovery_retry_us_ = 0;
+  next_discovery_us_ = MonotonicMicros() + refresh_us;
+  std::vector<PartitionState*> added;
+  std::set<std::string> found;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    const rd_kafka_metadata_topic_t& topic = md->topics[i];
+    if (topic.err != RD_KAFKA_RESP_ERR_NO_ERROR || !topic_matcher_->Matches(topic.topic)) {
+      continue;
+    }
+    found.insert(topic.topic);
+    for (int p = 0; p < topic.partition_cnt; ++p) {
+      const int32_t partition = topic.partitions[p].id;
+      PartitionState* s = table_.Find(topic.topic, partition);
+      if (s != nullptr && (s->assigned || s->pending)) {
+        continue;
+      }
+      s = &table_.GetOrAdd(topic.topic, partition);
+      s->pending = true;
+      s->assigned = false;
+      added.push_back(s);
+    }
+  }
+  for (const std::string& name : topic_matcher_->names()) {
+    if (found.count(name) == 0 && missing_topics_.insert(name).second) {
+      FERRY_LOG_WARN("kafka: topic '{}' does not exist (yet); looking again every {} ms", name,
+                     options_.metadata_refresh.count());
+    } else if (found.count(name) != 0) {
+      missing_topics_.erase(name);
+    }
+  }
+  if (!added.empty()) {
+    ++stats_.assignments;
+    FERRY_LOG_INFO("kafka: {} partition(s) assigned (manual)", added.size());
+    StartPartitions(added, /*from_callback=*/false);
+  }
+}
+
 Status KafkaSource::RetryPending() {
   std::vector<PartitionState*> pending;
   for (size_t i = 0; i < table_.size(); ++i) {
@@ -283,6 +348,9 @@ Status KafkaSource::Poll(size_t max_messages, std::chrono::milliseconds timeout,
   taken_.clear();
   if (!started_ || closed_) {
     return Internal("kafka: Poll before Start or after Close");
+  }
+  if (topic_matcher_.has_value() && MonotonicMicros() >= next_discovery_us_) {
+    DiscoverPartitions();
   }
   FERRY_RETURN_IF_ERROR(RetryPending());
   const int64_t deadline_us = MonotonicMicros() + timeout.count() * 1000;
@@ -583,6 +651,16 @@ Status KafkaSource::Close() {
   closed_ = true;
   taken_.clear();
   Status result;
+  if (started_ && rk_ != nullptr && topic_matcher_.has_value()) {
+    // Manual assignment: no group to leave; the partitions are given up here.
+    for (size_t i = 0; i < table_.size(); ++i) {
+      PartitionState& s = table_.at(static_cast<int32_t>(i));
+      if (s.assigned || s.pending) {
+        Revoke(&s);
+      }
+    }
+    rd_kafka_assign(rk_.get(), nullptr);
+  }
   if (started_ && rk_ != nullptr) {
     QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     ErrorPtr error(rd_kafka_consumer_close_queue(rk_.get(), queue.get()));

@@ -29,6 +29,12 @@
 //   7. Close(): rd_kafka_consumer_close_queue(), serving the revocation (OnRevoked) until the
 //      consumer has left the group or close_timeout passes, then destroys the handle.
 //
+// With Assignment::kManual (kafka_source_options.h) Start() does not subscribe: the source asks
+// the cluster for metadata (at Start, then every metadata_refresh, and after a failure every
+// second or so) and assigns itself every partition of the matching topics it does not have yet,
+// through the same step 2 (eager rd_kafka_assign of the whole list). Nothing is ever revoked
+// except by Close(), which calls OnRevoked for every partition before closing.
+//
 // An error found in the middle of a Poll that already took messages is returned by the next Poll
 // (before it takes anything), so taken messages are never lost to an error return.
 //
@@ -40,7 +46,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ferry/base/result.h"
@@ -50,6 +59,7 @@
 #include "ferry/source/kafka/log_throttle.h"
 #include "ferry/source/kafka/partition_table.h"
 #include "ferry/source/kafka/start_resolver.h"
+#include "ferry/source/kafka/topic_matcher.h"
 #include "ferry/source/source.h"
 
 namespace ferry::source::kafka {
@@ -121,6 +131,9 @@ class KafkaSource final : public Source {
   Status Assign(const std::vector<PartitionState*>& started);
   void Revoke(PartitionState* state);
   Status RetryPending();
+  // Manual assignment: finds partitions of the topics not yet assigned and starts them. A
+  // metadata failure is logged (throttled) and retried sooner; never an error.
+  void DiscoverPartitions();
 
   // Poll helpers.
   void Take(rd_kafka_message_t* raw, int64_t now_us);
@@ -141,6 +154,10 @@ class KafkaSource final : public Source {
   KafkaSourceStats stats_;
   LogThrottle broker_log_{1'000'000, 60'000'000};
   LogThrottle commit_log_{1'000'000, 60'000'000};
+  std::optional<TopicMatcher> topic_matcher_;  // manual assignment only
+  int64_t next_discovery_us_ = 0;
+  int64_t discovery_retry_us_ = 0;  // after a failed metadata request, doubled up to the refresh
+  std::set<std::string> missing_topics_;  // named topics the cluster did not know at last look
 
   // Destruction order: rk_ is declared before everything that borrows from it (messages held in
   // table_ and taken_) so that it is destroyed after them.

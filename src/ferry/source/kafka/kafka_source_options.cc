@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "ferry/source/kafka/topic_matcher.h"
+
 namespace ferry::source::kafka {
 namespace {
 
@@ -58,6 +60,20 @@ bool HasProperty(const KafkaSourceOptions& o, std::string_view key) {
 }
 
 }  // namespace
+
+std::string_view AssignmentName(Assignment assignment) {
+  return assignment == Assignment::kManual ? "manual" : "group";
+}
+
+Result<Assignment> ParseAssignment(std::string_view name) {
+  if (name == "group") {
+    return Assignment::kGroup;
+  }
+  if (name == "manual") {
+    return Assignment::kManual;
+  }
+  return InvalidArgument("unknown kafka assignment '{}' (group, manual)", name);
+}
 
 std::string_view StartPolicyName(StartPolicy policy) {
   switch (policy) {
@@ -127,6 +143,10 @@ Status KafkaSourceOptions::Validate() const {
   }
   if (group_id.empty()) {
     return InvalidArgument("kafka: group_id is empty");
+  }
+  if (assignment == Assignment::kManual) {
+    // ferry matches the patterns itself (librdkafka does it when subscribing).
+    FERRY_RETURN_IF_ERROR(TopicMatcher::Create(topics).status());
   }
   if (start_fallback != StartPolicy::kEarliest && start_fallback != StartPolicy::kLatest) {
     return InvalidArgument("kafka: start_fallback must be earliest or latest, not {}",

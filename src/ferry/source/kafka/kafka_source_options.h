@@ -41,6 +41,25 @@ struct TopicPartition {
   bool operator==(const TopicPartition& o) const = default;
 };
 
+// How the partitions of the topics come to this consumer.
+enum class Assignment {
+  // Join group_id and let the group balance the partitions over its members (subscribe). A new
+  // group waits group.initial.rebalance.delay.ms (3 s on brokers and the mock) before the first
+  // assignment; every member change is a rebalance.
+  kGroup,
+  // Read every partition of the topics without joining the group (librdkafka's manual
+  // assignment, as Spark's Kafka source reads): starts at once; new partitions and topics are
+  // found by asking for metadata every metadata_refresh. The table's positions are the only
+  // positions that matter either way; group offsets are still committed to group_id for lag
+  // tools. Two processes on one table each read everything (the commit fencing keeps the table
+  // exact, at twice the reading).
+  kManual,
+};
+
+// "group", "manual".
+std::string_view AssignmentName(Assignment assignment);
+Result<Assignment> ParseAssignment(std::string_view name);
+
 struct KafkaSourceOptions {
   // bootstrap.servers, e.g. "host1:9092,host2:9092".
   std::string brokers;
@@ -48,6 +67,7 @@ struct KafkaSourceOptions {
   // new topics and partitions matching are picked up at the next metadata refresh.
   std::vector<std::string> topics;
   std::string group_id;
+  Assignment assignment = Assignment::kGroup;
 
   StartPolicy start = StartPolicy::kEarliest;
   // Used by kGroup and kOffsets when they have no answer for a partition (no committed offset,

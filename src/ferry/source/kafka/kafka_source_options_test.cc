@@ -4,6 +4,7 @@
 
 #include "ferry/source/kafka/kafka_conf.h"
 #include "ferry/source/kafka/mock_cluster.h"
+#include "ferry/source/kafka/topic_matcher.h"
 
 namespace ferry::source::kafka {
 namespace {
@@ -33,6 +34,29 @@ TEST(KafkaSourceOptionsTest, MissingFieldsAreNamed) {
   o = Valid();
   o.group_id.clear();
   EXPECT_NE(o.Validate().message().find("group_id"), std::string::npos);
+}
+
+TEST(KafkaSourceOptionsTest, ManualAssignmentChecksThePatterns) {
+  KafkaSourceOptions o = Valid();
+  o.assignment = Assignment::kManual;
+  o.topics = {"events", "^ev-[a-z]+$"};
+  EXPECT_TRUE(o.Validate().ok());
+  o.topics = {"^ev-("};
+  Status st = o.Validate();
+  EXPECT_NE(st.message().find("'^ev-('"), std::string::npos) << st.message();
+  EXPECT_EQ(*ParseAssignment("manual"), Assignment::kManual);
+  EXPECT_EQ(*ParseAssignment("group"), Assignment::kGroup);
+  EXPECT_FALSE(ParseAssignment("static").ok());
+
+  Result<TopicMatcher> m = TopicMatcher::Create({"events", "^ev-.*"});
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->Matches("events"));
+  EXPECT_TRUE(m->Matches("ev-b"));
+  EXPECT_FALSE(m->Matches("other"));
+  EXPECT_FALSE(m->Matches("eventsx"));
+  Result<TopicMatcher> all = TopicMatcher::Create({"^.*"});
+  EXPECT_TRUE(all->Matches("anything"));
+  EXPECT_FALSE(all->Matches("__consumer_offsets"));  // internal topics only by name
 }
 
 TEST(KafkaSourceOptionsTest, ManagedPropertiesMustKeepFerrysValue) {
