@@ -84,8 +84,11 @@ struct KafkaSourceOptions {
   // queued.min.messages (per partition). Together with the pipeline's batch caps they bound
   // memory. queue_min_messages is librdkafka's own default: at 20,000 the group consumer of
   // librdkafka 2.0.2 stalled between fetches (1 M messages from 128 mock partitions: 12-18 s
-  // instead of 7-8 s, docs/BENCHMARKS.md); queue_max_kbytes still caps the bytes.
-  int64_t queue_max_kbytes = 32768;
+  // instead of 7-8 s, docs/BENCHMARKS.md); queue_max_kbytes caps the bytes. It is 128 MiB
+  // because 2.0.2 stops fetching while the queue is full and looks again only after a back-off:
+  // at 32 MiB one fetch response per broker filled it whenever the pipeline waited for its
+  // writer (a 1 M message backlog: 3.2-4.3 s instead of 2.3-2.9 s, docs/BENCHMARKS.md).
+  int64_t queue_max_kbytes = 131072;
   int64_t queue_min_messages = 100000;
   // topic.metadata.refresh.interval.ms: how soon new partitions and regex-matched topics appear.
   std::chrono::milliseconds metadata_refresh{30000};
