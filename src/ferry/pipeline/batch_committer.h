@@ -30,7 +30,7 @@
 //
 // Ownership: the committer owns the table handle, its snapshot, the dead-letter table and its
 // snapshot, the transform stage and the dedup index. While a SealedBatch is in flight only the
-// writer thread touches them; the methods marked "pipeline thread" below may be called only when
+// writer thread touches them; the methods under "Pipeline thread" below may be called only when
 // the CommitQueue is idle (CommitQueue invariant 5), which orders them with the jobs.
 //
 // Thread-safety: not thread-safe; see Ownership.
@@ -137,9 +137,12 @@ class BatchCommitter {
   // The same in the dead-letter table. REQUIRES: has_dead_letter_table().
   Result<std::optional<int64_t>> ReadDeadLetterPosition(const std::string& app_id);
 
+  const delta::Snapshot& snapshot() const { return snapshot_; }
+
+  // ---- Either thread: fixed once the pipeline runs ----
+
   bool has_dead_letter_table() const { return dead_table_ != nullptr; }
   const columnar::SchemaPtr& input_schema() const { return stage_->input_schema(); }
-  const delta::Snapshot& snapshot() const { return snapshot_; }
 
  private:
   // Steps 2-5, once.
