@@ -1,11 +1,12 @@
 // CommitQueue: the writer thread of a pipeline. The pipeline thread seals a batch and submits the
-// work that writes its Parquet files and commits them (a Job); the queue runs the jobs on its own
-// thread while the pipeline thread polls and decodes the next batch, and hands the outcomes back
-// in submission order for what must happen on the pipeline thread (acks, positions, metrics).
+// work that writes its Parquet files and commits them (a Job; the pipeline's call
+// BatchCommitter::Commit); the queue runs the jobs on its own thread while the pipeline thread
+// polls and decodes the next batch, and hands the outcomes back in submission order for what must
+// happen on the pipeline thread (acks, positions, metrics).
 //
 //   CommitQueue queue(/*max_in_flight=*/1);
 //   if (queue.full()) { Handle(queue.Take()); }   // waits for the oldest batch's outcome
-//   queue.Submit([batch] { return WriteAndCommit(*batch); });
+//   queue.Submit([&committer, batch, stop] { return committer.Commit(batch, stop); });
 //   while (auto done = queue.TryTake()) { Handle(*done); }
 //
 // Invariants (the pipeline's exactly-once argument rests on them; commit_queue_test.cc checks

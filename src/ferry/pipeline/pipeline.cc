@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "ferry/base/check.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
@@ -32,8 +30,8 @@ struct Pipeline::Metrics {
     const char* commits_help = "Commits by outcome (succeeded, failed, lost to another writer)";
     succeeded = r->GetCounter("ferry_commits_total", commits_help,
                               {{"pipeline", id}, {"outcome", "succeeded"}});
-    failed = r->GetCounter("ferry_commits_total", commits_help,
-                           {{"pipeline", id}, {"outcome", "failed"}});
+    committer.failed = r->GetCounter("ferry_commits_total", commits_help,
+                                     {{"pipeline", id}, {"outcome", "failed"}});
     lost =
         r->GetCounter("ferry_commits_total", commits_help, {{"pipeline", id}, {"outcome", "lost"}});
     abandoned = r->GetCounter("ferry_batches_abandoned_total",
@@ -48,16 +46,16 @@ struct Pipeline::Metrics {
     filtered = r->GetCounter("ferry_rows_filtered_total", "Rows dropped by the `where` filter", l);
     dedup_hits = r->GetCounter("ferry_dedup_hits_total",
                                "Rows not written because their dedup key was committed already", l);
-    checkpoint_seconds = r->GetHistogram("ferry_checkpoint_duration_seconds",
-                                         "Writing a Delta checkpoint after a commit", l);
+    committer.checkpoint_seconds = r->GetHistogram("ferry_checkpoint_duration_seconds",
+                                                   "Writing a Delta checkpoint after a commit", l);
     rate_limited = r->GetCounter("ferry_rate_limited_seconds_total",
                                  "Time partitions were held back by max_rate_per_partition", l);
-    dead_rows = r->GetCounter("ferry_dead_letter_rows_written_total",
-                              "Rows committed to the dead-letter table", l);
+    committer.dead_rows = r->GetCounter("ferry_dead_letter_rows_written_total",
+                                        "Rows committed to the dead-letter table", l);
     batch_seconds = r->GetHistogram("ferry_batch_duration_seconds",
                                     "From a batch's first row to its durable commit", l);
-    commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
-                                     "Writing a batch's files and committing them", l);
+    committer.commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
+                                               "Writing a batch's files and committing them", l);
   }
   metrics::Gauge* Position(const std::string& name, const std::string& help,
                            const std::string& partition) {
@@ -73,7 +71,6 @@ struct Pipeline::Metrics {
   metrics::Counter* messages;
   metrics::Counter* redeliveries;
   metrics::Counter* succeeded;
-  metrics::Counter* failed;
   metrics::Counter* lost;
   metrics::Counter* abandoned;
   metrics::Counter* unavailable;
@@ -82,7 +79,6 @@ struct Pipeline::Metrics {
   metrics::Gauge* version;
   metrics::Counter* filtered;
   metrics::Counter* dedup_hits;
-  metrics::Histogram* checkpoint_seconds;
   metrics::Counter* rate_limited;
   // Bad records by what became of them (skipped, dead_letter) and why.
   metrics::Counter* Bad(const char* action, std::string_view reason) {
@@ -91,9 +87,9 @@ struct Pipeline::Metrics {
         "Messages that did not decode or fit the schema, by action and reason",
         {{"pipeline", pipeline}, {"action", action}, {"reason", std::string(reason)}});
   }
-  metrics::Counter* dead_rows;
   metrics::Histogram* batch_seconds;
-  metrics::Histogram* commit_seconds;
+  // The writer thread's (BatchCommitter).
+  BatchCommitter::Metrics committer;
 };
 
 namespace {
@@ -121,30 +117,6 @@ std::string_view BadRecordReason(std::string_view error) {
     return "wrong_type";
   }
   return "other";
-}
-
-int64_t SystemMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// Errors no retry can fix: the pipeline stops with them.
-bool IsFatal(const Status& st) {
-  switch (st.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotSupported:
-    case StatusCode::kDataLoss:
-    case StatusCode::kInternal:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::string FormatDuration(std::chrono::milliseconds d) {
-  return d.count() % 1000 == 0 ? fmt::format("{}s", d.count() / 1000)
-                               : fmt::format("{}ms", d.count());
 }
 
 }  // namespace
@@ -203,18 +175,22 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                    std::unique_ptr<TransformStage> stage, std::unique_ptr<DedupIndex> dedup,
                    metrics::Registry* registry)
     : options_(std::move(options)),
-      table_(std::move(table)),
-      snapshot_(std::move(snapshot)),
-      stage_(std::move(stage)),
-      dedup_(std::move(dedup)),
       source_factory_(std::move(source_factory)),
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
       metrics_(std::make_unique<Metrics>(registry, options_.id)),
+      committer_(std::make_unique<BatchCommitter>(
+          BatchCommitterOptions{.id = options_.id,
+                                .writer = options_.writer,
+                                .commit = options_.commit,
+                                .initial_backoff = options_.initial_backoff,
+                                .max_backoff = options_.max_backoff},
+          std::move(table), std::move(snapshot), std::move(stage), std::move(dedup),
+          metrics_->committer)),
       queue_(
           std::make_unique<CommitQueue>(static_cast<size_t>(std::max(1, options_.max_in_flight)))) {
-  batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
-  metrics_->version->Set(static_cast<double>(snapshot_.version()));
+  batch_ = columnar::RecordBatch::MakeEmpty(committer_->input_schema());
+  metrics_->version->Set(static_cast<double>(committer_->snapshot().version()));
 }
 
 Pipeline::~Pipeline() {
@@ -231,8 +207,7 @@ Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::
                            expected->ToString());
   }
   dead_ = columnar::RecordBatch::MakeEmpty(snapshot.schema());
-  dead_table_ = std::move(table);
-  dead_snapshot_ = std::move(snapshot);
+  committer_->SetDeadLetterTable(std::move(table), std::move(snapshot));
   return Status::OK();
 }
 
@@ -261,25 +236,23 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   // The batch in flight may hold the partition: its commit comes first, then the position is
   // read, and the table handle is ours again.
   queue_->WaitIdle();
-  // Another writer may have moved the partition since our snapshot: read the log first.
-  Result<delta::Snapshot> updated = table_->Update(snapshot_);
-  if (!updated.ok()) {
-    return updated.status().WithContext("pipeline {}: reading positions for {}", options_.id,
-                                        partition.key);
-  }
-  snapshot_ = std::move(*updated);
-  metrics_->version->Set(static_cast<double>(snapshot_.version()));
   PartitionState state{.key = partition.key, .app_id = options_.id + "/" + partition.key};
-  state.committed = snapshot_.position(state.app_id);
+  // Another writer may have moved the partition since our snapshot: read the log first.
+  Result<std::optional<int64_t>> committed = committer_->ReadPosition(state.app_id);
+  if (!committed.ok()) {
+    return committed.status().WithContext("pipeline {}: reading positions for {}", options_.id,
+                                          partition.key);
+  }
+  metrics_->version->Set(static_cast<double>(committer_->snapshot().version()));
+  state.committed = *committed;
   state.delivered = state.committed;
-  if (dead_table_ != nullptr) {
-    Result<delta::Snapshot> dead = dead_table_->Update(dead_snapshot_);
+  if (committer_->has_dead_letter_table()) {
+    Result<std::optional<int64_t>> dead = committer_->ReadDeadLetterPosition(state.app_id);
     if (!dead.ok()) {
       return dead.status().WithContext("pipeline {}: reading the dead-letter position of {}",
                                        options_.id, partition.key);
     }
-    dead_snapshot_ = std::move(*dead);
-    state.dead_committed = dead_snapshot_.position(state.app_id);
+    state.dead_committed = *dead;
   }
   state.sealed = state.committed;
   state.dead_sealed = state.dead_committed;
@@ -290,10 +263,10 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   FERRY_LOG_INFO("pipeline {}: {} assigned, {}", options_.id, partition.key,
                  state.committed ? fmt::format("resuming after position {}", *state.committed)
                                  : std::string("new to the table (start policy applies)"));
-  std::optional<int64_t> committed = state.committed;
+  std::optional<int64_t> position = state.committed;
   partitions_[partition.index] = std::move(state);
   heads_known_ = false;
-  return committed;
+  return position;
 }
 
 void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
@@ -306,7 +279,7 @@ void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
   }
   int32_t p = partition.index;
   if (batch_last_.count(p) != 0) {
-    if (dead_table_ != nullptr && !dead_partition_.empty()) {
+    if (committer_->has_dead_letter_table() && !dead_partition_.empty()) {
       std::vector<int64_t> keep_dead;
       for (size_t row = 0; row < dead_partition_.size(); ++row) {
         if (dead_partition_[row] != p) {
@@ -383,7 +356,7 @@ void Pipeline::Consume(const source::Message& m) {
 
 Status Pipeline::TakeBad(const source::Message& m, const Status& error) {
   PartitionState& state = partitions_.at(m.partition);
-  if (options_.on_bad_record == OnBadRecord::kSkip || dead_table_ == nullptr) {
+  if (options_.on_bad_record == OnBadRecord::kSkip || !committer_->has_dead_letter_table()) {
     metrics_->Bad("skipped", BadRecordReason(error.message()))->Increment();
     FERRY_LOG_WARN("{} (skipped: on_bad_record = \"skip\")", error.message());
   } else if (state.dead_committed && m.position <= *state.dead_committed) {
@@ -427,7 +400,7 @@ void Pipeline::ClearBatch() {
   batch_first_.clear();
   batch_bytes_.clear();
   batch_last_timestamp_.clear();
-  if (dead_table_ != nullptr) {
+  if (committer_->has_dead_letter_table()) {
     dead_.Clear();
   }
   dead_partition_.clear();
@@ -435,7 +408,7 @@ void Pipeline::ClearBatch() {
 
 // ---- Pipeline thread: sealing, outcomes, fencing ----
 
-std::unique_ptr<Pipeline::SealedBatch> Pipeline::Seal() {
+std::unique_ptr<SealedBatch> Pipeline::Seal() {
   auto sealed = std::make_unique<SealedBatch>();
   sealed->rows = std::move(batch_);
   if (spare_.num_columns() > 0) {
@@ -444,7 +417,7 @@ std::unique_ptr<Pipeline::SealedBatch> Pipeline::Seal() {
     batch_ = std::move(spare_);
     spare_ = columnar::RecordBatch();
   } else {
-    batch_ = columnar::RecordBatch::MakeEmpty(stage_->input_schema());
+    batch_ = columnar::RecordBatch::MakeEmpty(committer_->input_schema());
   }
   for (const auto& [p, last] : batch_last_) {
     PartitionState& state = partitions_.at(p);
@@ -459,7 +432,7 @@ std::unique_ptr<Pipeline::SealedBatch> Pipeline::Seal() {
       part.last_timestamp_us = ts->second;
     }
   }
-  if (dead_table_ != nullptr) {
+  if (committer_->has_dead_letter_table()) {
     columnar::SchemaPtr dead_schema = dead_.schema_ptr();
     sealed->dead = std::move(dead_);
     dead_ = columnar::RecordBatch::MakeEmpty(dead_schema);
@@ -493,7 +466,9 @@ Status Pipeline::SubmitBatch() {
   std::unique_ptr<SealedBatch> sealed = Seal();
   SealedBatch* batch = sealed.get();
   in_flight_.push_back(std::move(sealed));
-  queue_->Submit([this, batch] { return CommitSealed(batch); });
+  queue_->Submit([committer = committer_.get(), batch, stop = stop_] {
+    return committer->Commit(batch, stop);
+  });
   return options_.max_in_flight == 0 ? Settle(/*wait=*/true) : Status::OK();
 }
 
@@ -612,196 +587,8 @@ Status Pipeline::Fence(const Status& why) {
   batch_gaps_.clear();
   CloseSource();
   partitions_.clear();
-  FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
-  if (dedup_ != nullptr) {
-    FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
-  }
+  FERRY_RETURN_IF_ERROR(committer_->Reload());
   return StartSource();
-}
-
-// ---- Writer thread ----
-
-Status Pipeline::CommitDeadLetters(SealedBatch* batch) {
-  if (batch->dead_committed || batch->dead.num_rows() == 0) {
-    return Status::OK();
-  }
-  // A previous attempt may have landed with its reply lost.
-  FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
-  bool landed = true;
-  for (const auto& [p, part] : batch->partitions) {
-    landed = landed && (!part.has_dead || dead_snapshot_.position(part.app_id) == part.last);
-  }
-  if (!landed) {
-    FERRY_ASSIGN_OR_RETURN(
-        auto writer, delta::TableWriter::Create(*dead_table_, dead_snapshot_, options_.writer));
-    FERRY_RETURN_IF_ERROR(writer->Write(batch->dead));
-    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-    delta::Transaction txn(*dead_table_, dead_snapshot_, options_.commit);
-    txn.AddFiles(std::move(adds));
-    for (const auto& [p, part] : batch->partitions) {
-      if (part.has_dead) {
-        txn.SetPosition(part.app_id, part.last);
-        txn.ExpectPosition(part.app_id, part.dead_expected);
-      }
-    }
-    txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"},
-                                          {"queryId", options_.id + "/dead_letter"},
-                                          {"epochId", std::to_string(epoch_)}});
-    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
-    dead_snapshot_ = std::move(result.snapshot);
-    metrics_->dead_rows->Increment(static_cast<double>(batch->dead.num_rows()));
-    FERRY_LOG_INFO("pipeline {}: {} bad records committed to the dead-letter table {} (version {})",
-                   options_.id, batch->dead.num_rows(), dead_table_->Describe(),
-                   dead_snapshot_.version());
-  }
-  batch->dead_committed = true;
-  // Between the two commits: a crash here must leave the counts unchanged after a restart.
-  return FERRY_FAILPOINT("pipeline.after_dead_letter_commit");
-}
-
-Status Pipeline::WriteAndCommit(SealedBatch* batch) {
-  Clock::time_point start = Clock::now();
-  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_write"));
-  // Dead letters first: once they are committed with their positions, the main commit may fail
-  // or crash without losing or repeating them.
-  FERRY_RETURN_IF_ERROR(CommitDeadLetters(batch));
-  columnar::RecordBatch transformed;
-  const columnar::RecordBatch* rows = &batch->rows;
-  batch->filtered = 0;
-  if (!stage_->empty()) {
-    transformed = stage_->Apply(batch->rows, &batch->filtered);
-    rows = &transformed;
-  }
-  batch->dedup_hits = 0;
-  std::vector<std::string> keys;
-  columnar::RecordBatch unique;
-  if (dedup_ != nullptr) {
-    // The batch before this one was remembered after its commit: its keys are seen here.
-    FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
-    std::vector<int64_t> keep = dedup_->Filter(*rows, &keys);
-    batch->dedup_hits = rows->num_rows() - static_cast<int64_t>(keep.size());
-    if (batch->dedup_hits > 0) {
-      unique = rows->Take(keep);
-      rows = &unique;
-    }
-  }
-  batch->rows_written = rows->num_rows();
-  FERRY_ASSIGN_OR_RETURN(auto writer,
-                         delta::TableWriter::Create(*table_, snapshot_, options_.writer));
-  if (rows->num_rows() > 0) {
-    FERRY_RETURN_IF_ERROR(writer->Write(*rows));
-  }
-  FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-  batch->files = static_cast<int64_t>(adds.size());
-  batch->bytes = 0;
-  for (const delta::AddFile& add : adds) {
-    batch->bytes += add.size;
-  }
-  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
-
-  delta::Transaction txn(*table_, snapshot_, options_.commit);
-  txn.AddFiles(std::move(adds));
-  for (const auto& [p, part] : batch->partitions) {
-    txn.SetPosition(part.app_id, part.last);
-    txn.ExpectPosition(part.app_id, part.expected);
-  }
-  delta::StringMap parameters = {
-      {"outputMode", "Append"}, {"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};
-  if (!batch->gaps.empty()) {
-    nlohmann::json gaps = nlohmann::json::array();
-    for (const source::Gap& gap : batch->gaps) {
-      gaps.push_back({{"partition", gap.key},
-                      {"first", gap.first_position},
-                      {"last", gap.last_position},
-                      {"reason", gap.reason}});
-    }
-    parameters["gaps"] = gaps.dump();
-  }
-  txn.SetOperation("STREAMING UPDATE", std::move(parameters));
-  FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
-  snapshot_ = std::move(result.snapshot);
-  batch->version = result.version;
-  if (dedup_ != nullptr) {
-    // Commits of other writers that landed before ours, then our own keys.
-    FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
-    int64_t now = SystemMillis();
-    dedup_->Remember(keys, result.version, now);
-    Status persisted = dedup_->Persist(*table_, snapshot_, result.version, keys, now);
-    if (!persisted.ok()) {
-      FERRY_LOG_WARN(
-          "pipeline {}: could not write the dedup index segment of version {} (a "
-          "restart reads that version from the log instead): {}",
-          options_.id, result.version, persisted.ToString());
-    }
-  }
-  metrics_->commit_seconds->Observe(Seconds(Clock::now() - start));
-  if (result.checkpoint_version && result.checkpoint_status.ok()) {
-    metrics_->checkpoint_seconds->Observe(static_cast<double>(result.checkpoint_micros) / 1e6);
-  }
-  if (!result.checkpoint_status.ok()) {
-    FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
-                   options_.id, result.checkpoint_version.value_or(-1),
-                   result.checkpoint_status.ToString());
-  }
-  // An error here leaves a durable commit behind an error: CommitSealed finds it in the log.
-  return FERRY_FAILPOINT("pipeline.after_commit");
-}
-
-Status Pipeline::CommitSealed(SealedBatch* batch) {
-  std::chrono::milliseconds backoff = options_.initial_backoff;
-  while (true) {
-    if (stop_->abandon()) {
-      return Cancelled(
-          "pipeline {}: stopped with {} rows not committed (they are read again "
-          "at the next start)",
-          options_.id, batch->rows.num_rows());
-    }
-    Status st = WriteAndCommit(batch);
-    if (st.ok()) {
-      ++epoch_;
-      return Status::OK();
-    }
-    if (st.code() == StatusCode::kAborted) {
-      return st;  // the pipeline thread fences
-    }
-    if (IsFatal(st)) {
-      return st.WithContext("pipeline {}: committing to {}", options_.id, table_->Describe());
-    }
-    metrics_->failed->Increment();
-    FERRY_LOG_WARN("pipeline {}: batch of {} rows not committed: {}; retrying in {}", options_.id,
-                   batch->rows.num_rows(), st.ToString(), FormatDuration(backoff));
-    stop_->WaitFor(backoff);
-    backoff = std::min(backoff * 2, options_.max_backoff);
-
-    // Learn from the log what happened: ours, untouched, or another writer's.
-    Result<delta::Snapshot> updated = table_->LoadSnapshot();
-    if (!updated.ok()) {
-      FERRY_LOG_WARN("pipeline {}: reading {}: {}", options_.id, table_->Describe(),
-                     updated.status().ToString());
-      continue;
-    }
-    snapshot_ = std::move(*updated);
-    bool ours = true;
-    bool untouched = true;
-    for (const auto& [p, part] : batch->partitions) {
-      std::optional<int64_t> now = snapshot_.position(part.app_id);
-      ours = ours && now == part.last;
-      untouched = untouched && now == part.expected;
-    }
-    if (ours) {
-      FERRY_LOG_INFO("pipeline {}: the batch was committed after all (version {})", options_.id,
-                     snapshot_.version());
-      batch->version = snapshot_.version();
-      if (dedup_ != nullptr) {
-        FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
-      }
-      ++epoch_;
-      return Status::OK();
-    }
-    if (!untouched) {
-      return Aborted("positions moved while the commit was failing");
-    }
-  }
 }
 
 // ---- Pipeline thread: lag, heads, the loop ----
@@ -868,9 +655,7 @@ bool Pipeline::CaughtUp() const {
 
 Status Pipeline::Run(StopSignal* stop) {
   stop_ = stop;
-  if (dedup_ != nullptr) {
-    FERRY_RETURN_IF_ERROR(dedup_->Load(*table_, snapshot_, SystemMillis()));
-  }
+  FERRY_RETURN_IF_ERROR(committer_->LoadDedupIndex());
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
   std::vector<source::Message> messages;

@@ -14,11 +14,12 @@
 //      A message that does not decode stops the pipeline: the rows before it are committed,
 //      the error names topic/stream, partition and position, nothing after it is committed.
 //   3. When a trigger fires (max_rows, max_bytes of the open batch in memory, max_latency since
-//      the batch's first row) or a drain is requested, the batch is sealed and handed to the
-//      writer thread (CommitQueue), and the pipeline thread goes back to step 2 with a new open
-//      batch. The writer thread commits the dead letters (they have their own txn, before the
-//      main commit that covers the same positions [pipeline.after_dead_letter_commit]), applies
-//      the derived columns and `where`, filters dedup keys, writes the Parquet files
+//      the batch's first row) or a drain is requested, the batch is sealed (a SealedBatch) and
+//      handed to the writer thread (CommitQueue), and the pipeline thread goes back to step 2
+//      with a new open batch. On the writer thread a BatchCommitter (batch_committer.h, which
+//      numbers these steps) commits the dead letters (they have their own txn, before the main
+//      commit that covers the same positions [pipeline.after_dead_letter_commit]), applies the
+//      derived columns and `where`, filters dedup keys, writes the Parquet files
 //      [pipeline.before_write], and commits them with one txn per partition in the batch, each
 //      expecting the position the batch before it commits [pipeline.before_commit,
 //      pipeline.after_commit]. The pipeline thread takes the outcome back and acknowledges to
@@ -27,7 +28,7 @@
 //      batch, any sealed batch behind it and the open batch are abandoned (their files are
 //      orphans for vacuum), the source is closed and made anew from the factory, and every
 //      partition resumes from the table (fencing).
-//      Any other failure (I/O, store unavailable, an unknown outcome): the writer thread backs
+//      Any other failure (I/O, store unavailable, an unknown outcome): the BatchCommitter backs
 //      off and reloads the snapshot; if it holds the batch's positions the commit landed, if it
 //      holds the old ones the batch is written again, otherwise another writer owns a partition
 //      (as above).
@@ -43,12 +44,12 @@
 //   - At most max_in_flight sealed batches (default 1) wait for or are in the writer thread;
 //     when the queue is full, sealing waits for the oldest outcome. Memory stays within
 //     (1 + max_in_flight) times the batch limits.
-//   - The writer thread owns the table handle, the snapshot, the dead-letter table, the
-//     transform stage and the dedup index while a batch is in flight. The pipeline thread uses
-//     them only when the queue is idle: partition assignment and revocation (inside Poll) first
-//     wait for the batch in flight, so positions are read after its commit and a revoked
-//     partition's sealed rows are committed before the partition is given up; fencing, stop
-//     and return wait for every outcome.
+//   - The BatchCommitter holds the table handle, the snapshot, the dead-letter table, the
+//     transform stage and the dedup index; while a batch is in flight only the writer thread
+//     uses them. The pipeline thread calls the committer only when the queue is idle: partition
+//     assignment and revocation (inside Poll) first wait for the batch in flight, so positions
+//     are read after its commit and a revoked partition's sealed rows are committed before the
+//     partition is given up; fencing, stop and return wait for every outcome.
 //   - Dedup: batch N+1 is filtered on the writer thread after batch N's keys were remembered
 //     (after its durable commit), so it sees them; a fenced batch never reaches Remember.
 //   - An error on the writer thread (a fatal status, or a stop that abandons the batch) comes
@@ -58,8 +59,9 @@
 // Exactly-once holds at every step: nothing is acknowledged before its commit is durable, and a
 // stop or crash anywhere leaves positions and data together in the log.
 //
-// Thread-safety: Run() is called once, on one thread; it runs the writer thread inside. The
-// StopSignal and the metrics registry may be used from other threads.
+// Thread-safety: Run() is called once, on one thread; it runs the writer thread (the CommitQueue,
+// whose jobs call the BatchCommitter) inside. The StopSignal and the metrics registry may be used
+// from other threads.
 #pragma once
 
 #include <chrono>
@@ -79,6 +81,7 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/batch_committer.h"
 #include "ferry/pipeline/commit_queue.h"
 #include "ferry/pipeline/dedup_index.h"
 #include "ferry/pipeline/metadata_columns.h"
@@ -159,7 +162,8 @@ class Pipeline final : private source::PartitionListener {
   // does not decode (InvalidArgument), lost data (DataLoss), a table ferry cannot write.
   Status Run(StopSignal* stop);
 
-  const delta::Snapshot& snapshot() const { return snapshot_; }
+  // REQUIRES: no batch in flight (before or after Run()).
+  const delta::Snapshot& snapshot() const { return committer_->snapshot(); }
   const std::string& id() const { return options_.id; }
 
  private:
@@ -175,35 +179,6 @@ class Pipeline final : private source::PartitionListener {
     std::optional<int64_t> dead_committed;  // the dead-letter table's position
     std::optional<int64_t> dead_sealed;     // ... of the newest sealed batch (or dead_committed)
     int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
-  };
-  // A partition of a sealed batch: what its commit needs, so the writer thread never reads
-  // partitions_.
-  struct SealedPartition {
-    std::string key;
-    std::string app_id;
-    int64_t first = 0;
-    int64_t last = 0;
-    std::optional<int64_t> expected;  // the table's position before this batch
-    bool has_dead = false;            // dead letters of it are in the batch
-    std::optional<int64_t> dead_expected;
-    int64_t last_timestamp_us = 0;
-  };
-  // A batch handed to the writer thread. Built by the pipeline thread (Seal), then owned by the
-  // writer thread until the outcome is taken back; the pipeline thread then reads the results.
-  struct SealedBatch {
-    columnar::RecordBatch rows;  // the input schema
-    columnar::RecordBatch dead;  // dead letters (kDeadLetterSchema)
-    std::map<int32_t, SealedPartition> partitions;
-    std::vector<source::Gap> gaps;
-    Clock::time_point opened;
-    // Results, written by the writer thread.
-    bool dead_committed = false;  // the dead letters are in their table
-    int64_t rows_written = 0;     // after `where` and dedup
-    int64_t filtered = 0;
-    int64_t dedup_hits = 0;
-    int64_t files = 0;
-    int64_t bytes = 0;
-    int64_t version = -1;
   };
   struct Metrics;
 
@@ -251,24 +226,8 @@ class Pipeline final : private source::PartitionListener {
   bool CaughtUp() const;
   std::string Describe(const source::Message& message) const;
 
-  // ---- Writer thread (inside a CommitQueue job) ----
-  // Steps 3-4 for one sealed batch: retries until committed (OK), fenced (Aborted), abandoned on
-  // stop (Cancelled) or failed for good.
-  Status CommitSealed(SealedBatch* batch);
-  Status WriteAndCommit(SealedBatch* batch);
-  // Commits the batch's dead letters to the dead-letter table (once per batch).
-  Status CommitDeadLetters(SealedBatch* batch);
-
   PipelineOptions options_;
   StopSignal* stop_ = nullptr;  // Run()'s
-  // Writer-owned while a batch is in flight (see the header comment).
-  std::unique_ptr<delta::Table> table_;
-  delta::Snapshot snapshot_;
-  std::unique_ptr<TransformStage> stage_;
-  std::unique_ptr<DedupIndex> dedup_;
-  std::unique_ptr<delta::Table> dead_table_;
-  delta::Snapshot dead_snapshot_;
-  int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
 
   // Pipeline thread.
   SourceFactory source_factory_;
@@ -298,6 +257,10 @@ class Pipeline final : private source::PartitionListener {
   columnar::RecordBatch spare_;
   // Sealed batches out to the writer thread, oldest first, in step with queue_'s jobs.
   std::deque<std::unique_ptr<SealedBatch>> in_flight_;
+  // The writer thread's work; it owns the table, snapshots, stage and dedup index (see the header
+  // comment). Built after metrics_ (it takes metrics_->committer); declared before queue_, so it
+  // outlives the writer thread whose jobs call it.
+  std::unique_ptr<BatchCommitter> committer_;
   // Last: destroyed first, so the writer thread is joined before anything its jobs use.
   std::unique_ptr<CommitQueue> queue_;
 };

@@ -1,0 +1,164 @@
+// BatchCommitter: the writer-thread half of a pipeline (pipeline.h). The pipeline thread seals a
+// batch (SealedBatch) and submits a CommitQueue job that calls Commit(); the committer makes the
+// batch durable in the table and fills in its results. It never acknowledges anything to the
+// source: the pipeline thread does that once it has taken the outcome back.
+//
+//   BatchCommitter committer(committer_options, std::move(table), snapshot, std::move(stage),
+//                            std::move(dedup), committer_metrics);
+//   queue.Submit([&committer, batch, stop] { return committer.Commit(batch, stop); });
+//
+// Commit(), numbered as it runs (failpoints in brackets):
+//   1. A stop that abandons gives up between attempts (Cancelled, nothing of the batch counted).
+//   2. [pipeline.before_write] The batch's dead letters, if any, go to the dead-letter table
+//      first, with a txn per partition expecting the position of the batch before, unless the
+//      dead-letter log shows that an earlier attempt landed them already; once per batch.
+//      [pipeline.after_dead_letter_commit]
+//   3. The derived columns and `where` (TransformStage); then the dedup index catches up on
+//      other writers' commits and drops the rows whose key is committed already.
+//   4. The rows left are written as Parquet files. [pipeline.before_commit]
+//   5. One Delta commit adds the files and, for every partition in the batch, sets the txn
+//      position to the batch's last one, expecting the position of the batch sealed before it
+//      (SealedPartition::expected); skipped ranges go in commitInfo. Then the dedup index
+//      remembers the batch's keys and persists them (a failed Persist is logged: a restart reads
+//      that version from the log instead). [pipeline.after_commit]
+//   6. A failed step: Aborted (another writer's txn for one of our partitions) goes back at once,
+//      the pipeline thread fences; a fatal code (InvalidArgument, NotSupported, DataLoss,
+//      Internal) goes back naming the table. Anything else (I/O, store unavailable, an unknown
+//      outcome): back off (doubling up to max_backoff), reload the snapshot and ask whether the
+//      commit landed: the batch's positions are in it (OK, the commit was ours), the expected
+//      ones are (go to 1 and write the batch again), or neither (Aborted).
+//
+// Ownership: the committer owns the table handle, its snapshot, the dead-letter table and its
+// snapshot, the transform stage and the dedup index. While a SealedBatch is in flight only the
+// writer thread touches them; the methods under "Pipeline thread" below may be called only when
+// the CommitQueue is idle (CommitQueue invariant 5), which orders them with the jobs.
+//
+// Thread-safety: not thread-safe; see Ownership.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/columnar/record_batch.h"
+#include "ferry/delta/snapshot.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_writer.h"
+#include "ferry/delta/transaction.h"
+#include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/dedup_index.h"
+#include "ferry/pipeline/stop_signal.h"
+#include "ferry/pipeline/transform_stage.h"
+#include "ferry/source/source.h"
+
+namespace ferry::pipeline {
+
+// A partition of a sealed batch: what its commit needs, so the writer thread never reads the
+// pipeline thread's partition state.
+struct SealedPartition {
+  std::string key;
+  std::string app_id;
+  int64_t first = 0;
+  int64_t last = 0;
+  std::optional<int64_t> expected;  // the table's position before this batch
+  bool has_dead = false;            // dead letters of it are in the batch
+  std::optional<int64_t> dead_expected;
+  int64_t last_timestamp_us = 0;
+};
+
+// A batch handed to the writer thread. Built by the pipeline thread (Pipeline::Seal), then owned
+// by the writer thread until the outcome is taken back; the pipeline thread then reads the
+// results.
+struct SealedBatch {
+  columnar::RecordBatch rows;  // the input schema
+  columnar::RecordBatch dead;  // dead letters (kDeadLetterSchema)
+  std::map<int32_t, SealedPartition> partitions;
+  std::vector<source::Gap> gaps;
+  std::chrono::steady_clock::time_point opened;
+  // Results, written by the writer thread.
+  bool dead_committed = false;  // the dead letters are in their table
+  int64_t rows_written = 0;     // after `where` and dedup
+  int64_t filtered = 0;
+  int64_t dedup_hits = 0;
+  int64_t files = 0;
+  int64_t bytes = 0;
+  int64_t version = -1;
+};
+
+// The parts of PipelineOptions the writer thread uses.
+struct BatchCommitterOptions {
+  std::string id;  // the pipeline's: txn appIds, commitInfo queryId, log lines
+  delta::TableWriterOptions writer;
+  delta::CommitOptions commit;
+  std::chrono::milliseconds initial_backoff{};
+  std::chrono::milliseconds max_backoff{};
+};
+
+class BatchCommitter {
+ public:
+  // The writer thread's metrics, registered by the pipeline with the rest of its own.
+  struct Metrics {
+    metrics::Counter* failed = nullptr;  // ferry_commits_total{outcome="failed"}
+    metrics::Counter* dead_rows = nullptr;
+    metrics::Histogram* commit_seconds = nullptr;
+    metrics::Histogram* checkpoint_seconds = nullptr;
+  };
+
+  // `stage` maps the input schema to the table's; `dedup` may be null (no dedup).
+  BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
+                 delta::Snapshot snapshot, std::unique_ptr<TransformStage> stage,
+                 std::unique_ptr<DedupIndex> dedup, Metrics metrics);
+  BatchCommitter(const BatchCommitter&) = delete;
+  BatchCommitter& operator=(const BatchCommitter&) = delete;
+
+  // REQUIRES: before the first Commit(); `snapshot` has kDeadLetterSchema (Pipeline checks).
+  void SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::Snapshot snapshot);
+
+  // ---- Writer thread (a CommitQueue job) ----
+
+  // Steps 1-6 for one sealed batch, retrying until it is committed (OK, the batch's results
+  // filled in), fenced (Aborted), abandoned on `stop` (Cancelled) or failed for good (a fatal
+  // code).
+  Status Commit(SealedBatch* batch, StopSignal* stop);
+
+  // ---- Pipeline thread, only while the CommitQueue is idle ----
+
+  // Loads the dedup index (if any) as of the snapshot.
+  Status LoadDedupIndex();
+  // Reloads the snapshot from the log, then the dedup index (fencing starts over from the table).
+  Status Reload();
+  // `app_id`'s position in the table after reading the commits the snapshot has not seen.
+  Result<std::optional<int64_t>> ReadPosition(const std::string& app_id);
+  // The same in the dead-letter table. REQUIRES: has_dead_letter_table().
+  Result<std::optional<int64_t>> ReadDeadLetterPosition(const std::string& app_id);
+
+  const delta::Snapshot& snapshot() const { return snapshot_; }
+
+  // ---- Either thread: fixed once the pipeline runs ----
+
+  bool has_dead_letter_table() const { return dead_table_ != nullptr; }
+  const columnar::SchemaPtr& input_schema() const { return stage_->input_schema(); }
+
+ private:
+  // Steps 2-5, once.
+  Status WriteAndCommit(SealedBatch* batch);
+  // Step 2.
+  Status CommitDeadLetters(SealedBatch* batch);
+
+  const BatchCommitterOptions options_;
+  const Metrics metrics_;
+  std::unique_ptr<delta::Table> table_;
+  delta::Snapshot snapshot_;
+  std::unique_ptr<TransformStage> stage_;
+  std::unique_ptr<DedupIndex> dedup_;
+  std::unique_ptr<delta::Table> dead_table_;
+  delta::Snapshot dead_snapshot_;
+  int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
+};
+
+}  // namespace ferry::pipeline
