@@ -28,6 +28,7 @@ namespace ferry::fault {
 namespace {
 
 using source::kafka::testing::ChildProcess;
+using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -236,13 +237,10 @@ class KafkaTortureTest : public ::testing::Test {
                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    auto child = ChildProcess::Start({kFerry, "mock-kafka", "--brokers", "3", "--topic",
-                                      fmt::format("{}:{}", kTopic, kPartitions), "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(*child);
-    auto line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    auto mock = StartMockKafka(kFerry, 3, {fmt::format("{}:{}", kTopic, kPartitions)});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
   }
   void TearDown() override {
     mock_.reset();

@@ -27,6 +27,7 @@ namespace {
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
+using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -62,13 +63,10 @@ class KafkaPipelineTest : public ::testing::Test {
                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    auto child = ChildProcess::Start(
-        {kFerry, "mock-kafka", "--brokers", "3", "--topic", "events:4", "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(*child);
-    auto line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    auto mock = StartMockKafka(kFerry, 3, {"events:4"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
   }
   void TearDown() override {
     mock_.reset();
