@@ -84,11 +84,7 @@ std::string Joined(const std::vector<std::string>& items) {
 class CorruptTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("ferry-corrupt-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-corrupt");
     auto mock = StartMockKafka(kFerry, 1, {"events:2"});
     ASSERT_TRUE(mock.ok()) << mock.status().ToString();
     mock_ = std::move(mock->child);

@@ -35,22 +35,11 @@ constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 class JetStreamPipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = testing::NatsServer::Start();
-    if (!server.ok() && server.status().code() == StatusCode::kNotFound) {
-      GTEST_SKIP() << "SKIPPED LOUDLY: no nats-server binary installed (make setup-deb installs "
-                      "it): "
-                   << server.status().ToString();
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_));
+    if (IsSkipped()) {
+      return;
     }
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    auto client = testing::JetStreamTestClient::Connect(server_->url());
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-js-pipeline-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-js-pipeline");
   }
   void TearDown() override {
     client_.reset();

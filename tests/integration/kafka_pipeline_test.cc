@@ -58,11 +58,7 @@ KafkaTable ReadTable(const std::string& dir) {
 class KafkaPipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-kafka-pipeline-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-kafka-pipeline");
     auto mock = StartMockKafka(kFerry, 3, {"events:4"});
     ASSERT_TRUE(mock.ok()) << mock.status().ToString();
     mock_ = std::move(mock->child);

@@ -104,11 +104,7 @@ std::vector<nlohmann::json> JsonLines(const std::string& text) {
 class OpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-ops-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-ops");
     auto mock = StartMockKafka(kFerry, 1, {"events:2"});
     ASSERT_TRUE(mock.ok()) << mock.status().ToString();
     mock_ = std::move(mock->child);
@@ -471,10 +467,7 @@ struct NatsAuthCase {
 class NatsSecretsTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-nats-secrets-{}-{}", getpid(), GetParam());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-nats-secrets", GetParam());
     setenv("TEST_NATS_SECRET", kSecret, 1);
     setenv("TEST_NATS_WRONG", kWrong, 1);
   }

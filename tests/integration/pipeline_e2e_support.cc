@@ -1,6 +1,8 @@
 #include "pipeline_e2e_support.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +14,16 @@
 #include "ferry/testing/table_verifier.h"
 
 namespace ferry::e2e {
+
+std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name) {
+  const std::string test =
+      name.empty() ? ::testing::UnitTest::GetInstance()->current_test_info()->name() : name;
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("{}-{}-{}", prefix, getpid(), test);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 TableContents ReadTable(const std::string& dir) {
   TableContents out;

@@ -1,16 +1,35 @@
-// Helpers of the `ferry run` end-to-end tests (Kafka and JetStream): read a table back with
-// ferry's own Delta and Parquet readers, and count it again with DuckDB (tests/duckdb).
+// Helpers of the `ferry run` end-to-end tests (Kafka and JetStream): a fresh directory per test,
+// a nats-server with a client (or a loud skip), read a table back with ferry's own Delta and
+// Parquet readers, and count it again with DuckDB (tests/duckdb).
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+namespace ferry::testing {
+class JetStreamTestClient;
+class NatsServer;
+}  // namespace ferry::testing
+
 namespace ferry::e2e {
+
+// An empty directory TMPDIR/PREFIX-PID-NAME, removed first if an earlier run left it; NAME is
+// the running test's name unless given.
+std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name = "");
+
+// Starts a nats-server (ferry/testing/nats_server.h) and connects a test client to it. Skips
+// the test loudly (GTEST_SKIP) when no nats-server binary is installed; any other failure is
+// fatal. In SetUp: ASSERT_NO_FATAL_FAILURE(StartNatsServer(&server, &client)), then return if
+// IsSkipped().
+void StartNatsServer(std::unique_ptr<testing::NatsServer>* server,
+                     std::unique_ptr<testing::JetStreamTestClient>* client);
 
 struct TableContents {
   int64_t version = -1;
