@@ -97,16 +97,7 @@ max_latency = "200ms"
     return std::move(*p);
   }
   size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
-    auto until = std::chrono::steady_clock::now() + deadline;
-    size_t have = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      have = e2e::ReadTable(table()).rows.size();
-      if (have >= rows) {
-        break;
-      }
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    return have;
+    return e2e::WaitForRows(table(), rows, deadline);
   }
   // Payloads "test #first" .. "test #last" each exactly once (ferry's reader and DuckDB).
   void ExpectExactlyOnce(int first, int last, const e2e::TableContents& t) {
@@ -120,9 +111,7 @@ max_latency = "200ms"
     }
     ASSERT_EQ(payloads.size(), expected.size());
     EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
-    nlohmann::json duck = e2e::DuckCount(t.files, "payload");
-    EXPECT_EQ(duck.value("n", std::string()), std::to_string(expected.size())) << duck.dump();
-    EXPECT_EQ(duck.value("d", std::string()), std::to_string(expected.size())) << duck.dump();
+    e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
   }
 
   std::unique_ptr<testing::NatsServer> server_;

@@ -118,16 +118,7 @@ max_latency = "200ms"
   }
   // Waits until the table holds at least `rows` rows (or the deadline passes).
   size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
-    auto until = std::chrono::steady_clock::now() + deadline;
-    size_t have = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      have = ReadTable(table()).ids.size();
-      if (have >= rows) {
-        break;
-      }
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    return have;
+    return e2e::WaitForRows(table(), rows, deadline);
   }
 
   // Each of ids first..last exactly once, by ferry's reader and DuckDB, and every partition's
@@ -144,9 +135,7 @@ max_latency = "200ms"
       EXPECT_EQ(t.txns[fmt::format("events/kafka/events/{}", partition)], offset)
           << "partition " << partition;
     }
-    nlohmann::json duck = e2e::DuckCount(t.files, "id");
-    EXPECT_EQ(duck.value("n", std::string()), std::to_string(expected.size())) << duck.dump();
-    EXPECT_EQ(duck.value("d", std::string()), std::to_string(expected.size())) << duck.dump();
+    e2e::ExpectDuckDbCounts(t.files, "id", expected.size());
   }
 
   std::filesystem::path dir_;
