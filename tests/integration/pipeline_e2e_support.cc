@@ -19,8 +19,11 @@
 namespace ferry::e2e {
 
 std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name) {
-  const std::string test =
+  std::string test =
       name.empty() ? ::testing::UnitTest::GetInstance()->current_test_info()->name() : name;
+  // A parameterized test's name ends in "/N": one directory level, not two (the parent would
+  // be left behind).
+  std::replace(test.begin(), test.end(), '/', '_');
   std::filesystem::path dir =
       std::filesystem::temp_directory_path() / fmt::format("{}-{}-{}", prefix, getpid(), test);
   std::filesystem::remove_all(dir);

@@ -21,7 +21,7 @@ class NatsServer;
 namespace ferry::e2e {
 
 // An empty directory TMPDIR/PREFIX-PID-NAME, removed first if an earlier run left it; NAME is
-// the running test's name unless given.
+// the running test's name unless given, with '/' (parameterized tests) turned into '_'.
 std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name = "");
 
 // Starts a nats-server (ferry/testing/nats_server.h) and connects a test client to it. Skips
