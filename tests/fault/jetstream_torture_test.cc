@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "jetstream_test_client.h"
+#include "pipeline_e2e_support.h"
 #include "torture_scenario.h"
 #include "torture_support.h"
 
@@ -101,7 +102,7 @@ reconnect_wait = "200ms")toml",
     int faults = 0;
     const int64_t half = count / 2;
     EXPECT_TRUE(Produce(first, half, log));
-    WaitForProgress(table, ferry);
+    WaitForNewVersion(table, ferry, seconds(60));
     // Give the server a moment to write what it acknowledged before it is killed: the test is
     // about ferry, not about the server's own durability on SIGKILL.
     std::this_thread::sleep_for(seconds(1));
@@ -113,11 +114,11 @@ reconnect_wait = "200ms")toml",
       ++faults;
       if (round == 0) {
         EXPECT_TRUE(Produce(first + half, count - half, log));
-        WaitForProgress(table, ferry);
+        WaitForNewVersion(table, ferry, seconds(60));
         std::this_thread::sleep_for(seconds(1));
       }
     }
-    WaitForProgress(table, ferry);
+    WaitForNewVersion(table, ferry, seconds(60));
     return faults;
   }
   void CheckBrokerPositions(const std::string&, const std::string&, const std::string&) override {
@@ -137,14 +138,6 @@ reconnect_wait = "200ms")toml",
     }
     return false;
   }
-  static void WaitForProgress(const std::string& table, Process* ferry) {
-    const int64_t v = LatestVersion(table);
-    auto until = std::chrono::steady_clock::now() + seconds(60);
-    while (std::chrono::steady_clock::now() < until && ferry->Running() &&
-           LatestVersion(table) <= v) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-  }
 
   testing::NatsServer* server_;
   int64_t bad_ = 0;
@@ -154,22 +147,13 @@ class JetStreamTortureTest : public ::testing::Test {
  protected:
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
-    auto server = testing::NatsServer::Start();
-    if (!server.ok() && server.status().code() == StatusCode::kNotFound) {
-      GTEST_SKIP() << "SKIPPED LOUDLY: no nats-server binary installed (make setup-deb installs "
-                      "it): "
-                   << server.status().ToString();
+    std::unique_ptr<testing::JetStreamTestClient> client;
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client));
+    if (IsSkipped()) {
+      return;
     }
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    auto client = testing::JetStreamTestClient::Connect(server_->url());
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    ASSERT_TRUE((*client)->AddStream({.name = kStream, .subjects = {"torture.>"}}).ok());
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-torture-jetstream-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    ASSERT_TRUE(client->AddStream({.name = kStream, .subjects = {"torture.>"}}).ok());
+    dir_ = e2e::FreshTestDir("ferry-torture-jetstream");
   }
   void TearDown() override {
     server_.reset();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "kafka_child_process.h"
+#include "pipeline_e2e_support.h"
 #include "torture_scenario.h"
 #include "torture_support.h"
 
@@ -28,6 +29,7 @@ namespace ferry::fault {
 namespace {
 
 using source::kafka::testing::ChildProcess;
+using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -163,7 +165,7 @@ properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", 
       EXPECT_EQ(Control(errors), "ok") << errors;
       ++faults;
     }
-    WaitForProgress(table, ferry);
+    WaitForNewVersion(table, ferry, seconds(60));
     EXPECT_EQ(Control("down all"), "ok");
     std::this_thread::sleep_for(seconds(3));
     EXPECT_EQ(Control("up all"), "ok");
@@ -181,7 +183,7 @@ properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", 
     if (producer.ok()) {
       EXPECT_EQ((*producer)->Wait(), 0) << Tail(log);
     }
-    WaitForProgress(table, ferry);
+    WaitForNewVersion(table, ferry, seconds(60));
     return faults;
   }
   void CheckBrokerPositions(const std::string& table, const std::string& run,
@@ -212,14 +214,6 @@ properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", 
     auto answer = mock_->ReadLine(milliseconds(10000));
     return answer.ok() ? *answer : answer.status().ToString();
   }
-  static void WaitForProgress(const std::string& table, Process* ferry) {
-    const int64_t v = LatestVersion(table);
-    auto until = std::chrono::steady_clock::now() + seconds(60);
-    while (std::chrono::steady_clock::now() < until && ferry->Running() &&
-           LatestVersion(table) <= v) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-  }
 
   ChildProcess* mock_;
   const std::string brokers_;
@@ -231,18 +225,11 @@ class KafkaTortureTest : public ::testing::Test {
  protected:
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-torture-kafka-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto child = ChildProcess::Start({kFerry, "mock-kafka", "--brokers", "3", "--topic",
-                                      fmt::format("{}:{}", kTopic, kPartitions), "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(*child);
-    auto line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    dir_ = e2e::FreshTestDir("ferry-torture-kafka");
+    auto mock = StartMockKafka(kFerry, 3, {fmt::format("{}:{}", kTopic, kPartitions)});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
   }
   void TearDown() override {
     mock_.reset();

@@ -56,15 +56,6 @@ max_latency = "200ms"
   return path;
 }
 
-// Waits until the table's newest version is above `version`, `ferry` exits, or `limit` passes.
-void WaitForVersionAbove(const std::string& table, int64_t version, Process* ferry,
-                         milliseconds limit) {
-  auto until = Clock::now() + limit;
-  while (Clock::now() < until && ferry->Running() && LatestVersion(table) <= version) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-}
-
 int64_t Uniform(std::mt19937_64* rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(*rng);
 }
@@ -127,7 +118,7 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
         std::this_thread::sleep_for(milliseconds(Uniform(&rng, 0, 1500)));
       } else {
         // In the middle of ingestion: after a commit of this incarnation, at a random delay.
-        WaitForVersionAbove(table, LatestVersion(table), ferry->get(), milliseconds(30000));
+        WaitForNewVersion(table, ferry->get(), milliseconds(30000));
         std::this_thread::sleep_for(milliseconds(Uniform(&rng, 0, 1000)));
       }
       ASSERT_TRUE((*ferry)->Running()) << "ferry exited before kill " << k << ":\n" << Tail(log);

@@ -210,6 +210,15 @@ int64_t LatestVersion(const std::string& table) {
   return latest;
 }
 
+void WaitForNewVersion(const std::string& table, Process* ferry, std::chrono::milliseconds limit) {
+  const int64_t version = LatestVersion(table);
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until && ferry->Running() &&
+         LatestVersion(table) <= version) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 VerifyResult Verify(const std::string& table, int64_t expect) {
   VerifyResult r;
   char path_template[] = "/tmp/ferry_torture_verify_XXXXXX";

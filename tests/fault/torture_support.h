@@ -78,6 +78,9 @@ std::string Tail(const std::string& path, int lines = 30);
 
 // The newest version in TABLE/_delta_log (-1 when none), by listing only: cheap enough to poll.
 int64_t LatestVersion(const std::string& table);
+// Waits until TABLE has a version newer than its newest one at the call, `ferry` exits, or
+// `limit` passes.
+void WaitForNewVersion(const std::string& table, Process* ferry, std::chrono::milliseconds limit);
 
 // `ferry verify TABLE --id id --expect N --range 1..N --json`, its exit code and counts.
 struct VerifyResult {

@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
-using std::chrono::milliseconds;
+using source::kafka::testing::StartMockKafka;
 
 constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr char kTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
@@ -84,18 +84,11 @@ std::string Joined(const std::vector<std::string>& items) {
 class CorruptTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("ferry-corrupt-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto child = ChildProcess::Start(
-        {kFerry, "mock-kafka", "--brokers", "1", "--topic", "events:2", "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(*child);
-    auto line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    dir_ = e2e::FreshTestDir("ferry-corrupt");
+    auto mock = StartMockKafka(kFerry, 1, {"events:2"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
     config_ = (dir_ / "ferry.toml").string();
     std::ofstream(config_) << fmt::format(R"([[pipeline]]
 id = "events"

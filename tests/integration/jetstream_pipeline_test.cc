@@ -35,22 +35,11 @@ constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 class JetStreamPipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = testing::NatsServer::Start();
-    if (!server.ok() && server.status().code() == StatusCode::kNotFound) {
-      GTEST_SKIP() << "SKIPPED LOUDLY: no nats-server binary installed (make setup-deb installs "
-                      "it): "
-                   << server.status().ToString();
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_));
+    if (IsSkipped()) {
+      return;
     }
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    auto client = testing::JetStreamTestClient::Connect(server_->url());
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-js-pipeline-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-js-pipeline");
   }
   void TearDown() override {
     client_.reset();
@@ -108,16 +97,7 @@ max_latency = "200ms"
     return std::move(*p);
   }
   size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
-    auto until = std::chrono::steady_clock::now() + deadline;
-    size_t have = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      have = e2e::ReadTable(table()).rows.size();
-      if (have >= rows) {
-        break;
-      }
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    return have;
+    return e2e::WaitForRows(table(), rows, deadline);
   }
   // Payloads "test #first" .. "test #last" each exactly once (ferry's reader and DuckDB).
   void ExpectExactlyOnce(int first, int last, const e2e::TableContents& t) {
@@ -131,9 +111,7 @@ max_latency = "200ms"
     }
     ASSERT_EQ(payloads.size(), expected.size());
     EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
-    nlohmann::json duck = e2e::DuckCount(t.files, "payload");
-    EXPECT_EQ(duck.value("n", std::string()), std::to_string(expected.size())) << duck.dump();
-    EXPECT_EQ(duck.value("d", std::string()), std::to_string(expected.size())) << duck.dump();
+    e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
   }
 
   std::unique_ptr<testing::NatsServer> server_;

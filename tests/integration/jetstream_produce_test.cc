@@ -1,81 +1,29 @@
 // `ferry produce nats` end to end: the real binary publishes to a real nats-server, and the
 // JetStream source (plus the broker's own stream state) reads back exactly what it reported.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "jetstream_test_client.h"
+#include "kafka_child_process.h"
 
 #include "ferry/source/jetstream/jetstream_source.h"
 #include "ferry/testing/nats_server.h"
 
-extern char** environ;
-
 namespace ferry::source::jetstream {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using kafka::testing::CommandResult;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Runs the ferry binary with `args`, capturing stdout and stderr through temp files.
-RunResult RunFerry(const std::vector<std::string>& args) {
-  std::string dir = std::filesystem::temp_directory_path() / "ferry-produce-XXXXXX";
-  std::vector<char> tmpl(dir.begin(), dir.end());
-  tmpl.push_back('\0');
-  RunResult result;
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    return result;
-  }
-  dir = tmpl.data();
-  std::string out_path = dir + "/out";
-  std::string err_path = dir + "/err";
-  std::vector<std::string> argv_storage = {FERRY_BINARY_DIR "/src/ferry/app/ferry"};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : argv_storage) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  result.out = ReadFile(out_path);
-  result.err = ReadFile(err_path);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  return result;
+// Runs the ferry binary with `args`, capturing stdout and stderr.
+CommandResult RunFerry(std::vector<std::string> args) {
+  args.insert(args.begin(), FERRY_BINARY_DIR "/src/ferry/app/ferry");
+  return kafka::testing::RunCommand(args);
 }
 
 class NoPositions : public PartitionListener {
@@ -107,7 +55,7 @@ TEST_F(ProduceNatsTest, PublishesNMessagesThatReadBackExactly) {
   std::vector<std::string> args = Args(10000, "newstream");
   args.push_back("--create-stream");
   args.push_back("--msg-id");
-  RunResult run = RunFerry(args);
+  CommandResult run = RunFerry(args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("published 10000 messages to subject 'newsub' of stream 'newstream' "
                          "(sequences 1..10000, 0 duplicates)"),
@@ -163,13 +111,13 @@ TEST_F(ProduceNatsTest, AppendsWithFirstAndRate) {
   ASSERT_EQ(RunFerry(args).exit_code, 0);
   args = Args(50, "s");
   args.insert(args.end(), {"--first", "51"});
-  RunResult run = RunFerry(args);
+  CommandResult run = RunFerry(args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("sequences 51..100"), std::string::npos) << run.out;
 }
 
 TEST_F(ProduceNatsTest, FailsClearlyWithoutAStreamOrAServer) {
-  RunResult run = RunFerry(Args(10, "missing"));
+  CommandResult run = RunFerry(Args(10, "missing"));
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("10 of 10 messages to 'newsub' were not acknowledged"), std::string::npos)
       << run.err;

@@ -143,6 +143,20 @@ int ChildProcess::Wait() {
   return exit_code_;
 }
 
+Result<MockKafka> StartMockKafka(const std::string& ferry, int brokers,
+                                 const std::vector<std::string>& topics) {
+  std::vector<std::string> argv = {ferry, "mock-kafka", "--brokers", std::to_string(brokers)};
+  for (const std::string& topic : topics) {
+    argv.push_back("--topic");
+    argv.push_back(topic);
+  }
+  argv.push_back("--exit-on-eof");
+  MockKafka mock;
+  FERRY_ASSIGN_OR_RETURN(mock.child, ChildProcess::Start(argv));
+  FERRY_ASSIGN_OR_RETURN(mock.bootstrap, mock.child->ReadLine(std::chrono::milliseconds(20000)));
+  return mock;
+}
+
 CommandResult RunCommand(const std::vector<std::string>& argv) {
   CommandResult result;
   char dir_template[] = "/tmp/ferry_kafka_cmd_XXXXXX";

@@ -1,6 +1,7 @@
 // ChildProcess: runs a program (the real `ferry` binary) for the Kafka CLI tests, with pipes to
 // its stdin and stdout, and never leaves it running: the destructor closes stdin, sends SIGTERM,
-// and SIGKILLs it if it has not exited within a few seconds.
+// and SIGKILLs it if it has not exited within a few seconds. StartMockKafka starts
+// `ferry mock-kafka` in one and waits for its bootstrap servers.
 //
 // Thread-safety: one thread per object.
 #pragma once
@@ -43,6 +44,17 @@ class ChildProcess {
   bool exited_ = false;
   int exit_code_ = -1;
 };
+
+// A `ferry mock-kafka` child (control commands on its stdin, answers on its stdout) and the
+// bootstrap servers it printed.
+struct MockKafka {
+  std::unique_ptr<ChildProcess> child;
+  std::string bootstrap;
+};
+// Starts `FERRY mock-kafka --brokers BROKERS --topic T ... --exit-on-eof` (each topic as
+// "NAME:PARTITIONS") and reads its first line, the bootstrap servers (20 s at most).
+Result<MockKafka> StartMockKafka(const std::string& ferry, int brokers,
+                                 const std::vector<std::string>& topics);
 
 struct CommandResult {
   int exit_code = -1;

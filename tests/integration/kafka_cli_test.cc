@@ -20,7 +20,9 @@ namespace {
 using std::chrono::milliseconds;
 using testing::ChildProcess;
 using testing::CommandResult;
+using testing::MockKafka;
 using testing::RunCommand;
+using testing::StartMockKafka;
 
 constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr char kDemoTemplate[] =
@@ -94,13 +96,10 @@ int64_t IdOf(const std::string& json) {
 class KafkaCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(
-        {kFerry, "mock-kafka", "--brokers", "3", "--topic", "events:4", "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(child).value();
-    Result<std::string> line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    Result<MockKafka> mock = StartMockKafka(kFerry, 3, {"events:4"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
     ASSERT_NE(brokers_.find("127.0.0.1:"), std::string::npos) << brokers_;
   }
 
@@ -229,12 +228,10 @@ TEST_F(KafkaCliTest, ControlChannelAnswersEveryLine) {
 TEST_F(KafkaCliTest, MockStopsOnSigtermAndOnStdinEof) {
   kill(mock_->pid(), SIGTERM);
   EXPECT_EQ(mock_->Wait(), 0);
-  Result<std::unique_ptr<ChildProcess>> other =
-      ChildProcess::Start({kFerry, "mock-kafka", "--brokers", "1", "--exit-on-eof"});
-  ASSERT_TRUE(other.ok());
-  ASSERT_TRUE((*other)->ReadLine(milliseconds(20000)).ok());
-  (*other)->CloseStdin();
-  EXPECT_EQ((*other)->Wait(), 0);
+  Result<MockKafka> other = StartMockKafka(kFerry, 1, {});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  other->child->CloseStdin();
+  EXPECT_EQ(other->child->Wait(), 0);
 }
 
 TEST_F(KafkaCliTest, BadArgumentsExitWithTwo) {

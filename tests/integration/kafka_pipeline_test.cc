@@ -27,6 +27,7 @@ namespace {
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
+using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -57,18 +58,11 @@ KafkaTable ReadTable(const std::string& dir) {
 class KafkaPipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-kafka-pipeline-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto child = ChildProcess::Start(
-        {kFerry, "mock-kafka", "--brokers", "3", "--topic", "events:4", "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(*child);
-    auto line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    dir_ = e2e::FreshTestDir("ferry-kafka-pipeline");
+    auto mock = StartMockKafka(kFerry, 3, {"events:4"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
   }
   void TearDown() override {
     mock_.reset();
@@ -126,16 +120,7 @@ max_latency = "200ms"
   }
   // Waits until the table holds at least `rows` rows (or the deadline passes).
   size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
-    auto until = std::chrono::steady_clock::now() + deadline;
-    size_t have = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      have = ReadTable(table()).ids.size();
-      if (have >= rows) {
-        break;
-      }
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    return have;
+    return e2e::WaitForRows(table(), rows, deadline);
   }
 
   // Each of ids first..last exactly once, by ferry's reader and DuckDB, and every partition's
@@ -152,9 +137,7 @@ max_latency = "200ms"
       EXPECT_EQ(t.txns[fmt::format("events/kafka/events/{}", partition)], offset)
           << "partition " << partition;
     }
-    nlohmann::json duck = e2e::DuckCount(t.files, "id");
-    EXPECT_EQ(duck.value("n", std::string()), std::to_string(expected.size())) << duck.dump();
-    EXPECT_EQ(duck.value("d", std::string()), std::to_string(expected.size())) << duck.dump();
+    e2e::ExpectDuckDbCounts(t.files, "id", expected.size());
   }
 
   std::filesystem::path dir_;

@@ -35,6 +35,7 @@ namespace {
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
+using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -103,18 +104,11 @@ std::vector<nlohmann::json> JsonLines(const std::string& text) {
 class OpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-ops-{}-{}", getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto child = ChildProcess::Start(
-        {kFerry, "mock-kafka", "--brokers", "1", "--topic", "events:2", "--exit-on-eof"});
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    mock_ = std::move(*child);
-    auto line = mock_->ReadLine(milliseconds(20000));
-    ASSERT_TRUE(line.ok()) << line.status().ToString();
-    brokers_ = *line;
+    dir_ = e2e::FreshTestDir("ferry-ops");
+    auto mock = StartMockKafka(kFerry, 1, {"events:2"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
   }
   void TearDown() override {
     mock_.reset();
@@ -473,10 +467,7 @@ struct NatsAuthCase {
 class NatsSecretsTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           fmt::format("ferry-nats-secrets-{}-{}", getpid(), GetParam());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = e2e::FreshTestDir("ferry-nats-secrets", GetParam());
     setenv("TEST_NATS_SECRET", kSecret, 1);
     setenv("TEST_NATS_WRONG", kWrong, 1);
   }

@@ -1,10 +1,15 @@
 #include "pipeline_e2e_support.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
@@ -12,6 +17,19 @@
 #include "ferry/testing/table_verifier.h"
 
 namespace ferry::e2e {
+
+std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name) {
+  std::string test =
+      name.empty() ? ::testing::UnitTest::GetInstance()->current_test_info()->name() : name;
+  // A parameterized test's name ends in "/N": one directory level, not two (the parent would
+  // be left behind).
+  std::replace(test.begin(), test.end(), '/', '_');
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("{}-{}-{}", prefix, getpid(), test);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 TableContents ReadTable(const std::string& dir) {
   TableContents out;
@@ -71,7 +89,21 @@ int64_t IntField(std::string_view row, std::string_view column) {
   return v.empty() ? -1 : std::stoll(v);
 }
 
-nlohmann::json DuckCount(const std::vector<std::string>& files, const std::string& column) {
+size_t WaitForRows(const std::string& table, size_t rows, std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  size_t have = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    have = ReadTable(table).rows.size();
+    if (have >= rows) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return have;
+}
+
+void ExpectDuckDbCounts(const std::vector<std::string>& files, const std::string& column,
+                        size_t n) {
   std::string list;
   for (const std::string& f : files) {
     list += (list.empty() ? "'" : ", '") + f + "'";
@@ -83,12 +115,15 @@ nlohmann::json DuckCount(const std::vector<std::string>& files, const std::strin
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-    out.append(buf, n);
+  size_t got;
+  while ((got = fread(buf, 1, sizeof(buf), p)) > 0) {
+    out.append(buf, got);
   }
   EXPECT_EQ(pclose(p), 0) << out;
-  return nlohmann::json::parse(out, nullptr, false);
+  // One row, the counts as strings (DuckDB's BIGINTs print as strings).
+  nlohmann::json duck = nlohmann::json::parse(out, nullptr, false);
+  EXPECT_EQ(duck.value("n", std::string()), std::to_string(n)) << duck.dump();
+  EXPECT_EQ(duck.value("d", std::string()), std::to_string(n)) << duck.dump();
 }
 
 }  // namespace ferry::e2e

@@ -1,16 +1,35 @@
-// Helpers of the `ferry run` end-to-end tests (Kafka and JetStream): read a table back with
-// ferry's own Delta and Parquet readers, and count it again with DuckDB (tests/duckdb).
+// Helpers of the `ferry run` end-to-end tests (Kafka and JetStream): a fresh directory per test,
+// a nats-server with a client (or a loud skip), read a table back with ferry's own Delta and
+// Parquet readers (or wait for its rows), and count it again with DuckDB (tests/duckdb).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+namespace ferry::testing {
+class JetStreamTestClient;
+class NatsServer;
+}  // namespace ferry::testing
 
 namespace ferry::e2e {
+
+// An empty directory TMPDIR/PREFIX-PID-NAME, removed first if an earlier run left it; NAME is
+// the running test's name unless given, with '/' (parameterized tests) turned into '_'.
+std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name = "");
+
+// Starts a nats-server (ferry/testing/nats_server.h) and connects a test client to it. Skips
+// the test loudly (GTEST_SKIP) when no nats-server binary is installed; any other failure is
+// fatal. In SetUp: ASSERT_NO_FATAL_FAILURE(StartNatsServer(&server, &client)), then return if
+// IsSkipped().
+void StartNatsServer(std::unique_ptr<testing::NatsServer>* server,
+                     std::unique_ptr<testing::JetStreamTestClient>* client);
 
 struct TableContents {
   int64_t version = -1;
@@ -26,8 +45,11 @@ TableContents ReadTable(const std::string& dir);
 std::string Field(std::string_view row, std::string_view column);
 int64_t IntField(std::string_view row, std::string_view column);
 
-// One row of DuckDB over the live files: {"n": rows, "d": distinct values of `column`} as
-// strings (DuckDB's BIGINTs print as strings).
-nlohmann::json DuckCount(const std::vector<std::string>& files, const std::string& column);
+// Polls the table every 100 ms until it holds at least `rows` rows or `deadline` passes;
+// returns the last count.
+size_t WaitForRows(const std::string& table, size_t rows, std::chrono::seconds deadline);
+
+// EXPECTs that DuckDB counts `n` rows and `n` distinct values of `column` in the live files.
+void ExpectDuckDbCounts(const std::vector<std::string>& files, const std::string& column, size_t n);
 
 }  // namespace ferry::e2e

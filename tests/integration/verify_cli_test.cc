@@ -1,18 +1,15 @@
 // `ferry verify` as a user runs it: tables written on disk with TableWriter + Transaction, the
 // real binary run against them, its exit code and JSON checked.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "kafka_child_process.h"
 #include <nlohmann/json.hpp>
 
 #include "ferry/columnar/column.h"
@@ -21,26 +18,13 @@
 #include "ferry/delta/transaction.h"
 #include "ferry/storage/local_store.h"
 
-extern char** environ;
-
 namespace ferry {
 namespace {
 
 using columnar::DataType;
 using columnar::Field;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using source::kafka::testing::CommandResult;
 
 class VerifyCliTest : public ::testing::Test {
  protected:
@@ -93,34 +77,9 @@ class VerifyCliTest : public ::testing::Test {
     snapshot_ = result->snapshot;
   }
 
-  RunResult Run(std::vector<std::string> args) {
-    std::string out_path = dir_ + "/out";
-    std::string err_path = dir_ + "/err";
+  CommandResult Run(std::vector<std::string> args) {
     args.insert(args.begin(), FERRY_BINARY_DIR "/src/ferry/app/ferry");
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (std::string& arg : args) {
-      argv.push_back(arg.data());
-    }
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    RunResult result;
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc == 0) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    result.out = ReadFile(out_path);
-    result.err = ReadFile(err_path);
-    return result;
+    return source::kafka::testing::RunCommand(args);
   }
 
   std::string table_path() const { return dir_ + "/table"; }
@@ -135,7 +94,7 @@ TEST_F(VerifyCliTest, CleanTableExitsZero) {
   Append(0, 0, 50);
   Append(1, 50, 100);
   Append(0, 100, 120);
-  RunResult run =
+  CommandResult run =
       Run({"verify", table_path(), "--id", "id", "--expect", "120", "--range", "0..119", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   auto json = nlohmann::json::parse(run.out);
@@ -157,7 +116,7 @@ TEST_F(VerifyCliTest, CleanTableExitsZero) {
 TEST_F(VerifyCliTest, DuplicatesAndMissingExitOne) {
   Append(0, 0, 50);
   Append(0, 40, 45, /*commit_position=*/false);  // a replayed batch without its txn
-  RunResult run = Run({"verify", table_path(), "--id", "id", "--range", "0..51", "--json"});
+  CommandResult run = Run({"verify", table_path(), "--id", "id", "--range", "0..51", "--json"});
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["rows"], 55);
@@ -182,7 +141,7 @@ TEST_F(VerifyCliTest, WrongTxnExitsOne) {
   delta::Transaction txn(*table_, snapshot_);
   txn.SetPosition("p/kafka/t/0", 25);
   ASSERT_TRUE(txn.Commit().ok());
-  RunResult run = Run({"verify", table_path(), "--id", "id", "--json"});
+  CommandResult run = Run({"verify", table_path(), "--id", "id", "--json"});
   ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["duplicates"], 0);
@@ -195,7 +154,7 @@ TEST_F(VerifyCliTest, MissingFileAndUsageErrorsExitTwo) {
   Append(0, 0, 10);
   const std::string path = snapshot_.files().begin()->second.path;
   std::filesystem::remove(table_path() + "/" + path);
-  RunResult run = Run({"verify", table_path(), "--id", "id"});
+  CommandResult run = Run({"verify", table_path(), "--id", "id"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
   EXPECT_NE(run.err.find(table_path()), std::string::npos) << run.err;
@@ -212,7 +171,7 @@ TEST_F(VerifyCliTest, OptimizeThenVacuumKeepTheTableClean) {
   for (int64_t begin = 0; begin < 60; begin += 10) {
     Append(static_cast<int32_t>(begin / 10 % 2), begin, begin + 10);
   }
-  RunResult run = Run({"optimize", table_path(), "--where", "_partition = 0", "--json"});
+  CommandResult run = Run({"optimize", table_path(), "--where", "_partition = 0", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["files_removed"], 3);
@@ -255,8 +214,8 @@ TEST_F(VerifyCliTest, DISABLED_MillionIds) {
     Append(static_cast<int32_t>(begin / 10'000 % 2), begin, begin + 10'000);
   }
   const auto start = std::chrono::steady_clock::now();
-  RunResult run = Run({"verify", table_path(), "--id", "id", "--expect", "1000000", "--range",
-                       "0..999999", "--json"});
+  CommandResult run = Run({"verify", table_path(), "--id", "id", "--expect", "1000000", "--range",
+                           "0..999999", "--json"});
   const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   std::printf("verify of 1,000,000 ids in 100 files: %lld ms\n",
