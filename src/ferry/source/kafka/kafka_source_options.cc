@@ -116,13 +116,6 @@ std::vector<std::pair<std::string, std::string>> ConsumerProperties(const KafkaS
   // restart waits for that: 10 s (Kafka Connect's default) instead of librdkafka's 45 s.
   p.emplace_back("session.timeout.ms", "10000");
   p.emplace_back("heartbeat.interval.ms", "1000");
-  // librdkafka 2.0.2 stops fetching a partition whose prefetch queue is full (queued.min.messages
-  // or queued.max.messages.kbytes) and looks again after fetch.error.backoff.ms, 500 ms by
-  // default (2.4 split this off as fetch.queue.backoff.ms). The queue fills whenever the pipeline
-  // thread waits for the writer; with 500 ms, reading a 1 M message backlog took 2.6-5.8 s
-  // instead of 2.3-2.9 s (docs/BENCHMARKS.md, "Kafka ingestion"). 100 ms is the Java consumer's
-  // retry.backoff.ms.
-  p.emplace_back("fetch.error.backoff.ms", "100");
   p.insert(p.end(), o.properties.begin(), o.properties.end());
   p.emplace_back("group.id", o.group_id);
   for (const ManagedProperty& m : kManaged) {

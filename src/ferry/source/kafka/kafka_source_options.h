@@ -81,15 +81,17 @@ struct KafkaSourceOptions {
   // Messages per second per partition; 0 = unlimited (spark.streaming.kafka.maxRatePerPartition).
   double max_rate_per_partition = 0;
   // librdkafka's prefetch queue caps: queued.max.messages.kbytes (the whole consumer queue) and
-  // queued.min.messages (per partition). Together with the pipeline's batch caps they bound
-  // memory. queue_min_messages is librdkafka's own default: at 20,000 the group consumer of
-  // librdkafka 2.0.2 stalled between fetches (1 M messages from 128 mock partitions: 12-18 s
-  // instead of 7-8 s, docs/BENCHMARKS.md); queue_max_kbytes caps the bytes. It is 128 MiB
-  // because 2.0.2 stops fetching while the queue is full and looks again only after a back-off:
-  // at 32 MiB one fetch response per broker filled it whenever the pipeline waited for its
-  // writer (a 1 M message backlog: 3.2-4.3 s instead of 2.3-2.9 s, docs/BENCHMARKS.md).
+  // queued.min.messages. Together with the pipeline's batch caps they bound memory. librdkafka
+  // 2.0.2 stops fetching a partition while either is exceeded and decides again only on its
+  // broker thread's next wake-up (up to about a second later). Both are compared with the
+  // consumer's single queue, into which every partition is forwarded, so queued.min.messages is
+  // in effect a cap on the whole queue too: at 100,000 (librdkafka's default) every pause of the
+  // pipeline thread as long as one batch of 100,000 rows stopped all fetching for ~0.8 s. The
+  // bytes cap is what bounds memory (128 MiB); the message cap is set above it. Measured with
+  // 1 M messages from 128 mock partitions (docs/BENCHMARKS.md, "Kafka ingestion"): 32 MiB /
+  // 100,000: 2.6-5.8 s; 128 MiB / 100,000: 2.4-3.2 s; 128 MiB / 1,000,000: 1.8-2.6 s.
   int64_t queue_max_kbytes = 131072;
-  int64_t queue_min_messages = 100000;
+  int64_t queue_min_messages = 1000000;
   // topic.metadata.refresh.interval.ms: how soon new partitions and regex-matched topics appear.
   std::chrono::milliseconds metadata_refresh{30000};
   // Bound on blocking broker calls made inside Poll/Heads (committed offsets, offsetsForTimes,

@@ -129,7 +129,6 @@ TEST(KafkaSourceOptionsTest, ConsumerPropertiesPutFerrysLast) {
   EXPECT_EQ(last("group.id"), "ferry-events");
   EXPECT_EQ(last("queued.min.messages"), "5");  // the user's value wins over the default
   EXPECT_EQ(last("queued.max.messages.kbytes"), "131072");
-  EXPECT_EQ(last("fetch.error.backoff.ms"), "100");
   EXPECT_EQ(last("security.protocol"), "SSL");
   EXPECT_EQ(last("enable.auto.commit"), "false");
   EXPECT_EQ(last("enable.auto.offset.store"), "false");
