@@ -228,14 +228,17 @@ topics = ["^events-.*"]
   EXPECT_FALSE(regex->pipelines[0].create_table);  // no schema: the table must exist
 }
 
-TEST(ConfigTest, KafkaAssignment) {
-  std::string text = R"([[pipeline]]
+// The smallest Kafka pipeline: no schema, the table must exist.
+constexpr std::string_view kMinimalKafka = R"([[pipeline]]
 id = "a"
 table = "/t"
 [pipeline.kafka]
 brokers = "b"
 topics = ["t"]
 )";
+
+TEST(ConfigTest, KafkaAssignment) {
+  std::string text(kMinimalKafka);
   Result<Config> c = Parse(text);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->pipelines[0].kafka->manual_assignment);
@@ -250,13 +253,7 @@ topics = ["t"]
 }
 
 TEST(ConfigTest, DuplicatePipelinesAndBadIds) {
-  std::string one = R"([[pipeline]]
-id = "a"
-table = "/t"
-[pipeline.kafka]
-brokers = "b"
-topics = ["t"]
-)";
+  std::string one(kMinimalKafka);
   EXPECT_NE(Parse(one + one).status().message().find("used twice"), std::string::npos);
   std::string slash = one;
   slash.replace(slash.find("\"a\""), 3, "\"a/b\"");
