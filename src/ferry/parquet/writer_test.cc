@@ -278,6 +278,50 @@ TEST(WriterTest, CompressionThreadsWriteTheSameFile) {
   EXPECT_NE(w.status().message().find("compression_threads"), std::string::npos);
 }
 
+// A sink that fails from its `fail_at`-th Append on.
+class FailingStream final : public OutputStream {
+ public:
+  explicit FailingStream(int fail_at) : fail_at_(fail_at) {}
+  Status Append(std::string_view d) override {
+    if (++appends_ >= fail_at_) {
+      return IOError("disk full");
+    }
+    size_ += d.size();
+    return Status::OK();
+  }
+  uint64_t Tell() const override { return size_; }
+  Status Close() override { return Status::OK(); }
+  const std::string& name() const override { return name_; }
+
+ private:
+  int fail_at_;
+  int appends_ = 0;
+  uint64_t size_ = 0;
+  std::string name_ = "failing.parquet";
+};
+
+// A sink error while pages are still in the pool: the error is returned (and sticks), and the
+// writer is destroyed with jobs pending without a hang or a use after free (ASan, TSan builds).
+TEST(WriterTest, SinkErrorWithPagesInThePool) {
+  RecordBatch batch = AllTypesBatch(5000, 4);
+  for (int fail_at : {2, 5, 40}) {
+    SCOPED_TRACE(fail_at);
+    WriterOptions o;
+    o.compression_threads = 3;
+    o.page_max_rows = 200;
+    o.row_group_max_rows = 1000;
+    auto w = FileWriter::Open(std::make_unique<FailingStream>(fail_at), batch.schema_ptr(), o);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    Status s = (*w)->Write(batch);
+    if (s.ok()) {
+      s = (*w)->Close();
+    }
+    EXPECT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
+    EXPECT_NE(s.message().find("failing.parquet"), std::string::npos) << s.ToString();
+    EXPECT_EQ((*w)->Close().code(), StatusCode::kIOError);
+  }
+}
+
 TEST(WriterTest, RowGroupAndPageLimits) {
   RecordBatch batch = AllTypesBatch(10000, 2);
   WriterOptions o;
