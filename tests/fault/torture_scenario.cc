@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -170,8 +171,14 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
     EXPECT_TRUE(source->Produce(next_id, kStepChunk, log)) << step.spec << ":\n" << Tail(log);
     next_id += kStepChunk;
     const std::string run = fmt::format("step-{}", i);
+    const bool checkpoint_armed =
+        std::any_of(step.armed.begin(), step.armed.end(), [](const ArmedFailpoint& a) {
+          return a.must_fire && a.name.find("checkpoint") != std::string::npos;
+        });
+    optimize.Pause(checkpoint_armed);
     int code = RunToExit({kFerry, "run", "--config", step_config(run), "--until-caught-up"},
                          {"FERRY_FAILPOINTS=" + step.spec}, log);
+    optimize.Pause(false);
     const std::string text = ReadFile(log);
     std::string missed;
     for (const ArmedFailpoint& armed : step.armed) {

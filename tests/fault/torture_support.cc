@@ -343,11 +343,14 @@ OptimizeLoop::OptimizeLoop(std::string table, std::string log_path, std::chrono:
     : table_(std::move(table)), log_path_(std::move(log_path)), pause_(pause) {
   thread_ = std::thread([this] {
     while (!stop_.load()) {
-      if (LatestVersion(table_) >= 0) {
-        int code = RunToExit({kFerry, "optimize", table_}, {}, log_path_);
-        runs_.fetch_add(1);
-        if (code != 0) {
-          failures_.fetch_add(1);
+      {
+        std::lock_guard lock(run_mu_);
+        if (!paused_ && LatestVersion(table_) >= 0) {
+          int code = RunToExit({kFerry, "optimize", table_}, {}, log_path_);
+          runs_.fetch_add(1);
+          if (code != 0) {
+            failures_.fetch_add(1);
+          }
         }
       }
       for (auto left = pause_; left.count() > 0 && !stop_.load();
@@ -360,6 +363,11 @@ OptimizeLoop::OptimizeLoop(std::string table, std::string log_path, std::chrono:
 
 OptimizeLoop::~OptimizeLoop() {
   Stop();
+}
+
+void OptimizeLoop::Pause(bool paused) {
+  std::lock_guard lock(run_mu_);
+  paused_ = paused;
 }
 
 int OptimizeLoop::Stop() {

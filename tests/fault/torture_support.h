@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -132,6 +133,10 @@ class OptimizeLoop {
   ~OptimizeLoop();
   // Joins the thread; returns the number of runs.
   int Stop();
+  // While paused, no `ferry optimize` runs; Pause(true) returns once a run in progress ended.
+  // A failpoint step arming a checkpoint site pauses the loop: a version committed by optimize
+  // can take the checkpoint interval's turn from the armed process.
+  void Pause(bool paused);
   int runs() const { return runs_.load(); }
   int failures() const { return failures_.load(); }
 
@@ -140,6 +145,8 @@ class OptimizeLoop {
   const std::string log_path_;
   const std::chrono::milliseconds pause_;
   std::atomic<bool> stop_{false};
+  std::mutex run_mu_;    // held while `ferry optimize` runs
+  bool paused_ = false;  // guarded by run_mu_
   std::atomic<int> runs_{0};
   std::atomic<int> failures_{0};
   std::thread thread_;
