@@ -221,11 +221,10 @@ void CheckFlatFile(const std::string& file, const RecordBatch& batch) {
   }
 }
 
-TEST(WriterTest, EveryTypeCodecAndPageVersionRoundTrips) {
-  RecordBatch batch = AllTypesBatch(3000, 1);
-  for (CompressionCodec codec :
-       {CompressionCodec::kUncompressed, CompressionCodec::kSnappy, CompressionCodec::kGzip,
-        CompressionCodec::kZstd, CompressionCodec::kLz4Raw, CompressionCodec::kBrotli}) {
+// Calls fn(options) for every codec of `codecs` x page v1/v2 x dictionary on/off, traced.
+template <typename Fn>
+void ForEachCodecPageVersionAndDictionary(std::initializer_list<CompressionCodec> codecs, Fn fn) {
+  for (CompressionCodec codec : codecs) {
     for (bool v2 : {false, true}) {
       for (bool dict : {false, true}) {
         SCOPED_TRACE(std::string(CompressionCodecName(codec)) + (v2 ? " v2" : " v1") +
@@ -234,13 +233,23 @@ TEST(WriterTest, EveryTypeCodecAndPageVersionRoundTrips) {
         o.codec = codec;
         o.data_page_v2 = v2;
         o.enable_dictionary = dict;
+        fn(o);
+      }
+    }
+  }
+}
+
+TEST(WriterTest, EveryTypeCodecAndPageVersionRoundTrips) {
+  RecordBatch batch = AllTypesBatch(3000, 1);
+  ForEachCodecPageVersionAndDictionary(
+      {CompressionCodec::kUncompressed, CompressionCodec::kSnappy, CompressionCodec::kGzip,
+       CompressionCodec::kZstd, CompressionCodec::kLz4Raw, CompressionCodec::kBrotli},
+      [&](WriterOptions o) {
         o.page_max_rows = 700;  // several pages per chunk
         o.row_group_max_rows = 2000;
         std::string file = WriteFile(batch, o);
         CheckFlatFile(file, batch);
-      }
-    }
-  }
+      });
 }
 
 // Pages compressed on a pool (compression_threads > 1) give the same file, byte for byte, as
@@ -249,16 +258,10 @@ TEST(WriterTest, EveryTypeCodecAndPageVersionRoundTrips) {
 // part), and the file reads back equal to the batch.
 TEST(WriterTest, CompressionThreadsWriteTheSameFile) {
   RecordBatch batch = AllTypesBatch(5000, 3);
-  for (CompressionCodec codec : {CompressionCodec::kSnappy, CompressionCodec::kGzip,
-                                 CompressionCodec::kZstd, CompressionCodec::kLz4Raw}) {
-    for (bool v2 : {false, true}) {
-      for (bool dict : {false, true}) {
-        SCOPED_TRACE(std::string(CompressionCodecName(codec)) + (v2 ? " v2" : " v1") +
-                     (dict ? " dict" : " plain"));
-        WriterOptions o;
-        o.codec = codec;
-        o.data_page_v2 = v2;
-        o.enable_dictionary = dict;
+  ForEachCodecPageVersionAndDictionary(
+      {CompressionCodec::kSnappy, CompressionCodec::kGzip, CompressionCodec::kZstd,
+       CompressionCodec::kLz4Raw},
+      [&](WriterOptions o) {
         o.page_max_rows = 300;  // many pages per chunk: more than the pool queues
         o.row_group_max_rows = 2000;
         std::string inline_file = WriteFile(batch, o);
@@ -267,9 +270,7 @@ TEST(WriterTest, CompressionThreadsWriteTheSameFile) {
         EXPECT_EQ(pooled_file.size(), inline_file.size());
         EXPECT_TRUE(pooled_file == inline_file);
         CheckFlatFile(pooled_file, batch);
-      }
-    }
-  }
+      });
   WriterOptions bad;
   bad.compression_threads = 0;
   std::string out;
