@@ -89,7 +89,7 @@ struct KafkaSourceOptions {
   // pipeline thread as long as one batch of 100,000 rows stopped all fetching for ~0.8 s. The
   // bytes cap is what bounds memory (128 MiB); the message cap is set above it. Measured with
   // 1 M messages from 128 mock partitions (docs/BENCHMARKS.md, "Kafka ingestion"): 32 MiB /
-  // 100,000: 2.6-5.8 s; 128 MiB / 100,000: 2.4-3.2 s; 128 MiB / 1,000,000: 1.8-2.6 s.
+  // 100,000: 2.8-5.9 s; 128 MiB / 100,000: 2.3-3.2 s; 128 MiB / 1,000,000: 1.6-3.1 s.
   int64_t queue_max_kbytes = 131072;
   int64_t queue_min_messages = 1000000;
   // topic.metadata.refresh.interval.ms: how soon new partitions and regex-matched topics appear.
