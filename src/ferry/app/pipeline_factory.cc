@@ -77,15 +77,6 @@ Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
   o.start_timestamp_ms = k.start_timestamp_ms;
   o.max_rate_per_partition = k.max_rate_per_partition;
   o.properties = k.properties;
-  for (const auto& [key, value] : k.properties) {
-    // The manual assignment looks for new partitions at librdkafka's metadata refresh interval.
-    int64_t ms = 0;
-    const char* end = value.data() + value.size();
-    if (key == "topic.metadata.refresh.interval.ms" &&
-        std::from_chars(value.data(), end, ms).ptr == end && ms > 0) {
-      o.metadata_refresh = std::chrono::milliseconds(ms);
-    }
-  }
   Status st = o.Validate();
   if (!st.ok()) {
     return AtKey(k.location, "", st);

@@ -271,7 +271,8 @@ void KafkaSource::Revoke(PartitionState* s) {
 }
 
 void KafkaSource::DiscoverPartitions() {
-  const int64_t refresh_us = options_.metadata_refresh.count() * 1000;
+  const std::chrono::milliseconds refresh = MetadataRefresh(options_);
+  const int64_t refresh_us = refresh.count() * 1000;
   // Poll blocks for this request: 1 s while the cluster answers, longer after failures (a slow
   // cluster), never above request_timeout.
   const int timeout_ms = static_cast<int>(std::clamp<int64_t>(
@@ -305,16 +306,15 @@ void KafkaSource::DiscoverPartitions() {
       }
       s = &table_.GetOrAdd(topic.topic, partition);
       s->pending = true;
-      s->assigned = false;
       added.push_back(s);
     }
   }
   for (const std::string& name : topic_matcher_->names()) {
-    if (found.count(name) == 0 && missing_topics_.insert(name).second) {
-      FERRY_LOG_WARN("kafka: topic '{}' does not exist (yet); looking again every {} ms", name,
-                     options_.metadata_refresh.count());
-    } else if (found.count(name) != 0) {
+    if (found.count(name) != 0) {
       missing_topics_.erase(name);
+    } else if (missing_topics_.insert(name).second) {
+      FERRY_LOG_WARN("kafka: topic '{}' does not exist (yet); looking again every {} ms", name,
+                     refresh.count());
     }
   }
   if (!added.empty()) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include "ferry/source/kafka/topic_matcher.h"
@@ -122,6 +123,19 @@ std::vector<std::pair<std::string, std::string>> ConsumerProperties(const KafkaS
     p.emplace_back(m.key, m.value);
   }
   return p;
+}
+
+std::chrono::milliseconds MetadataRefresh(const KafkaSourceOptions& o) {
+  std::chrono::milliseconds refresh = o.metadata_refresh;
+  for (const auto& [key, value] : o.properties) {
+    int64_t ms = 0;
+    const char* end = value.data() + value.size();
+    if (key == "topic.metadata.refresh.interval.ms" &&
+        std::from_chars(value.data(), end, ms).ptr == end && ms > 0) {
+      refresh = std::chrono::milliseconds(ms);
+    }
+  }
+  return refresh;
 }
 
 std::string KafkaPartitionKey(std::string_view topic, int32_t partition) {

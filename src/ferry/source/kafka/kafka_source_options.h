@@ -116,6 +116,11 @@ struct KafkaSourceOptions {
 std::vector<std::pair<std::string, std::string>> ConsumerProperties(
     const KafkaSourceOptions& options);
 
+// The metadata refresh interval librdkafka uses for `options`: a topic.metadata.refresh.interval.ms
+// in `properties` (which ConsumerProperties puts after ferry's value) wins over
+// metadata_refresh. The manual assignment looks for new partitions at this interval too.
+std::chrono::milliseconds MetadataRefresh(const KafkaSourceOptions& options);
+
 // The key of a Kafka source partition: "kafka/<topic>/<partition>" (DESIGN.md).
 std::string KafkaPartitionKey(std::string_view topic, int32_t partition);
 

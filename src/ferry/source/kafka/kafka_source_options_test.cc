@@ -138,6 +138,16 @@ TEST(KafkaSourceOptionsTest, ConsumerPropertiesPutFerrysLast) {
   EXPECT_TRUE(NewConf(p).ok());
 }
 
+TEST(KafkaSourceOptionsTest, MetadataRefreshFollowsTheProperty) {
+  KafkaSourceOptions o = Valid();
+  o.metadata_refresh = std::chrono::milliseconds(30000);
+  EXPECT_EQ(MetadataRefresh(o).count(), 30000);
+  o.properties = {{"topic.metadata.refresh.interval.ms", "1000"}};
+  EXPECT_EQ(MetadataRefresh(o).count(), 1000);
+  o.properties = {{"topic.metadata.refresh.interval.ms", "soon"}};  // librdkafka refuses it
+  EXPECT_EQ(MetadataRefresh(o).count(), 30000);
+}
+
 TEST(KafkaSourceOptionsTest, PartitionKey) {
   EXPECT_EQ(KafkaPartitionKey("events", 7), "kafka/events/7");
 }
