@@ -176,6 +176,36 @@ class PipelineTest : public ::testing::Test {
     return pipeline;
   }
 
+  // A pipeline running on a thread whose next commit waits in a GatedStore until Release().
+  struct HeldRun {
+    std::shared_ptr<GatedStore> gated;
+    std::unique_ptr<Pipeline> pipeline;
+    StopSignal stop;
+    Status result;
+    std::thread thread;
+    // Opens the gate and waits for Run() to return.
+    void Release() {
+      gated->Open();
+      thread.join();
+    }
+  };
+  // Starts the pipeline and returns once its first commit is held (nullptr if Make failed).
+  std::unique_ptr<HeldRun> StartHeld(Broker* broker, PipelineOptions options) {
+    auto run = std::make_unique<HeldRun>();
+    run->gated = std::make_shared<GatedStore>(store_);
+    auto p = Make(broker, std::move(options), run->gated);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    if (!p.ok()) {
+      return nullptr;
+    }
+    run->pipeline = std::move(*p);
+    run->gated->Arm();
+    HeldRun* r = run.get();
+    run->thread = std::thread([r] { r->result = r->pipeline->Run(&r->stop); });
+    WaitUntil([r] { return r->gated->Holding(); });
+    return run;
+  }
+
   // The dead-letter table's rows (sorted).
   std::vector<std::string> DeadRows() {
     auto table = delta::Table::Open(store_, "dead");
@@ -538,16 +568,10 @@ TEST_F(PipelineTest, DedupDropsKeysCommittedBeforeEvenAcrossRestarts) {
 }
 
 TEST_F(PipelineTest, TheNextBatchIsReadWhileABatchCommitsAndWaitsBehindIt) {
-  auto gated = std::make_shared<GatedStore>(store_);
   Broker broker{.partitions = 1, .per_partition = 40};
-  auto p = Make(&broker, {.max_rows = 10, .max_in_flight = 1, .until_caught_up = true}, gated);
-  ASSERT_TRUE(p.ok()) << p.status().ToString();
-  gated->Arm();
-  StopSignal stop;
-  Status result;
-  std::thread run([&] { result = (*p)->Run(&stop); });
   // Batch 1 (offsets 0..9) is stuck in its commit; batch 2 is read meanwhile.
-  WaitUntil([&] { return gated->Holding(); });
+  auto run = StartHeld(&broker, {.max_rows = 10, .max_in_flight = 1, .until_caught_up = true});
+  ASSERT_NE(run, nullptr);
   WaitUntil([&] { return Metric("ferry_messages_received_total") >= 20; });
   // Bounded: batch 2 is full and waits for batch 1's outcome; nothing more is read, nothing is
   // acknowledged, nothing is committed.
@@ -556,9 +580,8 @@ TEST_F(PipelineTest, TheNextBatchIsReadWhileABatchCommitsAndWaitsBehindIt) {
   EXPECT_EQ(Metric("ferry_commits_total", {{"pipeline", "events"}, {"outcome", "succeeded"}}), 0);
   EXPECT_TRUE(broker.latest.load()->acknowledged().empty());
   EXPECT_EQ(Latest().position("events/kafka/events/0"), std::nullopt);
-  gated->Open();
-  run.join();
-  ASSERT_TRUE(result.ok()) << result.ToString();
+  run->Release();
+  ASSERT_TRUE(run->result.ok()) << run->result.ToString();
   EXPECT_EQ(Ids(), Expected(1, 40));
   // Commits strictly in batch order: version v holds offsets up to 10 * v - 1.
   auto table = delta::Table::Open(store_, "events");
@@ -576,15 +599,9 @@ TEST_F(PipelineTest, TheNextBatchIsReadWhileABatchCommitsAndWaitsBehindIt) {
 }
 
 TEST_F(PipelineTest, ALostCommitDropsTheBatchesBehindItAndResumesFromTheTable) {
-  auto gated = std::make_shared<GatedStore>(store_);
   Broker broker{.partitions = 1, .per_partition = 40};
-  auto p = Make(&broker, {.max_rows = 10, .max_in_flight = 1, .until_caught_up = true}, gated);
-  ASSERT_TRUE(p.ok()) << p.status().ToString();
-  gated->Arm();
-  StopSignal stop;
-  Status result;
-  std::thread run([&] { result = (*p)->Run(&stop); });
-  WaitUntil([&] { return gated->Holding(); });
+  auto run = StartHeld(&broker, {.max_rows = 10, .max_in_flight = 1, .until_caught_up = true});
+  ASSERT_NE(run, nullptr);
   WaitUntil([&] { return Metric("ferry_messages_received_total") >= 20; });
   // Another writer (the partition's new owner) commits offsets up to 14 first.
   {
@@ -594,9 +611,8 @@ TEST_F(PipelineTest, ALostCommitDropsTheBatchesBehindItAndResumesFromTheTable) {
     txn.SetPosition("events/kafka/events/0", 14);
     ASSERT_TRUE(txn.Commit().ok());
   }
-  gated->Open();
-  run.join();
-  ASSERT_TRUE(result.ok()) << result.ToString();
+  run->Release();
+  ASSERT_TRUE(run->result.ok()) << run->result.ToString();
   // Batch 1 (0..9) lost, batch 2 (10..19, read while batch 1 committed) dropped unwritten; the
   // pipeline resumed after 14.
   std::vector<int64_t> expected;
@@ -609,21 +625,16 @@ TEST_F(PipelineTest, ALostCommitDropsTheBatchesBehindItAndResumesFromTheTable) {
 }
 
 TEST_F(PipelineTest, ARevokeWaitsForTheBatchInFlightThatHoldsThePartition) {
-  auto gated = std::make_shared<GatedStore>(store_);
   Broker broker{.partitions = 2, .per_partition = 10};
-  auto p = Make(&broker, {.max_rows = 20, .max_latency = std::chrono::hours(1)}, gated);
-  ASSERT_TRUE(p.ok()) << p.status().ToString();
-  gated->Arm();
-  StopSignal stop;
-  Status result;
-  std::thread run([&] { result = (*p)->Run(&stop); });
-  WaitUntil([&] { return gated->Holding(); });  // both partitions' 20 rows, sealed
+  // Held: both partitions' 20 rows, sealed.
+  auto run = StartHeld(&broker, {.max_rows = 20, .max_latency = std::chrono::hours(1)});
+  ASSERT_NE(run, nullptr);
   broker.latest.load()->Revoke(0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the revoke waits inside Poll
-  gated->Open();
-  stop.RequestDrain(std::chrono::seconds(30));
-  run.join();
-  ASSERT_TRUE(result.ok()) << result.ToString();
+  run->gated->Open();
+  run->stop.RequestDrain(std::chrono::seconds(30));
+  run->thread.join();
+  ASSERT_TRUE(run->result.ok()) << run->result.ToString();
   // The sealed rows of the revoked partition were committed before it was given up.
   EXPECT_EQ(Ids(), Expected(2, 10));
   EXPECT_EQ(Latest().position("events/kafka/events/0"), 9);
