@@ -9,25 +9,31 @@
 namespace ferry::testing::nats_auth {
 namespace {
 
-// base64url without padding (RFC 4648 section 5), as JWTs use it.
-std::string Base64Url(const std::string& bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+// RFC 4648 encoding without padding: each group of `bits` bits (5: base32, 6: base64) of
+// `bytes`, most significant first, as a character of `alphabet`.
+template <typename Bytes>
+std::string EncodeBits(const Bytes& bytes, const char* alphabet, int bits_per_char) {
+  const uint32_t mask = (1U << bits_per_char) - 1;
   std::string out;
   uint32_t buffer = 0;
   int bits = 0;
-  for (unsigned char byte : bytes) {
-    buffer = (buffer << 8) | byte;
+  for (auto byte : bytes) {
+    buffer = (buffer << 8) | static_cast<uint8_t>(byte);
     bits += 8;
-    while (bits >= 6) {
-      out.push_back(kAlphabet[(buffer >> (bits - 6)) & 63]);
-      bits -= 6;
+    while (bits >= bits_per_char) {
+      out.push_back(alphabet[(buffer >> (bits - bits_per_char)) & mask]);
+      bits -= bits_per_char;
     }
   }
   if (bits > 0) {
-    out.push_back(kAlphabet[(buffer << (6 - bits)) & 63]);
+    out.push_back(alphabet[(buffer << (bits_per_char - bits)) & mask]);
   }
   return out;
+}
+
+// base64url without padding (RFC 4648 section 5), as JWTs use it.
+std::string Base64Url(const std::string& bytes) {
+  return EncodeBits(bytes, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 6);
 }
 
 // A NATS JWT (nats-io/jwt v2): base64url header and claims, signed with ed25519 by `signer`
@@ -93,22 +99,7 @@ std::string NKeyEncode(std::vector<uint8_t> raw) {
   }
   raw.push_back(static_cast<uint8_t>(crc & 0xff));
   raw.push_back(static_cast<uint8_t>(crc >> 8));
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (uint8_t byte : raw) {
-    buffer = (buffer << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out.push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
-      bits -= 5;
-    }
-  }
-  if (bits > 0) {
-    out.push_back(kAlphabet[(buffer << (5 - bits)) & 31]);
-  }
-  return out;
+  return EncodeBits(raw, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 5);
 }
 
 // An ed25519 key pair from the openssl CLI: the last 32 bytes of the PKCS#8 and SPKI DER forms
