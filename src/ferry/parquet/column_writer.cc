@@ -89,41 +89,35 @@ void ColumnWriter::AppendLevels(const std::vector<int16_t>& levels, int16_t max_
   }
 }
 
-Status ColumnWriter::Compress(const std::string& input, const std::string** output) {
-  if (codec_->codec() == CompressionCodec::kUncompressed) {
-    *output = &input;
-    return Status::OK();
-  }
-  FERRY_RETURN_IF_ERROR(codec_->Compress(input, &compressed_));
-  *output = &compressed_;
+Status ColumnWriter::CompressPage(Codec* codec, PageHeader header, std::string_view input,
+                                  ChunkPage* page) {
+  FERRY_RETURN_IF_ERROR(codec->Compress(input, &page->data));
+  header.compressed_page_size = static_cast<int32_t>(page->prefix.size() + page->data.size());
+  SerializePageHeader(header, &page->header);
   return Status::OK();
 }
 
-void ColumnWriter::AppendPage(const PageHeader& header, const std::string& data) {
-  auto& page = chunk_pages_.emplace_back(std::make_unique<ChunkPage>());
-  SerializePageHeader(header, &page->header);
-  page->data = data;
-  page->uncompressed_size = header.uncompressed_page_size;
-  chunk_pages_bytes_ += static_cast<int64_t>(page->header.size() + page->data.size());
-}
-
-void ColumnWriter::SubmitPage(PageHeader header, std::string prefix, std::string input) {
+Status ColumnWriter::AddPage(PageHeader header, std::string_view prefix, std::string* input) {
   auto& page = chunk_pages_.emplace_back(std::make_unique<ChunkPage>());
   page->uncompressed_size = header.uncompressed_page_size;
-  // Counted at its uncompressed size (plus a header's) until the job has compressed it.
-  const auto estimate = static_cast<int64_t>(prefix.size() + input.size()) + 64;
-  chunk_pages_bytes_ += estimate;
-  page->prefix = std::move(prefix);
+  page->prefix.assign(prefix);
   ChunkPage* p = page.get();
-  page->compressed = pool_->Submit([this, p, estimate, header = std::move(header),
-                                    input = std::move(input)](Codec* codec) mutable {
-    FERRY_RETURN_IF_ERROR(codec->Compress(input, &p->data));
-    header.compressed_page_size = static_cast<int32_t>(p->prefix.size() + p->data.size());
-    SerializePageHeader(header, &p->header);
-    chunk_pages_bytes_ +=
-        static_cast<int64_t>(p->header.size() + p->prefix.size() + p->data.size()) - estimate;
+  if (pool_ == nullptr) {
+    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), *input, p));
+    chunk_pages_bytes_ += p->size();
+    return Status::OK();
+  }
+  // Counted at its uncompressed size (plus a header's) until the job has compressed it.
+  const auto estimate = static_cast<int64_t>(prefix.size() + input->size()) + 64;
+  chunk_pages_bytes_ += estimate;
+  p->compressed = pool_->Submit([this, p, estimate, header = std::move(header),
+                                 owned = std::move(*input)](Codec* codec) mutable {
+    FERRY_RETURN_IF_ERROR(CompressPage(codec, std::move(header), owned, p));
+    chunk_pages_bytes_ += p->size() - estimate;
     return Status::OK();
   });
+  input->clear();
+  return Status::OK();
 }
 
 Status ColumnWriter::FlushPage() {
@@ -137,7 +131,6 @@ Status ColumnWriter::FlushPage() {
   stats.null_count = page_levels_ - page_values_;
   PageHeader header;
   body_.clear();
-  const std::string* data = nullptr;
   Encoding encoding;
   if (!options_.data_page_v2) {
     if (column_.max_repetition_level > 0) {
@@ -155,14 +148,7 @@ Status ColumnWriter::FlushPage() {
     d.definition_level_encoding = Encoding::kRle;
     d.repetition_level_encoding = Encoding::kRle;
     d.statistics = std::move(stats);
-    if (pool_ != nullptr) {
-      SubmitPage(std::move(header), std::string(), std::move(body_));
-      body_.clear();
-    } else {
-      FERRY_RETURN_IF_ERROR(Compress(body_, &data));
-      header.compressed_page_size = static_cast<int32_t>(data->size());
-      AppendPage(header, *data);
-    }
+    FERRY_RETURN_IF_ERROR(AddPage(std::move(header), {}, &body_));
   } else {
     if (column_.max_repetition_level > 0) {
       AppendLevels(page_rep_, column_.max_repetition_level, false, &body_);
@@ -185,17 +171,8 @@ Status ColumnWriter::FlushPage() {
     d.repetition_levels_byte_length = static_cast<int32_t>(rep_bytes);
     d.is_compressed = codec_->codec() != CompressionCodec::kUncompressed;
     d.statistics = std::move(stats);
-    if (pool_ != nullptr) {
-      // levels (never compressed) + values, compressed by the job
-      SubmitPage(std::move(header), std::move(body_), std::move(values_buffer_));
-      body_.clear();
-      values_buffer_.clear();
-    } else {
-      FERRY_RETURN_IF_ERROR(Compress(values_buffer_, &data));
-      header.compressed_page_size = static_cast<int32_t>(level_bytes + data->size());
-      body_.append(*data);  // levels (never compressed) + values
-      AppendPage(header, body_);
-    }
+    // The levels (body_) are never compressed; the values are.
+    FERRY_RETURN_IF_ERROR(AddPage(std::move(header), body_, &values_buffer_));
   }
   ++chunk_page_encodings_[{options_.data_page_v2 ? PageType::kDataPageV2 : PageType::kDataPage,
                            encoding}];
@@ -233,18 +210,15 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
   body_.clear();
   std::optional<int32_t> dict_entries = values_->FinishDictionary(&body_);
   if (dict_entries) {
-    const std::string* data = nullptr;
-    FERRY_RETURN_IF_ERROR(Compress(body_, &data));
     PageHeader header;
     header.type = PageType::kDictionaryPage;
     header.uncompressed_page_size = static_cast<int32_t>(body_.size());
-    header.compressed_page_size = static_cast<int32_t>(data->size());
     header.dictionary_page_header = DictionaryPageHeader{*dict_entries, Encoding::kPlain, {}};
-    header_.clear();
-    SerializePageHeader(header, &header_);
-    FERRY_RETURN_IF_ERROR(sink->Append(header_));
-    FERRY_RETURN_IF_ERROR(sink->Append(*data));
-    uncompressed += static_cast<int64_t>(header_.size() + body_.size());
+    ChunkPage dictionary;
+    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), body_, &dictionary));
+    FERRY_RETURN_IF_ERROR(sink->Append(dictionary.header));
+    FERRY_RETURN_IF_ERROR(sink->Append(dictionary.data));
+    uncompressed += static_cast<int64_t>(dictionary.header.size() + body_.size());
     md.dictionary_page_offset = start;
     chunk_page_encodings_[{PageType::kDictionaryPage, Encoding::kPlain}] += 1;
   }

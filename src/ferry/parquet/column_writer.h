@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -83,10 +84,14 @@ class ColumnWriter {
   // One data page of the chunk being built. Written to the sink as header, prefix, data.
   struct ChunkPage {
     std::string header;              // the serialized PageHeader
-    std::string prefix;              // v2 with a pool: the uncompressed levels
+    std::string prefix;              // a v2 page's levels (never compressed)
     std::string data;                // the (compressed) page body
     int64_t uncompressed_size = 0;   // header.uncompressed_page_size
     std::future<Status> compressed;  // valid while a pool job fills header and data
+
+    int64_t size() const {
+      return static_cast<int64_t>(header.size() + prefix.size() + data.size());
+    }
   };
 
   ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type, bool repeated,
@@ -96,10 +101,13 @@ class ColumnWriter {
   int64_t PageBytesEstimate() const;
   void AppendLevels(const std::vector<int16_t>& levels, int16_t max_level, bool length_prefix,
                     std::string* out);
-  Status Compress(const std::string& input, const std::string** output);
-  void AppendPage(const PageHeader& header, const std::string& data);
-  // Pool mode: queues the compression of `input`; the page becomes header + prefix + compressed.
-  void SubmitPage(PageHeader header, std::string prefix, std::string input);
+  // Compresses `input` into page->data and serializes `header`, its compressed size now that of
+  // page->prefix plus page->data, into page->header.
+  static Status CompressPage(Codec* codec, PageHeader header, std::string_view input,
+                             ChunkPage* page);
+  // Adds a data page to the chunk: `prefix` as is (a v2 page's levels), then `input`
+  // compressed, here or by a pool job (which takes *input over; it is left empty).
+  Status AddPage(PageHeader header, std::string_view prefix, std::string* input);
 
   const ColumnDescriptor column_;
   const columnar::DataTypePtr type_;
@@ -133,8 +141,6 @@ class ColumnWriter {
   // Reused buffers.
   std::string body_;
   std::string values_buffer_;
-  std::string compressed_;
-  std::string header_;
 };
 
 }  // namespace ferry::parquet
