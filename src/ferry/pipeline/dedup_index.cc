@@ -12,6 +12,7 @@
 #include "ferry/base/log.h"
 #include "ferry/base/varint.h"
 #include "ferry/delta/file_scan.h"
+#include "ferry/delta/log_files.h"
 
 namespace ferry::pipeline {
 namespace {
@@ -99,7 +100,7 @@ Result<IndexFile> Decode(std::string_view bytes) {
 }
 
 std::string SegmentName(int64_t version) {
-  return fmt::format("{:020d}{}", version, kSegmentSuffix);
+  return delta::PaddedVersion(version) + std::string(kSegmentSuffix);
 }
 
 // The version a segment's file name holds; nullopt for any other name.
