@@ -91,7 +91,11 @@ void ColumnWriter::AppendLevels(const std::vector<int16_t>& levels, int16_t max_
 
 Status ColumnWriter::CompressPage(Codec* codec, PageHeader header, std::string_view input,
                                   ChunkPage* page) {
-  FERRY_RETURN_IF_ERROR(codec->Compress(input, &page->data));
+  // Compressed into a buffer reused by the thread (a codec sizes its output for the worst case
+  // first: in a fresh string that is a zero-filled compress bound per page), then copied.
+  thread_local std::string compressed;
+  FERRY_RETURN_IF_ERROR(codec->Compress(input, &compressed));
+  page->data.assign(compressed);
   header.compressed_page_size = static_cast<int32_t>(page->prefix.size() + page->data.size());
   SerializePageHeader(header, &page->header);
   return Status::OK();
