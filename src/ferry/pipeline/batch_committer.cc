@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 
@@ -18,12 +19,6 @@ namespace {
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-int64_t SystemMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // Errors no retry can fix: the pipeline stops with them.
@@ -68,7 +63,7 @@ Status BatchCommitter::LoadDedupIndex() {
   if (dedup_ == nullptr) {
     return Status::OK();
   }
-  return dedup_->Load(*table_, snapshot_, SystemMillis());
+  return dedup_->Load(*table_, snapshot_, WallMillis());
 }
 
 Status BatchCommitter::Reload() {
@@ -191,7 +186,7 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   if (dedup_ != nullptr) {
     // Commits of other writers that landed before ours, then our own keys.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
-    int64_t now = SystemMillis();
+    int64_t now = WallMillis();
     dedup_->Remember(keys, result.version, now);
     Status persisted = dedup_->Persist(*table_, snapshot_, result.version, keys, now);
     if (!persisted.ok()) {

@@ -375,10 +375,7 @@ Status Pipeline::TakeBad(const source::Message& m, const Status& error) {
     }
     dead_.mutable_column(4)->As<columnar::BinaryColumn>()->Append(m.payload);
     dead_.mutable_column(5)->As<columnar::BinaryColumn>()->Append(error.message());
-    int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    dead_.mutable_column(6)->As<columnar::Int64Column>()->Append(now_us);
+    dead_.mutable_column(6)->As<columnar::Int64Column>()->Append(WallMicros());
     dead_partition_.push_back(m.partition);
   }
   Consume(m);
