@@ -62,20 +62,6 @@ bool HasProperty(const KafkaSourceOptions& o, std::string_view key) {
 
 }  // namespace
 
-std::string_view AssignmentName(Assignment assignment) {
-  return assignment == Assignment::kManual ? "manual" : "group";
-}
-
-Result<Assignment> ParseAssignment(std::string_view name) {
-  if (name == "group") {
-    return Assignment::kGroup;
-  }
-  if (name == "manual") {
-    return Assignment::kManual;
-  }
-  return InvalidArgument("unknown kafka assignment '{}' (group, manual)", name);
-}
-
 std::string_view StartPolicyName(StartPolicy policy) {
   switch (policy) {
     case StartPolicy::kEarliest:

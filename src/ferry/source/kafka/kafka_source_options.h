@@ -56,10 +56,6 @@ enum class Assignment {
   kManual,
 };
 
-// "group", "manual".
-std::string_view AssignmentName(Assignment assignment);
-Result<Assignment> ParseAssignment(std::string_view name);
-
 struct KafkaSourceOptions {
   // bootstrap.servers, e.g. "host1:9092,host2:9092".
   std::string brokers;
