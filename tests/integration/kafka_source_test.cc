@@ -83,6 +83,15 @@ class KafkaSourceTest : public ::testing::Test {
     return std::move(s).value();
   }
 
+  // Topic "events" with `partitions` partitions of `count` messages each.
+  Status CreateEvents(int32_t partitions, int count) {
+    FERRY_RETURN_IF_ERROR(cluster_->CreateTopic("events", partitions));
+    for (int32_t p = 0; p < partitions; ++p) {
+      FERRY_RETURN_IF_ERROR(ProduceDefault(*cluster_, "events", p, count));
+    }
+    return Status::OK();
+  }
+
   std::unique_ptr<MockCluster> cluster_;
 };
 
@@ -91,10 +100,7 @@ class KafkaSourceAssignorTest : public KafkaSourceTest,
                                 public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(KafkaSourceAssignorTest, StartsExactlyAfterTablePositions) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 4).ok());
-  for (int32_t p = 0; p < 4; ++p) {
-    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 20).ok());
-  }
+  ASSERT_TRUE(CreateEvents(4, 20).ok());
   TestListener listener;
   listener.positions = {{"kafka/events/0", 4}, {"kafka/events/2", 19}, {"kafka/events/3", 9}};
   auto source = Make(Options({"events"}, GetParam()), &listener);
@@ -206,9 +212,7 @@ TEST_P(KafkaSourceAssignorTest, SecondConsumerJoiningRevokesPartitions) {
 }
 
 TEST_P(KafkaSourceAssignorTest, ListenerFailureKeepsPartitionPendingThenRetries) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   TestListener listener;
   listener.positions = {{"kafka/events/0", 2}, {"kafka/events/1", 6}};
   listener.fail_once = {{"kafka/events/1", IOError("table unreadable")}};
@@ -243,10 +247,7 @@ class KafkaSourceManualTest : public KafkaSourceTest {
 };
 
 TEST_F(KafkaSourceManualTest, ReadsEveryPartitionFromTheTablePositions) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 4).ok());
-  for (int32_t p = 0; p < 4; ++p) {
-    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 20).ok());
-  }
+  ASSERT_TRUE(CreateEvents(4, 20).ok());
   TestListener listener;
   listener.positions = {{"kafka/events/0", 4}, {"kafka/events/2", 19}, {"kafka/events/3", 9}};
   auto source = Make(Manual({"events"}), &listener);
@@ -314,9 +315,7 @@ TEST_F(KafkaSourceManualTest, FindsNewTopicsAndTopicsCreatedLater) {
 }
 
 TEST_F(KafkaSourceManualTest, CommitsGroupOffsetsWithoutJoiningTheGroup) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   TestListener listener;
   auto source = Make(Manual({"events"}), &listener);
   ASSERT_NE(source, nullptr);
@@ -334,9 +333,7 @@ TEST_F(KafkaSourceManualTest, CommitsGroupOffsetsWithoutJoiningTheGroup) {
 }
 
 TEST_F(KafkaSourceManualTest, BrokersDownAtStartLosesNothing) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   ASSERT_TRUE(cluster_->SetBrokerDown(-1).ok());
   TestListener listener;
   auto source = Make(Manual({"events"}), &listener);
@@ -379,9 +376,7 @@ void ExpectStartsAtLogEnd(const MockCluster& mc, Source* source, int old) {
 }
 
 TEST_F(KafkaSourceTest, StartPolicyLatest) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   TestListener listener;
   KafkaSourceOptions o = Options({"events"});
   o.start = StartPolicy::kLatest;
@@ -394,9 +389,7 @@ TEST_F(KafkaSourceTest, StartPolicyLatest) {
 }
 
 TEST_F(KafkaSourceTest, StartPolicyGroupFallsBackPerPartition) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   ASSERT_TRUE(CommitOffset(cluster_->bootstrap_servers(), "ferry-test", "events", 0, 7).ok());
   TestListener listener;
   KafkaSourceOptions o = Options({"events"});
@@ -529,9 +522,7 @@ TEST_F(KafkaSourceTest, PositionPastLogEndIsDataLoss) {
 }
 
 TEST_F(KafkaSourceTest, BrokersDownAndUpLosesNothing) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   TestListener listener;
   auto source = Make(Options({"events"}), &listener);
   ASSERT_NE(source, nullptr);
@@ -557,9 +548,7 @@ TEST_F(KafkaSourceTest, BrokersDownAndUpLosesNothing) {
 }
 
 TEST_F(KafkaSourceTest, FetchErrorsAreRetried) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   const rd_kafka_resp_err_t errors[] = {
       RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, RD_KAFKA_RESP_ERR__TRANSPORT,
       RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR__TRANSPORT,
@@ -583,9 +572,7 @@ TEST_F(KafkaSourceTest, FetchErrorsAreRetried) {
 }
 
 TEST_F(KafkaSourceTest, AcknowledgeCommitsGroupOffsetsAndSurvivesFailures) {
-  ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 10).ok());
-  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 1, 10).ok());
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
   TestListener listener;
   auto source = Make(Options({"events"}), &listener);
   ASSERT_NE(source, nullptr);
