@@ -181,7 +181,10 @@ TEST_P(KafkaSourceAssignorTest, SecondConsumerJoiningRevokesPartitions) {
     // Cooperative: A gives up only what moves to B.
     EXPECT_EQ(la.revoked.size(), lb.current.size());
   } else {
-    EXPECT_EQ(la.revoked.size(), 4u);  // eager: everything, then re-assigned
+    // Eager: everything, then re-assigned. Under load a member's SyncGroup can miss its
+    // generation and the group rebalances once more (A then gives up its share again), so at
+    // least the four.
+    EXPECT_GE(la.revoked.size(), 4u);
   }
   EXPECT_EQ(ra.messages.size(), 40u);  // nothing new yet
   EXPECT_TRUE(rb.messages.empty());    // B starts after the table positions
