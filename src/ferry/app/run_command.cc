@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
-#include <ctime>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,6 +25,7 @@
 #include "ferry/app/pipeline_factory.h"
 #include "ferry/app/progress_reporter.h"
 #include "ferry/base/failpoint.h"
+#include "ferry/base/file.h"
 #include "ferry/base/log.h"
 #include "ferry/config/config.h"
 
@@ -126,6 +131,17 @@ int Run(const RunArgs& args) {
                    cfg->metrics.listen.substr(0, cfg->metrics.listen.rfind(':')), server.port());
   }
 
+  // The main thread sleeps in poll() on two descriptors: SIGTERM/SIGINT (blocked above, so they
+  // queue on the signalfd) and an eventfd each pipeline thread bumps when it returns, so that the
+  // process exits as soon as the last pipeline is done.
+  FileDescriptor signal_fd(signalfd(-1, &signals, SFD_CLOEXEC));
+  FileDescriptor done_fd(eventfd(0, EFD_CLOEXEC));
+  if (!signal_fd.valid() || !done_fd.valid()) {
+    FERRY_LOG_ERROR("cannot create the signalfd/eventfd the main thread waits on: {}",
+                    std::strerror(errno));
+    return kExitFailed;
+  }
+
   std::vector<std::unique_ptr<pipeline::StopSignal>> stops;
   std::vector<Status> results(pipelines.size());
   std::vector<std::thread> threads;
@@ -153,6 +169,8 @@ int Run(const RunArgs& args) {
         }
       }
       running.fetch_sub(1);
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = write(done_fd.get(), &one, sizeof(one));
     });
   }
 
@@ -171,11 +189,23 @@ int Run(const RunArgs& args) {
 
   int signals_seen = 0;
   while (running.load() > 0) {
-    timespec wait{.tv_sec = 0, .tv_nsec = 200'000'000};
-    int sig = sigtimedwait(&signals, nullptr, &wait);
-    if (sig != SIGTERM && sig != SIGINT) {
+    pollfd fds[2] = {{.fd = signal_fd.get(), .events = POLLIN, .revents = 0},
+                     {.fd = done_fd.get(), .events = POLLIN, .revents = 0}};
+    if (poll(fds, 2, -1) < 0) {
+      continue;  // EINTR
+    }
+    if ((fds[1].revents & POLLIN) != 0) {
+      uint64_t count = 0;
+      [[maybe_unused]] ssize_t n = read(done_fd.get(), &count, sizeof(count));
+    }
+    if ((fds[0].revents & POLLIN) == 0) {
       continue;
     }
+    signalfd_siginfo info{};
+    if (read(signal_fd.get(), &info, sizeof(info)) != static_cast<ssize_t>(sizeof(info))) {
+      continue;
+    }
+    int sig = static_cast<int>(info.ssi_signo);
     if (++signals_seen == 1) {
       drain_all(sig == SIGTERM ? "SIGTERM" : "SIGINT");
     } else {
