@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -137,20 +138,41 @@ void UpdateNumbers(Node* node, const Column& column, const std::vector<uint8_t>*
   }
 }
 
+// a < b as bytes (std::string_view's order); most pairs of values differ in their first byte,
+// which settles the comparison without a call to memcmp.
+inline bool BytesLess(std::string_view a, std::string_view b) {
+  if (!a.empty() && !b.empty() && a[0] != b[0]) {
+    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]);
+  }
+  return a < b;
+}
+
 void UpdateStrings(Node* node, const Column& column, const std::vector<uint8_t>* parent_valid) {
   const auto* c = column.As<columnar::BinaryColumn>();
+  // The bounds of this column are views into it while it is scanned, copied into the node once.
+  std::optional<std::string_view> min;
+  std::optional<std::string_view> max;
+  if (node->has_value) {
+    min = node->string_min;
+    max = node->string_max;
+  }
   for (int64_t row = 0; row < column.length(); ++row) {
     if (column.IsNull(row) || (parent_valid != nullptr && (*parent_valid)[row] == 0)) {
       node->null_count++;
       continue;
     }
     std::string_view v = c->Value(row);
-    if (!node->has_value || v < node->string_min) {
-      node->string_min.assign(v);
+    if (!min || BytesLess(v, *min)) {
+      min = v;
     }
-    if (!node->has_value || v > node->string_max) {
-      node->string_max.assign(v);
+    if (!max || BytesLess(*max, v)) {
+      max = v;
     }
+  }
+  if (min) {
+    // assign() from a view into the string itself is safe (std::string handles the overlap).
+    node->string_min.assign(*min);
+    node->string_max.assign(*max);
     node->has_value = true;
   }
 }
