@@ -1,24 +1,57 @@
 #include "ferry/source/jetstream/ack_subject.h"
 
-#include <array>
-#include <charconv>
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace ferry::source::jetstream {
 namespace {
 
 constexpr std::string_view kPrefix = "$JS.ACK.";
-constexpr size_t kMaxTokens = 10;  // after the prefix: v2 has 9 or 10
 
-template <typename T>
-bool ParseNumber(std::string_view token, T* out) {
-  if (token.empty()) {
-    return false;
+// One pass over the tokens, which are known to number 7, 9 or 10 (a subject is read for every
+// message, so no token array and no from_chars per number).
+class Tokens {
+ public:
+  explicit Tokens(std::string_view s) : p_(s.data()), end_(s.data() + s.size()) {}
+
+  std::string_view Next() {
+    const char* start = p_;
+    while (p_ != end_ && *p_ != '.') {
+      ++p_;
+    }
+    std::string_view token(start, static_cast<size_t>(p_ - start));
+    if (p_ != end_) {
+      ++p_;
+    }
+    return token;
   }
-  const char* end = token.data() + token.size();
-  auto [ptr, ec] = std::from_chars(token.data(), end, *out);
-  return ec == std::errc() && ptr == end;
-}
+
+  // A token of decimal digits (at least one) that fits in uint64_t.
+  bool NextNumber(uint64_t* out) {
+    uint64_t v = 0;
+    const char* start = p_;
+    for (; p_ != end_ && *p_ != '.'; ++p_) {
+      auto digit = static_cast<unsigned>(*p_ - '0');
+      if (digit > 9 || v > (UINT64_MAX - digit) / 10) {
+        return false;
+      }
+      v = v * 10 + digit;
+    }
+    if (p_ == start) {
+      return false;
+    }
+    if (p_ != end_) {
+      ++p_;
+    }
+    *out = v;
+    return true;
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
 
 }  // namespace
 
@@ -27,39 +60,30 @@ bool ParseAckSubject(std::string_view reply, AckMetadata* out) {
     return false;
   }
   std::string_view rest = reply.substr(kPrefix.size());
-  std::array<std::string_view, kMaxTokens> tokens;
-  size_t count = 0;
-  while (true) {
-    if (count == kMaxTokens) {
-      return false;
-    }
-    size_t dot = rest.find('.');
-    tokens[count++] = rest.substr(0, dot);
-    if (dot == std::string_view::npos) {
-      break;
-    }
-    rest.remove_prefix(dot + 1);
-  }
   // v1 has 7 tokens after the prefix; v2 adds domain and account in front (9) and may append a
   // random token (10).
-  size_t first;
-  if (count == 7) {
-    first = 0;
-  } else if (count == 9 || count == 10) {
-    first = 2;
-  } else {
+  const auto count = static_cast<size_t>(std::count(rest.begin(), rest.end(), '.')) + 1;
+  if (count != 7 && count != 9 && count != 10) {
     return false;
   }
-  out->stream = tokens[first];
-  out->consumer = tokens[first + 1];
+  Tokens tokens(rest);
+  if (count != 7) {
+    tokens.Next();  // domain
+    tokens.Next();  // account hash
+  }
+  out->stream = tokens.Next();
+  out->consumer = tokens.Next();
   if (out->stream.empty() || out->consumer.empty()) {
     return false;
   }
-  return ParseNumber(tokens[first + 2], &out->num_delivered) &&
-         ParseNumber(tokens[first + 3], &out->stream_sequence) &&
-         ParseNumber(tokens[first + 4], &out->consumer_sequence) &&
-         ParseNumber(tokens[first + 5], &out->timestamp_ns) &&
-         ParseNumber(tokens[first + 6], &out->pending);
+  uint64_t timestamp = 0;
+  if (!tokens.NextNumber(&out->num_delivered) || !tokens.NextNumber(&out->stream_sequence) ||
+      !tokens.NextNumber(&out->consumer_sequence) || !tokens.NextNumber(&timestamp) ||
+      timestamp > static_cast<uint64_t>(INT64_MAX) || !tokens.NextNumber(&out->pending)) {
+    return false;
+  }
+  out->timestamp_ns = static_cast<int64_t>(timestamp);
+  return true;
 }
 
 }  // namespace ferry::source::jetstream

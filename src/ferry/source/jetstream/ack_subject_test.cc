@@ -32,6 +32,16 @@ TEST(AckSubjectTest, ParsesV2LayoutWithAndWithoutRandomToken) {
   EXPECT_EQ(meta.pending, 9u);
 }
 
+TEST(AckSubjectTest, ReadsTheLargestValues) {
+  AckMetadata meta;
+  ASSERT_TRUE(ParseAckSubject(
+      "$JS.ACK.s.c.18446744073709551615.1.0.9223372036854775807.18446744073709551615", &meta));
+  EXPECT_EQ(meta.num_delivered, 18446744073709551615u);
+  EXPECT_EQ(meta.consumer_sequence, 0u);
+  EXPECT_EQ(meta.timestamp_ns, 9223372036854775807);
+  EXPECT_EQ(meta.pending, 18446744073709551615u);
+}
+
 TEST(AckSubjectTest, RejectsMalformedSubjects) {
   AckMetadata meta;
   for (const char* bad : {
@@ -44,6 +54,10 @@ TEST(AckSubjectTest, RejectsMalformedSubjects) {
            "$JS.ACK..c.1.2.3.4.5",                      // empty stream
            "$JS.ACK.s.c.1.18446744073709551616.3.4.5",  // overflow
            "$JS.ACK.a.b.s.c.1.2.3.4.5.6.7",             // 11 tokens
+           "$JS.ACK.s.c.1.2.3.9223372036854775808.5",   // timestamp beyond int64
+           "$JS.ACK.s.c.1.2.3.4.",                      // empty last number
+           "$JS.ACK.s.c.1.2.3.4.5x",                    // trailing non-digit
+           "$JS.ACK.s.c.1.2.3.4.+5",                    // sign
        }) {
     EXPECT_FALSE(ParseAckSubject(bad, &meta)) << bad;
   }
