@@ -2,12 +2,13 @@
 #include "ferry/delta/stats.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "ferry/columnar/column.h"
 
