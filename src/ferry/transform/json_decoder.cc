@@ -108,6 +108,21 @@ class JsonDecoder::Impl {
     return Status::OK();
   }
 
+  // The content of a string value. Stage 1 has checked the whole message (UTF-8, no control
+  // characters in strings), so a string token without a backslash is its own content: it is
+  // taken from the message as is, without the copy into simdjson's string buffer. Otherwise
+  // the string is unescaped; that also consumes the value.
+  // REQUIRES: v is a string.
+  static simdjson::error_code StringContent(sj::value& v, std::string_view* out) {
+    std::string_view token = Token(v);  // the quoted string, up to the next structural character
+    if (token.size() >= 2 && token.back() == '"' &&
+        std::memchr(token.data() + 1, '\\', token.size() - 2) == nullptr) {
+      *out = token.substr(1, token.size() - 2);
+      return simdjson::SUCCESS;
+    }
+    return v.get_string().get(*out);
+  }
+
   static Status Malformed(simdjson::error_code e) {
     return InvalidArgument("malformed JSON: {}", simdjson::error_message(e));
   }
@@ -167,7 +182,7 @@ class JsonDecoder::Impl {
     return Status::OK();
   }
 
-  Status DecodeValue(const JsonPlanNode& n, sj::value v, Column* col) {
+  Status DecodeValue(const JsonPlanNode& n, sj::value& v, Column* col) {
     sj::json_type t;
     if (auto e = v.type().get(t)) {
       return Malformed(e);
@@ -200,7 +215,7 @@ class JsonDecoder::Impl {
     auto* out = col->As<columnar::BinaryColumn>();
     if (t == sj::json_type::string && n.kind == JsonNodeKind::kString) {
       std::string_view s;
-      if (auto e = v.get_string().get(s)) {
+      if (auto e = StringContent(v, &s)) {
         return Malformed(e);
       }
       out->Append(s);
@@ -220,7 +235,7 @@ class JsonDecoder::Impl {
     bool from_string = t == sj::json_type::string;
     std::string_view text;
     if (from_string) {
-      if (auto e = v.get_string().get(text)) {
+      if (auto e = StringContent(v, &text)) {
         return Malformed(e);
       }
     } else if (t == sj::json_type::number) {
