@@ -386,6 +386,14 @@ TEST(JsonDecoderTest, FieldOrderDoesNotMatter) {
   EXPECT_EQ(h.Decode(R"({"c": 1, "b": "x", "a": 2})"), "{a: 2, b: \"x\", c: 1}");
   EXPECT_EQ(h.Decode(R"({"a": 3, "c": 2})"), "{a: 3, b: null, c: 2}");
   EXPECT_EQ(h.Decode(R"({"b\u0022": 1, "\u0061": 4})"), "{a: 4, b: null, c: null}");
+  // Keys are compared raw in the expected order first: prefixes, longer keys and escapes.
+  Harness k("id INT, idx INT, i INT");
+  EXPECT_EQ(k.Decode(R"({"id": 1, "idx": 2, "i": 3})"), "{id: 1, idx: 2, i: 3}");
+  EXPECT_EQ(k.Decode(R"({"idx": 1, "id": 2})"), "{id: 2, idx: 1, i: null}");
+  EXPECT_EQ(k.Decode(R"({"i": 1, "id\"": 5, "idxx": 6, "\u0069d": 2})"),
+            "{id: 2, idx: null, i: 1}");
+  EXPECT_EQ(k.Decode(R"({"i\u0064": 4, "id\u0078": 5, "\u0069": 6})"), "{id: 4, idx: 5, i: 6}");
+  EXPECT_EQ(k.Decode(R"({"": 1, "ID": 2, "id ": 3})"), "{id: null, idx: null, i: null}");
 }
 
 // Strings without a backslash are taken from the message as they are; the others are
