@@ -18,6 +18,26 @@ using columnar::BinaryColumn;
 using columnar::DecimalColumn;
 using columnar::Int128;
 
+// a == b, inline: dictionary values are mostly a few bytes long, where a call to memcmp costs
+// more than the comparison.
+bool BytesEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  size_t i = 0;
+  for (; i + 8 <= a.size(); i += 8) {
+    if (LoadLE<uint64_t>(a.data() + i) != LoadLE<uint64_t>(b.data() + i)) {
+      return false;
+    }
+  }
+  for (; i < a.size(); ++i) {
+    if (a[i] != b[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Dictionary of byte strings: entries are appended to one buffer, the hash table holds their
 // hashes and indices.
 class BinaryDictionary {
@@ -40,7 +60,7 @@ class BinaryDictionary {
         }
         return index;
       }
-      if (s.hash == hash && Entry(s.index_plus_one - 1) == v) {
+      if (s.hash == hash && BytesEqual(Entry(s.index_plus_one - 1), v)) {
         return s.index_plus_one - 1;
       }
       h = (h + 1) & mask_;

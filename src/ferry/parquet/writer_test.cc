@@ -543,6 +543,33 @@ TEST(WriterTest, StringStatisticsCompareUnsignedBytes) {
   }
 }
 
+// Dictionary lookups compare whole values: values of one length that differ in a single byte,
+// before, at or after the eighth, each get their own entry.
+TEST(WriterTest, DictionaryKeepsValuesThatDifferInOneByte) {
+  auto schema = std::make_shared<Schema>(std::vector<Field>{F("s", DataType::String())});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  auto* col = batch.mutable_column(0)->As<BinaryColumn>();
+  std::vector<std::string> values = {"", std::string(1, '\0'), std::string(2, '\0')};
+  for (size_t len : {1, 7, 8, 9, 16, 17}) {
+    for (size_t at = 0; at < len; at++) {
+      std::string v(len, 'k');
+      v[at] = '\x80';
+      values.push_back(v);
+    }
+    values.push_back(std::string(len, 'k'));
+  }
+  for (int round = 0; round < 3; round++) {
+    for (const std::string& v : values) {
+      col->Append(v);
+    }
+  }
+  std::string file = WriteFile(batch, WriterOptions{});
+  FileMetaData md = ReadFooter(file);
+  const ColumnMetaData& cmd = *md.row_groups[0].columns[0].meta_data;
+  EXPECT_TRUE(cmd.dictionary_page_offset.has_value());
+  CheckFlatFile(file, batch);
+}
+
 TEST(WriterTest, FooterMetadata) {
   RecordBatch batch = AllTypesBatch(10, 3);
   WriterOptions o;
