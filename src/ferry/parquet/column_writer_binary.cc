@@ -44,8 +44,14 @@ class BinaryDictionary {
  public:
   BinaryDictionary() { Reset(); }
 
-  uint32_t GetOrInsert(std::string_view v) {
-    uint64_t hash = XXH3_64bits(v.data(), v.size());
+  static uint64_t Hash(std::string_view v) { return XXH3_64bits(v.data(), v.size()); }
+  // A hint that the value of this hash is looked up soon: with thousands of entries the table
+  // is past the L2 cache, and each lookup would otherwise wait for its slot.
+  void Prefetch(uint64_t hash) const {
+    __builtin_prefetch(&slots_[static_cast<size_t>(hash) & mask_]);
+  }
+  // REQUIRES: hash == Hash(v).
+  uint32_t GetOrInsert(std::string_view v, uint64_t hash) {
     size_t h = static_cast<size_t>(hash) & mask_;
     while (true) {
       Slot& s = slots_[h];
@@ -198,9 +204,18 @@ class BinaryValueWriter final : public ValueWriter {
       page_.Update(v);
     }
     if (use_dictionary_) {
-      for (std::string_view v : views_) {
-        indices_.push_back(dictionary_.GetOrInsert(v));
-        page_plain_bytes_ += static_cast<int64_t>(v.size()) + (fixed_ ? 0 : 4);
+      // Hashed first, then looked up with the slot of the value kPrefetchAhead later prefetched.
+      constexpr size_t kPrefetchAhead = 8;
+      hashes_.resize(views_.size());
+      for (size_t i = 0; i < views_.size(); ++i) {
+        hashes_[i] = BinaryDictionary::Hash(views_[i]);
+      }
+      for (size_t i = 0; i < views_.size(); ++i) {
+        if (i + kPrefetchAhead < views_.size()) {
+          dictionary_.Prefetch(hashes_[i + kPrefetchAhead]);
+        }
+        indices_.push_back(dictionary_.GetOrInsert(views_[i], hashes_[i]));
+        page_plain_bytes_ += static_cast<int64_t>(views_[i].size()) + (fixed_ ? 0 : 4);
       }
     } else {
       AppendPlainValues();
@@ -399,6 +414,7 @@ class BinaryValueWriter final : public ValueWriter {
   std::vector<uint32_t> indices_;
   std::string plain_;
   std::vector<std::string_view> views_;
+  std::vector<uint64_t> hashes_;  // of views_, for dictionary lookups
   std::string decimal_bytes_;
   BinaryMinMax page_;
   BinaryMinMax chunk_;
