@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -82,27 +81,35 @@ class LineReader {
  public:
   explicit LineReader(std::FILE* file) : file_(file) { buffer_.resize(kBlock); }
 
-  // The next line without its '\n' (and a '\r' before it), or nullopt at the end of input.
-  Result<std::optional<std::string_view>> Next() {
+  // Sets *line to the next line without its '\n' (and a '\r' before it) and returns true; false
+  // at the end of input or on a read error (then status() says which). A plain bool, not a
+  // Result<optional>: building that on the stack for each line stalls on store forwarding.
+  bool Next(std::string_view* line) {
     while (true) {
       const char* begin = buffer_.data() + pos_;
       const void* nl = std::memchr(begin, '\n', end_ - pos_);
       if (nl != nullptr) {
         size_t len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
         pos_ += len + 1;
-        return std::optional<std::string_view>(Trim(std::string_view(begin, len)));
+        *line = Trim(std::string_view(begin, len));
+        return true;
       }
       if (eof_) {
         if (pos_ == end_) {
-          return std::optional<std::string_view>();
+          return false;
         }
         std::string_view last(begin, end_ - pos_);
         pos_ = end_;
-        return std::optional<std::string_view>(Trim(last));
+        *line = Trim(last);
+        return true;
       }
-      FERRY_RETURN_IF_ERROR(Fill());
+      status_ = Fill();
+      if (!status_.ok()) {
+        return false;
+      }
     }
   }
+  const Status& status() const { return status_; }
 
  private:
   static constexpr size_t kBlock = size_t{1} << 20;
@@ -141,6 +148,7 @@ class LineReader {
   size_t pos_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
+  Status status_;
 };
 
 bool IsBlank(std::string_view line) {
@@ -161,16 +169,13 @@ Status Convert(const FromJsonOptions& options, const Setup& setup, std::FILE* in
   columnar::RecordBatch batch = columnar::RecordBatch::MakeEmpty(setup.schema);
   LineReader lines(in);
   int64_t line_number = 0;
-  while (true) {
-    FERRY_ASSIGN_OR_RETURN(std::optional<std::string_view> line, lines.Next());
-    if (!line) {
-      break;
-    }
+  std::string_view line;
+  while (lines.Next(&line)) {
     line_number++;
-    if (IsBlank(*line)) {
+    if (IsBlank(line)) {
       continue;
     }
-    Status s = decoder->Append(*line, &batch);
+    Status s = decoder->Append(line, &batch);
     if (!s.ok()) {
       return s.WithContext("{}:{}", in_name, line_number);
     }
@@ -179,6 +184,7 @@ Status Convert(const FromJsonOptions& options, const Setup& setup, std::FILE* in
       batch.Clear();
     }
   }
+  FERRY_RETURN_IF_ERROR(lines.status());
   if (batch.num_rows() > 0) {
     FERRY_RETURN_IF_ERROR(writer->Write(batch));
   }

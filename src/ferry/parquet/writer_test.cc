@@ -512,6 +512,64 @@ TEST(WriterTest, StatisticsFollowSortOrders) {
   EXPECT_EQ(typed[7].num_values, 3);
 }
 
+// Byte strings order as unsigned bytes, compared eight at a time: long shared prefixes, bytes
+// above 0x7f, NUL bytes, empty strings and prefixes of one another.
+TEST(WriterTest, StringStatisticsCompareUnsignedBytes) {
+  const std::string alphabet("\x00\x01\x61\x7f\x80\xff", 6);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; round++) {
+    auto schema = std::make_shared<Schema>(std::vector<Field>{F("s", DataType::String())});
+    RecordBatch batch = RecordBatch::MakeEmpty(schema);
+    auto* col = batch.mutable_column(0)->As<BinaryColumn>();
+    std::string prefix(rng() % 20, 'p');
+    std::string min;
+    std::string max;
+    for (int i = 0; i < 40; i++) {
+      std::string v = prefix.substr(0, rng() % (prefix.size() + 1));
+      for (size_t n = rng() % 12; n > 0; n--) {
+        v.push_back(alphabet[rng() % alphabet.size()]);
+      }
+      col->Append(v);
+      min = i == 0 || v < min ? v : min;  // std::string compares as unsigned char
+      max = i == 0 || max < v ? v : max;
+    }
+    std::vector<ColumnStatistics> typed;
+    FileMetaData md = ReadFooter(WriteFile(batch, WriterOptions{}, &typed));
+    const Statistics& st = *md.row_groups[0].columns[0].meta_data->statistics;
+    EXPECT_EQ(st.min_value, min) << "round " << round;
+    EXPECT_EQ(st.max_value, max) << "round " << round;
+    EXPECT_EQ(std::get<std::string>(*typed[0].min), min);
+    EXPECT_EQ(std::get<std::string>(*typed[0].max), max);
+  }
+}
+
+// Dictionary lookups compare whole values: values of one length that differ in a single byte,
+// before, at or after the eighth, each get their own entry.
+TEST(WriterTest, DictionaryKeepsValuesThatDifferInOneByte) {
+  auto schema = std::make_shared<Schema>(std::vector<Field>{F("s", DataType::String())});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  auto* col = batch.mutable_column(0)->As<BinaryColumn>();
+  std::vector<std::string> values = {"", std::string(1, '\0'), std::string(2, '\0')};
+  for (size_t len : {1, 7, 8, 9, 16, 17}) {
+    for (size_t at = 0; at < len; at++) {
+      std::string v(len, 'k');
+      v[at] = '\x80';
+      values.push_back(v);
+    }
+    values.push_back(std::string(len, 'k'));
+  }
+  for (int round = 0; round < 3; round++) {
+    for (const std::string& v : values) {
+      col->Append(v);
+    }
+  }
+  std::string file = WriteFile(batch, WriterOptions{});
+  FileMetaData md = ReadFooter(file);
+  const ColumnMetaData& cmd = *md.row_groups[0].columns[0].meta_data;
+  EXPECT_TRUE(cmd.dictionary_page_offset.has_value());
+  CheckFlatFile(file, batch);
+}
+
 TEST(WriterTest, FooterMetadata) {
   RecordBatch batch = AllTypesBatch(10, 3);
   WriterOptions o;

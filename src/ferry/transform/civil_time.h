@@ -37,9 +37,11 @@ constexpr bool IsLeapYear(int64_t y) {
   return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
+// At namespace scope: a table local to DaysInMonth was rebuilt on the stack at each call.
+inline constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
 constexpr int DaysInMonth(int64_t y, int m) {
-  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeapYear(y) ? 29 : kDays[m - 1];
+  return m == 2 && IsLeapYear(y) ? 29 : kDaysInMonth[m - 1];
 }
 
 struct CivilDate {

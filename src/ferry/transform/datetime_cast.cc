@@ -49,8 +49,32 @@ bool Digits(std::string_view s, size_t* pos, size_t min, size_t max, int64_t* ou
   return true;
 }
 
+int TwoDigits(const char* p) {
+  return (p[0] - '0') * 10 + (p[1] - '0');
+}
+
+// True when s[at..at+n) are all digits. REQUIRES: at + n <= s.size().
+bool AllDigits(std::string_view s, size_t at, size_t n) {
+  for (size_t i = at; i < at + n; i++) {
+    if (!IsDigit(s[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The date part; `*pos` ends after it (at the end, ' ' or 'T').
 bool ScanDate(std::string_view s, size_t* pos, Scanned* out) {
+  // The usual "yyyy-MM-dd", by position: what the general reading below gives for it.
+  if (*pos == 0 && s.size() >= 10 && s[4] == '-' && s[7] == '-' &&
+      (s.size() == 10 || s[10] == ' ' || s[10] == 'T') && AllDigits(s, 0, 4) &&
+      AllDigits(s, 5, 2) && AllDigits(s, 8, 2)) {
+    out->year = TwoDigits(s.data()) * 100 + TwoDigits(s.data() + 2);
+    out->month = TwoDigits(s.data() + 5);
+    out->day = TwoDigits(s.data() + 8);
+    *pos = 10;
+    return true;
+  }
   int sign = 1;
   if (*pos < s.size() && (s[*pos] == '-' || s[*pos] == '+')) {
     sign = s[*pos] == '-' ? -1 : 1;
@@ -77,6 +101,39 @@ bool ScanDate(std::string_view s, size_t* pos, Scanned* out) {
   return *pos == s.size() || s[*pos] == ' ' || s[*pos] == 'T';
 }
 
+// What follows the time of day: the zone, after optional spaces.
+bool ScanZone(std::string_view s, size_t pos, Scanned* out) {
+  while (pos < s.size() && s[pos] == ' ') {
+    pos++;
+  }
+  out->zone = s.substr(pos);
+  return true;
+}
+
+// What follows the seconds: an optional fraction of 1 to 9 digits, then the zone.
+bool ScanFractionAndZone(std::string_view s, size_t pos, Scanned* out) {
+  if (pos < s.size() && s[pos] == '.') {
+    pos++;
+    size_t n = 0;
+    int64_t frac = 0;
+    while (pos < s.size() && IsDigit(s[pos])) {
+      if (n < 6) {
+        frac = frac * 10 + (s[pos] - '0');
+      }
+      n++;
+      pos++;
+    }
+    if (n == 0 || n > 9) {
+      return false;
+    }
+    for (size_t i = n; i < 6; i++) {
+      frac *= 10;
+    }
+    out->micros = frac;
+  }
+  return ScanZone(s, pos, out);
+}
+
 bool ScanTimestamp(std::string_view s, Scanned* out) {
   size_t pos = 0;
   if (!ScanDate(s, &pos, out)) {
@@ -88,6 +145,17 @@ bool ScanTimestamp(std::string_view s, Scanned* out) {
   pos++;  // ' ' or 'T'
   if (pos == s.size()) {
     return true;
+  }
+  // The usual "HH:mm:ss" after a 10-character date, by position, as the general reading below
+  // takes it (which also refuses a third digit of seconds).
+  if (pos == 11 && s.size() >= 19 && s[13] == ':' && s[16] == ':' &&
+      (s.size() == 19 || !IsDigit(s[19])) && AllDigits(s, 11, 2) && AllDigits(s, 14, 2) &&
+      AllDigits(s, 17, 2)) {
+    out->hour = TwoDigits(s.data() + 11);
+    out->minute = TwoDigits(s.data() + 14);
+    out->second = TwoDigits(s.data() + 17);
+    pos = 19;
+    return ScanFractionAndZone(s, pos, out);
   }
   int64_t v = 0;
   if (!Digits(s, &pos, 1, 2, &v)) {
@@ -108,34 +176,14 @@ bool ScanTimestamp(std::string_view s, Scanned* out) {
       return false;
     }
     out->second = static_cast<int>(v);
-    if (pos < s.size() && s[pos] == '.') {
-      pos++;
-      size_t n = 0;
-      int64_t frac = 0;
-      while (pos < s.size() && IsDigit(s[pos])) {
-        if (n < 6) {
-          frac = frac * 10 + (s[pos] - '0');
-        }
-        n++;
-        pos++;
-      }
-      if (n == 0 || n > 9) {
-        return false;
-      }
-      for (size_t i = n; i < 6; i++) {
-        frac *= 10;
-      }
-      out->micros = frac;
-    }
+    return ScanFractionAndZone(s, pos, out);
   }
-  while (pos < s.size() && s[pos] == ' ') {
-    pos++;
-  }
-  out->zone = s.substr(pos);
-  return true;
+  return ScanZone(s, pos, out);
 }
 
-std::optional<int64_t> LocalMicros(const Scanned& t) {
+// Inlined into its two callers: returned through memory, the optional's flag byte stalled the
+// caller's load of it on store forwarding, once per timestamp.
+[[gnu::always_inline]] inline std::optional<int64_t> LocalMicros(const Scanned& t) {
   if (t.month < 1 || t.month > 12 || t.day < 1 || t.day > DaysInMonth(t.year, t.month) ||
       t.hour > 23 || t.minute > 59 || t.second > 59) {
     return std::nullopt;

@@ -252,6 +252,58 @@ TEST(DateTimeCastTest, LenientIsoTimestamps) {
   EXPECT_EQ(*ParseLocalTimestampText("2026-11-30 07:10:00+05:00"), Utc(2026, 11, 30, 7, 10));
 }
 
+// "yyyy-MM-dd" and "yyyy-MM-ddTHH:mm:ss" are read by position; near misses take the general
+// reading. Both must agree.
+TEST(DateTimeCastTest, FixedWidthIsoFormsAndNearMisses) {
+  const TimeZone& utc = *TimeZone::Utc();
+  const TimeZone& paris = *Zone("Europe/Paris");
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03Z", utc), Utc(2026, 1, 5, 7, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05 07:05:03", paris), Utc(2026, 1, 5, 6, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03.5Z", utc), Utc(2026, 1, 5, 7, 5, 3) + 500000);
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03.000001Z", utc), Utc(2026, 1, 5, 7, 5, 3) + 1);
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03.999999999Z", utc),
+            Utc(2026, 1, 5, 7, 5, 3) + 999999);
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03 Z", utc), Utc(2026, 1, 5, 7, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03-01:30", utc), Utc(2026, 1, 5, 8, 35, 3));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03+01:00", paris), Utc(2026, 1, 5, 6, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03.25 Europe/Paris", utc),
+            Utc(2026, 1, 5, 6, 5, 3) + 250000);
+  EXPECT_EQ(*ParseTimestampText("2024-02-29T23:59:59Z", utc), Utc(2024, 2, 29, 23, 59, 59));
+  EXPECT_EQ(*ParseTimestampText("0001-01-01T00:00:00Z", utc), Utc(1, 1, 1));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05Z", utc), Utc(2026, 1, 5, 7, 5));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T7:05:03Z", utc), Utc(2026, 1, 5, 7, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("20260-1-05T07:05:03Z", utc), Utc(20260, 1, 5, 7, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("+2026-01-05T07:05:03Z", utc), Utc(2026, 1, 5, 7, 5, 3));
+  EXPECT_EQ(*ParseTimestampText("2026-01-05T07:05:03", utc), Utc(2026, 1, 5, 7, 5, 3));
+  EXPECT_EQ(*ParseLocalTimestampText("2026-01-05T07:05:03.1Z"), Utc(2026, 1, 5, 7, 5, 3) + 100000);
+  EXPECT_EQ(*ParseLocalTimestampText("2026-01-05 07:05:03"), Utc(2026, 1, 5, 7, 5, 3));
+  for (const char* bad :
+       {"2026-01-05T07:05:033Z", "2026-01-05T07:05:03.Z", "2026-01-05T07:05:03.1234567891Z",
+        "2026-01-05T24:00:00Z", "2026-01-05T07:60:00Z", "2026-01-05T07:05:60Z",
+        "2026-02-29T07:05:03Z", "2026-00-05T07:05:03Z", "2026-01-00T07:05:03Z",
+        "2026-01-32T07:05:03Z", "2026-01-05T07:05:03X", "2026-01-05x07:05:03Z",
+        "2026-01-05T07-05-03Z", "2026-01-05T07:05:0aZ", "2026-01-0aT07:05:03Z",
+        "2026-1a-05T07:05:03Z", "2a26-01-05T07:05:03Z", "2026-01-05T07:05:03ZZ"}) {
+    EXPECT_FALSE(ParseTimestampText(bad, utc)) << bad;
+  }
+  EXPECT_FALSE(ParseLocalTimestampText("2026-01-05T07:05:033"));
+  EXPECT_FALSE(ParseLocalTimestampText("2026-01-05T07:05:03 Nowhere/City"));
+
+  EXPECT_EQ(*ParseDateText("2024-02-29"), 19782);
+  EXPECT_EQ(*ParseDateText("1969-12-31"), -1);
+  EXPECT_EQ(*ParseDateText("0000-01-01"), -719528);
+  EXPECT_EQ(*ParseDateText(" 2024-02-29 "), 19782);
+  EXPECT_EQ(*ParseDateText("2024-02-29 07"), 19782);
+  EXPECT_EQ(*ParseDateText("2024-2-29"), 19782);
+  EXPECT_EQ(*ParseDateText("02024-02-29"), 19782);
+  EXPECT_EQ(*ParseDateText("-2024-02-29"), DaysFromCivil(-2024, 2, 29));
+  for (const char* bad :
+       {"2023-02-29", "2024-13-01", "2024-00-01", "2024-01-00", "2024-01-32", "2024-01-011",
+        "2024-01-01x", "2024/01/01", "2024-01-1a", "202a-01-01", "2024-0a-01"}) {
+    EXPECT_FALSE(ParseDateText(bad)) << bad;
+  }
+}
+
 TEST(DateTimeCastTest, DatesAndCanonicalText) {
   EXPECT_EQ(*ParseDateText("2026-11-30"), 20787);
   EXPECT_EQ(*ParseDateText("2026-11-30 anything"), 20787);

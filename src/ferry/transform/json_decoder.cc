@@ -108,6 +108,33 @@ class JsonDecoder::Impl {
     return Status::OK();
   }
 
+  // The content of a string value. Stage 1 has checked the whole message (UTF-8, no control
+  // characters in strings), so a string token without a backslash is its own content: it is
+  // taken from the message as is, without the copy into simdjson's string buffer. Otherwise
+  // the string is unescaped; that also consumes the value.
+  // REQUIRES: v is a string.
+  static simdjson::error_code StringContent(sj::value& v, std::string_view* out) {
+    std::string_view token = Token(v);  // the quoted string, up to the next structural character
+    if (token.size() >= 2 && token.back() == '"' &&
+        std::memchr(token.data() + 1, '\\', token.size() - 2) == nullptr) {
+      *out = token.substr(1, token.size() - 2);
+      return simdjson::SUCCESS;
+    }
+    return v.get_string().get(*out);
+  }
+
+  // raw_json_string::unsafe_is_equal without its call to memcmp, which costs more than the
+  // comparison on keys of a few bytes. REQUIRES: `name` has no '"' or '\\'.
+  static bool RawKeyIs(sj::raw_json_string key, std::string_view name) {
+    const char* r = key.raw();
+    for (size_t i = 0; i < name.size(); i++) {
+      if (r[i] != name[i]) {
+        return false;  // also where the key ends: name has no quote
+      }
+    }
+    return r[name.size()] == '"';
+  }
+
   static Status Malformed(simdjson::error_code e) {
     return InvalidArgument("malformed JSON: {}", simdjson::error_message(e));
   }
@@ -120,16 +147,17 @@ class JsonDecoder::Impl {
     size_t expect = 0;
     const size_t n = node.children.size();
     for (auto field_result : obj) {
-      sj::field field;
-      if (auto e = std::move(field_result).get(field)) {
+      // Used in place: a copy of the field costs a store-forwarding stall per field.
+      if (auto e = field_result.error()) {
         return Malformed(e);
       }
+      sj::field& field = field_result.value_unsafe();
       // Messages usually list fields in the same order: try the one after the last match first,
       // on the raw key bytes; unescape the key only when that guess fails.
       int idx = -1;
       std::string_view key;
       if (expect < n && node.names.plain(expect) &&
-          field.key().unsafe_is_equal(node.names.name(expect))) {
+          RawKeyIs(field.key(), node.names.name(expect))) {
         idx = static_cast<int>(expect);
       } else {
         if (auto e = field.unescaped_key().get(key)) {
@@ -167,7 +195,7 @@ class JsonDecoder::Impl {
     return Status::OK();
   }
 
-  Status DecodeValue(const JsonPlanNode& n, sj::value v, Column* col) {
+  Status DecodeValue(const JsonPlanNode& n, sj::value& v, Column* col) {
     sj::json_type t;
     if (auto e = v.type().get(t)) {
       return Malformed(e);
@@ -200,7 +228,7 @@ class JsonDecoder::Impl {
     auto* out = col->As<columnar::BinaryColumn>();
     if (t == sj::json_type::string && n.kind == JsonNodeKind::kString) {
       std::string_view s;
-      if (auto e = v.get_string().get(s)) {
+      if (auto e = StringContent(v, &s)) {
         return Malformed(e);
       }
       out->Append(s);
@@ -220,7 +248,7 @@ class JsonDecoder::Impl {
     bool from_string = t == sj::json_type::string;
     std::string_view text;
     if (from_string) {
-      if (auto e = v.get_string().get(text)) {
+      if (auto e = StringContent(v, &text)) {
         return Malformed(e);
       }
     } else if (t == sj::json_type::number) {

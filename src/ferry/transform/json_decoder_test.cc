@@ -386,6 +386,59 @@ TEST(JsonDecoderTest, FieldOrderDoesNotMatter) {
   EXPECT_EQ(h.Decode(R"({"c": 1, "b": "x", "a": 2})"), "{a: 2, b: \"x\", c: 1}");
   EXPECT_EQ(h.Decode(R"({"a": 3, "c": 2})"), "{a: 3, b: null, c: 2}");
   EXPECT_EQ(h.Decode(R"({"b\u0022": 1, "\u0061": 4})"), "{a: 4, b: null, c: null}");
+  // Keys are compared raw in the expected order first: prefixes, longer keys and escapes.
+  Harness k("id INT, idx INT, i INT");
+  EXPECT_EQ(k.Decode(R"({"id": 1, "idx": 2, "i": 3})"), "{id: 1, idx: 2, i: 3}");
+  EXPECT_EQ(k.Decode(R"({"idx": 1, "id": 2})"), "{id: 2, idx: 1, i: null}");
+  EXPECT_EQ(k.Decode(R"({"i": 1, "id\"": 5, "idxx": 6, "\u0069d": 2})"),
+            "{id: 2, idx: null, i: 1}");
+  EXPECT_EQ(k.Decode(R"({"i\u0064": 4, "id\u0078": 5, "\u0069": 6})"), "{id: 4, idx: 5, i: 6}");
+  EXPECT_EQ(k.Decode(R"({"": 1, "ID": 2, "id ": 3})"), "{id: null, idx: null, i: null}");
+}
+
+// Strings without a backslash are taken from the message as they are; the others are
+// unescaped. Both must give the same values, wherever the string goes.
+TEST(JsonDecoderTest, StringsWithAndWithoutEscapes) {
+  Harness h("s STRING, l ARRAY<STRING>, m MAP<STRING, STRING>, i INT, d DATE, ts TIMESTAMP");
+  EXPECT_EQ(h.Decode(R"({"s": "plain", "l": ["", "a\"b", "\\", "c\\\\"], "m": {"k\u0031": "\/"}})"),
+            "{s: \"plain\", l: [\"\", \"a\\\"b\", \"\\\\\", \"c\\\\\\\\\"], m: {\"k1\": \"/\"}, "
+            "i: null, d: null, ts: null}");
+  EXPECT_EQ(h.Decode("{\"s\" : \"x y\"  ,\n \"l\": [ \"a\" , \"b\"\t] , \"i\": \"42\" }"),
+            "{s: \"x y\", l: [\"a\", \"b\"], m: null, i: 42, d: null, ts: null}");
+  EXPECT_EQ(h.Decode("{\"s\": \"h\xc3\xa9 \\u00e9\\ud83d\\ude00\", \"d\": \"2026\\u002d01-02\"}"),
+            "{s: \"h\xc3\xa9 \xc3\xa9\xf0\x9f\x98\x80\", l: null, m: null, i: null, d: 2026-01-02, "
+            "ts: null}");
+  EXPECT_EQ(h.Decode(R"({"ts": "2026-01-02T03:04:05\u002E5Z", "i": "4\u0032"})"),
+            "{s: null, l: null, m: null, i: 42, d: null, ts: 2026-01-02T03:04:05.5}");
+  EXPECT_EQ(h.Decode(R"({"s": "\"", "d": "2026-01-02"})"),
+            "{s: \"\\\"\", l: null, m: null, i: null, d: 2026-01-02, ts: null}");
+  // The same messages for mismatches, with or without escapes.
+  EXPECT_EQ(h.Decode(R"({"i": "4x"})"),
+            "ERROR: field 'i': expected an integer, found string \"4x\"");
+  EXPECT_EQ(h.Decode(R"({"i": "4\"x"})"),
+            "ERROR: field 'i': expected an integer, found string \"4\"x\"");
+  EXPECT_EQ(h.Decode(R"({"d": "2023-02-29"})"),
+            "ERROR: field 'd': expected a date, found string \"2023-02-29\"");
+  EXPECT_EQ(h.Decode(R"({"d": "2023-02-2\u0039"})"),
+            "ERROR: field 'd': expected a date, found string \"2023-02-29\"");
+  EXPECT_EQ(h.Decode(R"({"l": ["a", 1, "b"]})"),
+            "{s: null, l: [\"a\", \"1\", \"b\"], m: null, i: null, d: null, ts: null}");
+  EXPECT_EQ(h.Decode(R"({"ts": "x\ty"})"),
+            "ERROR: field 'ts': expected a timestamp, found string \"x\ty\"");
+  EXPECT_NE(h.Decode("{\"s\": \"a\tb\"}").find("ERROR: malformed JSON"), std::string::npos);
+  EXPECT_NE(h.Decode(R"({"s": "a\x"})").find("ERROR: field 's': malformed JSON"),
+            std::string::npos);
+  EXPECT_NE(h.Decode(R"({"s": "a\ud800b"})").find("ERROR: field 's': malformed JSON"),
+            std::string::npos);
+
+  JsonDecoderOptions strict;
+  strict.numbers_as_strings = false;
+  strict.strings_as_numbers = false;
+  Harness s("s STRING, i INT", strict);
+  EXPECT_EQ(s.Decode(R"({"s": "a", "i": 1})"), "{s: \"a\", i: 1}");
+  EXPECT_EQ(s.Decode(R"({"i": "1"})"), "ERROR: field 'i': expected an integer, found string \"1\"");
+  EXPECT_EQ(s.Decode(R"({"i": "\u0031"})"),
+            "ERROR: field 'i': expected an integer, found string \"\\u0031\"");
 }
 
 TEST(JsonDecoderTest, CreateRejectsBadOptions) {
