@@ -18,7 +18,8 @@
 #
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
 # raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
-# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), LEVEL (the codec default), BENCH_DIR (kept when set).
+# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), LEVEL (the codec default), COMPRESSION_THREADS (the default: one per core, at most 4),
+# BENCH_DIR (kept when set).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -127,6 +128,7 @@ max_in_flight = $MAX_IN_FLIGHT
 [pipeline.writer]
 codec = "$CODEC"
 ${LEVEL:+compression_level = $LEVEL}
+${COMPRESSION_THREADS:+compression_threads = $COMPRESSION_THREADS}
 TOML
 
 a=$(now)
