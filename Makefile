@@ -16,7 +16,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
 DUCKDB_DIR := tests/duckdb
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-npm build asan release test test-unit test-asan lint demo \
+.PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit test-asan lint demo \
         fuzz bench torture clean
 
 setup: setup-deb setup-npm
@@ -47,6 +47,10 @@ asan: setup-deb
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 
+# The ASan+UBSan tree as `make test` uses it: the unit tests only (not the ferry binary).
+asan-unit: setup-deb
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan --target unit_tests -j $(JOBS)
 release: setup-deb
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
@@ -57,7 +61,7 @@ lint:
 
 # Every test: lint, all labels on the dev build, the unit tests again under ASan+UBSan, and the
 # bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each: about 3 minutes in all).
-test: setup lint build asan
+test: setup lint build asan-unit
 	cd build/dev && ctest --output-on-failure -j $(JOBS) --timeout 600
 	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900
 	cmake --preset fuzz >/dev/null

@@ -57,6 +57,10 @@ function(ferry_cc_test)
       FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       FERRY_TESTDATA_DIR="${PROJECT_SOURCE_DIR}/../shared/testdata"
       FERRY_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  if("unit" IN_LIST ARG_LABELS)
+    # The `unit_tests` target (top-level CMakeLists.txt) builds these and nothing else.
+    set_property(GLOBAL APPEND PROPERTY FERRY_UNIT_TESTS ${ARG_NAME})
+  endif()
   gtest_discover_tests(${ARG_NAME}
       DISCOVERY_MODE PRE_TEST
       PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
