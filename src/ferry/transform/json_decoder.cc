@@ -114,13 +114,23 @@ class JsonDecoder::Impl {
   // the string is unescaped; that also consumes the value.
   // REQUIRES: v is a string.
   static simdjson::error_code StringContent(sj::value& v, std::string_view* out) {
-    std::string_view token = Token(v);  // the quoted string, up to the next structural character
-    if (token.size() >= 2 && token.back() == '"' &&
+    std::string_view raw = v.raw_json_token();  // the quoted string, up to the next structural
+    std::string_view token = TrimRight(raw);
+    if (token.size() >= 2 && token.back() == '"' && !ColonFollows(raw) &&
         std::memchr(token.data() + 1, '\\', token.size() - 2) == nullptr) {
       *out = token.substr(1, token.size() - 2);
       return simdjson::SUCCESS;
     }
     return v.get_string().get(*out);
+  }
+
+  // Whether the structural character after a value's raw token is ':'. On-Demand skips a value
+  // that was not read, but takes a skipped string followed by ':' for a key and goes on skipping
+  // past the end of the enclosing object (json_iterator::skip_child), which would accept
+  // `{"o": {"a": "x": 1}}, "b": 2}`. A string read from its token must be consumed then.
+  // The character is in the message or its zero padding.
+  static bool ColonFollows(std::string_view raw_token) {
+    return raw_token.data()[raw_token.size()] == ':';
   }
 
   // raw_json_string::unsafe_is_equal without its call to memcmp, which costs more than the
@@ -457,7 +467,11 @@ class JsonDecoder::Impl {
         return Malformed(e ? e : simdjson::TAPE_ERROR);
       }
     } else {
-      raw = Token(v);
+      std::string_view token = v.raw_json_token();
+      if (t == sj::json_type::string && ColonFollows(token)) {
+        return Malformed(simdjson::TAPE_ERROR);  // a key where a value should be
+      }
+      raw = TrimRight(token);
     }
     if (!CheckJsonSyntax(raw, plan_.options.max_depth, &syntax_error_)) {
       return InvalidArgument("malformed JSON: {}", syntax_error_);

@@ -441,6 +441,34 @@ TEST(JsonDecoderTest, StringsWithAndWithoutEscapes) {
             "ERROR: field 'i': expected an integer, found string \"\\u0031\"");
 }
 
+// On-Demand skips a value that was not read and takes a skipped string followed by ':' for a
+// key, skipping on past the enclosing '}': strings read from the message must still be refused
+// there, whether the field is decoded, kept as JSON text or unknown.
+TEST(JsonDecoderTest, StringFollowedByColonIsMalformed) {
+  JsonDecoderOptions keep;
+  keep.unknown_fields_column = "_extra";
+  Harness h("s STRING, o STRUCT<a: STRING, d: DATE>, l ARRAY<STRING>, j JSON, b INT, _extra STRING",
+            keep);
+  Harness ignore("s STRING, o STRUCT<a: STRING, d: DATE>, l ARRAY<STRING>, j JSON, b INT");
+  for (const char* m : {
+           R"({"s": "x": 1, "b": 2})",
+           R"({"o": {"a": "x": 1}}, "b": 2})",
+           R"({"o": {"a": "x": 1}, "b": 2}})",
+           R"({"o": {"d": "2020-01-02": 1}}, "s": "y"})",
+           R"({"l": ["x": 1]}, "b": 2})",
+           R"({"j": "x": 1}, "b": 2})",
+           R"({"zz": "x": 1}, "b": 2})",
+           R"({"o": {"zz": "x": 1}}, "b": 2})",
+       }) {
+    EXPECT_NE(h.Decode(m).find("malformed JSON"), std::string::npos) << m;
+    EXPECT_NE(ignore.Decode(m).find("malformed JSON"), std::string::npos) << m;
+  }
+  EXPECT_EQ(h.batch.num_rows(), 0);
+  EXPECT_EQ(h.Decode(R"({"o": {"a": "x", "zz": "y"}, "j": "z", "q": "w"})"),
+            "{s: null, o: {a: \"x\", d: null}, l: null, j: \"\\\"z\\\"\", b: null, "
+            "_extra: \"{\\\"q\\\":\\\"w\\\"}\"}");
+}
+
 TEST(JsonDecoderTest, CreateRejectsBadOptions) {
   SchemaPtr schema = Ddl("a INT, m MAP<INT, STRING>, e STRING");
   JsonDecoderOptions o1;
