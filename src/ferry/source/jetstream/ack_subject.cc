@@ -48,6 +48,26 @@ class Tokens {
     return true;
   }
 
+  // A token of decimal digits after an optional '-' that fits in int64_t (the timestamp: the
+  // server writes it signed).
+  bool NextSigned(int64_t* out) {
+    bool negative = p_ != end_ && *p_ == '-';
+    if (negative) {
+      ++p_;
+    }
+    uint64_t magnitude = 0;
+    if (!NextNumber(&magnitude)) {
+      return false;
+    }
+    auto limit = static_cast<uint64_t>(INT64_MAX);
+    if (magnitude > limit + (negative ? 1 : 0)) {
+      return false;
+    }
+    // 0 - magnitude in uint64_t, then as int64_t: two's complement, also for INT64_MIN.
+    *out = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
+    return true;
+  }
+
  private:
   const char* p_;
   const char* end_;
@@ -76,14 +96,9 @@ bool ParseAckSubject(std::string_view reply, AckMetadata* out) {
   if (out->stream.empty() || out->consumer.empty()) {
     return false;
   }
-  uint64_t timestamp = 0;
-  if (!tokens.NextNumber(&out->num_delivered) || !tokens.NextNumber(&out->stream_sequence) ||
-      !tokens.NextNumber(&out->consumer_sequence) || !tokens.NextNumber(&timestamp) ||
-      timestamp > static_cast<uint64_t>(INT64_MAX) || !tokens.NextNumber(&out->pending)) {
-    return false;
-  }
-  out->timestamp_ns = static_cast<int64_t>(timestamp);
-  return true;
+  return tokens.NextNumber(&out->num_delivered) && tokens.NextNumber(&out->stream_sequence) &&
+         tokens.NextNumber(&out->consumer_sequence) && tokens.NextSigned(&out->timestamp_ns) &&
+         tokens.NextNumber(&out->pending);
 }
 
 }  // namespace ferry::source::jetstream

@@ -42,6 +42,25 @@ TEST(AckSubjectTest, ReadsTheLargestValues) {
   EXPECT_EQ(meta.pending, 18446744073709551615u);
 }
 
+// The timestamp is signed, as the server writes it (an int64 of nanoseconds); it was read with
+// from_chars<int64_t> before the one-pass parser.
+TEST(AckSubjectTest, ReadsASignedTimestamp) {
+  AckMetadata meta;
+  ASSERT_TRUE(ParseAckSubject("$JS.ACK.s.c.1.2.3.-4.5", &meta));
+  EXPECT_EQ(meta.timestamp_ns, -4);
+  EXPECT_EQ(meta.pending, 5u);
+  ASSERT_TRUE(ParseAckSubject("$JS.ACK.d.a.s.c.1.2.3.-9223372036854775808.5.r", &meta));
+  EXPECT_EQ(meta.timestamp_ns, INT64_MIN);
+  for (const char* bad : {
+           "$JS.ACK.s.c.1.2.3.-9223372036854775809.5",  // below int64
+           "$JS.ACK.s.c.1.2.3.-.5",                     // a sign alone
+           "$JS.ACK.s.c.1.2.3.--4.5",                   // two signs
+           "$JS.ACK.s.c.1.2.3.4-.5",                    // a sign after the digits
+       }) {
+    EXPECT_FALSE(ParseAckSubject(bad, &meta)) << bad;
+  }
+}
+
 TEST(AckSubjectTest, RejectsMalformedSubjects) {
   AckMetadata meta;
   for (const char* bad : {
