@@ -469,7 +469,11 @@ class JsonDecoder::Impl {
     } else {
       std::string_view token = v.raw_json_token();
       if (t == sj::json_type::string && ColonFollows(token)) {
-        return Malformed(simdjson::TAPE_ERROR);  // a key where a value should be
+        // Consumed, so that the enclosing object or array refuses the ':' after it.
+        sj::raw_json_string consumed;
+        if (auto e = v.get_raw_json_string().get(consumed)) {
+          return Malformed(e);
+        }
       }
       raw = TrimRight(token);
     }

@@ -464,6 +464,14 @@ TEST(JsonDecoderTest, StringFollowedByColonIsMalformed) {
     EXPECT_NE(ignore.Decode(m).find("malformed JSON"), std::string::npos) << m;
   }
   EXPECT_EQ(h.batch.num_rows(), 0);
+  // Refused where the enclosing object meets the ':' (for a decoded field, the message from before
+  // the fast path; an unknown one was skipped past the '}' then).
+  const std::string improper =
+      "malformed JSON: The JSON document has an improper structure: missing or superfluous "
+      "commas, braces, missing keys, etc.";
+  EXPECT_EQ(h.Decode(R"({"o": {"a": "x": 1, "b": 2}})"), "ERROR: field 'o': " + improper);
+  EXPECT_EQ(h.Decode(R"({"o": {"zz": "x": 1, "b": 2}})"), "ERROR: field 'o': " + improper);
+  EXPECT_EQ(h.Decode(R"({"zz": "x": 1, "b": 2})"), "ERROR: " + improper);
   EXPECT_EQ(h.Decode(R"({"o": {"a": "x", "zz": "y"}, "j": "z", "q": "w"})"),
             "{s: null, o: {a: \"x\", d: null}, l: null, j: \"\\\"z\\\"\", b: null, "
             "_extra: \"{\\\"q\\\":\\\"w\\\"}\"}");
