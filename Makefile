@@ -51,6 +51,7 @@ asan: setup-deb
 asan-unit: setup-deb
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan --target unit_tests -j $(JOBS)
+
 release: setup-deb
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
