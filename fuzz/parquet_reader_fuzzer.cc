@@ -19,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_batch_bytes = int64_t{64} << 20;
   options.max_batch_rows = int64_t{1} << 20;
   options.verify_checksums = (size & 1) != 0;
+  // Read windows of a few bytes put page headers and bodies across window edges.
+  options.min_read_size = (size & 2) != 0 ? static_cast<int64_t>(size % 64) : options.min_read_size;
   auto reader = ferry::parquet::FileReader::Open(file, options);
   if (!reader.ok()) {
     return 0;
