@@ -166,7 +166,10 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
   if (meta.num_values == 0) {
     return Status::OK();
   }
-  FERRY_ASSIGN_OR_RETURN(codec_, Codec::Create(meta.codec));
+  if (scratch_->codec == nullptr || scratch_->codec->codec() != meta.codec) {
+    FERRY_ASSIGN_OR_RETURN(scratch_->codec, Codec::Create(meta.codec));
+  }
+  codec_ = scratch_->codec.get();
   // Step 1: the byte range.
   int64_t start = meta.data_page_offset;
   if (meta.dictionary_page_offset.has_value() && *meta.dictionary_page_offset > 0 &&
@@ -285,11 +288,14 @@ Status ColumnChunkReader::Decompress(std::string_view input, int64_t size, std::
     *out = input;
     return Status::OK();
   }
+  // The buffer only grows: resizing down and up again would zero-fill every page's bytes first.
   std::string& buffer = scratch_->decompressed;
-  buffer.resize(static_cast<size_t>(size));
-  FERRY_RETURN_IF_ERROR(
-      codec_->Decompress(input, reinterpret_cast<uint8_t*>(buffer.data()), buffer.size()));
-  *out = std::string_view(buffer).substr(0, static_cast<size_t>(size));
+  auto n = static_cast<size_t>(size);
+  if (buffer.size() < n) {
+    buffer.resize(n);
+  }
+  FERRY_RETURN_IF_ERROR(codec_->Decompress(input, reinterpret_cast<uint8_t*>(buffer.data()), n));
+  *out = std::string_view(buffer).substr(0, n);
   return Status::OK();
 }
 
@@ -417,6 +423,8 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
         bytes += dict.offsets()[i + 1] - dict.offsets()[i];
       }
       FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
+      auto* binary = out->As<BinaryColumn>();
+      binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes);
     }
     AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_,
                     scratch_->indices.data(), out);

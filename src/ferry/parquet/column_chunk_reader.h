@@ -61,6 +61,8 @@ struct ChunkScratch {
   std::vector<int16_t> def;
   std::vector<int16_t> rep;
   std::vector<uint32_t> indices;
+  // The last chunk's codec, kept with its (de)compression context for the next chunk.
+  std::unique_ptr<Codec> codec;
   // Dense values of a page with nulls, before they are spread over the rows; recreated when a
   // chunk needs another type.
   std::unique_ptr<columnar::Column> raw;        // physical storage
@@ -115,7 +117,7 @@ class ColumnChunkReader {
   ChunkScratch* scratch_;
 
   // Per chunk.
-  std::unique_ptr<Codec> codec_;
+  Codec* codec_ = nullptr;  // scratch_->codec
   std::unique_ptr<columnar::Column> dictionary_;
   int64_t values_seen_ = 0;
 };
