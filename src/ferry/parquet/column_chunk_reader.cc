@@ -195,6 +195,8 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
   // Step 2: the pages.
   dictionary_.reset();
   values_seen_ = 0;
+  chunk_values_ = meta.num_values;
+  extrapolated_ = false;
   columnar::DataTypePtr storage = StorageTypeFor(leaf_->physical);
   if (scratch_->raw == nullptr || !scratch_->raw->type()->Equals(*storage)) {
     scratch_->raw = columnar::MakeColumn(storage);
@@ -424,7 +426,8 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
       }
       FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
       auto* binary = out->As<BinaryColumn>();
-      binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes);
+      binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes +
+                          ExtrapolatedBytes(bytes, num_values));
     }
     AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_,
                     scratch_->indices.data(), out);
@@ -444,6 +447,20 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
   FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &dense));
   AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
   return Status::OK();
+}
+
+int64_t ColumnChunkReader::ExtrapolatedBytes(int64_t page_bytes, int64_t page_values) {
+  if (extrapolated_ || page_values <= 0) {
+    return 0;
+  }
+  extrapolated_ = true;
+  int64_t rest = chunk_values_ - values_seen_;
+  int64_t total = 0;
+  if (rest <= 0 || __builtin_mul_overflow(page_bytes, rest, &total)) {
+    return 0;
+  }
+  total /= page_values;
+  return budget_->Reserve(total) ? total : 0;
 }
 
 Status ColumnChunkReader::DecodeDenseValues(int64_t count, Encoding encoding,

@@ -103,6 +103,11 @@ class ColumnChunkReader {
   // Levels, values and rows of one data page, once the sections are separated.
   Status DecodeDataPage(int64_t num_values, Encoding encoding, std::string_view values,
                         columnar::Column* out, LeafLevels* levels);
+  // Once per chunk, at its first dictionary page of strings: the bytes the chunk's later
+  // positions will take if they are like this page's (`page_bytes` over `page_values`), when the
+  // budget's reservation allowance has them; else 0. Without it a column of strings from a small
+  // dictionary doubles its buffer again and again (its chunk's compressed size says nothing).
+  int64_t ExtrapolatedBytes(int64_t page_bytes, int64_t page_values);
   Status DecodeDenseValues(int64_t count, Encoding encoding, std::string_view values,
                            const columnar::Column** dense);
   // Decompresses `input` into exactly `size` bytes (or passes it through when uncompressed).
@@ -120,6 +125,8 @@ class ColumnChunkReader {
   Codec* codec_ = nullptr;  // scratch_->codec
   std::unique_ptr<columnar::Column> dictionary_;
   int64_t values_seen_ = 0;
+  int64_t chunk_values_ = 0;  // ColumnMetaData.num_values
+  bool extrapolated_ = false;
 };
 
 // True for parquet-mr before 1.2.9 (also when it wrote no version), whose column chunk sizes

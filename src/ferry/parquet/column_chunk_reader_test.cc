@@ -165,15 +165,21 @@ std::string EditFooter(const std::string& file, const std::function<void(FileMet
 // on its word beyond the budget, and the read fails with DataLoss naming the chunk.
 TEST(ColumnChunkReaderTest, LyingChunkMetadataIsAnErrorNotAReservation) {
   RecordBatch batch = MakeBatch(100);
-  std::string good = Write(batch, WriterOptions{});
   struct Case {
+    bool dictionary;
     int64_t num_values;
     int64_t uncompressed;
   };
-  for (Case c : {Case{int64_t{1} << 40, int64_t{1} << 50}, Case{int64_t{1} << 22, 1 << 30},
-                 Case{INT64_MAX / 2, INT64_MAX}}) {
-    SCOPED_TRACE(std::to_string(c.num_values) + " values, " + std::to_string(c.uncompressed) +
+  for (Case c : {Case{true, int64_t{1} << 40, int64_t{1} << 50},
+                 Case{false, int64_t{1} << 40, int64_t{1} << 50},
+                 Case{true, int64_t{1} << 22, 1 << 30}, Case{false, int64_t{1} << 22, 1 << 30},
+                 Case{true, INT64_MAX / 2, INT64_MAX}, Case{false, INT64_MAX / 2, INT64_MAX}}) {
+    SCOPED_TRACE(std::string(c.dictionary ? "dictionary, " : "plain, ") +
+                 std::to_string(c.num_values) + " values, " + std::to_string(c.uncompressed) +
                  " bytes");
+    WriterOptions write_options;
+    write_options.enable_dictionary = c.dictionary;
+    std::string good = Write(batch, write_options);
     std::string bad = EditFooter(good, [&](FileMetaData* md) {
       for (ColumnChunk& chunk : md->row_groups[0].columns) {
         chunk.meta_data->num_values = c.num_values;
@@ -185,12 +191,16 @@ TEST(ColumnChunkReaderTest, LyingChunkMetadataIsAnErrorNotAReservation) {
     auto reader =
         FileReader::Open(std::make_shared<StringRandomAccessFile>(bad, "lying.parquet"), options);
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-    auto read = (*reader)->ReadRowGroup(0);
-    ASSERT_FALSE(read.ok());
-    EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
-    EXPECT_NE(read.status().message().find("lying.parquet: row group 0, column i"),
-              std::string::npos)
-        << read.status().ToString();
+    // Each column on its own: plain integers, PLAIN strings, dictionary strings, required.
+    for (int column = 0; column < 4; column++) {
+      auto read = (*reader)->ReadRowGroup(0, std::vector<int>{column});
+      ASSERT_FALSE(read.ok());
+      EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+      std::string name = batch.schema().field(column).name;
+      EXPECT_NE(read.status().message().find("lying.parquet: row group 0, column " + name),
+                std::string::npos)
+          << read.status().ToString();
+    }
   }
 }
 
