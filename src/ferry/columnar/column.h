@@ -85,6 +85,10 @@ class Column {
     validity_.push_back(valid ? 1 : 0);
     null_count_ += valid ? 0 : 1;
   }
+  void PushValidity(int64_t rows, bool valid) {
+    validity_.resize(validity_.size() + static_cast<size_t>(rows), valid ? 1 : 0);
+    null_count_ += valid ? 0 : rows;
+  }
   void ClearValidity() {
     validity_.clear();
     null_count_ = 0;
@@ -137,6 +141,8 @@ class PrimitiveColumn final : public Column {
   // Direct access for bulk builders (decoders). Keep validity in step via AppendValidity.
   std::vector<T>* mutable_values() { return &values_; }
   void AppendValidity(bool valid) { PushValidity(valid); }
+  // `rows` validity entries at once (rows >= 0).
+  void AppendValidity(int64_t rows, bool valid) { PushValidity(rows, valid); }
 
  private:
   std::vector<T> values_;

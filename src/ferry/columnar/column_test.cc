@@ -159,6 +159,22 @@ TEST(ColumnTest, BulkBuildersAppendRowsEndingAtChildOffsets) {
   EXPECT_TRUE(m->IsNull(0));
 }
 
+// Decoders resize the values, then add the validity of many rows at once.
+TEST(ColumnTest, BulkValidityKeepsTheNullCount) {
+  auto col = MakeColumn(DataType::Int64());
+  auto* c = col->As<Int64Column>();
+  c->mutable_values()->resize(5);
+  c->AppendValidity(3, true);
+  c->AppendValidity(2, false);
+  c->AppendValidity(0, false);
+  EXPECT_EQ(c->length(), 5);
+  EXPECT_EQ(c->null_count(), 2);
+  EXPECT_TRUE(c->IsValid(2));
+  EXPECT_TRUE(c->IsNull(3));
+  c->Truncate(3);
+  EXPECT_EQ(c->null_count(), 0);
+}
+
 // Regression (parquet_reader_fuzzer: parquet-testing's overflow_i16_page_cnt.parquet took 52 s):
 // the Parquet reader reserves "rows so far + this page" once per page; an exact reserve copied
 // the whole column at every page, quadratic in the number of pages.

@@ -47,6 +47,73 @@ bool IsDictionaryEncoding(Encoding e) {
   return e == Encoding::kPlainDictionary || e == Encoding::kRleDictionary;
 }
 
+// The bytes of a column chunk [begin, end), read a window at a time into a reused buffer: a chunk
+// can be tens of megabytes and its pages are consumed once, in order, so holding only the current
+// page keeps the buffer small (and in cache) instead of faulting in the whole chunk.
+class ChunkWindow {
+ public:
+  // Reads are at least `min_read` bytes (several small pages at once); a page body is read with
+  // `lookahead` more bytes so that the next page header usually comes with it.
+  ChunkWindow(const RandomAccessFile* file, uint64_t begin, uint64_t end, uint64_t min_read,
+              std::string* buffer)
+      : file_(file),
+        buffer_(buffer),
+        pos_(begin),
+        end_(end),
+        buffer_begin_(begin),
+        min_read_(std::max<uint64_t>(min_read, 1)),
+        lookahead_(std::min<uint64_t>(min_read_, 4096)) {
+    buffer_->clear();
+  }
+
+  uint64_t lookahead() const { return lookahead_; }
+  uint64_t position() const { return pos_; }
+  // Bytes of the chunk after position().
+  uint64_t left() const { return end_ - pos_; }
+  // The bytes from position() that are in memory.
+  std::string_view available() const {
+    return std::string_view(*buffer_).substr(static_cast<size_t>(pos_ - buffer_begin_));
+  }
+  // Makes at least min(n, left()) bytes from position() available.
+  Status Ensure(uint64_t n) {
+    n = std::min(n, left());
+    if (available().size() >= n) {
+      return Status::OK();
+    }
+    uint64_t len = std::min(left(), std::max(n, min_read_));
+    FERRY_RETURN_IF_ERROR(file_->ReadAt(pos_, len, buffer_));
+    buffer_begin_ = pos_;
+    return Status::OK();
+  }
+  // REQUIRES: n <= available().size()
+  void Skip(uint64_t n) { pos_ += n; }
+
+ private:
+  const RandomAccessFile* file_;
+  std::string* buffer_;  // the file's bytes from buffer_begin_
+  uint64_t pos_;
+  uint64_t end_;
+  uint64_t buffer_begin_;
+  uint64_t min_read_;
+  uint64_t lookahead_;
+};
+
+// Parses the page header at the window's position, reading more of the chunk while the header
+// runs past the bytes in memory.
+Result<size_t> ParseHeaderAt(ChunkWindow* window, PageHeader* header) {
+  uint64_t want = window->lookahead();
+  for (;;) {
+    FERRY_RETURN_IF_ERROR(window->Ensure(want));
+    std::string_view bytes = window->available();
+    *header = PageHeader{};
+    auto taken = ParsePageHeader(bytes, header);
+    if (taken.ok() || bytes.size() >= window->left()) {
+      return taken;
+    }
+    want = std::max<uint64_t>(2 * bytes.size(), window->lookahead());
+  }
+}
+
 }  // namespace
 
 bool WriterSizesChunksShort(std::string_view created_by) {
@@ -70,8 +137,13 @@ bool WriterSizesChunksShort(std::string_view created_by) {
 
 ColumnChunkReader::ColumnChunkReader(const RandomAccessFile* file, FileLayout layout,
                                      const LeafColumn* leaf, const ReaderOptions* options,
-                                     DecodeBudget* budget)
-    : file_(file), layout_(layout), leaf_(leaf), options_(options), budget_(budget) {}
+                                     DecodeBudget* budget, ChunkScratch* scratch)
+    : file_(file),
+      layout_(layout),
+      leaf_(leaf),
+      options_(options),
+      budget_(budget),
+      scratch_(scratch) {}
 
 Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels* levels) {
   if (chunk.file_path.has_value()) {
@@ -94,7 +166,10 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
   if (meta.num_values == 0) {
     return Status::OK();
   }
-  FERRY_ASSIGN_OR_RETURN(codec_, Codec::Create(meta.codec));
+  if (scratch_->codec == nullptr || scratch_->codec->codec() != meta.codec) {
+    FERRY_ASSIGN_OR_RETURN(scratch_->codec, Codec::Create(meta.codec));
+  }
+  codec_ = scratch_->codec.get();
   // Step 1: the byte range.
   int64_t start = meta.data_page_offset;
   if (meta.dictionary_page_offset.has_value() && *meta.dictionary_page_offset > 0 &&
@@ -113,38 +188,45 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
     size +=
         static_cast<int64_t>(std::min<uint64_t>(100, end - static_cast<uint64_t>(start + size)));
   }
-  std::string bytes;
-  FERRY_RETURN_IF_ERROR(
-      file_->ReadAt(static_cast<uint64_t>(start), static_cast<uint64_t>(size), &bytes));
+  ReserveOutput(meta, out);
+  ChunkWindow window(file_, static_cast<uint64_t>(start), static_cast<uint64_t>(start + size),
+                     static_cast<uint64_t>(std::max<int64_t>(options_->min_read_size, 1)),
+                     &scratch_->bytes);
   // Step 2: the pages.
   dictionary_.reset();
   values_seen_ = 0;
-  raw_ = columnar::MakeColumn(StorageTypeFor(leaf_->physical));
-  converted_ = columnar::MakeColumn(leaf_->type);
-  std::string_view rest(bytes);
+  chunk_values_ = meta.num_values;
+  extrapolated_ = false;
+  columnar::DataTypePtr storage = StorageTypeFor(leaf_->physical);
+  if (scratch_->raw == nullptr || !scratch_->raw->type()->Equals(*storage)) {
+    scratch_->raw = columnar::MakeColumn(storage);
+  }
+  if (scratch_->converted == nullptr || !scratch_->converted->type()->Equals(*leaf_->type)) {
+    scratch_->converted = columnar::MakeColumn(leaf_->type);
+  }
   PageHeader header;
   for (int index = 0; values_seen_ < meta.num_values; index++) {
-    uint64_t offset = static_cast<uint64_t>(start) + (bytes.size() - rest.size());
+    uint64_t offset = window.position();
     auto context = [&] { return fmt::format("page {} at offset {}", index, offset); };
-    if (rest.empty()) {
+    if (window.left() == 0) {
       return DataLoss("the chunk ends after {} of its {} values", values_seen_, meta.num_values)
           .WithContext(context());
     }
-    header = PageHeader{};
-    auto taken = ParsePageHeader(rest, &header);
+    auto taken = ParseHeaderAt(&window, &header);
     if (!taken.ok()) {
       return taken.status().WithContext(context());
     }
-    rest.remove_prefix(*taken);
+    window.Skip(*taken);
     if (header.compressed_page_size < 0 ||
-        static_cast<uint64_t>(header.compressed_page_size) > rest.size()) {
+        static_cast<uint64_t>(header.compressed_page_size) > window.left()) {
       return DataLoss("page size {} runs past the end of the chunk ({} bytes left)",
-                      header.compressed_page_size, rest.size())
+                      header.compressed_page_size, window.left())
           .WithContext(context());
     }
-    Page page{index, offset, &header,
-              rest.substr(0, static_cast<size_t>(header.compressed_page_size))};
-    rest.remove_prefix(page.body.size());
+    auto body_size = static_cast<uint64_t>(header.compressed_page_size);
+    FERRY_RETURN_IF_ERROR(window.Ensure(body_size + window.lookahead()).WithContext(context()));
+    Page page{index, offset, &header, window.available().substr(0, body_size)};
+    window.Skip(body_size);
     FERRY_RETURN_IF_ERROR(ReadPage(page, out, levels).WithContext(context()));
   }
   if (values_seen_ > meta.num_values) {
@@ -152,6 +234,26 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
                     meta.num_values);
   }
   return Status::OK();
+}
+
+void ColumnChunkReader::ReserveOutput(const ColumnMetaData& meta, Column* out) {
+  // Every leaf slot is a level position, so num_values bounds the rows; PLAIN binary data is
+  // shorter than the chunk's uncompressed pages. Both are the file's word: the budget caps what
+  // is reserved on it.
+  int64_t rows = meta.num_values;
+  int64_t row_bytes = 0;
+  if (!__builtin_mul_overflow(rows, RowBytes(*leaf_->type), &row_bytes) &&
+      budget_->Reserve(row_bytes)) {
+    out->Reserve(out->length() + rows);
+  }
+  if (!out->type()->is_binary_like()) {
+    return;
+  }
+  auto* binary = out->As<BinaryColumn>();
+  int64_t data = meta.total_uncompressed_size;
+  if (data > 0 && budget_->Reserve(data)) {
+    binary->ReserveData(static_cast<int64_t>(binary->data().size()) + data);
+  }
 }
 
 Status ColumnChunkReader::ReadPage(const Page& page, Column* out, LeafLevels* levels) {
@@ -188,10 +290,14 @@ Status ColumnChunkReader::Decompress(std::string_view input, int64_t size, std::
     *out = input;
     return Status::OK();
   }
-  decompressed_.resize(static_cast<size_t>(size));
-  FERRY_RETURN_IF_ERROR(codec_->Decompress(input, reinterpret_cast<uint8_t*>(decompressed_.data()),
-                                           decompressed_.size()));
-  *out = std::string_view(decompressed_).substr(0, static_cast<size_t>(size));
+  // The buffer only grows: resizing down and up again would zero-fill every page's bytes first.
+  std::string& buffer = scratch_->decompressed;
+  auto n = static_cast<size_t>(size);
+  if (buffer.size() < n) {
+    buffer.resize(n);
+  }
+  FERRY_RETURN_IF_ERROR(codec_->Decompress(input, reinterpret_cast<uint8_t*>(buffer.data()), n));
+  *out = std::string_view(buffer).substr(0, n);
   return Status::OK();
 }
 
@@ -237,14 +343,14 @@ Status ColumnChunkReader::ReadDataPageV1(const Page& page, Column* out, LeafLeve
   FERRY_RETURN_IF_ERROR(Decompress(page.body, h.uncompressed_page_size, &body));
   FERRY_RETURN_IF_ERROR(budget_->Charge(int64_t{dh.num_values} * 4));
   if (leaf_->max_rep > 0) {
-    FERRY_RETURN_IF_ERROR(
-        DecodeLevelsV1(dh.repetition_level_encoding, &body, leaf_->max_rep, dh.num_values, &rep_)
-            .WithContext("repetition levels"));
+    FERRY_RETURN_IF_ERROR(DecodeLevelsV1(dh.repetition_level_encoding, &body, leaf_->max_rep,
+                                         dh.num_values, &scratch_->rep)
+                              .WithContext("repetition levels"));
   }
   if (leaf_->max_def > 0) {
-    FERRY_RETURN_IF_ERROR(
-        DecodeLevelsV1(dh.definition_level_encoding, &body, leaf_->max_def, dh.num_values, &def_)
-            .WithContext("definition levels"));
+    FERRY_RETURN_IF_ERROR(DecodeLevelsV1(dh.definition_level_encoding, &body, leaf_->max_def,
+                                         dh.num_values, &scratch_->def)
+                              .WithContext("definition levels"));
   }
   return DecodeDataPage(dh.num_values, dh.encoding, body, out, levels);
 }
@@ -268,11 +374,11 @@ Status ColumnChunkReader::ReadDataPageV2(const Page& page, Column* out, LeafLeve
   std::string_view def_bytes =
       page.body.substr(static_cast<size_t>(rep_len), static_cast<size_t>(def_len));
   if (leaf_->max_rep > 0) {
-    FERRY_RETURN_IF_ERROR(DecodeLevelsRle(rep_bytes, leaf_->max_rep, dh.num_values, &rep_)
+    FERRY_RETURN_IF_ERROR(DecodeLevelsRle(rep_bytes, leaf_->max_rep, dh.num_values, &scratch_->rep)
                               .WithContext("repetition levels"));
   }
   if (leaf_->max_def > 0) {
-    FERRY_RETURN_IF_ERROR(DecodeLevelsRle(def_bytes, leaf_->max_def, dh.num_values, &def_)
+    FERRY_RETURN_IF_ERROR(DecodeLevelsRle(def_bytes, leaf_->max_def, dh.num_values, &scratch_->def)
                               .WithContext("definition levels"));
   }
   std::string_view stored = page.body.substr(static_cast<size_t>(rep_len + def_len));
@@ -291,7 +397,7 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
   std::span<const int16_t> def;
   int64_t non_null = num_values;
   if (leaf_->max_def > 0) {
-    def = std::span<const int16_t>(def_.data(), static_cast<size_t>(num_values));
+    def = std::span<const int16_t>(scratch_->def.data(), static_cast<size_t>(num_values));
     non_null = std::count(def.begin(), def.end(), leaf_->max_def);
   }
   FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * RowBytes(*leaf_->type)));
@@ -301,7 +407,8 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
       levels->def.insert(levels->def.end(), def.begin(), def.end());
     }
     if (leaf_->max_rep > 0) {
-      levels->rep.insert(levels->rep.end(), rep_.begin(), rep_.begin() + num_values);
+      levels->rep.insert(levels->rep.end(), scratch_->rep.begin(),
+                         scratch_->rep.begin() + num_values);
     }
     levels->size += num_values;
   }
@@ -310,21 +417,25 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
       return DataLoss("dictionary-encoded page, but the chunk has no dictionary page");
     }
     FERRY_RETURN_IF_ERROR(
-        DecodeDictionaryIndices(values, non_null, dictionary_->length(), &indices_));
+        DecodeDictionaryIndices(values, non_null, dictionary_->length(), &scratch_->indices));
     if (dictionary_->type()->is_binary_like()) {
       const auto& dict = *dictionary_->As<BinaryColumn>();
       int64_t bytes = 0;
-      for (uint32_t i : indices_) {
+      for (uint32_t i : scratch_->indices) {
         bytes += dict.offsets()[i + 1] - dict.offsets()[i];
       }
       FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
+      auto* binary = out->As<BinaryColumn>();
+      binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes +
+                          ExtrapolatedBytes(bytes, num_values));
     }
-    AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_, indices_.data(),
-                    out);
+    AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_,
+                    scratch_->indices.data(), out);
     return Status::OK();
   }
-  if (leaf_->max_def == 0 && leaf_->conversion == ValueConversion::kNone) {
-    // Every position is a value: decode straight into the column.
+  if (non_null == num_values && leaf_->conversion == ValueConversion::kNone) {
+    // Every position is a value (each def is max_def, so each is also a slot): decode straight
+    // into the column, with no copy through a page-sized column.
     int64_t before = out->ByteSize();
     FERRY_RETURN_IF_ERROR(
         DecodeValues(encoding, leaf_->physical, values, non_null, options_->max_page_size, out));
@@ -338,22 +449,37 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
   return Status::OK();
 }
 
+int64_t ColumnChunkReader::ExtrapolatedBytes(int64_t page_bytes, int64_t page_values) {
+  if (extrapolated_ || page_values <= 0) {
+    return 0;
+  }
+  extrapolated_ = true;
+  int64_t rest = chunk_values_ - values_seen_;
+  int64_t total = 0;
+  if (rest <= 0 || __builtin_mul_overflow(page_bytes, rest, &total)) {
+    return 0;
+  }
+  total /= page_values;
+  return budget_->Reserve(total) ? total : 0;
+}
+
 Status ColumnChunkReader::DecodeDenseValues(int64_t count, Encoding encoding,
                                             std::string_view values, const Column** dense) {
-  raw_->Clear();
-  FERRY_RETURN_IF_ERROR(
-      DecodeValues(encoding, leaf_->physical, values, count, options_->max_page_size, raw_.get()));
-  if (raw_->type()->is_binary_like()) {
+  scratch_->raw->Clear();
+  FERRY_RETURN_IF_ERROR(DecodeValues(encoding, leaf_->physical, values, count,
+                                     options_->max_page_size, scratch_->raw.get()));
+  if (scratch_->raw->type()->is_binary_like()) {
     FERRY_RETURN_IF_ERROR(
-        budget_->Charge(static_cast<int64_t>(raw_->As<BinaryColumn>()->data().size())));
+        budget_->Charge(static_cast<int64_t>(scratch_->raw->As<BinaryColumn>()->data().size())));
   }
   if (leaf_->conversion == ValueConversion::kNone) {
-    *dense = raw_.get();
+    *dense = scratch_->raw.get();
     return Status::OK();
   }
-  converted_->Clear();
-  FERRY_RETURN_IF_ERROR(ConvertValues(leaf_->conversion, *raw_, converted_.get()));
-  *dense = converted_.get();
+  scratch_->converted->Clear();
+  FERRY_RETURN_IF_ERROR(
+      ConvertValues(leaf_->conversion, *scratch_->raw, scratch_->converted.get()));
+  *dense = scratch_->converted.get();
   return Status::OK();
 }
 

@@ -4,9 +4,11 @@
 // Steps:
 //   1. The chunk's bytes: from the dictionary page (dictionary_page_offset when set, > 0 and
 //      below data_page_offset) or else data_page_offset, total_compressed_size long, inside the
-//      file's data area (between the leading magic and the footer); read in one piece. A chunk
-//      of no values is not read at all. parquet-mr before 1.2.9 left the dictionary page header
-//      out of total_compressed_size (PARQUET-816): for its files up to 100 more bytes are read.
+//      file's data area (between the leading magic and the footer). A chunk of no values is not
+//      read at all. parquet-mr before 1.2.9 left the dictionary page header out of
+//      total_compressed_size (PARQUET-816): for its files up to 100 more bytes are read. The
+//      chunk is read a window at a time (ReaderOptions::min_read_size, or a whole page and the
+//      next header), not in one piece: only the page being decoded is in memory.
 //   2. Pages one after another: a Thrift PageHeader, then compressed_page_size bytes. Sizes are
 //      checked against the chunk and ReaderOptions::max_page_size before any buffer is sized from
 //      them; a page CRC is checked when ReaderOptions::verify_checksums is set.
@@ -25,7 +27,12 @@
 //      before the chunk ends, or more, is corrupt.
 // Errors name the page and its file offset; the caller adds the file, row group and column.
 //
-// Thread-safety: not thread-safe; one reader per chunk at a time.
+// Buffers: the chunk's bytes, decompressed pages, levels and dictionary indices live in a
+// ChunkScratch that the caller may keep from chunk to chunk (FileReader keeps one per reader), so
+// a row group's chunks reuse the memory the previous one grew instead of each allocating and
+// page-faulting its own.
+//
+// Thread-safety: not thread-safe; one reader per chunk at a time, one user of a scratch at a time.
 //
 // WriterSizesChunksShort(created_by) says whether a file's writer has the PARQUET-816 bug.
 #pragma once
@@ -46,6 +53,22 @@
 
 namespace ferry::parquet {
 
+// Buffers reused from page to page and chunk to chunk. Their contents are meaningless between
+// reads; only their capacity carries over.
+struct ChunkScratch {
+  std::string bytes;         // the window of the column chunk read from the file
+  std::string decompressed;  // one page
+  std::vector<int16_t> def;
+  std::vector<int16_t> rep;
+  std::vector<uint32_t> indices;
+  // The last chunk's codec, kept with its (de)compression context for the next chunk.
+  std::unique_ptr<Codec> codec;
+  // Dense values of a page with nulls, before they are spread over the rows; recreated when a
+  // chunk needs another type.
+  std::unique_ptr<columnar::Column> raw;        // physical storage
+  std::unique_ptr<columnar::Column> converted;  // leaf type, when a conversion applies
+};
+
 class ColumnChunkReader {
  public:
   // Where a file's pages may be and how its writer sized chunks.
@@ -57,7 +80,7 @@ class ColumnChunkReader {
 
   // All pointers must outlive the reader.
   ColumnChunkReader(const RandomAccessFile* file, FileLayout layout, const LeafColumn* leaf,
-                    const ReaderOptions* options, DecodeBudget* budget);
+                    const ReaderOptions* options, DecodeBudget* budget, ChunkScratch* scratch);
 
   // Decodes `chunk`, appending one row per slot to `out` (a column of leaf->type) and, when
   // `levels` is not null, the chunk's levels to *levels.
@@ -71,6 +94,8 @@ class ColumnChunkReader {
     std::string_view body;  // compressed_page_size bytes as stored
   };
 
+  // Makes room in `out` for the chunk's rows (and binary data), as far as the budget allows.
+  void ReserveOutput(const ColumnMetaData& meta, columnar::Column* out);
   Status ReadPage(const Page& page, columnar::Column* out, LeafLevels* levels);
   Status ReadDictionaryPage(const Page& page);
   Status ReadDataPageV1(const Page& page, columnar::Column* out, LeafLevels* levels);
@@ -78,6 +103,11 @@ class ColumnChunkReader {
   // Levels, values and rows of one data page, once the sections are separated.
   Status DecodeDataPage(int64_t num_values, Encoding encoding, std::string_view values,
                         columnar::Column* out, LeafLevels* levels);
+  // Once per chunk, at its first dictionary page of strings: the bytes the chunk's later
+  // positions will take if they are like this page's (`page_bytes` over `page_values`), when the
+  // budget's reservation allowance has them; else 0. Without it a column of strings from a small
+  // dictionary doubles its buffer again and again (its chunk's compressed size says nothing).
+  int64_t ExtrapolatedBytes(int64_t page_bytes, int64_t page_values);
   Status DecodeDenseValues(int64_t count, Encoding encoding, std::string_view values,
                            const columnar::Column** dense);
   // Decompresses `input` into exactly `size` bytes (or passes it through when uncompressed).
@@ -89,17 +119,14 @@ class ColumnChunkReader {
   const ReaderOptions* options_;
   DecodeBudget* budget_;
 
+  ChunkScratch* scratch_;
+
   // Per chunk.
-  std::unique_ptr<Codec> codec_;
+  Codec* codec_ = nullptr;  // scratch_->codec
   std::unique_ptr<columnar::Column> dictionary_;
   int64_t values_seen_ = 0;
-  // Scratch, reused from page to page.
-  std::string decompressed_;
-  std::vector<int16_t> def_;
-  std::vector<int16_t> rep_;
-  std::vector<uint32_t> indices_;
-  std::unique_ptr<columnar::Column> raw_;        // physical storage
-  std::unique_ptr<columnar::Column> converted_;  // leaf type, when a conversion applies
+  int64_t chunk_values_ = 0;  // ColumnMetaData.num_values
+  bool extrapolated_ = false;
 };
 
 // True for parquet-mr before 1.2.9 (also when it wrote no version), whose column chunk sizes

@@ -176,7 +176,7 @@ Status FileReader::ReadField(int row_group, int field, columnar::Column* column,
   for (int k = 0; k < node.num_leaves; k++) {
     auto leaf = static_cast<size_t>(node.first_leaf + k);
     const LeafColumn& lc = file_schema_.leaves[leaf];
-    ColumnChunkReader reader(file_.get(), layout_, &lc, &options_, budget);
+    ColumnChunkReader reader(file_.get(), layout_, &lc, &options_, budget, &scratch_);
     FERRY_RETURN_IF_ERROR(
         reader
             .Read(rg.columns[leaf], leaf_columns[static_cast<size_t>(k)],

@@ -17,8 +17,8 @@
 // DataLoss for a corrupt file, NotSupported for a feature ferry does not read (encryption,
 // LZO, external column chunks), ResourceExhausted when a ReaderOptions limit is hit.
 //
-// Thread-safety: a FileReader may be used by one thread at a time; its reads do not mutate it
-// beyond what the RandomAccessFile does, so readers of distinct files are independent.
+// Thread-safety: a FileReader may be used by one thread at a time (its reads reuse the reader's
+// buffers); readers of distinct files are independent.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +85,8 @@ class FileReader {
   // The bytes that may hold pages: after the leading magic, before the footer.
   ColumnChunkReader::FileLayout layout_;
   int64_t num_rows_ = 0;
+  // Read and decode buffers kept from chunk to chunk and from call to call.
+  ChunkScratch scratch_;
 };
 
 }  // namespace ferry::parquet

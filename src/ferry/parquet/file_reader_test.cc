@@ -182,6 +182,32 @@ TEST(ParquetTestingTest, EveryFileDecodes) {
   }
 }
 
+// Column chunks are read a window at a time (ReaderOptions::min_read_size): with windows of a
+// few bytes, page headers and bodies straddle every window edge, and every file still reads to
+// the same rows (or the same error) as with the default windows.
+TEST(ParquetTestingTest, EveryFileReadsTheSameThroughSmallReadWindows) {
+  for (const std::string& name : ListParquetFiles()) {
+    if (name == "large_string_map.brotli.parquet") {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    auto reader = FileReader::OpenLocal(kDir + name);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    auto expected = (*reader)->ReadAll();
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    for (int64_t min_read : {1, 7, 300}) {
+      ReaderOptions options;
+      options.min_read_size = min_read;
+      RecordBatch got = ReadFile(name, options);
+      ASSERT_EQ(got.num_rows(), expected->num_rows()) << "min_read_size " << min_read;
+      for (int64_t r = 0; r < got.num_rows(); r++) {
+        ASSERT_EQ(RenderRow(got, r), RenderRow(*expected, r))
+            << "min_read_size " << min_read << " row " << r;
+      }
+    }
+  }
+}
+
 TEST(ParquetTestingTest, LargeStringMapIsRefusedByDefaultWithAClearError) {
   Status s = ReadStatus("large_string_map.brotli.parquet");
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);

@@ -25,6 +25,10 @@ struct ReaderOptions {
   int64_t max_batch_bytes = int64_t{2} << 30;
   // The most rows one ReadRowGroup or ReadAll call may return.
   int64_t max_batch_rows = (int64_t{1} << 31) - 1;
+  // The least bytes read from the file at once. Column chunks are read a window at a time (a
+  // page, or this many bytes of small pages), not whole: only the page being decoded is held.
+  // Values below 1 count as 1.
+  int64_t min_read_size = int64_t{256} << 10;
   // Check the CRC-32 of pages that carry one (DataLoss on a mismatch). Off by default, as in
   // parquet-mr and Arrow: the data itself is still checked by decoding.
   bool verify_checksums = false;
@@ -44,9 +48,21 @@ class DecodeBudget {
     left_ -= bytes;
     return Status::OK();
   }
+  // Whether `bytes` of capacity may be reserved ahead of decoding, on the strength of what a
+  // file's metadata says a chunk holds. Reservations draw on an allowance of their own (the same
+  // limit), so metadata that lies can make one read reserve at most max_batch_bytes that it never
+  // fills. false is not an error: the reader then grows its columns as the data arrives.
+  bool Reserve(int64_t bytes) {
+    if (bytes <= 0 || bytes > reserve_left_) {
+      return false;
+    }
+    reserve_left_ -= bytes;
+    return true;
+  }
 
  private:
   int64_t left_;
+  int64_t reserve_left_ = left_;
 };
 
 }  // namespace ferry::parquet

@@ -1,5 +1,8 @@
 #include "ferry/parquet/record_assembly.h"
 
+#include <algorithm>
+#include <type_traits>
+
 namespace ferry::parquet {
 namespace {
 
@@ -11,14 +14,52 @@ using columnar::PrimitiveColumn;
 using columnar::StructColumn;
 using Kind = AssemblyNode::Kind;
 
+// True when every position holds a value: no nulls and no missing slots.
+bool AllValues(std::span<const int16_t> def, int16_t max_def) {
+  bool all = true;
+  for (int16_t d : def) {
+    all &= d == max_def;
+  }
+  return all;
+}
+
+// Appends values[0..n) (or values[indices[0..n)]) as valid rows.
+template <typename C>
+void AppendDense(int64_t n, const C& values, const uint32_t* indices, C* out) {
+  if constexpr (std::is_same_v<C, BinaryColumn>) {
+    for (int64_t k = 0; k < n; k++) {
+      out->Append(values.Value(indices != nullptr ? static_cast<int64_t>(indices[k]) : k));
+    }
+  } else {
+    using T = typename C::ValueType;
+    std::vector<T>* dst = out->mutable_values();
+    size_t old = dst->size();
+    dst->resize(old + static_cast<size_t>(n));
+    T* p = dst->data() + old;
+    const T* src = values.values().data();
+    if (indices != nullptr) {
+      for (int64_t k = 0; k < n; k++) {
+        p[k] = src[indices[k]];
+      }
+    } else {
+      std::copy(src, src + n, p);
+    }
+    out->AppendValidity(n, true);
+  }
+}
+
 template <typename C>
 int64_t AppendSlotsTyped(std::span<const int16_t> def, int64_t positions, int16_t slot_def,
                          int16_t max_def, const C& values, const uint32_t* indices, C* out) {
   auto value_at = [&](int64_t k) {
     return indices != nullptr ? static_cast<int64_t>(indices[k]) : k;
   };
-  int64_t next = 0;
   out->Reserve(out->length() + positions);
+  if (AllValues(def, max_def)) {
+    AppendDense(positions, values, indices, out);
+    return positions;
+  }
+  int64_t next = 0;
   for (int64_t i = 0; i < positions; i++) {
     int16_t d = def.empty() ? max_def : def[static_cast<size_t>(i)];
     if (d < slot_def) {

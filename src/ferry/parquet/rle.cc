@@ -191,8 +191,23 @@ Result<int64_t> RleBpDecoder::GetBatch(T* out, int64_t n) {
         std::fill(out + done, out + done + k, T{0});
       } else {
         uint64_t mask = bit_width_ == 32 ? 0xFFFFFFFFu : (uint64_t{1} << bit_width_) - 1;
+        auto width = static_cast<uint64_t>(bit_width_);
         uint64_t b = bit & 7;
-        for (int64_t i = 0; i < k; ++i, b += static_cast<uint64_t>(bit_width_)) {
+        int64_t i = 0;
+        // A value starts at most 7 bits into its first byte and is at most 32 bits wide, so one
+        // 8-byte load holds it: whole loads while 8 bytes remain, then loads cut at the end.
+        if (avail >= 8) {
+          // Value i starts in byte (b + i * width) / 8, which must be at most avail - 8.
+          uint64_t last = ((avail - 8) * 8 + 7 - b) / width;
+          int64_t whole =
+              static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(k), last + 1));
+          for (; i < whole; ++i, b += width) {
+            uint64_t w;
+            std::memcpy(&w, base + (b >> 3), 8);
+            out[done + i] = static_cast<T>((w >> (b & 7)) & mask);
+          }
+        }
+        for (; i < k; ++i, b += width) {
           size_t byte = static_cast<size_t>(b >> 3);
           uint64_t w = LoadUpTo8(base + byte, avail - byte);
           out[done + i] = static_cast<T>((w >> (b & 7)) & mask);

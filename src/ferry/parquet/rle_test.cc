@@ -103,6 +103,38 @@ TEST(RleTest, DecodesInSmallBatches) {
   EXPECT_EQ(got, v);
 }
 
+// Bit-packed values are read with 8-byte loads while 8 bytes of the run remain and with shorter
+// loads at its end: every width, run lengths around the edge, in batches of several sizes.
+TEST(RleTest, LiteralRunsDecodeUpToTheirLastByteInAnyBatchSize) {
+  std::mt19937 rng(11);
+  for (int bit_width = 1; bit_width <= 32; ++bit_width) {
+    uint64_t max = (uint64_t{1} << bit_width) - 1;
+    for (size_t n : {1, 7, 8, 9, 16, 63, 64, 65, 200}) {
+      std::vector<uint32_t> v(n);
+      for (uint32_t& x : v) {
+        x = static_cast<uint32_t>(rng() & max);
+      }
+      v[0] = static_cast<uint32_t>(max);  // the widest value, at a run's first bit
+      v[n - 1] = static_cast<uint32_t>(max);
+      std::string out;
+      RleBpEncode(v.data(), v.size(), bit_width, &out);
+      for (int64_t batch : {1, 3, 8, 1000}) {
+        RleBpDecoder d(reinterpret_cast<const uint8_t*>(out.data()), out.size(), bit_width);
+        std::vector<uint32_t> got;
+        std::vector<uint32_t> buf(static_cast<size_t>(batch));
+        while (got.size() < n) {
+          Result<int64_t> k = d.GetBatch(buf.data(), batch);
+          ASSERT_TRUE(k.ok());
+          ASSERT_GT(*k, 0);
+          got.insert(got.end(), buf.begin(), buf.begin() + *k);
+        }
+        got.resize(n);  // the last group's zero padding
+        ASSERT_EQ(got, v) << "bit width " << bit_width << " n " << n << " batch " << batch;
+      }
+    }
+  }
+}
+
 TEST(RleTest, DecoderIsBoundsChecked) {
   std::mt19937 rng(3);
   // Random garbage: never crash, values always < 2^bit_width.

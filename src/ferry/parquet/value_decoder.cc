@@ -1,5 +1,6 @@
 #include "ferry/parquet/value_decoder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ferry/base/endian.h"
@@ -51,9 +52,7 @@ void AppendRaw(const char* p, int64_t count, Column* out) {
   size_t old = values->size();
   values->resize(old + static_cast<size_t>(count));
   std::memcpy(values->data() + old, p, static_cast<size_t>(count) * sizeof(T));
-  for (int64_t i = 0; i < count; i++) {
-    col->AppendValidity(true);
-  }
+  col->AppendValidity(count, true);
 }
 
 void AppendFixedBinary(const char* p, int64_t count, int64_t width, Column* out) {
@@ -123,9 +122,7 @@ Status DecodeRleBooleans(std::string_view data, int64_t count, Column* out) {
     return got.ok() ? DataLoss("RLE BOOLEAN: {} values, page holds {}", count, *got)
                     : got.status().WithContext("RLE BOOLEAN");
   }
-  for (int64_t i = 0; i < count; i++) {
-    col->AppendValidity(true);
-  }
+  col->AppendValidity(count, true);
   return Status::OK();
 }
 
@@ -142,9 +139,7 @@ void UnsplitPrimitive(const char* data, size_t stride, int64_t count, Column* ou
       dst[static_cast<size_t>(i) * sizeof(T) + b] = stream[i];
     }
   }
-  for (int64_t i = 0; i < count; i++) {
-    col->AppendValidity(true);
-  }
+  col->AppendValidity(count, true);
 }
 
 }  // namespace
@@ -289,6 +284,15 @@ Status DecodeDictionaryIndices(std::string_view data, int64_t count, int64_t dic
   FERRY_ASSIGN_OR_RETURN(int64_t got, decoder.GetBatch(out->data(), count));
   if (got != count) {
     return DataLoss("dictionary indices: {} values expected, page holds {}", count, got);
+  }
+  // The largest index first (a loop without an exit, which vectorizes); the position only for
+  // the message.
+  uint32_t largest = 0;
+  for (uint32_t index : *out) {
+    largest = std::max(largest, index);
+  }
+  if (largest < static_cast<uint64_t>(dictionary_size)) {
+    return Status::OK();
   }
   for (int64_t i = 0; i < count; i++) {
     if ((*out)[static_cast<size_t>(i)] >= static_cast<uint64_t>(dictionary_size)) {
