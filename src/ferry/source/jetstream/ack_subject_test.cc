@@ -2,44 +2,43 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+
 namespace ferry::source::jetstream {
 namespace {
 
+// stream, consumer, delivered, stream sequence, consumer sequence, timestamp, pending.
+using Fields =
+    std::tuple<std::string_view, std::string_view, uint64_t, uint64_t, uint64_t, int64_t, uint64_t>;
+
+// The parse of `subject` as Fields (nullopt when it is refused).
+std::optional<Fields> Parse(std::string_view subject) {
+  AckMetadata m;
+  if (!ParseAckSubject(subject, &m)) {
+    return std::nullopt;
+  }
+  return Fields(m.stream, m.consumer, m.num_delivered, m.stream_sequence, m.consumer_sequence,
+                m.timestamp_ns, m.pending);
+}
+
 TEST(AckSubjectTest, ParsesV1Layout) {
-  AckMetadata meta;
-  ASSERT_TRUE(ParseAckSubject("$JS.ACK.orders.yODcI6ly.1.3.1.1796024897078195083.4", &meta));
-  EXPECT_EQ(meta.stream, "orders");
-  EXPECT_EQ(meta.consumer, "yODcI6ly");
-  EXPECT_EQ(meta.num_delivered, 1u);
-  EXPECT_EQ(meta.stream_sequence, 3u);
-  EXPECT_EQ(meta.consumer_sequence, 1u);
-  EXPECT_EQ(meta.timestamp_ns, 1796024897078195083);
-  EXPECT_EQ(meta.pending, 4u);
+  EXPECT_EQ(Parse("$JS.ACK.orders.yODcI6ly.1.3.1.1796024897078195083.4"),
+            Fields("orders", "yODcI6ly", 1, 3, 1, 1796024897078195083, 4));
 }
 
 TEST(AckSubjectTest, ParsesV2LayoutWithAndWithoutRandomToken) {
-  AckMetadata meta;
-  ASSERT_TRUE(ParseAckSubject("$JS.ACK.hub.ACCHASH.s.c.2.18446744073709551615.7.100.0", &meta));
-  EXPECT_EQ(meta.stream, "s");
-  EXPECT_EQ(meta.consumer, "c");
-  EXPECT_EQ(meta.num_delivered, 2u);
-  EXPECT_EQ(meta.stream_sequence, 18446744073709551615u);
-  EXPECT_EQ(meta.consumer_sequence, 7u);
-  EXPECT_EQ(meta.timestamp_ns, 100);
-  EXPECT_EQ(meta.pending, 0u);
-  ASSERT_TRUE(ParseAckSubject("$JS.ACK._.ACCHASH.s.c.1.5.6.100.9.xyz", &meta));
-  EXPECT_EQ(meta.stream_sequence, 5u);
-  EXPECT_EQ(meta.pending, 9u);
+  EXPECT_EQ(Parse("$JS.ACK.hub.ACCHASH.s.c.2.18446744073709551615.7.100.0"),
+            Fields("s", "c", 2, 18446744073709551615u, 7, 100, 0));
+  EXPECT_EQ(Parse("$JS.ACK._.ACCHASH.s.c.1.5.6.100.9.xyz"), Fields("s", "c", 1, 5, 6, 100, 9));
 }
 
 TEST(AckSubjectTest, ReadsTheLargestValues) {
-  AckMetadata meta;
-  ASSERT_TRUE(ParseAckSubject(
-      "$JS.ACK.s.c.18446744073709551615.1.0.9223372036854775807.18446744073709551615", &meta));
-  EXPECT_EQ(meta.num_delivered, 18446744073709551615u);
-  EXPECT_EQ(meta.consumer_sequence, 0u);
-  EXPECT_EQ(meta.timestamp_ns, 9223372036854775807);
-  EXPECT_EQ(meta.pending, 18446744073709551615u);
+  EXPECT_EQ(
+      Parse("$JS.ACK.s.c.18446744073709551615.1.0.9223372036854775807.18446744073709551615"),
+      Fields("s", "c", 18446744073709551615u, 1, 0, 9223372036854775807, 18446744073709551615u));
 }
 
 // The timestamp is signed, as the server writes it (an int64 of nanoseconds); it was read with
