@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/base/bytes.h"
 #include "ferry/columnar/column.h"
 #include "ferry/delta/value_format.h"
 
@@ -136,15 +137,6 @@ void UpdateNumbers(Node* node, const Column& column, const std::vector<uint8_t>*
     }
     node->has_value = true;
   }
-}
-
-// a < b as bytes (std::string_view's order); most pairs of values differ in their first byte,
-// which settles the comparison without a call to memcmp.
-inline bool BytesLess(std::string_view a, std::string_view b) {
-  if (!a.empty() && !b.empty() && a[0] != b[0]) {
-    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]);
-  }
-  return a < b;
 }
 
 void UpdateStrings(Node* node, const Column& column, const std::vector<uint8_t>* parent_valid) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/base/bytes.h"
 #include "ferry/base/endian.h"
 #include "ferry/parquet/column_writer_internal.h"
 #include "ferry/parquet/rle.h"
@@ -121,29 +122,7 @@ struct BinaryMinMax {
     if (signed_first_byte && !a.empty() && !b.empty() && a[0] != b[0]) {
       return static_cast<int8_t>(a[0]) < static_cast<int8_t>(b[0]);
     }
-    return UnsignedLess(a, b);
-  }
-  // a < b as unsigned bytes, as std::string_view compares them. Inline, eight bytes at a time:
-  // most values differ from the page's min and max in their first bytes, where a call to
-  // memcmp costs more than the comparison.
-  static bool UnsignedLess(std::string_view a, std::string_view b) {
-    size_t n = std::min(a.size(), b.size());
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t x = 0;
-      uint64_t y = 0;
-      std::memcpy(&x, a.data() + i, 8);
-      std::memcpy(&y, b.data() + i, 8);
-      if (x != y) {  // the first differing byte decides: compare big-endian (endian.h: LE host)
-        return __builtin_bswap64(x) < __builtin_bswap64(y);
-      }
-    }
-    for (; i < n; ++i) {
-      if (a[i] != b[i]) {
-        return static_cast<uint8_t>(a[i]) < static_cast<uint8_t>(b[i]);
-      }
-    }
-    return a.size() < b.size();
+    return BytesLess(a, b);
   }
   void Update(std::string_view v) {
     if (!has) {
