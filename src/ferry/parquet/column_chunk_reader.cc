@@ -400,6 +400,8 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
     def = std::span<const int16_t>(scratch_->def.data(), static_cast<size_t>(num_values));
     non_null = std::count(def.begin(), def.end(), leaf_->max_def);
   }
+  // Every position a value: AppendLeafSlots takes that as an empty def.
+  std::span<const int16_t> slot_levels = non_null == num_values ? std::span<const int16_t>() : def;
   FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * RowBytes(*leaf_->type)));
   if (levels != nullptr) {
     FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * 4));
@@ -429,7 +431,7 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
       binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes +
                           ExtrapolatedBytes(bytes, num_values));
     }
-    AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_,
+    AppendLeafSlots(slot_levels, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_,
                     scratch_->indices.data(), out);
     return Status::OK();
   }
@@ -445,7 +447,7 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
   }
   const Column* dense = nullptr;
   FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &dense));
-  AppendLeafSlots(def, num_values, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
+  AppendLeafSlots(slot_levels, num_values, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
   return Status::OK();
 }
 

@@ -14,15 +14,6 @@ using columnar::PrimitiveColumn;
 using columnar::StructColumn;
 using Kind = AssemblyNode::Kind;
 
-// True when every position holds a value: no nulls and no missing slots.
-bool AllValues(std::span<const int16_t> def, int16_t max_def) {
-  bool all = true;
-  for (int16_t d : def) {
-    all &= d == max_def;
-  }
-  return all;
-}
-
 // Appends values[0..n) (or values[indices[0..n)]) as valid rows.
 template <typename C>
 void AppendDense(int64_t n, const C& values, const uint32_t* indices, C* out) {
@@ -55,13 +46,13 @@ int64_t AppendSlotsTyped(std::span<const int16_t> def, int64_t positions, int16_
     return indices != nullptr ? static_cast<int64_t>(indices[k]) : k;
   };
   out->Reserve(out->length() + positions);
-  if (AllValues(def, max_def)) {
+  if (def.empty()) {
     AppendDense(positions, values, indices, out);
     return positions;
   }
   int64_t next = 0;
   for (int64_t i = 0; i < positions; i++) {
-    int16_t d = def.empty() ? max_def : def[static_cast<size_t>(i)];
+    int16_t d = def[static_cast<size_t>(i)];
     if (d < slot_def) {
       continue;
     }
