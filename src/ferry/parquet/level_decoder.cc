@@ -1,7 +1,5 @@
 #include "ferry/parquet/level_decoder.h"
 
-#include <algorithm>
-
 #include "ferry/base/endian.h"
 #include "ferry/parquet/rle.h"
 
@@ -9,22 +7,12 @@ namespace ferry::parquet {
 namespace {
 
 Status CheckMax(const std::vector<int16_t>& levels, int16_t max_level) {
-  // The largest level first (a loop without an exit, which vectorizes); the position only for
-  // the message.
-  int16_t largest = 0;
-  for (int16_t level : levels) {
-    largest = std::max(largest, level);
-  }
-  if (largest <= max_level) {
+  int64_t i = FirstAtOrAbove(levels, max_level + 1);
+  if (i < 0) {
     return Status::OK();
   }
-  for (size_t i = 0; i < levels.size(); i++) {
-    if (levels[i] > max_level) {
-      return DataLoss("level {} at position {} is above the column's maximum {}", levels[i], i,
-                      max_level);
-    }
-  }
-  return Status::OK();
+  return DataLoss("level {} at position {} is above the column's maximum {}",
+                  levels[static_cast<size_t>(i)], i, max_level);
 }
 
 Status DecodeBitPacked(std::string_view* data, int16_t max_level, int64_t count,

@@ -19,10 +19,13 @@
 // Thread-safety: RleBpDecoder is not thread-safe; the functions are.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ferry/base/result.h"
 
@@ -79,5 +82,26 @@ class RleBpDecoder {
   const uint8_t* literal_data_ = nullptr;
   uint64_t literal_bit_ = 0;
 };
+
+// The position of the first decoded value that is not below `bound` (a level above the column's
+// maximum, a dictionary index past the dictionary), or -1 when there is none. The largest value
+// is found first, in a loop without an exit that vectorizes; the position is searched only when
+// the check fails, for the error message.
+template <typename T, typename Bound>
+int64_t FirstAtOrAbove(const std::vector<T>& values, Bound bound) {
+  T largest = 0;
+  for (T v : values) {
+    largest = std::max(largest, v);
+  }
+  if (values.empty() || std::cmp_less(largest, bound)) {
+    return -1;
+  }
+  for (size_t i = 0; i < values.size(); i++) {
+    if (!std::cmp_less(values[i], bound)) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
 
 }  // namespace ferry::parquet

@@ -1,6 +1,5 @@
 #include "ferry/parquet/value_decoder.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "ferry/base/endian.h"
@@ -285,20 +284,10 @@ Status DecodeDictionaryIndices(std::string_view data, int64_t count, int64_t dic
   if (got != count) {
     return DataLoss("dictionary indices: {} values expected, page holds {}", count, got);
   }
-  // The largest index first (a loop without an exit, which vectorizes); the position only for
-  // the message.
-  uint32_t largest = 0;
-  for (uint32_t index : *out) {
-    largest = std::max(largest, index);
-  }
-  if (largest < static_cast<uint64_t>(dictionary_size)) {
-    return Status::OK();
-  }
-  for (int64_t i = 0; i < count; i++) {
-    if ((*out)[static_cast<size_t>(i)] >= static_cast<uint64_t>(dictionary_size)) {
-      return DataLoss("dictionary index {} at value {} is past the dictionary of {} entries",
-                      (*out)[static_cast<size_t>(i)], i, dictionary_size);
-    }
+  int64_t i = FirstAtOrAbove(*out, dictionary_size);
+  if (i >= 0) {
+    return DataLoss("dictionary index {} at value {} is past the dictionary of {} entries",
+                    (*out)[static_cast<size_t>(i)], i, dictionary_size);
   }
   return Status::OK();
 }
