@@ -47,10 +47,11 @@ asan: setup-deb
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 
-# The ASan+UBSan tree as `make test` uses it: the unit tests only (not the ferry binary).
+# The clang ASan+UBSan tree as `make test` uses it: the unit tests and the fuzzers (not the ferry
+# binary). The libraries are compiled once for both (CMakePresets.json).
 asan-unit: setup-deb
 	cmake --preset asan >/dev/null
-	cmake --build --preset asan --target unit_tests -j $(JOBS)
+	cmake --build --preset asan --target unit_tests fuzzers -j $(JOBS)
 
 release: setup-deb
 	cmake --preset release >/dev/null
@@ -61,13 +62,12 @@ lint:
 	@tools/check_layers.sh
 
 # Every test: lint, all labels on the dev build, the unit tests again under ASan+UBSan, and the
-# bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each: about 3 minutes in all).
+# bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each, one per core at a time: about
+# 1.5 minutes in all on 2 cores).
 test: setup lint build asan-unit
 	cd build/dev && ctest --output-on-failure -j $(JOBS) --timeout 600
 	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900
-	cmake --preset fuzz >/dev/null
-	cmake --build build/fuzz --target fuzzers -j $(JOBS)
-	tools/run_fuzzers.sh build/fuzz $${FUZZ_TEST_SECONDS:-30}
+	tools/run_fuzzers.sh build/asan $${FUZZ_TEST_SECONDS:-30}
 
 test-unit: build
 	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit
@@ -76,9 +76,9 @@ demo: setup build
 	tools/demo.sh $(FERRY)
 
 fuzz: setup-deb
-	cmake --preset fuzz >/dev/null
-	cmake --build build/fuzz --target fuzzers -j $(JOBS)
-	tools/run_fuzzers.sh build/fuzz $${FUZZ_SECONDS:-600}
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan --target fuzzers -j $(JOBS)
+	tools/run_fuzzers.sh build/asan $${FUZZ_SECONDS:-600}
 
 bench: setup release
 	tools/run_benchmarks.sh

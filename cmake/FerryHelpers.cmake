@@ -7,7 +7,7 @@ set(FERRY_WARNINGS
     # Designated initializers (CONVENTIONS.md) leave fields at their defaults on purpose.
     -Wno-missing-field-initializers)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  # Only the fuzz preset uses clang. Its -Wconversion also implies -Wsign-conversion, which
+  # Only the asan preset uses clang. Its -Wconversion also implies -Wsign-conversion, which
   # g++ 12 (the compiler our warning set is written for) leaves out for C++.
   list(APPEND FERRY_WARNINGS -Wno-sign-conversion)
 endif()

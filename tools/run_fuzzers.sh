@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a fuzz build for SECONDS each.
+# Runs every libFuzzer target of a fuzz build for SECONDS each, FUZZ_JOBS at a time (default: the
+# number of cores).
 #   tools/run_fuzzers.sh BUILD_DIR SECONDS [FUZZER...]
-# BUILD_DIR is a build of the `fuzz` preset (cmake --preset fuzz). Without FUZZER names, every
+# BUILD_DIR is a build of the `asan` preset (cmake --preset asan). Without FUZZER names, every
 # executable under BUILD_DIR/fuzz ending in _fuzzer runs. Corpora live in BUILD_DIR/fuzz/corpus/
 # <fuzzer> (kept between runs), seeded from fuzz/corpus/<fuzzer>/ (inputs we wrote, and every
 # input that once crashed a fuzzer), parquet_reader_fuzzer also from ../shared/testdata/
@@ -27,7 +28,7 @@ if [ ${#fuzzers[@]} -eq 0 ]; then
   done
 fi
 if [ ${#fuzzers[@]} -eq 0 ]; then
-  echo "run_fuzzers: no fuzzers under $build_dir/fuzz (build the fuzz preset first)" >&2
+  echo "run_fuzzers: no fuzzers under $build_dir/fuzz (build the asan preset first)" >&2
   exit 1
 fi
 
@@ -59,29 +60,54 @@ max_len() {
   esac
 }
 
-status=0
-for name in "${fuzzers[@]}"; do
-  bin="$build_dir/fuzz/$name"
-  corpus="$build_dir/fuzz/corpus/$name"
-  crashes="$build_dir/fuzz/crashes/$name"
-  mkdir -p "$corpus" "$crashes"
-  seed_corpus "$name" "$corpus"
-  echo "run_fuzzers: $name for ${seconds}s (corpus $(ls "$corpus" | wc -l) files)"
-  dict=()
+# One fuzzer: bounded memory and time per input; a slow input (>10 s) counts as a hang. Its
+# summary (or failure report) goes to BUILD_DIR/fuzz/NAME.summary, printed once all have ended.
+run_one() {
+  local name=$1
+  local bin="$build_dir/fuzz/$name"
+  local corpus="$build_dir/fuzz/corpus/$name"
+  local crashes="$build_dir/fuzz/crashes/$name"
+  local log="$build_dir/fuzz/$name.log" summary="$build_dir/fuzz/$name.summary"
+  local dict=()
   if [ -f "$root/fuzz/$name.dict" ]; then
     dict=(-dict="$root/fuzz/$name.dict")
   fi
-  # One process, bounded memory and time per input; a slow input (>10 s) counts as a hang.
   if ! "$bin" "$corpus" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -malloc_limit_mb=1024 -max_len="$(max_len "$name")" -print_final_stats=1 \
-      -artifact_prefix="$crashes/" >"$build_dir/fuzz/$name.log" 2>&1; then
-    echo "run_fuzzers: $name FAILED; the input is in $crashes, the log in $build_dir/fuzz/$name.log" >&2
-    tail -n 60 "$build_dir/fuzz/$name.log" >&2
+      -artifact_prefix="$crashes/" >"$log" 2>&1; then
+    {
+      echo "run_fuzzers: $name FAILED; the input is in $crashes, the log in $log"
+      tail -n 60 "$log"
+    } >"$summary"
+    return 1
+  fi
+  grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' "$log" |
+    sed "s/^/run_fuzzers: $name /" >"$summary"
+}
+
+# FUZZ_JOBS fuzzers run at once (default: one per core), each for the full SECONDS.
+jobs=${FUZZ_JOBS:-$(nproc)}
+declare -A pids=()
+for name in "${fuzzers[@]}"; do
+  corpus="$build_dir/fuzz/corpus/$name"
+  mkdir -p "$corpus" "$build_dir/fuzz/crashes/$name"
+  rm -f "$build_dir/fuzz/$name.summary"
+  seed_corpus "$name" "$corpus"
+  echo "run_fuzzers: $name for ${seconds}s (corpus $(ls "$corpus" | wc -l) files)"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+    wait -n || true
+  done
+  run_one "$name" &
+  pids[$name]=$!
+done
+
+status=0
+for name in "${fuzzers[@]}"; do
+  if ! wait "${pids[$name]}"; then
+    cat "$build_dir/fuzz/$name.summary" >&2
     status=1
   else
-    grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' \
-      "$build_dir/fuzz/$name.log" |
-      sed "s/^/run_fuzzers: $name /"
+    cat "$build_dir/fuzz/$name.summary"
   fi
 done
 exit $status

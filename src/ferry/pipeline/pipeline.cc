@@ -613,8 +613,9 @@ void Pipeline::UpdateHeads() {
   }
   bool all_known = true;
   for (auto& [p, state] : partitions_) {
+    const std::string& key = state.key;  // clang 14 cannot capture a structured binding
     auto head = std::find_if(heads->begin(), heads->end(),
-                             [&](const source::PartitionHead& h) { return h.key == state.key; });
+                             [&](const source::PartitionHead& h) { return h.key == key; });
     if (head == heads->end()) {
       all_known = all_known && state.caught_up_at.has_value();
       continue;
