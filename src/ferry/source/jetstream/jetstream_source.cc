@@ -458,7 +458,7 @@ Result<bool> JetStreamSource::Take(Filter* filter, natsStatus status, natsMsg* r
     filter->needs_restart = true;
     return false;
   }
-  NatsMsgPtr msg(raw);
+  DeliveredMsgPtr msg(raw);
   const char* reply = natsMsg_GetReply(raw);
   AckMetadata meta;
   if (reply == nullptr || !ParseAckSubject(reply, &meta)) {

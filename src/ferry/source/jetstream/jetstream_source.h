@@ -44,6 +44,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
+#include "ferry/source/jetstream/delivered_msg.h"
 #include "ferry/source/jetstream/filter_cursor.h"
 #include "ferry/source/jetstream/jetstream_options.h"
 #include "ferry/source/jetstream/nats_handles.h"
@@ -140,8 +141,8 @@ class JetStreamSource final : public Source {
   NatsConnectionPtr connection_;
   JsCtxPtr js_;
   std::vector<Filter> filters_;
-  std::vector<NatsMsgPtr> held_;  // the messages the last Poll() returned views into
-  std::vector<Header> headers_;   // their headers; Message::headers are spans into this
+  std::vector<DeliveredMsgPtr> held_;  // the messages the last Poll() returned views into
+  std::vector<Header> headers_;        // their headers; Message::headers are spans into this
   // (first index into headers_, count) per message of the Poll being filled; spans are set once
   // headers_ stops growing.
   std::vector<std::pair<size_t, size_t>> header_slots_;
