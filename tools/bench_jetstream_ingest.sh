@@ -7,19 +7,22 @@
 # 1. starts nats-server (JetStream, file store in a temp dir) on a free port;
 # 2. publishes COUNT (default 1,000,000) messages of about 400 bytes to stream `bench`, subject
 #    `bench` (`ferry produce nats --create-stream`: Limits retention, file storage);
-# 3. times bench/nats_bare_consumer (an ordered push consumer, AckNone, reading in batches of
-#    BATCH = ferry's `batch_size`, 1000 by default) over the whole stream;
-# 4. times `ferry run --until-caught-up` into a fresh Delta table (process start to exit, i.e.
-#    the last durable commit) under /usr/bin/time -v for the peak RSS;
-# 5. runs the bare consumer once more (the machine is shared: two peer figures show the noise);
-# 6. checks the table holds COUNT rows and prints the ratio ferry / bare consumer, with the
-#    faster bare run as the peer (target >= 0.8).
+# 3. ROUNDS times (default 3): times bench/nats_bare_consumer (an ordered push consumer,
+#    AckNone, reading in batches of BATCH = ferry's `batch_size`, 1000 by default) over the whole
+#    stream, then `ferry run --until-caught-up` into a fresh Delta table (process start to exit,
+#    i.e. the last durable commit; under /usr/bin/time -v for CPU and peak RSS), and checks the
+#    table holds COUNT rows;
+# 4. runs the bare consumer once more, so that every ferry run sits between two bare runs;
+# 5. prints every run and the ratio ferry / bare consumer of the medians (target >= 0.8). The
+#    machine is shared and a run's time varies by up to a third between runs: medians of
+#    interleaved runs treat both sides alike (the best of two bare runs against one ferry run,
+#    as this script did until 2026-12-01, favoured the peer).
 # The server is stopped and the temp dirs removed on exit.
 #
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
 # raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
 # (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), LEVEL (the codec default), COMPRESSION_THREADS (the default: one per core, at most 4),
-# BENCH_DIR (kept when set).
+# ROUNDS (3), BENCH_DIR (kept when set).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -32,6 +35,7 @@ MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
+ROUNDS=${ROUNDS:-3}
 command -v nats-server >/dev/null || { echo "nats-server is missing" >&2; exit 2; }
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -89,7 +93,7 @@ run_bare() {
   elapsed "$a" "$b"
 }
 
-bare1=$(run_bare)
+
 
 if [ "$FORMAT" = json ]; then
   schema="id BIGINT NOT NULL, dateTime STRING, user STRING, payload STRING"
@@ -131,36 +135,62 @@ ${LEVEL:+compression_level = $LEVEL}
 ${COMPRESSION_THREADS:+compression_threads = $COMPRESSION_THREADS}
 TOML
 
-a=$(now)
-/usr/bin/time -v -o "$DIR/time.txt" \
-  "$FERRY" run --config "$DIR/ferry.toml" --until-caught-up 2>"$DIR/ferry-run.log"
-b=$(now)
-ferry_s=$(elapsed "$a" "$b")
-rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$DIR/time.txt")
-cpu_user=$(sed -n 's/.*User time (seconds): *//p' "$DIR/time.txt")
-cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time.txt")
+run_ferry() {
+  local a b
+  rm -rf "$DIR/delta"
+  a=$(now)
+  /usr/bin/time -v -o "$DIR/time.txt" \
+    "$FERRY" run --config "$DIR/ferry.toml" --until-caught-up 2>"$DIR/ferry-run.log"
+  b=$(now)
+  elapsed "$a" "$b"
+}
 
-bare2=$(run_bare)
+# Median of the arguments (numbers).
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# Bare, ferry, bare, ..., bare: every ferry run has a bare run on each side, and each side's
+# figure is the median of its runs, so the machine's drift and noise hit both alike.
+bare_runs=()
+ferry_runs=()
+cpu_user=()
+cpu_sys=()
+printf '\n| run | what | seconds | messages/s |\n|---|---|---|---|\n' >"$DIR/runs.md"
+for round in $(seq "$ROUNDS"); do
+  t=$(run_bare)
+  bare_runs+=("$t")
+  printf '| %d | nats_bare_consumer --batch %s | %.2f | %s |\n' "$round" "$BATCH" "$t" "$(rate "$COUNT" "$t")" >>"$DIR/runs.md"
+  t=$(run_ferry)
+  ferry_runs+=("$t")
+  cpu_user+=("$(sed -n 's/.*User time (seconds): *//p' "$DIR/time.txt")")
+  cpu_sys+=("$(sed -n 's/.*System time (seconds): *//p' "$DIR/time.txt")")
+  rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$DIR/time.txt")
+  printf '| %d | ferry run --until-caught-up (start to exit) | %.2f | %s |\n' "$round" "$t" "$(rate "$COUNT" "$t")" >>"$DIR/runs.md"
+  json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
+  rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+  if [ "${rows:-0}" != "$COUNT" ]; then
+    echo "FAIL: run $round: the table holds ${rows:-?} rows, expected $COUNT" >&2
+    exit 1
+  fi
+done
+t=$(run_bare)
+bare_runs+=("$t")
+printf '| %d | nats_bare_consumer --batch %s | %.2f | %s |\n' "$((ROUNDS + 1))" "$BATCH" "$t" "$(rate "$COUNT" "$t")" >>"$DIR/runs.md"
 
 json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
-rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 
-bare_best=$(echo "if ($bare1 < $bare2) $bare1 else $bare2" | bc -l)
-ferry_rate=$(rate "$COUNT" "$ferry_s")
-bare_rate=$(rate "$COUNT" "$bare_best")
-ratio=$(printf '%.2f' "$(echo "$ferry_rate / $bare_rate" | bc -l)")
+bare_median=$(median "${bare_runs[@]}")
+ferry_median=$(median "${ferry_runs[@]}")
+ratio=$(printf '%.2f' "$(echo "$bare_median / $ferry_median" | bc -l)")
 
-printf '\n| what | seconds | messages/s |\n|---|---|---|\n'
-printf '| nats_bare_consumer --batch %s (before ferry) | %.2f | %s |\n' "$BATCH" "$bare1" "$(rate "$COUNT" "$bare1")"
-printf '| nats_bare_consumer --batch %s (after ferry) | %.2f | %s |\n' "$BATCH" "$bare2" "$(rate "$COUNT" "$bare2")"
-printf '| ferry run --until-caught-up (start to exit) | %.2f | %s |\n' "$ferry_s" "$ferry_rate"
-printf '\nferry CPU: user %s s, sys %s s; peak RSS %d MiB\n' "$cpu_user" "$cpu_sys" $((rss_kb / 1024))
-echo "table: ${rows:-?} rows, ${files:-?} files, version ${version:-?} (expected $COUNT rows)"
-echo "ratio ferry / bare consumer (faster bare run): $ratio (target >= 0.8)"
+cat "$DIR/runs.md"
+printf '\nmedians: nats_bare_consumer %.2f s (%s msg/s), ferry %.2f s (%s msg/s)\n' \
+  "$bare_median" "$(rate "$COUNT" "$bare_median")" "$ferry_median" "$(rate "$COUNT" "$ferry_median")"
+printf 'ferry CPU per run: user %s s, sys %s s; peak RSS (last run) %d MiB\n' \
+  "$(IFS=/; echo "${cpu_user[*]}")" "$(IFS=/; echo "${cpu_sys[*]}")" $((rss_kb / 1024))
+echo "table (last run): $COUNT rows, ${files:-?} files, version ${version:-?}"
+echo "ratio ferry / bare consumer (medians of $ROUNDS ferry and $((ROUNDS + 1)) bare runs): $ratio (target >= 0.8)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ "${rows:-0}" != "$COUNT" ]; then
-  echo "FAIL: the table holds ${rows:-?} rows, expected $COUNT" >&2
-  exit 1
-fi
