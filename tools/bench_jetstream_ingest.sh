@@ -7,7 +7,7 @@
 # 1. starts nats-server (JetStream, file store in a temp dir) on a free port;
 # 2. publishes COUNT (default 1,000,000) messages of about 400 bytes to stream `bench`, subject
 #    `bench` (`ferry produce nats --create-stream`: Limits retention, file storage);
-# 3. ROUNDS times (default 3): times bench/nats_bare_consumer (an ordered push consumer,
+# 3. ROUNDS times (default 5): times bench/nats_bare_consumer (an ordered push consumer,
 #    AckNone, reading in batches of BATCH = ferry's `batch_size`, 1000 by default) over the whole
 #    stream, then `ferry run --until-caught-up` into a fresh Delta table (process start to exit,
 #    i.e. the last durable commit; under /usr/bin/time -v for CPU and peak RSS), and checks the
@@ -22,7 +22,7 @@
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
 # raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
 # (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), LEVEL (the codec default), COMPRESSION_THREADS (the default: one per core, at most 4),
-# ROUNDS (3), BENCH_DIR (kept when set).
+# ROUNDS (5), BENCH_DIR (kept when set).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -35,7 +35,7 @@ MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 command -v nats-server >/dev/null || { echo "nats-server is missing" >&2; exit 2; }
 
 if [ -n "${BENCH_DIR:-}" ]; then
