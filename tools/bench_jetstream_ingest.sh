@@ -36,6 +36,7 @@ MAX_LATENCY=${MAX_LATENCY:-5s}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
 ROUNDS=${ROUNDS:-5}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
 command -v nats-server >/dev/null || { echo "nats-server is missing" >&2; exit 2; }
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -83,11 +84,16 @@ echo "published in $(printf '%.1f' "$(elapsed "$t0" "$t1")") s"
 
 # Process start to exit, like ferry's figure (the program's own line, printed on stderr, times
 # subscribe to last message only).
+# Runs inside $(...), where set -e does not apply: a failure prints FAIL and returns non-zero,
+# which the caller's assignment turns into the script's exit.
 run_bare() {
   local a b
   a=$(now)
-  "$BARE" --server "$URL" --stream bench --subject bench --count "$COUNT" --batch "$BATCH" \
-    >"$DIR/bare.out"
+  if ! "$BARE" --server "$URL" --stream bench --subject bench --count "$COUNT" --batch "$BATCH" \
+    >"$DIR/bare.out"; then
+    echo "FAIL: nats_bare_consumer exited non-zero" >&2
+    return 1
+  fi
   b=$(now)
   cat "$DIR/bare.out" >&2
   elapsed "$a" "$b"
@@ -139,8 +145,12 @@ run_ferry() {
   local a b
   rm -rf "$DIR/delta"
   a=$(now)
-  /usr/bin/time -v -o "$DIR/time.txt" \
-    "$FERRY" run --config "$DIR/ferry.toml" --until-caught-up 2>"$DIR/ferry-run.log"
+  if ! /usr/bin/time -v -o "$DIR/time.txt" \
+    "$FERRY" run --config "$DIR/ferry.toml" --until-caught-up 2>"$DIR/ferry-run.log"; then
+    echo "FAIL: ferry run exited non-zero; its log:" >&2
+    tail -n 20 "$DIR/ferry-run.log" >&2
+    return 1
+  fi
   b=$(now)
   elapsed "$a" "$b"
 }
@@ -170,6 +180,7 @@ for round in $(seq "$ROUNDS"); do
   json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
   rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
   if [ "${rows:-0}" != "$COUNT" ]; then
+    cat "$DIR/runs.md"
     echo "FAIL: run $round: the table holds ${rows:-?} rows, expected $COUNT" >&2
     exit 1
   fi

@@ -82,32 +82,40 @@ run_one() {
     return 1
   fi
   grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb' "$log" |
-    sed "s/^/run_fuzzers: $name /" >"$summary"
+    sed "s/^/run_fuzzers: $name /" >"$summary" ||
+    echo "run_fuzzers: $name: passed, but $log holds no final stats" >"$summary"
 }
 
 # FUZZ_JOBS fuzzers run at once (default: one per core), each for the full SECONDS.
 jobs=${FUZZ_JOBS:-$(nproc)}
+if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
+  echo "run_fuzzers: FUZZ_JOBS must be a positive integer, got '$jobs'" >&2
+  exit 2
+fi
+# Whatever ends this script (an error, Ctrl-C, a CI timeout) ends the fuzzers it started.
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT INT TERM
 declare -A pids=()
 for name in "${fuzzers[@]}"; do
   corpus="$build_dir/fuzz/corpus/$name"
   mkdir -p "$corpus" "$build_dir/fuzz/crashes/$name"
   rm -f "$build_dir/fuzz/$name.summary"
   seed_corpus "$name" "$corpus"
-  echo "run_fuzzers: $name for ${seconds}s (corpus $(ls "$corpus" | wc -l) files)"
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
     wait -n || true
   done
+  echo "run_fuzzers: $name for ${seconds}s (corpus $(ls "$corpus" | wc -l) files)"
   run_one "$name" &
   pids[$name]=$!
 done
 
 status=0
 for name in "${fuzzers[@]}"; do
+  summary="$build_dir/fuzz/$name.summary"
   if ! wait "${pids[$name]}"; then
-    cat "$build_dir/fuzz/$name.summary" >&2
+    cat "$summary" >&2 2>/dev/null || echo "run_fuzzers: $name FAILED before writing $summary" >&2
     status=1
   else
-    cat "$build_dir/fuzz/$name.summary"
+    cat "$summary"
   fi
 done
 exit $status

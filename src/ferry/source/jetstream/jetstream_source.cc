@@ -483,6 +483,8 @@ Result<bool> JetStreamSource::Take(Filter* filter, natsStatus status, natsMsg* r
   message.topic = options_.stream;
   message.subject = natsMsg_GetSubject(raw);
   message.timestamp_us = meta.timestamp_ns / 1000;
+  // On an error the message is freed here while out->back() and headers_ still point into it;
+  // Poll() then discards both (AbandonPoll) before anything reads them.
   FERRY_RETURN_IF_ERROR(AddHeaders(raw, &message, message.position)
                             .WithContext("{} sequence {}", filter->info.key, message.position));
   held_.push_back(std::move(msg));
