@@ -99,8 +99,6 @@ run_bare() {
   elapsed "$a" "$b"
 }
 
-
-
 if [ "$FORMAT" = json ]; then
   schema="id BIGINT NOT NULL, dateTime STRING, user STRING, payload STRING"
   decode='format = "json"'
@@ -167,10 +165,16 @@ ferry_runs=()
 cpu_user=()
 cpu_sys=()
 printf '\n| run | what | seconds | messages/s |\n|---|---|---|---|\n' >"$DIR/runs.md"
-for round in $(seq "$ROUNDS"); do
+# Bare run number $1: its time joins bare_runs and its row runs.md.
+record_bare() {
+  local t
   t=$(run_bare)
   bare_runs+=("$t")
-  printf '| %d | nats_bare_consumer --batch %s | %.2f | %s |\n' "$round" "$BATCH" "$t" "$(rate "$COUNT" "$t")" >>"$DIR/runs.md"
+  printf '| %d | nats_bare_consumer --batch %s | %.2f | %s |\n' "$1" "$BATCH" "$t" \
+    "$(rate "$COUNT" "$t")" >>"$DIR/runs.md"
+}
+for round in $(seq "$ROUNDS"); do
+  record_bare "$round"
   t=$(run_ferry)
   ferry_runs+=("$t")
   cpu_user+=("$(sed -n 's/.*User time (seconds): *//p' "$DIR/time.txt")")
@@ -185,11 +189,9 @@ for round in $(seq "$ROUNDS"); do
     exit 1
   fi
 done
-t=$(run_bare)
-bare_runs+=("$t")
-printf '| %d | nats_bare_consumer --batch %s | %.2f | %s |\n' "$((ROUNDS + 1))" "$BATCH" "$t" "$(rate "$COUNT" "$t")" >>"$DIR/runs.md"
+record_bare "$((ROUNDS + 1))"
 
-json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
+# $json is the last run's table.
 files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 

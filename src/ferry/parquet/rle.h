@@ -93,7 +93,7 @@ int64_t FirstAtOrAbove(const std::vector<T>& values, Bound bound) {
   for (T v : values) {
     largest = std::max(largest, v);
   }
-  if (values.empty() || std::cmp_less(largest, bound)) {
+  if (std::cmp_less(largest, bound)) {
     return -1;
   }
   for (size_t i = 0; i < values.size(); i++) {

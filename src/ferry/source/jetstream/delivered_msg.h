@@ -8,11 +8,11 @@
 //
 // The library exports natsMsg_free, the function the GC thread calls, though its header does not
 // declare it. FreeDeliveredMsg calls it directly (looked up in the shared object that provides
-// natsMsg_Destroy) when the running library is a version whose
-// natsMsg_Destroy we have read (3.4.1: the message is freed by natsMsg_free unless it carries the
-// library's internal no-destroy flag, which only the pull consumers' heartbeat message and the
-// auto-ack callback set; neither ever reaches a push subscription's NextMsg caller). Any other
-// version, or a library without the symbol, gets natsMsg_Destroy.
+// natsMsg_Destroy) when the running library is a version whose natsMsg_Destroy we have read.
+// In 3.4.1 that frees the message with natsMsg_free unless it carries the library's internal
+// no-destroy flag, which only the pull consumers' heartbeat message and the auto-ack callback
+// set; neither ever reaches a push subscription's NextMsg caller. Any other version, or a
+// library without the symbol, gets natsMsg_Destroy.
 //
 // Thread-safety: FreeDeliveredMsg may be called from any thread.
 #pragma once
