@@ -1,5 +1,7 @@
 #include "ferry/source/jetstream/nats_connect.h"
 
+#include <spdlog/spdlog.h>
+
 #include <string>
 #include <vector>
 
@@ -9,6 +11,15 @@ namespace ferry::source::jetstream {
 namespace {
 
 constexpr int kIoBufferBytes = 256 * 1024;  // natsOptions_SetIOBufSize (see ConnectNats)
+
+// nats.c before 3.8.0 (Debian 12 has 3.4.1) base64-encodes the signature of the server's nonce
+// with a function that takes a buffer whose first byte is zero for an empty one, so one signed
+// CONNECT in 256 goes out without its signature and the server refuses it ("Authorization
+// Violation"; its debug log says "Signature missing"). The nonce is new on every connection, so a
+// connect that signs (NKey seed, creds file) and is refused is tried again: with four attempts,
+// right credentials fail about once in four billion connects, wrong ones after four refusals.
+// nats.c's own reconnects retry a refused attempt once more before giving up.
+constexpr int kSignedConnectAttempts = 4;
 
 Status Check(natsStatus status, std::string_view what) {
   return status == NATS_OK ? Status::OK() : NatsError(status, what);
@@ -108,12 +119,25 @@ Result<NatsConnectionPtr> ConnectNats(const NatsConnectionOptions& options) {
   FERRY_RETURN_IF_ERROR(ApplyAuth(opts.get(), options.auth));
   FERRY_RETURN_IF_ERROR(ApplyTls(opts.get(), options));
 
-  natsConnection* connection = nullptr;
-  natsStatus status = natsConnection_Connect(&connection, opts.get());
-  if (status != NATS_OK) {
-    return NatsError(status, fmt::format("connect to nats {}", ServerList(options)));
+  const NatsAuthOptions& auth = options.auth;
+  const bool signs = !auth.nkey_seed_file.empty() || !auth.creds_file.empty();
+  const int attempts = signs ? kSignedConnectAttempts : 1;
+  natsStatus status = NATS_OK;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    natsConnection* connection = nullptr;
+    status = natsConnection_Connect(&connection, opts.get());
+    if (status == NATS_OK) {
+      return NatsConnectionPtr(connection);
+    }
+    if (status != NATS_CONNECTION_AUTH_FAILED || attempt == attempts) {
+      break;
+    }
+    spdlog::debug(
+        "nats: {} refused the signed connect (attempt {} of {}; nats.c {} may have sent it "
+        "without its signature), connecting again",
+        ServerList(options), attempt, attempts, nats_GetVersion());
   }
-  return NatsConnectionPtr(connection);
+  return NatsError(status, fmt::format("connect to nats {}", ServerList(options)));
 }
 
 Result<JsCtxPtr> OpenJetStream(natsConnection* connection, int64_t api_timeout_ms,
