@@ -101,13 +101,14 @@ Status ColumnWriter::CompressPage(Codec* codec, PageHeader header, std::string_v
   return Status::OK();
 }
 
-Status ColumnWriter::AddPage(PageHeader header, std::string_view prefix, std::string* input) {
+Status ColumnWriter::AddPage(PageHeader header, std::string_view prefix,
+                             internal::PageBuffer* input) {
   auto& page = chunk_pages_.emplace_back(std::make_unique<ChunkPage>());
   page->uncompressed_size = header.uncompressed_page_size;
   page->prefix.assign(prefix);
   ChunkPage* p = page.get();
   if (pool_ == nullptr) {
-    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), *input, p));
+    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), input->view(), p));
     chunk_pages_bytes_ += p->size();
     return Status::OK();
   }
@@ -116,11 +117,11 @@ Status ColumnWriter::AddPage(PageHeader header, std::string_view prefix, std::st
   chunk_pages_bytes_ += estimate;
   p->compressed = pool_->Submit([this, p, estimate, header = std::move(header),
                                  owned = std::move(*input)](Codec* codec) mutable {
-    FERRY_RETURN_IF_ERROR(CompressPage(codec, std::move(header), owned, p));
+    FERRY_RETURN_IF_ERROR(CompressPage(codec, std::move(header), owned.view(), p));
     chunk_pages_bytes_ += p->size() - estimate;
     return Status::OK();
   });
-  input->clear();
+  input->Clear();
   return Status::OK();
 }
 
@@ -134,14 +135,14 @@ Status ColumnWriter::FlushPage() {
   Statistics stats;
   stats.null_count = page_levels_ - page_values_;
   PageHeader header;
-  body_.clear();
+  body_.Clear();
   Encoding encoding;
   if (!options_.data_page_v2) {
     if (column_.max_repetition_level > 0) {
-      AppendLevels(page_rep_, column_.max_repetition_level, true, &body_);
+      AppendLevels(page_rep_, column_.max_repetition_level, true, &body_.bytes);
     }
     if (column_.max_definition_level > 0) {
-      AppendLevels(page_def_, column_.max_definition_level, true, &body_);
+      AppendLevels(page_def_, column_.max_definition_level, true, &body_.bytes);
     }
     encoding = values_->FinishPage(&body_, &stats);
     header.type = PageType::kDataPage;
@@ -155,14 +156,14 @@ Status ColumnWriter::FlushPage() {
     FERRY_RETURN_IF_ERROR(AddPage(std::move(header), {}, &body_));
   } else {
     if (column_.max_repetition_level > 0) {
-      AppendLevels(page_rep_, column_.max_repetition_level, false, &body_);
+      AppendLevels(page_rep_, column_.max_repetition_level, false, &body_.bytes);
     }
     size_t rep_bytes = body_.size();
     if (column_.max_definition_level > 0) {
-      AppendLevels(page_def_, column_.max_definition_level, false, &body_);
+      AppendLevels(page_def_, column_.max_definition_level, false, &body_.bytes);
     }
     size_t level_bytes = body_.size();
-    values_buffer_.clear();
+    values_buffer_.Clear();
     encoding = values_->FinishPage(&values_buffer_, &stats);
     header.type = PageType::kDataPageV2;
     header.uncompressed_page_size = static_cast<int32_t>(level_bytes + values_buffer_.size());
@@ -176,7 +177,7 @@ Status ColumnWriter::FlushPage() {
     d.is_compressed = codec_->codec() != CompressionCodec::kUncompressed;
     d.statistics = std::move(stats);
     // The levels (body_) are never compressed; the values are.
-    FERRY_RETURN_IF_ERROR(AddPage(std::move(header), body_, &values_buffer_));
+    FERRY_RETURN_IF_ERROR(AddPage(std::move(header), body_.view(), &values_buffer_));
   }
   ++chunk_page_encodings_[{options_.data_page_v2 ? PageType::kDataPageV2 : PageType::kDataPage,
                            encoding}];
@@ -211,15 +212,15 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
   for (const auto& page : chunk_pages_) {
     uncompressed += static_cast<int64_t>(page->header.size()) + page->uncompressed_size;
   }
-  body_.clear();
-  std::optional<int32_t> dict_entries = values_->FinishDictionary(&body_);
+  body_.Clear();
+  std::optional<int32_t> dict_entries = values_->FinishDictionary(&body_.bytes);
   if (dict_entries) {
     PageHeader header;
     header.type = PageType::kDictionaryPage;
     header.uncompressed_page_size = static_cast<int32_t>(body_.size());
     header.dictionary_page_header = DictionaryPageHeader{*dict_entries, Encoding::kPlain, {}};
     ChunkPage dictionary;
-    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), body_, &dictionary));
+    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), body_.view(), &dictionary));
     FERRY_RETURN_IF_ERROR(sink->Append(dictionary.header));
     FERRY_RETURN_IF_ERROR(sink->Append(dictionary.data));
     uncompressed += static_cast<int64_t>(dictionary.header.size() + body_.size());

@@ -107,7 +107,7 @@ class ColumnWriter {
                              ChunkPage* page);
   // Adds a data page to the chunk: `prefix` as is (a v2 page's levels), then `input`
   // compressed, here or by a pool job (which takes *input over; it is left empty).
-  Status AddPage(PageHeader header, std::string_view prefix, std::string* input);
+  Status AddPage(PageHeader header, std::string_view prefix, internal::PageBuffer* input);
 
   const ColumnDescriptor column_;
   const columnar::DataTypePtr type_;
@@ -139,8 +139,8 @@ class ColumnWriter {
   int64_t file_nulls_ = 0;
 
   // Reused buffers.
-  std::string body_;
-  std::string values_buffer_;
+  internal::PageBuffer body_;
+  internal::PageBuffer values_buffer_;
 };
 
 }  // namespace ferry::parquet

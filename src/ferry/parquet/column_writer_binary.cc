@@ -39,17 +39,26 @@ bool BytesEqual(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Dictionary of byte strings: entries are appended to one buffer, the hash table holds their
-// hashes and indices.
+// Dictionary of byte strings: entries are appended to one buffer; the hash table's slots hold
+// each entry's hash, index, offset and size, so that a lookup reads its slot and the entry's
+// bytes and nothing else.
 class BinaryDictionary {
  public:
   BinaryDictionary() { Reset(); }
 
   static uint64_t Hash(std::string_view v) { return XXH3_64bits(v.data(), v.size()); }
-  // A hint that the value of this hash is looked up soon: with thousands of entries the table
-  // is past the L2 cache, and each lookup would otherwise wait for its slot.
-  void Prefetch(uint64_t hash) const {
+  // Hints that the value of this hash is looked up soon: with thousands of entries the table and
+  // the entries are past the L2 cache, and each lookup would otherwise wait for both. The slot
+  // is prefetched first; a few values later, the entry it points at (a hint only: the slot may
+  // belong to another value or be filled by then).
+  void PrefetchSlot(uint64_t hash) const {
     __builtin_prefetch(&slots_[static_cast<size_t>(hash) & mask_]);
+  }
+  void PrefetchEntry(uint64_t hash) const {
+    const Slot& s = slots_[static_cast<size_t>(hash) & mask_];
+    if (s.index_plus_one != 0) {
+      __builtin_prefetch(data_.data() + s.offset);
+    }
   }
   // REQUIRES: hash == Hash(v).
   uint32_t GetOrInsert(std::string_view v, uint64_t hash) {
@@ -60,6 +69,8 @@ class BinaryDictionary {
         auto index = static_cast<uint32_t>(offsets_.size() - 1);
         s.hash = hash;
         s.index_plus_one = index + 1;
+        s.offset = data_.size();
+        s.size = static_cast<uint32_t>(v.size());
         data_.append(v);
         offsets_.push_back(data_.size());
         if (offsets_.size() * 2 > slots_.size()) {
@@ -67,7 +78,7 @@ class BinaryDictionary {
         }
         return index;
       }
-      if (s.hash == hash && BytesEqual(Entry(s.index_plus_one - 1), v)) {
+      if (s.hash == hash && BytesEqual(std::string_view(data_.data() + s.offset, s.size), v)) {
         return s.index_plus_one - 1;
       }
       h = (h + 1) & mask_;
@@ -88,7 +99,9 @@ class BinaryDictionary {
  private:
   struct Slot {
     uint64_t hash = 0;
-    uint32_t index_plus_one = 0;
+    size_t offset = 0;            // of the entry in data_
+    uint32_t size = 0;            // Gather() refuses longer values
+    uint32_t index_plus_one = 0;  // 0: empty
   };
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
@@ -183,15 +196,20 @@ class BinaryValueWriter final : public ValueWriter {
       page_.Update(v);
     }
     if (use_dictionary_) {
-      // Hashed first, then looked up with the slot of the value kPrefetchAhead later prefetched.
-      constexpr size_t kPrefetchAhead = 8;
+      // Hashed first, then looked up with the slot of the value kSlotAhead later and the entry
+      // of the value kEntryAhead later prefetched.
+      constexpr size_t kSlotAhead = 16;
+      constexpr size_t kEntryAhead = 8;
       hashes_.resize(views_.size());
       for (size_t i = 0; i < views_.size(); ++i) {
         hashes_[i] = BinaryDictionary::Hash(views_[i]);
       }
       for (size_t i = 0; i < views_.size(); ++i) {
-        if (i + kPrefetchAhead < views_.size()) {
-          dictionary_.Prefetch(hashes_[i + kPrefetchAhead]);
+        if (i + kSlotAhead < views_.size()) {
+          dictionary_.PrefetchSlot(hashes_[i + kSlotAhead]);
+        }
+        if (i + kEntryAhead < views_.size()) {
+          dictionary_.PrefetchEntry(hashes_[i + kEntryAhead]);
         }
         indices_.push_back(dictionary_.GetOrInsert(views_[i], hashes_[i]));
         page_plain_bytes_ += static_cast<int64_t>(views_[i].size()) + (fixed_ ? 0 : 4);
@@ -210,8 +228,9 @@ class BinaryValueWriter final : public ValueWriter {
     return static_cast<int64_t>(plain_.size());
   }
 
-  Encoding FinishPage(std::string* out, Statistics* stats) override {
+  Encoding FinishPage(PageBuffer* page, Statistics* stats) override {
     Encoding encoding = Encoding::kPlain;
+    std::string* out = &page->bytes;
     if (use_dictionary_ && dictionary_.size() > 0) {
       int bw = std::max(1, BitWidth(dictionary_.size() - 1));
       size_t start = out->size();
@@ -226,11 +245,10 @@ class BinaryValueWriter final : public ValueWriter {
       }
       dictionary_used_ = true;
     } else {
-      out->append(plain_);
+      plain_.MoveTo(page);
     }
     page_plain_bytes_ = 0;
     indices_.clear();
-    plain_.clear();
     page_.Fill(stats);
     chunk_.Merge(page_);
     page_.Clear();
@@ -299,9 +317,7 @@ class BinaryValueWriter final : public ValueWriter {
     if (!fixed_) {
       bytes += 4 * views_.size();
     }
-    size_t at = plain_.size();
-    plain_.resize(at + bytes);
-    char* out = plain_.data() + at;
+    char* out = plain_.Extend(bytes);
     for (std::string_view v : views_) {
       if (!fixed_) {
         StoreLE(out, static_cast<uint32_t>(v.size()));
@@ -391,7 +407,7 @@ class BinaryValueWriter final : public ValueWriter {
   bool dictionary_used_ = false;
   BinaryDictionary dictionary_;
   std::vector<uint32_t> indices_;
-  std::string plain_;
+  PlainPageValues plain_;
   std::vector<std::string_view> views_;
   std::vector<uint64_t> hashes_;  // of views_, for dictionary lookups
   std::string decimal_bytes_;

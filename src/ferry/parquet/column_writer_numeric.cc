@@ -202,7 +202,7 @@ class NumericValueWriter final : public ValueWriter {
         indices_.push_back(dictionary_.GetOrInsert(std::bit_cast<BitsOf<P>>(v)));
       }
     } else {
-      plain_.append(reinterpret_cast<const char*>(values.data()), values.size_bytes());
+      plain_.Append(values.data(), values.size_bytes());
     }
     return Status::OK();
   }
@@ -215,8 +215,9 @@ class NumericValueWriter final : public ValueWriter {
     return static_cast<int64_t>(plain_.size());
   }
 
-  Encoding FinishPage(std::string* out, Statistics* stats) override {
+  Encoding FinishPage(PageBuffer* page, Statistics* stats) override {
     Encoding encoding = Encoding::kPlain;
+    std::string* out = &page->bytes;
     if (use_dictionary_ && dictionary_.size() > 0) {
       int bw = std::max(1, BitWidth(dictionary_.size() - 1));
       size_t start = out->size();
@@ -232,10 +233,9 @@ class NumericValueWriter final : public ValueWriter {
       }
       dictionary_used_ = true;
     } else {
-      out->append(plain_);
+      plain_.MoveTo(page);
     }
     indices_.clear();
-    plain_.clear();
     page_.Fill(stats);
     chunk_.Merge(page_);
     page_ = {};
@@ -328,7 +328,7 @@ class NumericValueWriter final : public ValueWriter {
   int32_t precision_;
   FixedDictionary<BitsOf<P>> dictionary_;
   std::vector<uint32_t> indices_;
-  std::string plain_;
+  PlainPageValues plain_;
   std::vector<P> scratch_;
   MinMax<P, kUnsigned> page_;
   MinMax<P, kUnsigned> chunk_;
@@ -351,8 +351,8 @@ class BooleanValueWriter final : public ValueWriter {
   }
   int64_t PageBytes() const override { return static_cast<int64_t>(values_.size() / 8); }
 
-  Encoding FinishPage(std::string* out, Statistics* stats) override {
-    BitPack(values_.data(), values_.size(), 1, out);
+  Encoding FinishPage(PageBuffer* page, Statistics* stats) override {
+    BitPack(values_.data(), values_.size(), 1, &page->bytes);
     values_.clear();
     Fill(seen_, stats);
     chunk_seen_[0] |= seen_[0];

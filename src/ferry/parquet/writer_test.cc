@@ -279,6 +279,28 @@ TEST(WriterTest, CompressionThreadsWriteTheSameFile) {
   EXPECT_NE(w.status().message().find("compression_threads"), std::string::npos);
 }
 
+// PLAIN values are kept behind 8 KiB of room into which a v1 page's levels are copied
+// (PlainPageValues). A page of 80,000 rows with ~15 % nulls has ~10 KiB of definition levels,
+// more than the room, and is formed by copying the values after the levels instead; pages of
+// 2,000 rows use the room. Both, inline and on a pool, v1 and v2, read back equal.
+TEST(WriterTest, PagesWithLevelsLargerThanTheRoomBeforeTheirValues) {
+  RecordBatch batch = AllTypesBatch(80000, 5);
+  for (int64_t page_rows : {80000, 2000}) {
+    for (bool v2 : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} rows per page, v{}", page_rows, v2 ? 2 : 1));
+      WriterOptions o;
+      o.enable_dictionary = false;
+      o.data_page_v2 = v2;
+      o.page_max_rows = page_rows;
+      o.page_max_bytes = 64 << 20;
+      std::string inline_file = WriteFile(batch, o);
+      CheckFlatFile(inline_file, batch);
+      o.compression_threads = 2;
+      EXPECT_TRUE(WriteFile(batch, o) == inline_file);
+    }
+  }
+}
+
 // A sink that fails from its `fail_at`-th Append on.
 class FailingStream final : public OutputStream {
  public:
