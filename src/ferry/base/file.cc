@@ -89,8 +89,14 @@ Status LocalWritableFile::Append(std::string_view data) {
   if (buffer_.size() + data.size() > kBufferSize) {
     FERRY_RETURN_IF_ERROR(Flush());
     if (data.size() > kBufferSize) {
-      buffer_.assign(data);
-      return Flush();
+      // Written from the caller's bytes: a Parquet page of a megabyte is not copied first.
+      // What a failed write leaves is kept, as Flush() keeps it.
+      size_t done = 0;
+      Status st = WriteAll(data, &done);
+      if (!st.ok()) {
+        buffer_.assign(data.substr(done));
+      }
+      return st;
     }
   }
   buffer_.append(data);
@@ -99,19 +105,23 @@ Status LocalWritableFile::Append(std::string_view data) {
 
 Status LocalWritableFile::Flush() {
   size_t done = 0;
-  while (done < buffer_.size()) {
-    ssize_t w = ::write(fd_.get(), buffer_.data() + done, buffer_.size() - done);
+  Status st = WriteAll(buffer_, &done);
+  buffer_.erase(0, done);
+  return st;
+}
+
+Status LocalWritableFile::WriteAll(std::string_view data, size_t* done) {
+  while (*done < data.size()) {
+    ssize_t w = ::write(fd_.get(), data.data() + *done, data.size() - *done);
     if (w < 0) {
       if (errno == EINTR) {
         continue;
       }
-      buffer_.erase(0, done);
       return ErrnoStatus(errno, "write", path_);
     }
-    done += static_cast<size_t>(w);
+    *done += static_cast<size_t>(w);
+    written_ += static_cast<uint64_t>(w);
   }
-  written_ += buffer_.size();
-  buffer_.clear();
   return Status::OK();
 }
 

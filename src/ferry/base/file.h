@@ -73,6 +73,8 @@ class LocalWritableFile final : public OutputStream {
  private:
   LocalWritableFile(std::string path, FileDescriptor fd)
       : path_(std::move(path)), fd_(std::move(fd)) {}
+  // Writes data from *done on, adding each write to *done and written_.
+  Status WriteAll(std::string_view data, size_t* done);
   static constexpr size_t kBufferSize = 1 << 16;
   std::string path_;
   FileDescriptor fd_;

@@ -38,6 +38,37 @@ TEST_F(FileTest, WriteSyncReadBack) {
   EXPECT_NE(past.message().find(path), std::string::npos);
 }
 
+// Appends below the buffer size are buffered, larger ones written from the caller's bytes; the
+// file holds them in order and Tell() counts both.
+TEST_F(FileTest, SmallAndLargeAppendsKeepTheirOrder) {
+  std::string path = dir_ + "/mixed.bin";
+  auto file = LocalWritableFile::Create(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  std::string expected;
+  for (size_t size : {10, 100000, 3, 65536, 65537, 7, 300000, 1}) {
+    std::string part(size, static_cast<char>('a' + expected.size() % 26));
+    ASSERT_TRUE((*file)->Append(part).ok());
+    expected += part;
+    EXPECT_EQ((*file)->Tell(), expected.size());
+  }
+  ASSERT_TRUE((*file)->Close().ok());
+  auto back = ReadFileToString(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == expected);
+}
+
+// A failed write names the file; what it could not write is kept and counted by Tell().
+TEST_F(FileTest, AFailedLargeWriteNamesTheFile) {
+  auto file = LocalWritableFile::Create("/dev/full");
+  if (!file.ok()) {
+    GTEST_SKIP() << "SKIPPED LOUDLY: /dev/full cannot be opened here: " << file.status().ToString();
+  }
+  Status st = (*file)->Append(std::string(100000, 'x'));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("/dev/full"), std::string::npos) << st.ToString();
+  EXPECT_EQ((*file)->Tell(), 100000u);
+}
+
 TEST_F(FileTest, ExclusiveCreateRefusesExisting) {
   std::string path = dir_ + "/x";
   ASSERT_TRUE(WriteStringToFile(path, "1", false).ok());
