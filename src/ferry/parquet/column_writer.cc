@@ -91,11 +91,7 @@ void ColumnWriter::AppendLevels(const std::vector<int16_t>& levels, int16_t max_
 
 Status ColumnWriter::CompressPage(Codec* codec, PageHeader header, std::string_view input,
                                   ChunkPage* page) {
-  // Compressed into a buffer reused by the thread (a codec sizes its output for the worst case
-  // first: in a fresh string that is a zero-filled compress bound per page), then copied.
-  thread_local std::string compressed;
-  FERRY_RETURN_IF_ERROR(codec->Compress(input, &compressed));
-  page->data.assign(compressed);
+  FERRY_RETURN_IF_ERROR(codec->CompressToBuffer(input, &page->data));
   header.compressed_page_size = static_cast<int32_t>(page->prefix.size() + page->data.size());
   SerializePageHeader(header, &page->header);
   return Status::OK();
@@ -222,7 +218,7 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
     ChunkPage dictionary;
     FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), body_.view(), &dictionary));
     FERRY_RETURN_IF_ERROR(sink->Append(dictionary.header));
-    FERRY_RETURN_IF_ERROR(sink->Append(dictionary.data));
+    FERRY_RETURN_IF_ERROR(sink->Append(dictionary.data.view()));
     uncompressed += static_cast<int64_t>(dictionary.header.size() + body_.size());
     md.dictionary_page_offset = start;
     chunk_page_encodings_[{PageType::kDictionaryPage, Encoding::kPlain}] += 1;
@@ -233,7 +229,7 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
     if (!page->prefix.empty()) {
       FERRY_RETURN_IF_ERROR(sink->Append(page->prefix));
     }
-    FERRY_RETURN_IF_ERROR(sink->Append(page->data));
+    FERRY_RETURN_IF_ERROR(sink->Append(page->data.view()));
   }
   md.total_compressed_size = static_cast<int64_t>(sink->Tell()) - start;
   md.total_uncompressed_size = uncompressed;

@@ -85,7 +85,7 @@ class ColumnWriter {
   struct ChunkPage {
     std::string header;              // the serialized PageHeader
     std::string prefix;              // a v2 page's levels (never compressed)
-    std::string data;                // the (compressed) page body
+    ByteBuffer data;                 // the (compressed) page body
     int64_t uncompressed_size = 0;   // header.uncompressed_page_size
     std::future<Status> compressed;  // valid while a pool job fills header and data
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -26,6 +27,13 @@ class UncompressedCodec final : public Codec {
   UncompressedCodec() : Codec(CompressionCodec::kUncompressed) {}
   Status Compress(std::string_view input, std::string* out) override {
     out->assign(input);
+    return Status::OK();
+  }
+  Status CompressToBuffer(std::string_view input, ByteBuffer* out) override {
+    FERRY_RETURN_IF_ERROR(out->Allocate(input.size()));
+    if (!input.empty()) {
+      std::memcpy(out->data(), input.data(), input.size());
+    }
     return Status::OK();
   }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
@@ -84,6 +92,20 @@ class ZstdCodec final : public Codec {
       return Internal("ZSTD: {}", ZSTD_getErrorName(n));
     }
     out->resize(n);
+    return Status::OK();
+  }
+  // Into a block of the bound, shrunk to the frame: no zero-fill, no copy.
+  Status CompressToBuffer(std::string_view input, ByteBuffer* out) override {
+    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
+      return ResourceExhausted("ZSTD: cannot create a context");
+    }
+    FERRY_RETURN_IF_ERROR(out->Allocate(ZSTD_compressBound(input.size())));
+    size_t n =
+        ZSTD_compressCCtx(cctx_, out->data(), out->size(), input.data(), input.size(), level_);
+    if (ZSTD_isError(n)) {
+      return Internal("ZSTD: {}", ZSTD_getErrorName(n));
+    }
+    out->Shrink(n);
     return Status::OK();
   }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
@@ -390,6 +412,46 @@ Result<std::unique_ptr<Codec>> Codec::Create(CompressionCodec codec, int level) 
 Status Codec::Decompress(std::string_view input, size_t out_size, std::string* out) {
   out->resize(out_size);
   return Decompress(input, reinterpret_cast<uint8_t*>(out->data()), out_size);
+}
+
+Status Codec::CompressToBuffer(std::string_view input, ByteBuffer* out) {
+  // Reused by the thread: a codec sizes its output for the worst case first, which in a fresh
+  // string is a zero-filled compress bound per call.
+  thread_local std::string compressed;
+  FERRY_RETURN_IF_ERROR(Compress(input, &compressed));
+  FERRY_RETURN_IF_ERROR(out->Allocate(compressed.size()));
+  if (!compressed.empty()) {
+    std::memcpy(out->data(), compressed.data(), compressed.size());
+  }
+  return Status::OK();
+}
+
+void ByteBuffer::Free::operator()(char* p) const {
+  std::free(p);
+}
+
+Status ByteBuffer::Allocate(size_t capacity) {
+  data_.reset();
+  size_ = 0;
+  // malloc(0) may return null; a block of one byte keeps data() valid for an empty buffer.
+  auto* p = static_cast<char*>(std::malloc(std::max<size_t>(capacity, 1)));
+  if (p == nullptr) {
+    return ResourceExhausted("cannot allocate {} bytes for a compressed page", capacity);
+  }
+  data_.reset(p);
+  size_ = capacity;
+  return Status::OK();
+}
+
+void ByteBuffer::Shrink(size_t n) {
+  // realloc to a smaller size keeps the bytes in place (a heap chunk is split, a mapped one
+  // shrunk with mremap); if it fails, the larger block is kept.
+  if (auto* p = static_cast<char*>(std::realloc(data_.get(), std::max<size_t>(n, 1)));
+      p != nullptr) {
+    (void)data_.release();
+    data_.reset(p);
+  }
+  size_ = n;
 }
 
 Result<CompressionCodec> ParseCompressionCodec(std::string_view name) {

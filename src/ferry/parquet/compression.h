@@ -29,6 +29,28 @@
 
 namespace ferry::parquet {
 
+// Bytes in one malloc'd block: compressed output can be written into a block of the codec's bound
+// without zero-filling it first (as std::string::resize does) and then shrunk to its size,
+// without a copy.
+class ByteBuffer {
+ public:
+  std::string_view view() const { return std::string_view(data_.get(), size_); }
+  size_t size() const { return size_; }
+  char* data() { return data_.get(); }
+  // Replaces the content with `capacity` uninitialized bytes.
+  Status Allocate(size_t capacity);
+  // Keeps the first n bytes and returns the rest of the block to the allocator.
+  // REQUIRES: n <= size()
+  void Shrink(size_t n);
+
+ private:
+  struct Free {
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, Free> data_;
+  size_t size_ = 0;
+};
+
 class Codec {
  public:
   virtual ~Codec() = default;
@@ -43,6 +65,9 @@ class Codec {
 
   // Replaces *out with the compressed form of `input`.
   virtual Status Compress(std::string_view input, std::string* out) = 0;
+  // The same into a ByteBuffer of exactly the compressed size. By default through a buffer
+  // reused by the thread and a copy; ZSTD and UNCOMPRESSED write the buffer directly.
+  virtual Status CompressToBuffer(std::string_view input, ByteBuffer* out);
   // Decompresses `input` into exactly out_size bytes at `out`.
   // Errors: DataLoss if the input is corrupt or does not decompress to exactly out_size bytes.
   virtual Status Decompress(std::string_view input, uint8_t* out, size_t out_size) = 0;
