@@ -192,9 +192,6 @@ class BinaryValueWriter final : public ValueWriter {
 
   Status Append(const ShreddedLeaf& slice) override {
     FERRY_RETURN_IF_ERROR(Gather(slice));
-    for (std::string_view v : views_) {
-      page_.Update(v);
-    }
     if (use_dictionary_) {
       // Hashed first, then looked up with the slot of the value kSlotAhead later and the entry
       // of the value kEntryAhead later prefetched.
@@ -211,10 +208,23 @@ class BinaryValueWriter final : public ValueWriter {
         if (i + kEntryAhead < views_.size()) {
           dictionary_.PrefetchEntry(hashes_[i + kEntryAhead]);
         }
-        indices_.push_back(dictionary_.GetOrInsert(views_[i], hashes_[i]));
+        uint32_t index = dictionary_.GetOrInsert(views_[i], hashes_[i]);
+        indices_.push_back(index);
         page_plain_bytes_ += static_cast<int64_t>(views_[i].size()) + (fixed_ ? 0 : 4);
+        // Min/max once per distinct value of the page: the comparisons of short strings that
+        // share a prefix cost more than the lookup.
+        if (index >= page_of_entry_.size()) {
+          page_of_entry_.resize(index + 1, 0);
+        }
+        if (page_of_entry_[index] != page_number_) {
+          page_of_entry_[index] = page_number_;
+          page_.Update(views_[i]);
+        }
       }
     } else {
+      for (std::string_view v : views_) {
+        page_.Update(v);
+      }
       AppendPlainValues();
     }
     return Status::OK();
@@ -249,6 +259,7 @@ class BinaryValueWriter final : public ValueWriter {
     }
     page_plain_bytes_ = 0;
     indices_.clear();
+    ++page_number_;
     page_.Fill(stats);
     chunk_.Merge(page_);
     page_.Clear();
@@ -275,6 +286,7 @@ class BinaryValueWriter final : public ValueWriter {
       n = static_cast<int32_t>(dictionary_.size());
     }
     dictionary_.Reset();
+    page_of_entry_.clear();
     dictionary_used_ = false;
     dictionary_checked_ = false;
     use_dictionary_ = options_.enable_dictionary && !always_plain_;
@@ -407,6 +419,10 @@ class BinaryValueWriter final : public ValueWriter {
   bool dictionary_used_ = false;
   BinaryDictionary dictionary_;
   std::vector<uint32_t> indices_;
+  // For each dictionary entry, the last page (page_number_) whose min/max has seen it. A page
+  // number of 2^64 is never reached, so an entry never seems seen by a page that did not see it.
+  std::vector<uint64_t> page_of_entry_;
+  uint64_t page_number_ = 1;
   PlainPageValues plain_;
   std::vector<std::string_view> views_;
   std::vector<uint64_t> hashes_;  // of views_, for dictionary lookups

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -298,6 +299,55 @@ TEST(WriterTest, PagesWithLevelsLargerThanTheRoomBeforeTheirValues) {
       o.compression_threads = 2;
       EXPECT_TRUE(WriteFile(batch, o) == inline_file);
     }
+  }
+}
+
+// Dictionary pages compare each distinct value of a page once for the page's min/max: every page's
+// statistics are still those of all its values, including values first seen on earlier pages
+// and pages that hold nothing but such values.
+TEST(WriterTest, DictionaryPageStatisticsCoverEveryValueOfThePage) {
+  auto schema =
+      std::make_shared<Schema>(std::vector<Field>{F("s", DataType::String(), /*nullable=*/false)});
+  RecordBatch batch = RecordBatch::MakeEmpty(schema);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 3000; ++i) {
+    // Rows 1000-1199 repeat one value seen before; elsewhere a value of a small vocabulary
+    // whose members share prefixes, and now and then one that is new to the chunk.
+    std::string v = i >= 1000 && i < 1200 ? "c0007"
+                    : rng() % 10 == 0     ? fmt::format("n{}", rng() % 100000)
+                                          : fmt::format("c{:04}", rng() % 40);
+    batch.mutable_column(0)->As<BinaryColumn>()->Append(v);
+  }
+  for (bool v2 : {false, true}) {
+    SCOPED_TRACE(v2 ? "v2" : "v1");
+    WriterOptions o;
+    o.page_max_rows = 100;
+    o.data_page_v2 = v2;
+    std::string file = WriteFile(batch, o);
+    FileMetaData md = ReadFooter(file);
+    auto leaves = DescribeLeaves(md.schema);
+    ASSERT_TRUE(leaves.ok());
+    testing::DecodedChunk d = DecodeChunk(file, md.row_groups[0].columns[0], (*leaves)[0]);
+    size_t at = 0;
+    int pages = 0;
+    for (const PageHeader& h : d.pages) {
+      if (h.type == PageType::kDictionaryPage) {
+        continue;
+      }
+      const Statistics& s =
+          v2 ? *h.data_page_header_v2->statistics : *h.data_page_header->statistics;
+      int32_t n = v2 ? h.data_page_header_v2->num_values : h.data_page_header->num_values;
+      ASSERT_LE(at + static_cast<size_t>(n), d.values.size());
+      auto [lo, hi] = std::minmax_element(d.values.begin() + static_cast<ptrdiff_t>(at),
+                                          d.values.begin() + static_cast<ptrdiff_t>(at + n));
+      EXPECT_EQ(s.min_value, *lo) << "page " << pages;
+      EXPECT_EQ(s.max_value, *hi) << "page " << pages;
+      at += static_cast<size_t>(n);
+      ++pages;
+    }
+    EXPECT_EQ(at, d.values.size());
+    EXPECT_GE(pages, 30);  // 100 rows or fewer each
+    CheckFlatFile(file, batch);
   }
 }
 
