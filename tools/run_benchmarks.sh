@@ -5,19 +5,27 @@
 #   (b) Parquet write alone from in-memory batches: bench/parquet_bench write vs DuckDB COPY of
 #       an in-memory table
 #   (c) read of the same files: bench/parquet_bench read vs DuckDB read_parquet (every column)
-# Each measurement is the best (least CPU time) of REPS runs (default 3). Prints rows per CPU
-# second and per wall second, and the ratios ferry / DuckDB (the target is >= 2.0 for (a) and
+# REPS rounds (default 5), each running every measurement once, in turn, so that a slow spell of
+# the machine falls on both tools; each figure is the median of its REPS runs. Prints rows per
+# CPU second and per wall second, and the ratios ferry / DuckDB (the target is >= 2.0 for (a) and
 # (b)); CPU time is the figure to trust on a shared machine.
-# The zstd level is LEVEL on both sides (default 3, DuckDB's default; ferry's own default is 1).
+# The zstd level: LEVEL=N sets it on both sides; unset, each tool uses its own default (ferry 1,
+# DuckDB 3), as the issue's commands are written.
 #   tools/run_benchmarks.sh [ROWS]   (env: REPS, LEVEL, BUILD_DIR=build/release, WORK_DIR, FERRY=binary)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 rows=${1:-1000000}
-reps=${REPS:-3}
-level=${LEVEL:-3}
-export DUCKDB_ZSTD_LEVEL=$level
+reps=${REPS:-5}
+level=${LEVEL:-0}  # 0: each tool's default
+case "$reps" in '' | *[!0-9]* | 0) echo "run_benchmarks: REPS must be a positive number" >&2; exit 2 ;; esac
+case "$level" in '' | *[!0-9-]*) echo "run_benchmarks: LEVEL must be a number" >&2; exit 2 ;; esac
+if [ "$level" != 0 ]; then
+  export DUCKDB_ZSTD_LEVEL=$level
+else
+  unset DUCKDB_ZSTD_LEVEL
+fi
 build=${BUILD_DIR:-build/release}
 work=${WORK_DIR:-$build/bench-parquet}
 schema='id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, ts TIMESTAMP, day DATE, note STRING'
@@ -43,31 +51,34 @@ if [ ! -s "$json" ]; then
   "$bench" gen-json "$rows" "$json"
 fi
 
-# best_of CMD...: runs CMD REPS times; CMD prints `... seconds=W cpu_seconds=C ...`; echoes
-# "W C" of the run with the least CPU time (on a shared machine, wall time includes waiting for
-# a core; CPU time does not).
-best_of() {
-  local best_w="" best_c="" line w c
-  for _ in $(seq "$reps"); do
-    line=$("$@")
-    w=$(sed -n 's/.* seconds=\([0-9.]*\).*/\1/p' <<<"$line")
-    c=$(sed -n 's/.*cpu_seconds=\([0-9.]*\).*/\1/p' <<<"$line")
-    if [ -z "$w" ] || [ -z "$c" ]; then
-      echo "run_benchmarks: no timing from: $* ($line)" >&2
-      exit 1
-    fi
-    if [ -z "$best_c" ] || awk "BEGIN{exit !($c < $best_c)}"; then
-      best_w=$w
-      best_c=$c
-    fi
-  done
-  echo "$best_w $best_c"
+# timing CMD...: runs CMD once; CMD prints `... seconds=W cpu_seconds=C ...`; echoes "W C".
+timing() {
+  local line w c
+  line=$("$@")
+  w=$(sed -n 's/.* seconds=\([0-9.]*\).*/\1/p' <<<"$line")
+  c=$(sed -n 's/.*cpu_seconds=\([0-9.]*\).*/\1/p' <<<"$line")
+  if [ -z "$w" ] || [ -z "$c" ]; then
+    echo "run_benchmarks: no timing from: $* ($line)" >&2
+    return 1
+  fi
+  echo "$w $c"
+}
+# median FILE: "W C", the medians of the wall and CPU columns of FILE's lines.
+median() {
+  local w c
+  w=$(cut -d' ' -f1 "$1" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}')
+  c=$(cut -d' ' -f2 "$1" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}')
+  echo "$w $c"
 }
 # The CLI prints nothing: time the whole process (start-up included, a few ms).
 ferry_from_json() {
   local t
   rm -f "$work/ferry.parquet"
-  t=$( { TIMEFORMAT='%R %U %S'; time "$ferry" parquet from-json --schema "$schema" --codec zstd --level "$level" \
+  local level_flag=()
+  if [ "$level" != 0 ]; then
+    level_flag=(--level "$level")
+  fi
+  t=$( { TIMEFORMAT='%R %U %S'; time "$ferry" parquet from-json --schema "$schema" --codec zstd "${level_flag[@]}" \
     "$json" "$work/ferry.parquet" >/dev/null; } 2>&1)
   read -r w u s <<<"$t"
   echo "from-json seconds=$w cpu_seconds=$(awk "BEGIN{print $u + $s}")"
@@ -84,15 +95,29 @@ row() {  # name "ferry_wall ferry_cpu" "duck_wall duck_cpu"
     "$(ratio "$fc" "$dc")x" "$(rate "$fw")" "$(rate "$dw")" "$(ratio "$fw" "$dw")x"
 }
 
-echo "rows=$rows reps=$reps (best of) zstd level $level (both) cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
-a_f=$(best_of ferry_from_json)
-a_d=$(best_of duck json "$json" "$work/duckdb.parquet")
-b_f=$(best_of "$bench" write "$json" "$work/ferry-write.parquet" "$level")
-b_d=$(best_of duck write "$json" "$work/duckdb-write.parquet")
-c_ff=$(best_of "$bench" read "$work/ferry.parquet")
-c_fd=$(best_of duck read "$work/ferry.parquet")
-c_df=$(best_of "$bench" read "$work/duckdb.parquet")
-c_dd=$(best_of duck read "$work/duckdb.parquet")
+level_text=$([ "$level" = 0 ] && echo "each tool's default (ferry 1, DuckDB 3)" || echo "$level on both")
+echo "rows=$rows rounds=$reps (medians) zstd level: $level_text cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+runs=$(mktemp -d)
+trap 'rm -rf "$runs"' EXIT
+for _ in $(seq "$reps"); do
+  # (a) first: (c) reads the files it writes.
+  timing ferry_from_json >>"$runs/a_f"
+  timing duck json "$json" "$work/duckdb.parquet" >>"$runs/a_d"
+  timing "$bench" write "$json" "$work/ferry-write.parquet" "$level" >>"$runs/b_f"
+  timing duck write "$json" "$work/duckdb-write.parquet" >>"$runs/b_d"
+  timing "$bench" read "$work/ferry.parquet" >>"$runs/c_ff"
+  timing duck read "$work/ferry.parquet" >>"$runs/c_fd"
+  timing "$bench" read "$work/duckdb.parquet" >>"$runs/c_df"
+  timing duck read "$work/duckdb.parquet" >>"$runs/c_dd"
+done
+a_f=$(median "$runs/a_f")
+a_d=$(median "$runs/a_d")
+b_f=$(median "$runs/b_f")
+b_d=$(median "$runs/b_d")
+c_ff=$(median "$runs/c_ff")
+c_fd=$(median "$runs/c_fd")
+c_df=$(median "$runs/c_df")
+c_dd=$(median "$runs/c_dd")
 
 printf '%-34s | %-29s | %-29s\n' "rows/s" "per CPU second" "per wall second"
 printf '%-34s | %10s %10s %6s | %10s %10s %6s\n' "" ferry duckdb ratio ferry duckdb ratio
