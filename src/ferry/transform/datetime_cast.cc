@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
+#include "ferry/base/endian.h"
 #include "ferry/transform/civil_time.h"
 
 namespace ferry::transform {
@@ -53,27 +56,41 @@ int TwoDigits(const char* p) {
   return (p[0] - '0') * 10 + (p[1] - '0');
 }
 
-// True when s[at..at+n) are all digits. REQUIRES: at + n <= s.size().
-bool AllDigits(std::string_view s, size_t at, size_t n) {
-  for (size_t i = at; i < at + n; i++) {
-    if (!IsDigit(s[i])) {
-      return false;
-    }
-  }
-  return true;
+// Eight characters at a time, for the fixed-width ISO forms: w holds s[i..i+8) little-endian,
+// byte k of w being s[i+k]; a mask selects bytes with 0xFF.
+// True when every selected byte of w is an ASCII digit ('0' is 0x30, '9' 0x39: the high nibble
+// is 3, and adding 6 leaves it 3; no byte carries into the next when the first test holds).
+bool DigitBytes(uint64_t w, uint64_t mask) {
+  const uint64_t high = 0xF0F0F0F0F0F0F0F0ULL & mask;
+  const uint64_t three = 0x3030303030303030ULL & mask;
+  return (w & high) == three && ((w + (0x0606060606060606ULL & mask)) & high) == three;
 }
+// The digit in byte k of w. REQUIRES: DigitBytes for that byte.
+int DigitAt(uint64_t w, int k) {
+  return static_cast<int>((w >> (8 * k)) & 0xF);
+}
+// "yyyy-MM-": digits at bytes 0-3, 5, 6; '-' at 4 and 7.
+constexpr uint64_t kDateDigits = 0x00FFFF00FFFFFFFFULL;
+constexpr uint64_t kDateDashMask = 0xFF0000FF00000000ULL;
+constexpr uint64_t kDateDashes = 0x2D00002D00000000ULL;
+// "HH:mm:ss": digits at bytes 0, 1, 3, 4, 6, 7; ':' at 2 and 5.
+constexpr uint64_t kTimeDigits = 0xFFFF00FFFF00FFFFULL;
+constexpr uint64_t kTimeColonMask = 0x0000FF0000FF0000ULL;
+constexpr uint64_t kTimeColons = 0x00003A00003A0000ULL;
 
 // The date part; `*pos` ends after it (at the end, ' ' or 'T').
 bool ScanDate(std::string_view s, size_t* pos, Scanned* out) {
   // The usual "yyyy-MM-dd", by position: what the general reading below gives for it.
-  if (*pos == 0 && s.size() >= 10 && s[4] == '-' && s[7] == '-' &&
-      (s.size() == 10 || s[10] == ' ' || s[10] == 'T') && AllDigits(s, 0, 4) &&
-      AllDigits(s, 5, 2) && AllDigits(s, 8, 2)) {
-    out->year = TwoDigits(s.data()) * 100 + TwoDigits(s.data() + 2);
-    out->month = TwoDigits(s.data() + 5);
-    out->day = TwoDigits(s.data() + 8);
-    *pos = 10;
-    return true;
+  if (*pos == 0 && s.size() >= 10 && (s.size() == 10 || s[10] == ' ' || s[10] == 'T')) {
+    uint64_t w = LoadLE<uint64_t>(s.data());
+    if ((w & kDateDashMask) == kDateDashes && DigitBytes(w, kDateDigits) && IsDigit(s[8]) &&
+        IsDigit(s[9])) {
+      out->year = DigitAt(w, 0) * 1000 + DigitAt(w, 1) * 100 + DigitAt(w, 2) * 10 + DigitAt(w, 3);
+      out->month = DigitAt(w, 5) * 10 + DigitAt(w, 6);
+      out->day = TwoDigits(s.data() + 8);
+      *pos = 10;
+      return true;
+    }
   }
   int sign = 1;
   if (*pos < s.size() && (s[*pos] == '-' || s[*pos] == '+')) {
@@ -148,14 +165,15 @@ bool ScanTimestamp(std::string_view s, Scanned* out) {
   }
   // The usual "HH:mm:ss" after a 10-character date, by position, as the general reading below
   // takes it (which also refuses a third digit of seconds).
-  if (pos == 11 && s.size() >= 19 && s[13] == ':' && s[16] == ':' &&
-      (s.size() == 19 || !IsDigit(s[19])) && AllDigits(s, 11, 2) && AllDigits(s, 14, 2) &&
-      AllDigits(s, 17, 2)) {
-    out->hour = TwoDigits(s.data() + 11);
-    out->minute = TwoDigits(s.data() + 14);
-    out->second = TwoDigits(s.data() + 17);
-    pos = 19;
-    return ScanFractionAndZone(s, pos, out);
+  if (pos == 11 && s.size() >= 19 && (s.size() == 19 || !IsDigit(s[19]))) {
+    uint64_t w = LoadLE<uint64_t>(s.data() + 11);
+    if ((w & kTimeColonMask) == kTimeColons && DigitBytes(w, kTimeDigits)) {
+      out->hour = DigitAt(w, 0) * 10 + DigitAt(w, 1);
+      out->minute = DigitAt(w, 3) * 10 + DigitAt(w, 4);
+      out->second = DigitAt(w, 6) * 10 + DigitAt(w, 7);
+      pos = 19;
+      return ScanFractionAndZone(s, pos, out);
+    }
   }
   int64_t v = 0;
   if (!Digits(s, &pos, 1, 2, &v)) {

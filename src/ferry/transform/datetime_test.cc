@@ -304,6 +304,36 @@ TEST(DateTimeCastTest, FixedWidthIsoFormsAndNearMisses) {
   }
 }
 
+// The fixed-width forms are read eight characters at a time; a leading '+' sends the same text
+// through the general reading. Each template, and every variant with one character replaced by
+// one of the characters the fast reading tests for or next to them, reads the same both ways.
+TEST(DateTimeCastTest, FastFixedWidthReadingAgreesWithTheGeneralOne) {
+  const TimeZone& utc = *TimeZone::Utc();
+  const std::string replacements =
+      std::string("0189/:;-.T Zx+") + '\x00' + '\x3f' + '\xb0' + '\xff';
+  int checked = 0;
+  for (std::string base : {"2026-01-05T07:05:03Z", "2024-02-29 23:59:59.123456Z",
+                           "1999-12-31T00:00:00", "2026-11-30T12:34:56+01:00", "2026-01-05"}) {
+    for (size_t at = 0; at <= base.size(); ++at) {
+      for (char c : replacements) {
+        std::string s = base;
+        if (at < base.size()) {
+          s[at] = c;
+        }
+        SCOPED_TRACE(testing::PrintToString(s));
+        EXPECT_EQ(ParseTimestampText(s, utc), ParseTimestampText("+" + s, utc));
+        EXPECT_EQ(ParseLocalTimestampText(s), ParseLocalTimestampText("+" + s));
+        EXPECT_EQ(ParseDateText(s), ParseDateText("+" + s));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_EQ(*ParseTimestampText("2024-02-29 23:59:59.123456Z", utc),
+            Utc(2024, 2, 29, 23, 59, 59) + 123456);
+  EXPECT_EQ(*ParseDateText("2026-01-05"), DaysFromCivil(2026, 1, 5));
+}
+
 TEST(DateTimeCastTest, DatesAndCanonicalText) {
   EXPECT_EQ(*ParseDateText("2026-11-30"), 20787);
   EXPECT_EQ(*ParseDateText("2026-11-30 anything"), 20787);
