@@ -82,29 +82,15 @@ class ZstdCodec final : public Codec {
   ZstdCodec& operator=(const ZstdCodec&) = delete;
 
   Status Compress(std::string_view input, std::string* out) override {
-    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
-      return ResourceExhausted("ZSTD: cannot create a context");
-    }
     out->resize(ZSTD_compressBound(input.size()));
-    size_t n =
-        ZSTD_compressCCtx(cctx_, out->data(), out->size(), input.data(), input.size(), level_);
-    if (ZSTD_isError(n)) {
-      return Internal("ZSTD: {}", ZSTD_getErrorName(n));
-    }
+    FERRY_ASSIGN_OR_RETURN(size_t n, CompressInto(input, out->data(), out->size()));
     out->resize(n);
     return Status::OK();
   }
   // Into a block of the bound, shrunk to the frame: no zero-fill, no copy.
   Status CompressToBuffer(std::string_view input, ByteBuffer* out) override {
-    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
-      return ResourceExhausted("ZSTD: cannot create a context");
-    }
     FERRY_RETURN_IF_ERROR(out->Allocate(ZSTD_compressBound(input.size())));
-    size_t n =
-        ZSTD_compressCCtx(cctx_, out->data(), out->size(), input.data(), input.size(), level_);
-    if (ZSTD_isError(n)) {
-      return Internal("ZSTD: {}", ZSTD_getErrorName(n));
-    }
+    FERRY_ASSIGN_OR_RETURN(size_t n, CompressInto(input, out->data(), out->size()));
     out->Shrink(n);
     return Status::OK();
   }
@@ -124,6 +110,19 @@ class ZstdCodec final : public Codec {
   }
 
  private:
+  // Compresses `input` into out[0, capacity) and returns the frame's size.
+  // REQUIRES: capacity >= ZSTD_compressBound(input.size())
+  Result<size_t> CompressInto(std::string_view input, char* out, size_t capacity) {
+    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
+      return ResourceExhausted("ZSTD: cannot create a context");
+    }
+    size_t n = ZSTD_compressCCtx(cctx_, out, capacity, input.data(), input.size(), level_);
+    if (ZSTD_isError(n)) {
+      return Internal("ZSTD: {}", ZSTD_getErrorName(n));
+    }
+    return n;
+  }
+
   int level_;
   ZSTD_CCtx* cctx_;  // created on first use; owned
   ZSTD_DCtx* dctx_;  // created on first use; owned
