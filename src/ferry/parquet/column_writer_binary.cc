@@ -60,8 +60,10 @@ class BinaryDictionary {
       __builtin_prefetch(data_.data() + s.offset);
     }
   }
-  // REQUIRES: hash == Hash(v).
-  uint32_t GetOrInsert(std::string_view v, uint64_t hash) {
+  // Returns the index of v, inserted if new. Sets *first when no lookup before this one passed
+  // the same `mark` for v (the writer passes its page number: min/max once per value and page).
+  // REQUIRES: hash == Hash(v); mark > 0.
+  uint32_t GetOrInsert(std::string_view v, uint64_t hash, uint64_t mark, bool* first) {
     size_t h = static_cast<size_t>(hash) & mask_;
     while (true) {
       Slot& s = slots_[h];
@@ -71,6 +73,8 @@ class BinaryDictionary {
         s.index_plus_one = index + 1;
         s.offset = data_.size();
         s.size = static_cast<uint32_t>(v.size());
+        s.mark = mark;
+        *first = true;
         data_.append(v);
         offsets_.push_back(data_.size());
         if (offsets_.size() * 2 > slots_.size()) {
@@ -79,6 +83,8 @@ class BinaryDictionary {
         return index;
       }
       if (s.hash == hash && BytesEqual(std::string_view(data_.data() + s.offset, s.size), v)) {
+        *first = s.mark != mark;
+        s.mark = mark;
         return s.index_plus_one - 1;
       }
       h = (h + 1) & mask_;
@@ -102,6 +108,7 @@ class BinaryDictionary {
     size_t offset = 0;            // of the entry in data_
     uint32_t size = 0;            // Gather() refuses longer values
     uint32_t index_plus_one = 0;  // 0: empty
+    uint64_t mark = 0;            // of the last lookup (GetOrInsert)
   };
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
@@ -208,16 +215,13 @@ class BinaryValueWriter final : public ValueWriter {
         if (i + kEntryAhead < views_.size()) {
           dictionary_.PrefetchEntry(hashes_[i + kEntryAhead]);
         }
-        uint32_t index = dictionary_.GetOrInsert(views_[i], hashes_[i]);
-        indices_.push_back(index);
-        page_plain_bytes_ += static_cast<int64_t>(views_[i].size()) + (fixed_ ? 0 : 4);
         // Min/max once per distinct value of the page: the comparisons of short strings that
-        // share a prefix cost more than the lookup.
-        if (index >= page_of_entry_.size()) {
-          page_of_entry_.resize(index + 1, 0);
-        }
-        if (page_of_entry_[index] != page_number_) {
-          page_of_entry_[index] = page_number_;
+        // share a prefix cost more than the lookup. The page number is kept in the value's
+        // dictionary slot, which the lookup has in cache anyway.
+        bool first = false;
+        indices_.push_back(dictionary_.GetOrInsert(views_[i], hashes_[i], page_number_, &first));
+        page_plain_bytes_ += static_cast<int64_t>(views_[i].size()) + (fixed_ ? 0 : 4);
+        if (first) {
           page_.Update(views_[i]);
         }
       }
@@ -286,7 +290,6 @@ class BinaryValueWriter final : public ValueWriter {
       n = static_cast<int32_t>(dictionary_.size());
     }
     dictionary_.Reset();
-    page_of_entry_.clear();
     dictionary_used_ = false;
     dictionary_checked_ = false;
     use_dictionary_ = options_.enable_dictionary && !always_plain_;
@@ -419,9 +422,8 @@ class BinaryValueWriter final : public ValueWriter {
   bool dictionary_used_ = false;
   BinaryDictionary dictionary_;
   std::vector<uint32_t> indices_;
-  // For each dictionary entry, the last page (page_number_) whose min/max has seen it. A page
-  // number of 2^64 is never reached, so an entry never seems seen by a page that did not see it.
-  std::vector<uint64_t> page_of_entry_;
+  // Numbers the pages for BinaryDictionary::GetOrInsert's marks; 2^64 pages are never reached,
+  // so a value never seems seen by a page that did not see it.
   uint64_t page_number_ = 1;
   PlainPageValues plain_;
   std::vector<std::string_view> views_;
