@@ -30,11 +30,7 @@ class UncompressedCodec final : public Codec {
     return Status::OK();
   }
   Status CompressToBuffer(std::string_view input, ByteBuffer* out) override {
-    FERRY_RETURN_IF_ERROR(out->Allocate(input.size()));
-    if (!input.empty()) {
-      std::memcpy(out->data(), input.data(), input.size());
-    }
-    return Status::OK();
+    return out->Assign(input);
   }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
     if (input.size() != out_size) {
@@ -418,11 +414,7 @@ Status Codec::CompressToBuffer(std::string_view input, ByteBuffer* out) {
   // string is a zero-filled compress bound per call.
   thread_local std::string compressed;
   FERRY_RETURN_IF_ERROR(Compress(input, &compressed));
-  FERRY_RETURN_IF_ERROR(out->Allocate(compressed.size()));
-  if (!compressed.empty()) {
-    std::memcpy(out->data(), compressed.data(), compressed.size());
-  }
-  return Status::OK();
+  return out->Assign(compressed);
 }
 
 void ByteBuffer::Free::operator()(char* p) const {
@@ -439,6 +431,14 @@ Status ByteBuffer::Allocate(size_t capacity) {
   }
   data_.reset(p);
   size_ = capacity;
+  return Status::OK();
+}
+
+Status ByteBuffer::Assign(std::string_view bytes) {
+  FERRY_RETURN_IF_ERROR(Allocate(bytes.size()));
+  if (!bytes.empty()) {
+    std::memcpy(data(), bytes.data(), bytes.size());
+  }
   return Status::OK();
 }
 

@@ -39,6 +39,8 @@ class ByteBuffer {
   char* data() { return data_.get(); }
   // Replaces the content with `capacity` uninitialized bytes.
   Status Allocate(size_t capacity);
+  // Replaces the content with a copy of `bytes`.
+  Status Assign(std::string_view bytes);
   // Keeps the first n bytes and returns the rest of the block to the allocator.
   // REQUIRES: n <= size()
   void Shrink(size_t n);
