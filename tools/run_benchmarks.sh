@@ -65,10 +65,10 @@ timing() {
 }
 # median FILE: "W C", the medians of the wall and CPU columns of FILE's lines.
 median() {
-  local w c
-  w=$(cut -d' ' -f1 "$1" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}')
-  c=$(cut -d' ' -f2 "$1" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}')
-  echo "$w $c"
+  echo "$(column_median "$1" 1) $(column_median "$1" 2)"
+}
+column_median() {  # FILE FIELD
+  cut -d' ' -f"$2" "$1" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'
 }
 # The CLI prints nothing: time the whole process (start-up included, a few ms).
 ferry_from_json() {
