@@ -1,40 +1,16 @@
 #include "jetstream_tcp_proxy.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "ferry/testing/loopback.h"
+
 namespace ferry::testing {
 namespace {
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
-
-Result<int> Listen(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return ErrnoStatus(errno, "socket", "proxy");
-  }
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr = Loopback(port);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 16) != 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoStatus(err, "bind/listen", "127.0.0.1:" + std::to_string(port));
-  }
-  return fd;
-}
 
 bool WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -54,17 +30,19 @@ bool WriteAll(int fd, const char* data, size_t size) {
 }  // namespace
 
 Result<std::unique_ptr<TcpProxy>> TcpProxy::Start(int upstream_port) {
-  FERRY_ASSIGN_OR_RETURN(int listener, Listen(0));
-  sockaddr_in addr{};
-  socklen_t len = sizeof(addr);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  FERRY_ASSIGN_OR_RETURN(int listener, ListenOnLoopback(0));
+  Result<int> port = LocalPort(listener);
+  if (!port.ok()) {
+    close(listener);
+    return port.status();
+  }
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     close(listener);
     return ErrnoStatus(errno, "pipe", "proxy");
   }
   std::unique_ptr<TcpProxy> proxy(
-      new TcpProxy(upstream_port, ntohs(addr.sin_port), listener, pipe_fds[0], pipe_fds[1]));
+      new TcpProxy(upstream_port, *port, listener, pipe_fds[0], pipe_fds[1]));
   proxy->thread_ = std::thread([p = proxy.get()] { p->Run(); });
   return proxy;
 }
@@ -101,7 +79,7 @@ Status TcpProxy::Restore() {
   if (listener_ >= 0) {
     return Status::OK();
   }
-  FERRY_ASSIGN_OR_RETURN(listener_, Listen(port_));
+  FERRY_ASSIGN_OR_RETURN(listener_, ListenOnLoopback(port_));
   char byte = 0;
   (void)!write(wake_write_, &byte, 1);  // poll the new listener
   return Status::OK();
@@ -179,16 +157,11 @@ void TcpProxy::Run() {
     if (listener >= 0 && (fds[1].revents & POLLIN) != 0) {
       int client = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
       if (client >= 0) {
-        int upstream = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in addr = Loopback(upstream_port_);
-        if (upstream >= 0 &&
-            connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+        int upstream = ConnectToLoopback(upstream_port_);
+        if (upstream >= 0) {
           pairs_.emplace_back(client, upstream);
         } else {
           close(client);
-          if (upstream >= 0) {
-            close(upstream);
-          }
         }
       }
     }

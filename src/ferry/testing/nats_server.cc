@@ -1,12 +1,9 @@
 #include "ferry/testing/nats_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "ferry/testing/loopback.h"
 
 namespace ferry::testing {
 namespace {
@@ -42,39 +41,21 @@ Result<std::string> FindNatsServer() {
 }
 
 bool Accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ConnectToLoopback(port);
   if (fd < 0) {
     return false;
   }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   close(fd);
-  return ok;
+  return true;
 }
 
 }  // namespace
 
 Result<int> PickFreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return ErrnoStatus(errno, "socket", "127.0.0.1:0");
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoStatus(err, "bind", "127.0.0.1:0");
-  }
+  FERRY_ASSIGN_OR_RETURN(int fd, ListenOnLoopback(0));
+  Result<int> port = LocalPort(fd);
   close(fd);
-  return static_cast<int>(ntohs(addr.sin_port));
+  return port;
 }
 
 Result<std::unique_ptr<NatsServer>> NatsServer::Start(Options options) {

@@ -1,9 +1,7 @@
 #include "ferry/source/jetstream/nats_connect.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <nats/nats.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +13,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "ferry/testing/loopback.h"
 
 namespace ferry::source::jetstream {
 namespace {
@@ -54,15 +54,12 @@ class ScriptedServer {
   };
 
   explicit ScriptedServer(std::vector<Reply> script) : script_(std::move(script)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    EXPECT_EQ(listen(listen_fd_, 8), 0);
-    port_ = ntohs(addr.sin_port);
+    Result<int> fd = ferry::testing::ListenOnLoopback(0);
+    EXPECT_TRUE(fd.ok()) << fd.status().ToString();
+    listen_fd_ = fd.ok() ? *fd : -1;
+    Result<int> port = ferry::testing::LocalPort(listen_fd_);
+    EXPECT_TRUE(port.ok()) << port.status().ToString();
+    port_ = port.ok() ? *port : 0;
     thread_ = std::thread([this] { Serve(); });
   }
   ~ScriptedServer() { Finish(); }
