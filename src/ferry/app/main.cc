@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ferry/app/allocator.h"
 #include "ferry/app/hygiene_commands.h"
 #include "ferry/app/logging.h"
 #include "ferry/app/mock_kafka_command.h"
@@ -19,6 +20,7 @@
 #include "ferry/app/verify_command.h"
 
 int main(int argc, char** argv) {
+  ferry::app::TuneAllocator();  // before the first large allocation
   try {
     // Until a command sets up logging from its configuration (run, status), log lines go to
     // stderr as text: stdout is for command output, e.g. `ferry verify --json` (a warning about a
