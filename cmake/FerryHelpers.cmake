@@ -52,6 +52,14 @@ function(ferry_cc_test)
   endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   ferry_apply_common(${ARG_NAME})
+  # The test files themselves are compiled without optimization: they made up nearly half of a
+  # cold dev build's compile time (GoogleTest's macros, the tests' templates), and -O0 takes 40 %
+  # off that, ~80 s of `make test` on 2 cores, for ~10 s more of unit-test run time. The code
+  # under test is in the libraries, built at the preset's level. Not under sanitizers: there the
+  # unit tests ran 48 s longer at -O0, as much as the build saved.
+  if(NOT FERRY_SANITIZE)
+    target_compile_options(${ARG_NAME} PRIVATE -O0)
+  endif()
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(${ARG_NAME} PRIVATE
       FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
