@@ -1,13 +1,12 @@
 #include "ferry/app/allocator.h"
 
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace ferry::app {
 namespace {
