@@ -113,6 +113,7 @@ void ExpectDuckDbCounts(const std::vector<std::string>& files, const std::string
   std::string cmd =
       "node " + std::string(FERRY_SOURCE_DIR) + "/tests/duckdb/query.mjs \"" + sql + "\" 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr) << "cannot run: " << cmd;
   std::string out;
   char buf[4096];
   size_t got;
@@ -120,8 +121,10 @@ void ExpectDuckDbCounts(const std::vector<std::string>& files, const std::string
     out.append(buf, got);
   }
   EXPECT_EQ(pclose(p), 0) << out;
-  // One row, the counts as strings (DuckDB's BIGINTs print as strings).
+  // One row, the counts as strings (DuckDB's BIGINTs print as strings). Anything else (DuckDB
+  // missing: `make setup-npm`) fails here with DuckDB's output, not with a JSON exception below.
   nlohmann::json duck = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(duck.is_object()) << "DuckDB printed no JSON object:\n" << out;
   EXPECT_EQ(duck.value("n", std::string()), std::to_string(n)) << duck.dump();
   EXPECT_EQ(duck.value("d", std::string()), std::to_string(n)) << duck.dump();
 }
