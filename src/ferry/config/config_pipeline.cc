@@ -210,6 +210,12 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   FERRY_ASSIGN_OR_RETURN(
       p->id,
       t.RequiredString("id", "missing key 'id' (a name for the pipeline, e.g. id = \"events\")"));
+  if (p->id == "." || p->id == "..") {  // (an empty id is refused as missing above)
+    return t.Error("id", fmt::format("\"{}\" is not a pipeline id: give it a name, e.g. id = "
+                                     "\"events\" (the id names the pipeline in logs, metrics "
+                                     "and every position's appId)",
+                                     p->id));
+  }
   for (char c : p->id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
       return t.Error("id", fmt::format("\"{}\": use letters, digits, '-', '_' and '.' only (the id "

@@ -258,6 +258,21 @@ TEST(ConfigTest, DuplicatePipelinesAndBadIds) {
   std::string slash = one;
   slash.replace(slash.find("\"a\""), 3, "\"a/b\"");
   EXPECT_NE(Parse(slash).status().message().find("pipeline[0].id"), std::string::npos);
+  // "." and ".." are refused too (they pass the character check); an empty id counts as missing.
+  std::string empty = one;
+  empty.replace(empty.find("\"a\""), 3, "\"\"");
+  EXPECT_NE(Parse(empty).status().message().find("missing key 'id'"), std::string::npos);
+  for (const char* bad : {"\".\"", "\"..\""}) {
+    std::string text = one;
+    text.replace(text.find("\"a\""), 3, bad);
+    Status status = Parse(text).status();
+    EXPECT_NE(status.message().find("is not a pipeline id"), std::string::npos)
+        << bad << ": " << status.ToString();
+    EXPECT_NE(status.message().find("pipeline[0].id"), std::string::npos) << status.ToString();
+  }
+  std::string dots = one;
+  dots.replace(dots.find("\"a\""), 3, "\"a.b\"");
+  EXPECT_TRUE(Parse(dots).ok()) << Parse(dots).status().ToString();
 }
 
 TEST(ConfigTest, KafkaStartPolicies) {
