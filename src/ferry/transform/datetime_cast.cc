@@ -69,6 +69,10 @@ bool DigitBytes(uint64_t w, uint64_t mask) {
 int DigitAt(uint64_t w, int k) {
   return static_cast<int>((w >> (8 * k)) & 0xF);
 }
+// The two-digit number in bytes k and k+1 of w. REQUIRES: DigitBytes for both.
+int TwoDigitsAt(uint64_t w, int k) {
+  return DigitAt(w, k) * 10 + DigitAt(w, k + 1);
+}
 // "yyyy-MM-": digits at bytes 0-3, 5, 6; '-' at 4 and 7.
 constexpr uint64_t kDateDigits = 0x00FFFF00FFFFFFFFULL;
 constexpr uint64_t kDateDashMask = 0xFF0000FF00000000ULL;
@@ -85,8 +89,8 @@ bool ScanDate(std::string_view s, size_t* pos, Scanned* out) {
     uint64_t w = LoadLE<uint64_t>(s.data());
     if ((w & kDateDashMask) == kDateDashes && DigitBytes(w, kDateDigits) && IsDigit(s[8]) &&
         IsDigit(s[9])) {
-      out->year = DigitAt(w, 0) * 1000 + DigitAt(w, 1) * 100 + DigitAt(w, 2) * 10 + DigitAt(w, 3);
-      out->month = DigitAt(w, 5) * 10 + DigitAt(w, 6);
+      out->year = TwoDigitsAt(w, 0) * 100 + TwoDigitsAt(w, 2);
+      out->month = TwoDigitsAt(w, 5);
       out->day = TwoDigits(s.data() + 8);
       *pos = 10;
       return true;
@@ -168,9 +172,9 @@ bool ScanTimestamp(std::string_view s, Scanned* out) {
   if (pos == 11 && s.size() >= 19 && (s.size() == 19 || !IsDigit(s[19]))) {
     uint64_t w = LoadLE<uint64_t>(s.data() + 11);
     if ((w & kTimeColonMask) == kTimeColons && DigitBytes(w, kTimeDigits)) {
-      out->hour = DigitAt(w, 0) * 10 + DigitAt(w, 1);
-      out->minute = DigitAt(w, 3) * 10 + DigitAt(w, 4);
-      out->second = DigitAt(w, 6) * 10 + DigitAt(w, 7);
+      out->hour = TwoDigitsAt(w, 0);
+      out->minute = TwoDigitsAt(w, 3);
+      out->second = TwoDigitsAt(w, 6);
       pos = 19;
       return ScanFractionAndZone(s, pos, out);
     }
