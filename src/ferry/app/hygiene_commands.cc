@@ -7,11 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ferry/app/table_location.h"
 #include "ferry/config/config.h"
 #include "ferry/delta/optimize.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/vacuum.h"
-#include "ferry/storage/local_store.h"
 
 namespace ferry::app {
 namespace {
@@ -40,11 +40,6 @@ int Fail(const char* command, int code, const std::string& message) {
   return code;
 }
 
-Result<std::unique_ptr<delta::Table>> OpenTable(const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(path));
-  return delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(store)), "");
-}
-
 // Usage and read errors exit 2; a failed commit (conflict, contention, I/O while writing) 1.
 int CodeFor(const Status& status) {
   switch (status.code()) {
@@ -67,7 +62,7 @@ int RunOptimize(const OptimizeArgs& args) {
   if (!size.ok() || *size <= 0) {
     return Fail("optimize", kUsage, "--target-size: bad size '" + args.target_size + "'");
   }
-  auto table = OpenTable(args.table);
+  auto table = OpenTableAt(args.table, {});
   if (!table.ok()) {
     return Fail("optimize", kUsage, args.table + ": " + table.status().ToString());
   }
@@ -111,7 +106,7 @@ int RunVacuum(const VacuumArgs& args) {
   if (!retain.ok() || retain->count() < 0) {
     return Fail("vacuum", kUsage, "--retain: bad duration '" + args.retain + "'");
   }
-  auto table = OpenTable(args.table);
+  auto table = OpenTableAt(args.table, {});
   if (!table.ok()) {
     return Fail("vacuum", kUsage, args.table + ": " + table.status().ToString());
   }

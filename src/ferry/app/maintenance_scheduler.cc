@@ -5,11 +5,11 @@
 #include <memory>
 #include <string>
 
+#include "ferry/app/table_location.h"
 #include "ferry/base/log.h"
 #include "ferry/delta/optimize.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/vacuum.h"
-#include "ferry/storage/local_store.h"
 
 namespace ferry::app {
 namespace {
@@ -17,11 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 // "Never": far enough, and safe for wait_until's clock conversions (time_point::max is not).
 constexpr auto kNever = std::chrono::hours(24 * 365 * 10);
-
-Result<std::unique_ptr<delta::Table>> OpenTable(const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(path));
-  return delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(store)), "");
-}
 
 }  // namespace
 
@@ -52,7 +47,7 @@ void MaintenanceScheduler::Stop() {
 void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, bool optimize) {
   const char* operation = optimize ? "optimize" : "vacuum";
   Status st = [&]() -> Status {
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTable(p.table));
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(p.table, {}));
     if (optimize) {
       FERRY_ASSIGN_OR_RETURN(delta::OptimizeResult r, delta::Optimize(*table, {}));
       FERRY_LOG_INFO("pipeline {}: scheduled optimize: {} files into {} ({} rows){}", p.id,

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <set>
 #include <thread>
 #include <utility>
@@ -16,7 +15,7 @@
 #include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/jetstream/jetstream_source.h"
 #include "ferry/source/kafka/kafka_source.h"
-#include "ferry/storage/local_store.h"
+#include "ferry/storage/store_factory.h"
 #include "ferry/transform/json_decoder.h"
 #include "ferry/transform/raw_decoder.h"
 
@@ -194,20 +193,32 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
   return std::unique_ptr<transform::Decoder>(std::move(*json));
 }
 
-// Local paths only for now: the table directory is created when missing.
-Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c, bool create) {
-  std::error_code ec;
-  if (create) {
-    std::filesystem::create_directories(c.table, ec);
-    if (ec) {
-      return AtKey(c.location, "table",
-                   IOError("cannot create directory {}: {}", c.table, ec.message()));
-    }
-  } else if (!std::filesystem::is_directory(c.table, ec)) {
-    return AtKey(c.location, "table", NotFound("{}: no such directory", c.table));
+// The store a table location names (the config check parsed it); its directory is created when
+// `create`.
+Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c,
+                                                        const std::string& location,
+                                                        std::string_view key, bool create) {
+  Result<std::shared_ptr<storage::ObjectStore>> store =
+      [&]() -> Result<std::shared_ptr<storage::ObjectStore>> {
+    FERRY_ASSIGN_OR_RETURN(storage::TableUri uri, storage::ParseTableUri(location, key));
+    return storage::OpenTableStore(
+        uri, {}, create ? storage::OpenMode::kCreate : storage::OpenMode::kExisting);
+  }();
+  if (!store.ok()) {
+    return AtKey(c.location, std::string(key), store.status());
   }
-  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(c.table));
-  return std::shared_ptr<storage::ObjectStore>(std::move(store));
+  return store;
+}
+
+// Whether the pipeline's table has a log (for `config check`, which creates nothing).
+Result<bool> TableExists(const PipelineConfig& c) {
+  Result<std::shared_ptr<storage::ObjectStore>> store = OpenStore(c, c.table, "table", false);
+  if (store.status().code() == StatusCode::kNotFound) {
+    return false;
+  }
+  FERRY_RETURN_IF_ERROR(store.status());
+  FERRY_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> log, (*store)->List("_delta_log/"));
+  return !log.empty();
 }
 
 }  // namespace
@@ -253,8 +264,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved).status());
       FERRY_RETURN_IF_ERROR(pipeline::TransformStage::Create(resolved, setup.transform).status());
     }
-    std::error_code ec;
-    if (!std::filesystem::is_directory(c.table + "/_delta_log", ec)) {
+    FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
+    if (!exists) {
       if (c.schema.empty()) {
         return AtKey(
             c.location, "table",
@@ -264,7 +275,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
     }
   }
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> store,
-                         OpenStore(c, !build.check_only));
+                         OpenStore(c, c.table, "table", !build.check_only));
   FERRY_ASSIGN_OR_RETURN(opened, pipeline::OpenOrCreateTable(store, "", setup));
   FERRY_ASSIGN_OR_RETURN(
       std::unique_ptr<transform::Decoder> decoder,
@@ -310,18 +321,12 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                                     std::move(opened.snapshot), std::move(factory),
                                                     std::move(decoder), registry));
   if (dead_letter) {
-    std::error_code ec;
-    std::filesystem::create_directories(c.dead_letter_table, ec);
-    if (ec) {
-      return AtKey(c.location, "dead_letter_table",
-                   IOError("cannot create directory {}: {}", c.dead_letter_table, ec.message()));
-    }
-    FERRY_ASSIGN_OR_RETURN(auto dead_store, storage::LocalStore::Create(c.dead_letter_table));
-    FERRY_ASSIGN_OR_RETURN(
-        pipeline::OpenedTable dead,
-        pipeline::OpenOrCreateTable(
-            std::shared_ptr<storage::ObjectStore>(std::move(dead_store)), "",
-            {.schema_ddl = pipeline::kDeadLetterSchema, .schema_origin = "dead-letter table"}));
+    FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> dead_store,
+                           OpenStore(c, c.dead_letter_table, "dead_letter_table", true));
+    FERRY_ASSIGN_OR_RETURN(pipeline::OpenedTable dead,
+                           pipeline::OpenOrCreateTable(std::move(dead_store), "",
+                                                       {.schema_ddl = pipeline::kDeadLetterSchema,
+                                                        .schema_origin = "dead-letter table"}));
     FERRY_RETURN_IF_ERROR(
         built->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
   }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,11 +16,11 @@
 
 #include "ferry/app/broker_heads.h"
 #include "ferry/app/logging.h"
+#include "ferry/app/table_location.h"
 #include "ferry/config/config.h"
 #include "ferry/delta/history.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/value_format.h"
-#include "ferry/storage/local_store.h"
 
 namespace ferry::app {
 namespace {
@@ -61,18 +60,15 @@ struct TableState {
 
 Result<TableState> ReadTableState(const std::string& path) {
   TableState out;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(std::filesystem::path(path) / "_delta_log", ec)) {
-    return out;
+  Result<std::unique_ptr<delta::Table>> table = OpenTableAt(path, {});
+  Result<delta::Snapshot> loaded = table.ok() ? (*table)->LoadSnapshot() : table.status();
+  if (loaded.status().code() == StatusCode::kNotFound) {
+    return out;  // no table (or no directory) yet
   }
-  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(path));
-  FERRY_ASSIGN_OR_RETURN(
-      std::unique_ptr<delta::Table> table,
-      delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(store)), ""));
-  FERRY_ASSIGN_OR_RETURN(delta::Snapshot snapshot, table->LoadSnapshot());
+  FERRY_ASSIGN_OR_RETURN(delta::Snapshot snapshot, std::move(loaded));
   int64_t from = std::max<int64_t>(0, snapshot.version() - kHistoryDepth + 1);
   Result<std::vector<delta::CommitSummary>> history =
-      delta::ReadHistory(*table, from, snapshot.version());
+      delta::ReadHistory(**table, from, snapshot.version());
   if (history.ok()) {
     for (const delta::CommitSummary& c : *history) {
       for (const auto& [app_id, version] : c.txns) {
@@ -130,11 +126,10 @@ Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
 }
 
 Result<std::vector<Row>> TableRows(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(std::filesystem::path(path) / "_delta_log", ec)) {
+  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(path));
+  if (!table.snapshot) {
     return NotFound("{}: no Delta table there", path);
   }
-  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(path));
   std::vector<Row> rows;
   for (const auto& [app_id, txn] : table.snapshot->txns()) {
     // ferry's appIds are "<pipeline>/<partition key>"; others (Spark, kafka-delta-ingest) are

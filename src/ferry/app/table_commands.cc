@@ -7,10 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ferry/app/table_location.h"
 #include "ferry/delta/history.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/value_format.h"
-#include "ferry/storage/local_store.h"
 
 namespace ferry::app {
 namespace {
@@ -25,11 +25,6 @@ struct TableArgs {
 
 std::string Time(int64_t millis) {
   return delta::FormatTimestampMicros(millis * 1000, delta::TimestampStyle::kStatsMillis);
-}
-
-Result<std::unique_ptr<delta::Table>> OpenTable(const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(auto store, storage::LocalStore::Create(path));
-  return delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(store)), "");
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -56,7 +51,10 @@ OrderedJson InspectJson(const delta::Snapshot& snap) {
   out["timestamp"] = snap.timestamp_ms();
   out["table_id"] = snap.metadata().id;
   out["protocol"] = std::move(protocol);
-  out["schema"] = OrderedJson::parse(snap.metadata().schema_string, nullptr, false);
+  // The schema as the log holds it; null when the metaData has none or it is not JSON (such a
+  // table opens, but nlohmann would print its discarded parse as `<discarded>`).
+  OrderedJson schema = OrderedJson::parse(snap.metadata().schema_string, nullptr, false);
+  out["schema"] = schema.is_discarded() ? OrderedJson(nullptr) : std::move(schema);
   out["partition_columns"] = snap.partition_columns();
   out["configuration"] = snap.metadata().configuration;
   out["num_files"] = snap.num_files();
@@ -102,7 +100,7 @@ void PrintInspect(const std::string& path, const delta::Snapshot& snap) {
 }
 
 int RunInspect(const TableArgs& args) {
-  auto table = OpenTable(args.path);
+  auto table = OpenTableAt(args.path, {});
   auto snap = table.ok() ? (*table)->LoadSnapshot(args.version) : table.status();
   if (!snap.ok()) {
     std::fprintf(stderr, "ferry table inspect: %s\n", snap.status().ToString().c_str());
@@ -119,7 +117,7 @@ int RunInspect(const TableArgs& args) {
 }
 
 int RunHistory(const TableArgs& args) {
-  auto table = OpenTable(args.path);
+  auto table = OpenTableAt(args.path, {});
   auto history = table.ok() ? delta::ReadHistory(**table)
                             : Result<std::vector<delta::CommitSummary>>(table.status());
   if (!history.ok()) {

@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ferry/app/table_location.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/verify.h"
-#include "ferry/storage/local_store.h"
 
 namespace ferry::app {
 namespace {
@@ -183,11 +183,7 @@ int RunVerify(VerifyArgs args) {
       return Usage("--range needs A..B with integers A <= B, got '" + args.range + "'");
     }
   }
-  auto store = storage::LocalStore::Create(args.table);
-  if (!store.ok()) {
-    return Usage(args.table + ": " + store.status().ToString());
-  }
-  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
+  auto table = OpenTableAt(args.table, {});
   if (!table.ok()) {
     return Usage(args.table + ": " + table.status().ToString());
   }

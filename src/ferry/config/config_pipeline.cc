@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ferry/config/config_internal.h"
+#include "ferry/storage/table_uri.h"
 
 namespace ferry::config::internal {
 
@@ -225,6 +226,9 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   }
   FERRY_ASSIGN_OR_RETURN(p->table,
                          t.RequiredString("table", "missing key 'table' (the Delta table's path)"));
+  if (Result<storage::TableUri> uri = storage::ParseTableUri(p->table, ""); !uri.ok()) {
+    return t.Error("table", uri.status().message());
+  }
   FERRY_ASSIGN_OR_RETURN(auto schema, t.String("schema"));
   if (schema) {
     p->schema = *schema;
@@ -271,14 +275,15 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
                                               "expected fail, dead_letter or skip"));
   Set(on_bad, &p->on_bad_record);
   FERRY_ASSIGN_OR_RETURN(auto dlq, t.String("dead_letter_table"));
+  if (dlq) {
+    if (Result<storage::TableUri> uri = storage::ParseTableUri(*dlq, ""); !uri.ok()) {
+      return t.Error("dead_letter_table", uri.status().message());
+    }
+  }
   Set(dlq, &p->dead_letter_table);
   if (p->on_bad_record == "dead_letter" && p->dead_letter_table.empty()) {
     // The default: a sibling of the table, "<table>_dead_letter".
-    std::string_view root = p->table;
-    while (root.size() > 1 && root.back() == '/') {
-      root.remove_suffix(1);
-    }
-    p->dead_letter_table = std::string(root) + "_dead_letter";
+    p->dead_letter_table = storage::SiblingLocation(p->table, "_dead_letter");
   }
   FERRY_ASSIGN_OR_RETURN(auto dedup, t.Table("dedup"));
   if (dedup) {

@@ -1,5 +1,6 @@
 #include "ferry/config/config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -226,6 +227,48 @@ topics = ["^events-.*"]
   EXPECT_EQ(regex->pipelines[0].kafka->topic_pattern, "^events-.*");
   EXPECT_EQ(regex->pipelines[0].kafka->group_id, "ferry-a");
   EXPECT_FALSE(regex->pipelines[0].create_table);  // no schema: the table must exist
+}
+
+// A table (or dead-letter table) with a scheme ferry does not serve is refused at its line, with
+// the scheme named, never taken for a relative local directory ("s3:/bucket/events").
+TEST(ConfigTest, UnsupportedTableSchemesAreRefused) {
+  for (const char* table : {"gs://bucket/events", "hdfs://nn/events", "s3:/x", "ftp://h/t"}) {
+    Result<Config> c = Parse(fmt::format(R"([[pipeline]]
+id = "a"
+table = "{}"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)",
+                                         table));
+    ASSERT_FALSE(c.ok()) << table;
+    EXPECT_EQ(c.status().message().rfind("ferry.toml:3:", 0), 0u) << c.status().message();
+    EXPECT_NE(c.status().message().find("is not supported; supported: file://"), std::string::npos)
+        << c.status().message();
+  }
+  Result<Config> dead = Parse(R"([[pipeline]]
+id = "a"
+table = "file:///data/t"
+on_bad_record = "dead_letter"
+dead_letter_table = "gs://b/bad"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)");
+  ASSERT_FALSE(dead.ok());
+  EXPECT_NE(dead.status().message().find("dead_letter_table: \"gs://b/bad\": scheme 'gs'"),
+            std::string::npos)
+      << dead.status().message();
+  Result<Config> file = Parse(R"([[pipeline]]
+id = "a"
+table = "file:///data/t"
+on_bad_record = "dead_letter"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->pipelines[0].dead_letter_table, "file:///data/t_dead_letter");
 }
 
 // The smallest Kafka pipeline: no schema, the table must exist.

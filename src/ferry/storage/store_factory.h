@@ -1,0 +1,35 @@
+// OpenTableStore: the ObjectStore that a table location (table_uri.h) names, rooted at the
+// table, so that the table's keys ("_delta_log/...", "part-....parquet", "_ferry/dedup/...") are
+// relative to the store. The composition root (app/) opens every table through it; delta/ and
+// pipeline/ see only the ObjectStore.
+//
+// Storage options are the `[storage]` / `[pipeline.storage]` settings and `--storage-option
+// KEY=VALUE` flags, keys compared case-insensitively (stored lower-cased).
+//
+// Thread-safety: the function is thread-safe; the store it returns is (object_store.h).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ferry/base/result.h"
+#include "ferry/storage/object_store.h"
+#include "ferry/storage/table_uri.h"
+
+namespace ferry::storage {
+
+// Keys lower-cased.
+using StorageOptions = std::map<std::string, std::string>;
+
+enum class OpenMode {
+  // The table's location must exist (a local directory); NotFound otherwise.
+  kExisting,
+  // Create the location when it is missing (a local directory and its parents).
+  kCreate,
+};
+
+Result<std::shared_ptr<ObjectStore>> OpenTableStore(const TableUri& uri,
+                                                    const StorageOptions& options, OpenMode mode);
+
+}  // namespace ferry::storage

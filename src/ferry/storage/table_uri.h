@@ -1,0 +1,44 @@
+// TableUri: where a Delta table lives, parsed from what a user writes as `table = ...` in the
+// configuration or as a table argument on the command line. A plain path or `file://` URI names
+// a local directory; every other scheme must be one this build serves, or the table is refused
+// with the scheme named (a `gs://` table is never taken for a relative local directory
+// `gs:/...`).
+//
+//   /data/delta/events, ./events, events      local path (relative to the working directory)
+//   file:///data/delta/events                  local path, absolute (file://localhost/... too)
+//
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ferry/base/result.h"
+
+namespace ferry::storage {
+
+enum class StoreKind { kLocal };
+
+struct TableUri {
+  StoreKind kind = StoreKind::kLocal;
+  // The text as the user wrote it (for messages).
+  std::string original;
+  // The scheme as written, lower-cased ("" for a plain path).
+  std::string scheme;
+  // kLocal: the directory, with `file://` removed and trailing slashes trimmed.
+  std::string path;
+};
+
+// Parses a table location. InvalidArgument, naming the text and the scheme, for an empty
+// location, an unsupported scheme (the message lists the supported ones), or a malformed URI of
+// a supported scheme. `what` names the setting in messages ("table", "dead_letter_table").
+Result<TableUri> ParseTableUri(std::string_view text, std::string_view what = "table");
+
+// The schemes this build serves, for messages: "file:// (or a plain path)".
+std::string SupportedTableSchemes();
+
+// A sibling location: the same store, the last path segment followed by `suffix`
+// ("s3://b/t" + "_dead_letter" -> "s3://b/t_dead_letter"). REQUIRES: a parsed location.
+std::string SiblingLocation(std::string_view location, std::string_view suffix);
+
+}  // namespace ferry::storage
