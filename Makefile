@@ -25,22 +25,27 @@ FERRY := build/dev/src/ferry/app/ferry
 
 setup: setup-deb setup-npm
 
+# apt's and npm's output goes to a log, printed only when the step fails (SETUP_LOG).
+SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
+QUIETLY := tools/quietly.sh $(SETUP_LOG)
+
 setup-deb:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
 	  done); \
 	if ! command -v npm >/dev/null; then missing="$$missing nodejs npm"; fi; \
 	if [ -n "$$missing" ]; then \
-	  echo "setup: installing$$(echo $$missing | tr '\n' ' ')"; \
+	  echo "setup: installing$$(echo $$missing | tr '\n' ' ')(log: $(SETUP_LOG))"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	  $(QUIETLY) $$SUDO apt-get update && \
+	  $(QUIETLY) env DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y \
+	    --no-install-recommends $$missing; \
 	fi
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
-	  echo "setup: npm ci in $(DUCKDB_DIR) (pinned @duckdb/node-api)"; \
-	  cd $(DUCKDB_DIR) && npm ci --no-audit --no-fund --loglevel=error; \
+	  echo "setup: npm ci in $(DUCKDB_DIR) (pinned @duckdb/node-api; log: $(SETUP_LOG))"; \
+	  cd $(DUCKDB_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
 build: setup-deb
@@ -100,6 +105,7 @@ torture: setup-deb
 	@rm -f build/dev/torture.log; set -o pipefail; rc=0; \
 	for t in kafka_torture_test jetstream_torture_test; do \
 	  FERRY_TORTURE_MESSAGES=$(TORTURE_MESSAGES) FERRY_TORTURE_KILLS=$(TORTURE_KILLS) \
+	    FERRY_TORTURE_CHILD_LIMIT_S=$${FERRY_TORTURE_CHILD_LIMIT_S:-3600} \
 	    build/dev/tests/fault/$$t 2>&1 | tee -a build/dev/torture.log || rc=1; \
 	done; \
 	echo; echo "torture figures ($$(nproc) cores, $$(uname -m)):"; grep '^TORTURE' build/dev/torture.log; \
