@@ -259,6 +259,30 @@ TEST_F(KafkaPipelineTest, BrokersDownAndInjectedRequestErrors) {
   ExpectExactlyOnce(1, 6000);
 }
 
+// A one-shot run with every broker unreachable exits 1 after --max-wait and says why, instead of
+// retrying forever (issue 16); the next run, with the brokers back, ingests everything once.
+TEST_F(KafkaPipelineTest, UntilCaughtUpWithEveryBrokerDownExitsAfterMaxWait) {
+  std::string config = WriteConfig();
+  ASSERT_EQ(StartProducer("events", 500, 1, 0)->Wait(), 0);
+  EXPECT_EQ(Control("down all"), "ok");
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult down =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "3s"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(down.exit_code, 1) << down.err;
+  EXPECT_NE(down.err.find("no contact with the broker"), std::string::npos) << down.err;
+  // Bounded: it gave up (the test's own generous bound, not a performance threshold).
+  EXPECT_LT(took, seconds(120));
+  CommandResult usage =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "soon"});
+  EXPECT_EQ(usage.exit_code, 2) << usage.err;
+  EXPECT_NE(usage.err.find("--max-wait"), std::string::npos) << usage.err;
+  EXPECT_EQ(Control("up all"), "ok");
+  CommandResult up = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  EXPECT_EQ(up.exit_code, 0) << up.err;
+  ExpectExactlyOnce(1, 500);
+}
+
 TEST_F(KafkaPipelineTest, ANewTopicMatchingTheRegexIsPickedUpWhileRunning) {
   std::string config = WriteConfig(R"(["^events.*"])");
   ASSERT_EQ(StartProducer("events", 1000, 1, 0)->Wait(), 0);

@@ -294,6 +294,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                        : c.on_bad_record == "dead_letter" ? pipeline::OnBadRecord::kDeadLetter
                                                           : pipeline::OnBadRecord::kFail,
       .until_caught_up = build.until_caught_up,
+      .max_wait = build.max_wait,
   };
   if (c.dedup) {
     options.dedup =

@@ -4,6 +4,7 @@
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "ferry/base/result.h"
@@ -17,6 +18,8 @@ namespace ferry::app {
 
 struct BuildOptions {
   bool until_caught_up = false;
+  // With until_caught_up: how long to go without contact with the broker (`--max-wait`).
+  std::chrono::milliseconds max_wait{0};
   // `ferry config check`: validate everything, create nothing (the table is only read).
   bool check_only = false;
 };

@@ -41,6 +41,7 @@ struct RunArgs {
   std::string config;
   std::vector<std::string> pipelines;
   bool until_caught_up = false;
+  std::string max_wait = "2m";
 };
 
 Result<config::Config> LoadAndSelect(const std::string& path,
@@ -72,6 +73,11 @@ int Run(const RunArgs& args) {
       std::fprintf(stderr, "ferry run: FERRY_FAILPOINTS: %s\n", st.ToString().c_str());
       return kExitUsage;
     }
+  }
+  Result<config::Duration> max_wait = config::ParseDuration(args.max_wait);
+  if (!max_wait.ok()) {
+    std::fprintf(stderr, "ferry run: --max-wait: %s\n", max_wait.status().message().c_str());
+    return kExitUsage;
   }
   Result<config::Config> cfg = LoadAndSelect(args.config, args.pipelines);
   if (!cfg.ok()) {
@@ -111,8 +117,8 @@ int Run(const RunArgs& args) {
   metrics::Registry registry;
   std::vector<std::unique_ptr<pipeline::Pipeline>> pipelines;
   for (const config::PipelineConfig& p : cfg->pipelines) {
-    Result<std::unique_ptr<pipeline::Pipeline>> built =
-        BuildPipeline(p, &registry, {.until_caught_up = args.until_caught_up});
+    Result<std::unique_ptr<pipeline::Pipeline>> built = BuildPipeline(
+        p, &registry, {.until_caught_up = args.until_caught_up, .max_wait = *max_wait});
     if (!built.ok()) {
       FERRY_LOG_ERROR("pipeline {}: {}", p.id, built.status().ToString());
       return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
@@ -281,6 +287,11 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                 "Ingest up to the broker heads seen at start, commit, and exit 0 (like Spark's "
                 "Trigger.AvailableNow); shows a progress bar on a terminal, a progress log line "
                 "every 5 s otherwise");
+  run->add_option("--max-wait", args->max_wait,
+                  "With --until-caught-up: exit 1, saying why, after this long without contact "
+                  "with the broker (no partition assigned, no head read, no message), e.g. 30s, "
+                  "5m; 0 waits forever. Without --until-caught-up ferry retries forever")
+      ->capture_default_str();
   run->callback([args, exit_code] { *exit_code = Run(*args); });
 }
 

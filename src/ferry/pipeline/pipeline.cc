@@ -233,6 +233,7 @@ void Pipeline::CloseSource() {
 }
 
 Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo& partition) {
+  last_contact_ = Clock::now();
   // The batch in flight may hold the partition: its commit comes first, then the position is
   // read, and the table handle is ours again.
   queue_->WaitIdle();
@@ -621,12 +622,17 @@ void Pipeline::UpdateHeads() {
       continue;
     }
     if (!head->last_position) {
-      // The broker answered and holds nothing for the partition.
+      // The broker answered and holds nothing for the partition (or did not answer: then the
+      // first position is unknown too).
+      if (head->first_position) {
+        last_contact_ = last_heads_;
+      }
       if (!state.caught_up_at) {
         state.caught_up_at = -1;
       }
       continue;
     }
+    last_contact_ = last_heads_;
     int64_t last = *head->last_position;
     if (!state.caught_up_at) {
       state.caught_up_at = last;
@@ -637,6 +643,22 @@ void Pipeline::UpdateHeads() {
     SetLag(state, static_cast<double>(std::max<int64_t>(0, last - committed)));
   }
   heads_known_ = all_known;
+}
+
+Status Pipeline::CheckMaxWait() const {
+  if (!options_.until_caught_up || options_.max_wait.count() <= 0 ||
+      Clock::now() - last_contact_ < options_.max_wait) {
+    return Status::OK();
+  }
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - last_contact_).count();
+  return Unavailable(
+      "pipeline {}: no contact with the broker for {} s (max wait {} ms): {} partition(s) "
+      "assigned, broker heads {}; last source error: {}. The run stops without being caught up; "
+      "what was read is committed",
+      options_.id, waited, options_.max_wait.count(), partitions_.size(),
+      heads_known_ ? "known" : "not known",
+      last_source_error_.empty() ? "none" : last_source_error_);
 }
 
 bool Pipeline::CaughtUp() const {
@@ -658,6 +680,7 @@ Status Pipeline::Run(StopSignal* stop) {
   metrics_->up->Set(1);
   std::vector<source::Message> messages;
   Status result;
+  last_contact_ = Clock::now();
   while (true) {
     if (stop->abandon()) {
       // The batch in flight sees the same signal and gives up between attempts.
@@ -697,6 +720,10 @@ Status Pipeline::Run(StopSignal* stop) {
     if (!st.ok()) {
       metrics_->unavailable->Increment();
       FERRY_LOG_DEBUG("pipeline {}: {}", options_.id, st.ToString());
+      last_source_error_ = st.message();
+    }
+    if (!messages.empty()) {
+      last_contact_ = Clock::now();
     }
     if (Status fp = FERRY_FAILPOINT("pipeline.after_poll"); !fp.ok()) {
       // What was polled is not in the batch: start the partitions over from the table, once the
@@ -734,6 +761,12 @@ Status Pipeline::Run(StopSignal* stop) {
     if ((!heads_known_ && options_.until_caught_up) ||
         Clock::now() - last_heads_ >= options_.heads_interval) {
       UpdateHeads();
+    }
+    if (Status waited = CheckMaxWait(); !waited.ok()) {
+      // What was read is committed; the one-shot run then reports why it stopped.
+      Status committed = Flush();
+      result = committed.ok() ? waited : committed;
+      break;
     }
     if (TriggerFired()) {
       result = SubmitBatch();

@@ -134,6 +134,9 @@ struct PipelineOptions {
   // Stop (returning OK after committing) once every assigned partition has reached the head
   // the broker reported when it was first seen (`ferry run --until-caught-up`).
   bool until_caught_up = false;
+  // With until_caught_up: fail (Unavailable) after this long without contact with the broker
+  // (no partition assigned, no broker head read, no message received). 0: wait forever.
+  std::chrono::milliseconds max_wait{0};
 };
 
 using SourceFactory = std::function<Result<std::unique_ptr<source::Source>>()>;
@@ -224,6 +227,8 @@ class Pipeline final : private source::PartitionListener {
   // ferry_lag_messages and ferry_lag_seconds of a partition.
   void SetLag(const PartitionState& state, double messages);
   bool CaughtUp() const;
+  // Unavailable once until_caught_up has gone max_wait without contact with the broker.
+  Status CheckMaxWait() const;
   std::string Describe(const source::Message& message) const;
 
   PipelineOptions options_;
@@ -252,6 +257,10 @@ class Pipeline final : private source::PartitionListener {
   Clock::time_point batch_opened_;
   Clock::time_point last_heads_;
   bool heads_known_ = false;
+  // The last contact with the broker (an assignment, a head, a message), and the last error a
+  // poll reported: what max_wait measures and what its error names.
+  Clock::time_point last_contact_;
+  std::string last_source_error_;
 
   // The emptied columns of the last batch that came back, reused by the next open batch.
   columnar::RecordBatch spare_;

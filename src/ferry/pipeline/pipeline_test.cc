@@ -53,11 +53,15 @@ struct Broker {
   std::map<std::pair<int, int64_t>, std::string> overrides;  // (partition, position) -> payload
   std::vector<std::shared_ptr<FakeSource>> sources;          // every source made, in order
   std::atomic<FakeSource*> latest = nullptr;
+  // false: a broker that never assigns a partition (an unreachable cluster, to the pipeline).
+  bool assign_at_start = true;
 
   SourceFactory Factory() {
     return [this]() -> Result<std::unique_ptr<source::Source>> {
-      auto s = std::make_shared<FakeSource>(
-          FakeSource::Options{.prefix = "kafka/events", .partitions = partitions});
+      auto s =
+          std::make_shared<FakeSource>(FakeSource::Options{.prefix = "kafka/events",
+                                                           .partitions = partitions,
+                                                           .assign_all_at_start = assign_at_start});
       for (int p = 0; p < partitions; ++p) {
         for (int64_t n = 0; n < per_partition; ++n) {
           auto it = overrides.find({p, n});
@@ -273,6 +277,28 @@ TEST_F(PipelineTest, EveryMessageOnceWithItsPositionInTheSameCommit) {
   EXPECT_EQ(acked, (std::map<int32_t, int64_t>{{0, 99}, {1, 99}, {2, 99}}));
   // No commit holds more than max_rows rows.
   EXPECT_GE(snap.version(), 8);
+}
+
+// A one-shot run against a broker it never reaches gives up after max_wait and says why
+// (issue 16: `ferry run --until-caught-up --max-wait`); one that reaches it is not cut short.
+TEST_F(PipelineTest, UntilCaughtUpGivesUpAfterMaxWaitWithoutContact) {
+  Broker unreachable{.partitions = 2, .per_partition = 5, .assign_at_start = false};
+  auto p =
+      Make(&unreachable, {.until_caught_up = true, .max_wait = std::chrono::milliseconds(300)});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  Status st = (*p)->Run(&stop);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("no contact with the broker"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("0 partition(s) assigned"), std::string::npos) << st.message();
+
+  Broker reachable{.partitions = 2, .per_partition = 50};
+  auto q =
+      Make(&reachable,
+           {.max_rows = 10, .until_caught_up = true, .max_wait = std::chrono::milliseconds(5000)});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  ASSERT_TRUE((*q)->Run(&stop).ok());
+  EXPECT_EQ(Ids(), Expected(2, 50));
 }
 
 TEST_F(PipelineTest, MetadataColumnsHoldOffsetPartitionAndKey) {
