@@ -154,8 +154,11 @@ class JetStreamTortureTest : public ::testing::Test {
     }
     ASSERT_TRUE(client->AddStream({.name = kStream, .subjects = {"torture.>"}}).ok());
     dir_ = e2e::FreshTestDir("ferry-torture-jetstream");
+    watchdog_ = std::make_unique<Watchdog>(
+        "nats-server", [server = server_.get()] { return server->ExitReport(); });
   }
   void TearDown() override {
+    watchdog_.reset();
     server_.reset();
     if (settings_.keep) {
       fmt::print("kept {}\n", dir_.string());
@@ -167,6 +170,7 @@ class JetStreamTortureTest : public ::testing::Test {
   TortureSettings settings_;
   std::unique_ptr<testing::NatsServer> server_;
   std::filesystem::path dir_;
+  std::unique_ptr<Watchdog> watchdog_;  // after server_: stops watching before it goes
 };
 
 TEST_F(JetStreamTortureTest, KillsServerRestartsAndEveryFailpoint) {

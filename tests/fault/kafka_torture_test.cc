@@ -230,8 +230,11 @@ class KafkaTortureTest : public ::testing::Test {
     ASSERT_TRUE(mock.ok()) << mock.status().ToString();
     mock_ = std::move(mock->child);
     brokers_ = mock->bootstrap;
+    watchdog_ = std::make_unique<Watchdog>("ferry mock-kafka",
+                                           [mock = mock_.get()] { return mock->ExitReport(); });
   }
   void TearDown() override {
+    watchdog_.reset();
     mock_.reset();
     if (settings_.keep) {
       fmt::print("kept {}\n", dir_.string());
@@ -244,6 +247,7 @@ class KafkaTortureTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::unique_ptr<ChildProcess> mock_;
   std::string brokers_;
+  std::unique_ptr<Watchdog> watchdog_;  // after mock_: stops watching before it goes
 };
 
 TEST_F(KafkaTortureTest, KillsBrokerFaultsAndEveryFailpoint) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -132,7 +134,16 @@ Result<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& 
   ::close(null_fd);
   std::unique_ptr<Process> p(new Process());
   p->pid_ = pid;
+  p->log_path_ = log_path;
+  p->deadline_ = std::chrono::steady_clock::now() + ChildLimit();
+  for (const std::string& a : argv) {
+    p->name_ += (p->name_.empty() ? "" : " ") + a;
+  }
   return p;
+}
+
+std::chrono::seconds ChildLimit() {
+  return std::chrono::seconds(EnvInt("FERRY_TORTURE_CHILD_LIMIT_S", 300));
 }
 
 Process::~Process() {
@@ -163,14 +174,57 @@ void Process::Signal(int sig) {
 }
 
 int Process::Wait() {
-  if (!exited_ && pid_ > 0) {
+  bool killed = false;
+  while (!exited_ && pid_ > 0) {
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) {
+      exited_ = true;
+      exit_code_ = r == pid_ ? DecodeStatus(status) : -1;
+      break;
     }
-    exited_ = true;
-    exit_code_ = DecodeStatus(status);
+    if (!killed && std::chrono::steady_clock::now() > deadline_) {
+      ::kill(pid_, SIGKILL);
+      killed = true;
+      ADD_FAILURE() << "`" << name_ << "` (pid " << pid_ << ") ran past its deadline of "
+                    << ChildLimit().count()
+                    << " s (FERRY_TORTURE_CHILD_LIMIT_S) and was killed; the end of its log:\n"
+                    << (log_path_.empty() ? std::string("(no log)") : Tail(log_path_, 40));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return exit_code_;
+}
+
+Watchdog::Watchdog(std::string what, Check check, std::chrono::milliseconds period)
+    : what_(std::move(what)), check_(std::move(check)), period_(period) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!cv_.wait_for(lock, period_, [this] { return stop_; })) {
+    std::optional<std::string> report = check_();
+    if (!report) {
+      continue;
+    }
+    // The test's thread may be blocked in a wait on a child that retries the dead broker: fail
+    // here, loudly, and end the process.
+    ADD_FAILURE() << what_ << " died while the test still needed it: " << *report;
+    std::fprintf(stderr, "watchdog: %s died; ending the test process\n", what_.c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
 }
 
 int RunToExit(const std::vector<std::string>& argv, const std::vector<std::string>& env,

@@ -5,16 +5,19 @@
 // line `make torture` prints.
 //
 // Thread-safety: Process and the free functions may be used from any thread, one object per
-// thread; OptimizeLoop runs its own thread.
+// thread; OptimizeLoop and Watchdog run their own threads.
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -45,6 +48,9 @@ struct TortureSettings {
 // A child process with extra environment entries ("NAME=value", overriding the inherited
 // ones), stdout and stderr appended to `log_path` (or /dev/null when empty). It is killed with
 // SIGKILL when the test process dies (PR_SET_PDEATHSIG) and by the destructor if still running.
+// Every child has a deadline, ChildLimit() after its start: Wait() past it SIGKILLs the child
+// and fails the test naming it, so a hung child fails the test in minutes, not at the CTest
+// TIMEOUT.
 class Process {
  public:
   static Result<std::unique_ptr<Process>> Start(const std::vector<std::string>& argv,
@@ -59,7 +65,8 @@ class Process {
   bool Running();
   // Sends `sig`; OK even if the child already exited.
   void Signal(int sig);
-  // Waits for exit; the exit code, or 128 + signal number.
+  // Waits for exit; the exit code, or 128 + signal number. Past the deadline: SIGKILL, a test
+  // failure naming the command and its log, and the code of the kill (128 + 9).
   int Wait();
 
  private:
@@ -67,6 +74,40 @@ class Process {
   pid_t pid_ = -1;
   bool exited_ = false;
   int exit_code_ = -1;
+  std::string name_;  // argv joined
+  std::string log_path_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// How long a child of Process may run: FERRY_TORTURE_CHILD_LIMIT_S, default 300 s (the short
+// form's longest child runs about a minute; `make torture` sets an hour).
+std::chrono::seconds ChildLimit();
+
+// Watchdog: checks, every `period`, a process the test cannot go on without (the mock cluster,
+// nats-server). `check` returns nullopt while it is alive and a report (exit status, the end of
+// its output) once it died unexpectedly. Then the test fails at once with that report: the
+// watchdog records the failure and ends the test process (its children die with it through
+// PR_SET_PDEATHSIG), instead of letting every later step retry a dead broker until the CTest
+// TIMEOUT.
+class Watchdog {
+ public:
+  using Check = std::function<std::optional<std::string>()>;
+  Watchdog(std::string what, Check check,
+           std::chrono::milliseconds period = std::chrono::milliseconds(200));
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  void Loop();
+
+  const std::string what_;
+  const Check check_;
+  const std::chrono::milliseconds period_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
 };
 
 // Runs argv to completion (env and log as for Process); the exit code or 128 + signal.

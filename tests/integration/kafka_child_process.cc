@@ -1,6 +1,7 @@
 #include "kafka_child_process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -44,24 +45,54 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
+std::string Describe(const siginfo_t& info) {
+  if (info.si_code == CLD_EXITED) {
+    return fmt::format("exited with status {}", info.si_status);
+  }
+  return fmt::format("was killed by signal {} ({}){}", info.si_status, strsignal(info.si_status),
+                     info.si_code == CLD_DUMPED ? ", core dumped" : "");
+}
+
+std::string DescribeCode(int code) {
+  return code >= 128
+             ? fmt::format("was killed by signal {} ({})", code - 128, strsignal(code - 128))
+             : fmt::format("exited with status {}", code);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std::string>& argv) {
+  // A write to a child that died must fail with EPIPE (WriteLine reports how it died), not kill
+  // the test with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  char log_template[] = "/tmp/ferry-child-stderr-XXXXXX";
+  const int log_fd = mkostemp(log_template, O_CLOEXEC);
+  if (log_fd < 0) {
+    return ErrnoStatus(errno, "mkostemp", log_template);
+  }
   int in[2];
   int out[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    close(log_fd);
+    unlink(log_template);
     return ErrnoStatus(errno, "pipe", argv[0]);
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
   std::unique_ptr<ChildProcess> child(new ChildProcess());
+  child->log_path_ = log_template;
+  for (const std::string& a : argv) {
+    child->name_ += (child->name_.empty() ? "" : " ") + a;
+  }
   std::vector<char*> args = Argv(argv);
   int err = posix_spawn(&child->pid_, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(in[0]);
   close(out[1]);
+  close(log_fd);
   child->stdin_fd_ = in[1];
   child->stdout_fd_ = out[0];
   if (err != 0) {
@@ -89,6 +120,53 @@ ChildProcess::~ChildProcess() {
   if (stdout_fd_ >= 0) {
     close(stdout_fd_);
   }
+  if (!log_path_.empty()) {
+    unlink(log_path_.c_str());
+  }
+}
+
+std::optional<std::string> ChildProcess::ExitReport() const {
+  std::string how;
+  if (exited_) {
+    how = DescribeCode(exit_code_);
+  } else {
+    // WNOWAIT: look without reaping, so that this is safe beside the owner's Wait().
+    siginfo_t info{};
+    if (pid_ <= 0 ||
+        waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid == 0) {
+      return std::nullopt;
+    }
+    how = Describe(info);
+  }
+  return fmt::format("`{}` (pid {}) {}; the end of its stderr:\n{}", name_, pid_, how, Log(4096));
+}
+
+std::string ChildProcess::Log(size_t max_bytes) const {
+  std::string text = Slurp(log_path_);
+  return text.size() > max_bytes ? "..." + text.substr(text.size() - max_bytes) : text;
+}
+
+Result<int> ChildProcess::WaitFor(std::chrono::milliseconds limit) {
+  const int64_t deadline = MonotonicMicros() + limit.count() * 1000;
+  while (!exited_) {
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      exited_ = true;
+      exit_code_ = DecodeStatus(status);
+      break;
+    }
+    if (MonotonicMicros() > deadline) {
+      kill(pid_, SIGKILL);
+      Wait();
+      return Unavailable(
+          "`{}` (pid {}) did not exit within {} ms; killed. The end of its stderr:\n{}", name_,
+          pid_, limit.count(), Log(4096));
+    }
+    usleep(20'000);
+  }
+  return exit_code_;
 }
 
 Result<std::string> ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
@@ -102,7 +180,9 @@ Result<std::string> ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
     }
     const int64_t left_ms = (deadline - MonotonicMicros()) / 1000;
     if (left_ms <= 0) {
-      return Unavailable("no line from child {} within {} ms", pid_, timeout.count());
+      std::optional<std::string> report = ExitReport();
+      return Unavailable("no line from child {} within {} ms{}", pid_, timeout.count(),
+                         report ? "; " + *report : std::string());
     }
     pollfd fd = {stdout_fd_, POLLIN, 0};
     if (poll(&fd, 1, static_cast<int>(left_ms)) <= 0) {
@@ -111,7 +191,9 @@ Result<std::string> ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
     char chunk[4096];
     ssize_t got = read(stdout_fd_, chunk, sizeof(chunk));
     if (got <= 0) {
-      return NotFound("child {} closed its stdout", pid_);
+      std::optional<std::string> report = ExitReport();
+      return NotFound("child {} closed its stdout{}", pid_,
+                      report ? "; " + *report : std::string());
     }
     buffer_.append(chunk, static_cast<size_t>(got));
   }
@@ -121,7 +203,8 @@ Status ChildProcess::WriteLine(std::string_view line) {
   std::string text = std::string(line) + "\n";
   if (stdin_fd_ < 0 ||
       write(stdin_fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-    return IOError("writing to child {}", pid_);
+    std::optional<std::string> report = ExitReport();
+    return IOError("writing to child {}{}", pid_, report ? ": " + *report : std::string());
   }
   return Status::OK();
 }

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -122,6 +123,7 @@ Status NatsServer::Spawn() {
   }
   close(log_fd);
   pid_ = pid;
+  stopping_ = false;
   return WaitReady();
 }
 
@@ -161,6 +163,7 @@ Status NatsServer::Kill9() {
   if (pid_ <= 0) {
     return Status::OK();
   }
+  stopping_ = true;
   kill(pid_, SIGKILL);
   return Reap();
 }
@@ -169,6 +172,7 @@ Status NatsServer::Stop() {
   if (pid_ <= 0) {
     return Status::OK();
   }
+  stopping_ = true;
   kill(pid_, SIGTERM);
   return Reap();
 }
@@ -185,6 +189,26 @@ std::string NatsServer::Log() const {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::optional<std::string> NatsServer::ExitReport() const {
+  const pid_t pid = pid_;
+  siginfo_t info{};
+  // WNOWAIT: look without reaping (the owner's thread reaps).
+  if (pid <= 0 || waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0 || stopping_) {
+    return std::nullopt;
+  }
+  std::string how = info.si_code == CLD_EXITED
+                        ? "exited with status " + std::to_string(info.si_status)
+                        : "was killed by signal " + std::to_string(info.si_status) + " (" +
+                              strsignal(info.si_status) + ")";
+  std::string log = Log();
+  if (log.size() > 4096) {
+    log = "..." + log.substr(log.size() - 4096);
+  }
+  return "nats-server on port " + std::to_string(port_) + " (pid " + std::to_string(pid) + ") " +
+         how + "; the end of its log:\n" + log;
 }
 
 }  // namespace ferry::testing

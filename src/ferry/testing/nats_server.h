@@ -7,12 +7,14 @@
 // child is started with PR_SET_PDEATHSIG so it dies with the test process even if the test
 // crashes. Never leaves a server running.
 //
-// Thread-safety: one thread.
+// Thread-safety: one thread, except ExitReport() (any thread).
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,9 @@ class NatsServer {
   Status Restart();
   // The server's combined stdout and stderr since the first start.
   std::string Log() const;
+  // nullopt while the server runs or after the test stopped it; once it exited on its own
+  // (without being reaped): how, and the end of its log. Thread-safe, for a watchdog thread.
+  std::optional<std::string> ExitReport() const;
 
  private:
   NatsServer(Options options, std::string binary, std::string dir, int port);
@@ -67,7 +72,11 @@ class NatsServer {
   const std::string store_dir_;
   const std::string log_path_;
   const int port_;
-  pid_t pid_ = -1;
+  // Atomic for ExitReport(), which a watchdog thread calls; written by the owner's thread only.
+  std::atomic<pid_t> pid_{-1};
+  // Set before the owner kills the server on purpose, so that ExitReport() does not take that
+  // exit for a crash.
+  std::atomic<bool> stopping_{false};
 };
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it back, close).
