@@ -21,6 +21,7 @@ constexpr int kUsage = 2;
 
 struct OptimizeArgs {
   std::string table;
+  std::vector<std::string> storage_options;
   std::string where;
   std::string target_size = "256MiB";
   bool dry_run = false;
@@ -29,6 +30,7 @@ struct OptimizeArgs {
 
 struct VacuumArgs {
   std::string table;
+  std::vector<std::string> storage_options;
   std::string retain = "168h";
   bool dry_run = false;
   bool force = false;
@@ -62,7 +64,9 @@ int RunOptimize(const OptimizeArgs& args) {
   if (!size.ok() || *size <= 0) {
     return Fail("optimize", kUsage, "--target-size: bad size '" + args.target_size + "'");
   }
-  auto table = OpenTableAt(args.table, {});
+  auto options = StorageOptionsFromFlags(args.storage_options);
+  auto table = options.ok() ? OpenTableAt(args.table, *options)
+                            : Result<std::unique_ptr<delta::Table>>(options.status());
   if (!table.ok()) {
     return Fail("optimize", kUsage, args.table + ": " + table.status().ToString());
   }
@@ -106,7 +110,9 @@ int RunVacuum(const VacuumArgs& args) {
   if (!retain.ok() || retain->count() < 0) {
     return Fail("vacuum", kUsage, "--retain: bad duration '" + args.retain + "'");
   }
-  auto table = OpenTableAt(args.table, {});
+  auto options = StorageOptionsFromFlags(args.storage_options);
+  auto table = options.ok() ? OpenTableAt(args.table, *options)
+                            : Result<std::unique_ptr<delta::Table>>(options.status());
   if (!table.ok()) {
     return Fail("vacuum", kUsage, args.table + ": " + table.status().ToString());
   }
@@ -145,7 +151,9 @@ void RegisterHygieneCommands(CLI::App& app, int* exit_code) {
   auto optimize_args = std::make_shared<OptimizeArgs>();
   CLI::App* optimize =
       app.add_subcommand("optimize", "Bin-pack a table's small files (safe while ingestion runs)");
-  optimize->add_option("TABLE", optimize_args->table, "Table directory")->required();
+  optimize->add_option("TABLE", optimize_args->table, "Table location (directory or URI)")
+      ->required();
+  AddStorageOptionFlag(optimize, &optimize_args->storage_options);
   optimize->add_option("--where", optimize_args->where,
                        "Partition predicate: col = 'v' [AND col2 = 1 AND col3 IS NULL]");
   optimize->add_option("--target-size", optimize_args->target_size,
@@ -157,7 +165,8 @@ void RegisterHygieneCommands(CLI::App& app, int* exit_code) {
   auto vacuum_args = std::make_shared<VacuumArgs>();
   CLI::App* vacuum = app.add_subcommand(
       "vacuum", "Delete files no snapshot within the retention references (never live files)");
-  vacuum->add_option("TABLE", vacuum_args->table, "Table directory")->required();
+  vacuum->add_option("TABLE", vacuum_args->table, "Table location (directory or URI)")->required();
+  AddStorageOptionFlag(vacuum, &vacuum_args->storage_options);
   vacuum->add_option("--retain", vacuum_args->retain, "Retention (default 168h, the minimum)");
   vacuum->add_flag("--dry-run", vacuum_args->dry_run, "List what would be deleted");
   vacuum->add_flag("--force", vacuum_args->force, "Allow a retention below 168h");

@@ -47,7 +47,7 @@ void MaintenanceScheduler::Stop() {
 void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, bool optimize) {
   const char* operation = optimize ? "optimize" : "vacuum";
   Status st = [&]() -> Status {
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(p.table, {}));
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(p.table, p.storage));
     if (optimize) {
       FERRY_ASSIGN_OR_RETURN(delta::OptimizeResult r, delta::Optimize(*table, {}));
       FERRY_LOG_INFO("pipeline {}: scheduled optimize: {} files into {} ({} rows){}", p.id,

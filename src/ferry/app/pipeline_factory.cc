@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "ferry/app/table_location.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/parquet_codec.h"
 #include "ferry/pipeline/metadata_columns.h"
@@ -193,17 +194,13 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
   return std::unique_ptr<transform::Decoder>(std::move(*json));
 }
 
-// The store a table location names (the config check parsed it); its directory is created when
-// `create`.
+// The store a table location names (the config check parsed it), with the pipeline's storage
+// options; its directory is created when `create`.
 Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c,
                                                         const std::string& location,
                                                         std::string_view key, bool create) {
-  Result<std::shared_ptr<storage::ObjectStore>> store =
-      [&]() -> Result<std::shared_ptr<storage::ObjectStore>> {
-    FERRY_ASSIGN_OR_RETURN(storage::TableUri uri, storage::ParseTableUri(location, key));
-    return storage::OpenTableStore(
-        uri, {}, create ? storage::OpenMode::kCreate : storage::OpenMode::kExisting);
-  }();
+  Result<std::shared_ptr<storage::ObjectStore>> store = OpenStoreAt(
+      location, c.storage, create ? storage::OpenMode::kCreate : storage::OpenMode::kExisting);
   if (!store.ok()) {
     return AtKey(c.location, std::string(key), store.status());
   }

@@ -24,6 +24,7 @@
 #include "ferry/app/metrics_server.h"
 #include "ferry/app/pipeline_factory.h"
 #include "ferry/app/progress_reporter.h"
+#include "ferry/app/table_location.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/file.h"
 #include "ferry/base/log.h"
@@ -42,11 +43,23 @@ struct RunArgs {
   std::vector<std::string> pipelines;
   bool until_caught_up = false;
   std::string max_wait = "2m";
+  std::vector<std::string> storage_options;
 };
 
-Result<config::Config> LoadAndSelect(const std::string& path,
-                                     const std::vector<std::string>& only) {
+// The configuration, `--storage-option` flags applied over every pipeline's storage options.
+Result<config::Config> LoadWithFlags(const std::string& path,
+                                     const std::vector<std::string>& storage_flags) {
+  FERRY_ASSIGN_OR_RETURN(storage::StorageOptions flags, StorageOptionsFromFlags(storage_flags));
   FERRY_ASSIGN_OR_RETURN(config::Config cfg, config::LoadConfig(path));
+  for (config::PipelineConfig& p : cfg.pipelines) {
+    p.storage = storage::MergeStorageOptions({&flags, &p.storage});
+  }
+  return cfg;
+}
+
+Result<config::Config> LoadAndSelect(const std::string& path, const std::vector<std::string>& only,
+                                     const std::vector<std::string>& storage_flags) {
+  FERRY_ASSIGN_OR_RETURN(config::Config cfg, LoadWithFlags(path, storage_flags));
   if (!only.empty()) {
     std::set<std::string> wanted(only.begin(), only.end());
     std::vector<config::PipelineConfig> kept;
@@ -79,7 +92,7 @@ int Run(const RunArgs& args) {
     std::fprintf(stderr, "ferry run: --max-wait: %s\n", max_wait.status().message().c_str());
     return kExitUsage;
   }
-  Result<config::Config> cfg = LoadAndSelect(args.config, args.pipelines);
+  Result<config::Config> cfg = LoadAndSelect(args.config, args.pipelines, args.storage_options);
   if (!cfg.ok()) {
     std::fprintf(stderr, "ferry run: %s\n", cfg.status().message().c_str());
     return kExitUsage;
@@ -244,8 +257,8 @@ int Run(const RunArgs& args) {
   return code;
 }
 
-int Check(const std::string& path) {
-  Result<config::Config> cfg = config::LoadConfig(path);
+int Check(const std::string& path, const std::vector<std::string>& storage_flags) {
+  Result<config::Config> cfg = LoadWithFlags(path, storage_flags);
   if (!cfg.ok()) {
     std::fprintf(stderr, "%s\n", cfg.status().message().c_str());
     return 1;
@@ -292,6 +305,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "with the broker (no partition assigned, no head read, no message), e.g. 30s, "
                   "5m; 0 waits forever. Without --until-caught-up ferry retries forever")
       ->capture_default_str();
+  AddStorageOptionFlag(run, &args->storage_options);
   run->callback([args, exit_code] { *exit_code = Run(*args); });
 }
 
@@ -304,7 +318,9 @@ void RegisterConfigCommands(CLI::App& app, int* exit_code) {
       "Validate a configuration without running it: syntax, keys, schemas, source options, and "
       "compatibility with tables that exist (nothing is created)");
   check->add_option("file", *path, "The TOML configuration")->required();
-  check->callback([path, exit_code] { *exit_code = Check(*path); });
+  auto storage_flags = std::make_shared<std::vector<std::string>>();
+  AddStorageOptionFlag(check, storage_flags.get());
+  check->callback([path, storage_flags, exit_code] { *exit_code = Check(*path, *storage_flags); });
 }
 
 }  // namespace ferry::app

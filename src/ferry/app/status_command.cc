@@ -33,6 +33,7 @@ constexpr int64_t kHistoryDepth = 1000;
 struct StatusArgs {
   std::string config;
   std::string table;
+  std::vector<std::string> storage_options;
   std::vector<std::string> pipelines;
   std::optional<int64_t> max_lag;
   bool json = false;
@@ -58,9 +59,9 @@ struct TableState {
   std::map<std::string, int64_t> set_at_ms;
 };
 
-Result<TableState> ReadTableState(const std::string& path) {
+Result<TableState> ReadTableState(const std::string& path, const storage::StorageOptions& options) {
   TableState out;
-  Result<std::unique_ptr<delta::Table>> table = OpenTableAt(path, {});
+  Result<std::unique_ptr<delta::Table>> table = OpenTableAt(path, options);
   Result<delta::Snapshot> loaded = table.ok() ? (*table)->LoadSnapshot() : table.status();
   if (loaded.status().code() == StatusCode::kNotFound) {
     return out;  // no table (or no directory) yet
@@ -89,7 +90,7 @@ std::optional<int64_t> LastCommit(const TableState& t, const std::string& app_id
 }
 
 Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
-  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table));
+  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table, p.storage));
   FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, QueryBrokerHeads(p));
   std::vector<Row> rows;
   std::set<std::string> seen;
@@ -125,8 +126,9 @@ Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
   return rows;
 }
 
-Result<std::vector<Row>> TableRows(const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(path));
+Result<std::vector<Row>> TableRows(const std::string& path,
+                                   const storage::StorageOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(path, options));
   if (!table.snapshot) {
     return NotFound("{}: no Delta table there", path);
   }
@@ -191,9 +193,14 @@ int ShowStatus(const StatusArgs& args) {
     std::fprintf(stderr, "ferry status: give exactly one of --config and --table\n");
     return kExitError;
   }
+  Result<storage::StorageOptions> flags = StorageOptionsFromFlags(args.storage_options);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "ferry status: %s\n", flags.status().message().c_str());
+    return kExitError;
+  }
   std::vector<Row> rows;
   if (!args.table.empty()) {
-    Result<std::vector<Row>> r = TableRows(args.table);
+    Result<std::vector<Row>> r = TableRows(args.table, *flags);
     if (!r.ok()) {
       std::fprintf(stderr, "ferry status: %s\n", r.status().ToString().c_str());
       return kExitError;
@@ -213,10 +220,11 @@ int ShowStatus(const StatusArgs& args) {
       return kExitError;
     }
     std::set<std::string> wanted(args.pipelines.begin(), args.pipelines.end());
-    for (const config::PipelineConfig& p : cfg->pipelines) {
+    for (config::PipelineConfig& p : cfg->pipelines) {
       if (!wanted.empty() && wanted.erase(p.id) == 0) {
         continue;
       }
+      p.storage = storage::MergeStorageOptions({&*flags, &p.storage});
       Result<std::vector<Row>> r = PipelineRows(p);
       if (!r.ok()) {
         // Broker errors may quote a server URL with its credentials: redact like the logger.
@@ -259,6 +267,7 @@ void RegisterStatusCommand(CLI::App& app, int* exit_code) {
                      "The TOML configuration: positions of its pipelines, heads from the broker");
   status->add_option("-t,--table", args->table,
                      "A Delta table: the positions it holds (no broker, so no head or lag)");
+  AddStorageOptionFlag(status, &args->storage_options);
   status->add_option("-p,--pipeline", args->pipelines,
                      "With --config: only the pipeline with this id (repeatable)");
   status->add_option("--max-lag", args->max_lag,

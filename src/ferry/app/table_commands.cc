@@ -19,6 +19,7 @@ using OrderedJson = nlohmann::ordered_json;
 
 struct TableArgs {
   std::string path;
+  std::vector<std::string> storage_options;
   std::optional<int64_t> version;
   bool json = false;
 };
@@ -100,7 +101,9 @@ void PrintInspect(const std::string& path, const delta::Snapshot& snap) {
 }
 
 int RunInspect(const TableArgs& args) {
-  auto table = OpenTableAt(args.path, {});
+  auto options = StorageOptionsFromFlags(args.storage_options);
+  auto table = options.ok() ? OpenTableAt(args.path, *options)
+                            : Result<std::unique_ptr<delta::Table>>(options.status());
   auto snap = table.ok() ? (*table)->LoadSnapshot(args.version) : table.status();
   if (!snap.ok()) {
     std::fprintf(stderr, "ferry table inspect: %s\n", snap.status().ToString().c_str());
@@ -117,7 +120,9 @@ int RunInspect(const TableArgs& args) {
 }
 
 int RunHistory(const TableArgs& args) {
-  auto table = OpenTableAt(args.path, {});
+  auto options = StorageOptionsFromFlags(args.storage_options);
+  auto table = options.ok() ? OpenTableAt(args.path, *options)
+                            : Result<std::unique_ptr<delta::Table>>(options.status());
   auto history = table.ok() ? delta::ReadHistory(**table)
                             : Result<std::vector<delta::CommitSummary>>(table.status());
   if (!history.ok()) {
@@ -164,14 +169,16 @@ void RegisterTableCommands(CLI::App& app, int* exit_code) {
   auto inspect_args = std::make_shared<TableArgs>();
   CLI::App* inspect = table->add_subcommand(
       "inspect", "Show a table's snapshot: protocol, schema, files, rows, bytes, positions");
-  inspect->add_option("PATH", inspect_args->path, "Table directory")->required();
+  inspect->add_option("PATH", inspect_args->path, "Table location (directory or URI)")->required();
+  AddStorageOptionFlag(inspect, &inspect_args->storage_options);
   inspect->add_option("--version", inspect_args->version, "Version to show (default: latest)");
   inspect->add_flag("--json", inspect_args->json, "Print one JSON object");
   inspect->callback([inspect_args, exit_code] { *exit_code = RunInspect(*inspect_args); });
 
   auto history_args = std::make_shared<TableArgs>();
   CLI::App* history = table->add_subcommand("history", "List a table's commits, oldest first");
-  history->add_option("PATH", history_args->path, "Table directory")->required();
+  history->add_option("PATH", history_args->path, "Table location (directory or URI)")->required();
+  AddStorageOptionFlag(history, &history_args->storage_options);
   history->add_flag("--json", history_args->json, "Print one JSON object per commit");
   history->callback([history_args, exit_code] { *exit_code = RunHistory(*history_args); });
 }

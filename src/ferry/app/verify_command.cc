@@ -23,6 +23,7 @@ constexpr int kNotClean = 1;
 constexpr int kError = 2;
 
 struct VerifyArgs {
+  std::vector<std::string> storage_options;
   std::string table;
   std::string expect;
   std::string range;
@@ -183,7 +184,11 @@ int RunVerify(VerifyArgs args) {
       return Usage("--range needs A..B with integers A <= B, got '" + args.range + "'");
     }
   }
-  auto table = OpenTableAt(args.table, {});
+  auto options = StorageOptionsFromFlags(args.storage_options);
+  if (!options.ok()) {
+    return Usage(options.status().message());
+  }
+  auto table = OpenTableAt(args.table, *options);
   if (!table.ok()) {
     return Usage(args.table + ": " + table.status().ToString());
   }
@@ -211,7 +216,8 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       "verify",
       "Check a table for duplicate and missing ids and txn positions that disagree with the data "
       "(exit 0 clean, 1 not clean, 2 error)");
-  verify->add_option("TABLE", args->table, "Table directory");
+  verify->add_option("TABLE", args->table, "Table location (directory or URI)");
+  AddStorageOptionFlag(verify, &args->storage_options);
   verify->add_option("--id", args->options.id_column, "Id column (integer or string)");
   verify->add_option("--expect", args->expect, "Rows and distinct ids must both equal N");
   verify->add_option("--range", args->range, "Inclusive id range A..B that must all be present");

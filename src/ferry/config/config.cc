@@ -12,6 +12,7 @@ namespace ferry::config {
 
 using internal::ParseContext;
 using internal::ReadPipeline;
+using internal::ReadStorage;
 using internal::Set;
 using internal::TomlTable;
 
@@ -63,6 +64,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
     Set(listen, &config.metrics.listen);
     FERRY_RETURN_IF_ERROR(metrics->Finish());
   }
+  FERRY_ASSIGN_OR_RETURN(config.storage, ReadStorage(root, "storage"));
   FERRY_ASSIGN_OR_RETURN(auto pipelines, root.TableArray("pipeline"));
   if (pipelines.empty()) {
     return InvalidArgument("{}: no [[pipeline]] defined", path);
@@ -70,7 +72,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
   std::set<std::string> ids, tables;
   for (TomlTable& t : pipelines) {
     PipelineConfig p;
-    FERRY_RETURN_IF_ERROR(ReadPipeline(t, &p));
+    FERRY_RETURN_IF_ERROR(ReadPipeline(t, config.storage, &p));
     if (!ids.insert(p.id).second) {
       return t.Error("id", fmt::format("pipeline id \"{}\" is used twice", p.id));
     }

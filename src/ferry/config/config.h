@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ferry/base/result.h"
+#include "ferry/storage/storage_options.h"
 
 namespace ferry::config {
 
@@ -140,6 +141,9 @@ struct DedupConfig {
 struct PipelineConfig {
   std::string id;
   std::string table;
+  // [pipeline.storage] merged over the file's [storage] (canonical names; the command line's
+  // --storage-option and the environment are applied when the table is opened).
+  storage::StorageOptions storage;
   std::string schema;  // Spark DDL; empty = take the existing table's schema
   SourceLocation schema_location;
   std::vector<std::string> partition_by;
@@ -179,6 +183,8 @@ struct Config {
   std::string path;
   LogConfig log;
   MetricsConfig metrics;
+  // [storage]: options for every table of the file (each pipeline's `storage` includes them).
+  storage::StorageOptions storage;
   std::vector<PipelineConfig> pipelines;
   // Every value that came from a secret key (passwords, tokens, sasl.password, ...): the logger
   // redacts them wherever they appear.

@@ -34,7 +34,13 @@ Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k);
 Status ReadJetStream(TomlTable& t, JetStreamConfig* j);
 
 // One [[pipeline]] table: its own keys, its source (through the readers above) and its
-// sub-tables ([pipeline.decode], .batch, .writer, .maintenance, .dedup, [[pipeline.columns]]).
-Status ReadPipeline(TomlTable& t, PipelineConfig* p);
+// sub-tables ([pipeline.decode], .batch, .writer, .maintenance, .dedup, .storage,
+// [[pipeline.columns]]). `global_storage` is [storage], under which [pipeline.storage] is merged.
+Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage, PipelineConfig* p);
+
+// [storage] or [pipeline.storage] of `t` (key `key`): storage options with canonical names
+// (storage/storage_options.h); unknown names are errors at the table's line. Secret values are
+// recorded for redaction. Empty when the table is absent.
+Result<storage::StorageOptions> ReadStorage(TomlTable& t, std::string_view key);
 
 }  // namespace ferry::config::internal

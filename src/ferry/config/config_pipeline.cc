@@ -206,7 +206,21 @@ Status ReadSource(TomlTable& t, PipelineConfig* p) {
 
 }  // namespace
 
-Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
+Result<storage::StorageOptions> ReadStorage(TomlTable& t, std::string_view key) {
+  FERRY_ASSIGN_OR_RETURN(auto raw, t.StringMap(key, &storage::IsSecretStorageOption));
+  if (!raw) {
+    return storage::StorageOptions();
+  }
+  Result<storage::StorageOptions> options =
+      storage::NormalizeStorageOptions(*raw, t.Location(key).ToString());
+  if (!options.ok()) {
+    return InvalidArgument("{}", options.status().message());
+  }
+  return options;
+}
+
+Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
+                    PipelineConfig* p) {
   p->location = t.Location("");
   FERRY_ASSIGN_OR_RETURN(
       p->id,
@@ -229,6 +243,8 @@ Status ReadPipeline(TomlTable& t, PipelineConfig* p) {
   if (Result<storage::TableUri> uri = storage::ParseTableUri(p->table, ""); !uri.ok()) {
     return t.Error("table", uri.status().message());
   }
+  FERRY_ASSIGN_OR_RETURN(storage::StorageOptions own, ReadStorage(t, "storage"));
+  p->storage = storage::MergeStorageOptions({&own, &global_storage});
   FERRY_ASSIGN_OR_RETURN(auto schema, t.String("schema"));
   if (schema) {
     p->schema = *schema;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "ferry/config/time_parse.h"
@@ -269,6 +270,57 @@ topics = ["t"]
 )");
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   EXPECT_EQ(file->pipelines[0].dead_letter_table, "file:///data/t_dead_letter");
+}
+
+// [storage] for the file, [pipeline.storage] over it; delta-rs names in any case; secrets
+// recorded for redaction; an unknown option is refused at its table's line with a suggestion.
+TEST(ConfigTest, StorageOptionsGlobalAndPerPipeline) {
+  Result<Config> c = Parse(R"([storage]
+AWS_REGION = "eu-west-1"
+aws_endpoint_url = "http://127.0.0.1:7480"
+aws_secret_access_key = "${SECRET}"
+
+[[pipeline]]
+id = "a"
+table = "/t/a"
+[pipeline.storage]
+region = "us-east-2"
+aws_allow_http = true
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+
+[[pipeline]]
+id = "b"
+table = "/t/b"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)",
+                           {{"SECRET", "s3cr3t"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.at("aws_region"), "eu-west-1");
+  EXPECT_EQ(c->pipelines[0].storage,
+            (storage::StorageOptions{{"aws_region", "us-east-2"},
+                                     {"aws_allow_http", "true"},
+                                     {"aws_endpoint_url", "http://127.0.0.1:7480"},
+                                     {"aws_secret_access_key", "s3cr3t"}}));
+  EXPECT_EQ(c->pipelines[1].storage.at("aws_region"), "eu-west-1");
+  EXPECT_NE(std::find(c->secrets.begin(), c->secrets.end(), "s3cr3t"), c->secrets.end());
+
+  Result<Config> typo = Parse(R"([[pipeline]]
+id = "a"
+table = "/t/a"
+[pipeline.storage]
+aws_regoin = "x"
+[pipeline.kafka]
+brokers = "b"
+topics = ["t"]
+)");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message().rfind("ferry.toml:4:", 0), 0u) << typo.status().message();
+  EXPECT_NE(typo.status().message().find("did you mean 'aws_region'?"), std::string::npos)
+      << typo.status().message();
 }
 
 // The smallest Kafka pipeline: no schema, the table must exist.

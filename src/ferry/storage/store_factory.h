@@ -3,24 +3,20 @@
 // relative to the store. The composition root (app/) opens every table through it; delta/ and
 // pipeline/ see only the ObjectStore.
 //
-// Storage options are the `[storage]` / `[pipeline.storage]` settings and `--storage-option
-// KEY=VALUE` flags, keys compared case-insensitively (stored lower-cased).
+// Storage options (storage_options.h): canonical names, already merged from their sources.
 //
 // Thread-safety: the function is thread-safe; the store it returns is (object_store.h).
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 
 #include "ferry/base/result.h"
 #include "ferry/storage/object_store.h"
+#include "ferry/storage/storage_options.h"
 #include "ferry/storage/table_uri.h"
 
 namespace ferry::storage {
-
-// Keys lower-cased.
-using StorageOptions = std::map<std::string, std::string>;
 
 enum class OpenMode {
   // The table's location must exist (a local directory); NotFound otherwise.

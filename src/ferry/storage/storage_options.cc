@@ -1,0 +1,228 @@
+#include "ferry/storage/storage_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace ferry::storage {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// Levenshtein distance, for "did you mean".
+size_t Distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const std::vector<StorageOptionSpec>& KnownStorageOptions() {
+  static const std::vector<StorageOptionSpec> kOptions = {
+      // S3 and S3-compatible stores.
+      {"aws_access_key_id", {"access_key_id"}, false, "access key id (with the secret key)"},
+      {"aws_secret_access_key", {"secret_access_key"}, true, "secret access key"},
+      {"aws_session_token",
+       {"session_token", "aws_token", "token"},
+       true,
+       "session token of temporary credentials"},
+      {"aws_profile", {"profile"}, false, "profile of ~/.aws/credentials and ~/.aws/config"},
+      {"aws_region",
+       {"region", "aws_default_region", "default_region"},
+       false,
+       "region (default: from the profile, else us-east-1)"},
+      {"aws_endpoint_url",
+       {"aws_endpoint", "endpoint_url", "endpoint"},
+       false,
+       "endpoint of an S3-compatible store (MinIO, Ceph RGW, R2), e.g. http://127.0.0.1:7480"},
+      {"aws_allow_http", {"allow_http"}, false, "allow an http:// endpoint (default false)"},
+      {"aws_virtual_hosted_style_request",
+       {"virtual_hosted_style_request"},
+       false,
+       "bucket in the host name (bucket.endpoint) instead of the path (default false; AWS "
+       "endpoints without aws_endpoint_url are always virtual-hosted)"},
+      {"aws_s3_allow_unsafe_rename",
+       {"allow_unsafe_rename"},
+       false,
+       "write even when the store ignores If-None-Match (one writer per table only; default "
+       "false)"},
+      {"aws_ca_bundle", {"ca_bundle"}, false, "PEM file of extra CA certificates to trust"},
+      // Every store.
+      {"allow_invalid_certificates",
+       {"aws_allow_invalid_certificates"},
+       false,
+       "skip TLS certificate verification (development endpoints only; default false)"},
+      {"connect_timeout", {}, false, "connection setup timeout (default 10s)"},
+      {"timeout", {"request_timeout"}, false, "deadline of one request (default 60s)"},
+      {"max_retries", {}, false, "attempts of one request in all (default 10)"},
+      {"retry_timeout", {}, false, "how long one call retries, in all (default 3m)"},
+      {"upload_part_size",
+       {"multipart_part_size"},
+       false,
+       "size of the parts of a multipart upload, and the size from which a file is uploaded in "
+       "parts (default 16MiB, at least 5MiB)"},
+      {"upload_parts_in_flight",
+       {"multipart_concurrency"},
+       false,
+       "parts of one file uploaded at once (default 4)"},
+  };
+  return kOptions;
+}
+
+std::optional<std::string> CanonicalStorageOption(std::string_view key) {
+  const std::string lower = Lower(key);
+  for (const StorageOptionSpec& spec : KnownStorageOptions()) {
+    if (spec.name == lower ||
+        std::find(spec.aliases.begin(), spec.aliases.end(), lower) != spec.aliases.end()) {
+      return std::string(spec.name);
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsSecretStorageOption(std::string_view key) {
+  std::optional<std::string> name = CanonicalStorageOption(key);
+  if (!name) {
+    // Unknown keys are refused later; until then, treat anything that looks secret as such.
+    const std::string lower = Lower(key);
+    return lower.find("secret") != std::string::npos || lower.find("token") != std::string::npos ||
+           lower.find("key") != std::string::npos || lower.find("password") != std::string::npos;
+  }
+  for (const StorageOptionSpec& spec : KnownStorageOptions()) {
+    if (spec.name == *name) {
+      return spec.secret;
+    }
+  }
+  return false;
+}
+
+Result<StorageOptions> NormalizeStorageOptions(
+    const std::vector<std::pair<std::string, std::string>>& raw, std::string_view origin) {
+  StorageOptions out;
+  std::map<std::string, std::string> given_as;
+  for (const auto& [key, value] : raw) {
+    std::optional<std::string> name = CanonicalStorageOption(key);
+    if (!name) {
+      std::string_view best;
+      size_t best_distance = 4;
+      for (const StorageOptionSpec& spec : KnownStorageOptions()) {
+        size_t d = Distance(Lower(key), spec.name);
+        if (d < best_distance) {
+          best_distance = d;
+          best = spec.name;
+        }
+      }
+      return InvalidArgument(
+          "{}: unknown storage option '{}'{} (docs/storage.md lists them)", origin, key,
+          best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best));
+    }
+    auto [it, inserted] = given_as.emplace(*name, key);
+    if (!inserted) {
+      return InvalidArgument("{}: storage option '{}' is given twice (as '{}' and '{}')", origin,
+                             *name, it->second, key);
+    }
+    out[*name] = value;
+  }
+  return out;
+}
+
+Result<std::pair<std::string, std::string>> ParseStorageOptionFlag(std::string_view flag) {
+  size_t eq = flag.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return InvalidArgument("--storage-option '{}': expected KEY=VALUE, e.g. aws_region=eu-west-1",
+                           flag.substr(0, flag.find('=')));
+  }
+  return std::make_pair(std::string(flag.substr(0, eq)), std::string(flag.substr(eq + 1)));
+}
+
+StorageOptions MergeStorageOptions(const std::vector<const StorageOptions*>& layers) {
+  StorageOptions out;
+  for (const StorageOptions* layer : layers) {
+    if (layer == nullptr) {
+      continue;
+    }
+    for (const auto& [key, value] : *layer) {
+      out.emplace(key, value);  // an earlier layer's value stays
+    }
+  }
+  return out;
+}
+
+StorageOptions StorageOptionsFromEnvironment(const EnvLookup& env) {
+  StorageOptions out;
+  for (const StorageOptionSpec& spec : KnownStorageOptions()) {
+    if (!spec.name.starts_with("aws_") || spec.name == "aws_access_key_id" ||
+        spec.name == "aws_secret_access_key" || spec.name == "aws_session_token" ||
+        spec.name == "aws_profile") {
+      continue;  // credentials and the profile: the credential chain reads them in its order
+    }
+    if (std::optional<std::string> v = env(Upper(spec.name)); v && !v->empty()) {
+      out[std::string(spec.name)] = *v;
+    }
+  }
+  if (out.count("aws_region") == 0) {
+    if (std::optional<std::string> v = env("AWS_DEFAULT_REGION"); v && !v->empty()) {
+      out["aws_region"] = *v;
+    }
+  }
+  if (out.count("aws_endpoint_url") == 0) {
+    // The AWS CLI's service-specific form.
+    if (std::optional<std::string> v = env("AWS_ENDPOINT_URL_S3"); v && !v->empty()) {
+      out["aws_endpoint_url"] = *v;
+    }
+  }
+  return out;
+}
+
+Result<bool> BoolOption(const StorageOptions& options, std::string_view key, bool fallback) {
+  auto it = options.find(std::string(key));
+  if (it == options.end()) {
+    return fallback;
+  }
+  const std::string v = Lower(it->second);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") {
+    return true;
+  }
+  if (v == "false" || v == "0" || v == "no" || v == "off" || v.empty()) {
+    return false;
+  }
+  return InvalidArgument("storage option {} = '{}': expected true or false", key, it->second);
+}
+
+std::string DescribeStorageOptions(const StorageOptions& options) {
+  std::string out;
+  for (const auto& [key, value] : options) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", key,
+                       IsSecretStorageOption(key) ? "<redacted>" : value);
+  }
+  return out;
+}
+
+}  // namespace ferry::storage

@@ -1,0 +1,84 @@
+// Storage options: delta-rs names and aliases, any case; unknown keys refused with a suggestion;
+// precedence of the layers; the environment; secrets redacted.
+#include "ferry/storage/storage_options.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace ferry::storage {
+namespace {
+
+TEST(StorageOptionsTest, NamesAreCaseInsensitiveAndAliasesAreCanonical) {
+  auto o = NormalizeStorageOptions({{"AWS_REGION", "eu-west-1"},
+                                    {"endpoint", "http://127.0.0.1:7480"},
+                                    {"Allow_Http", "true"},
+                                    {"access_key_id", "AKIA"}},
+                                   "test");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(*o, (StorageOptions{{"aws_region", "eu-west-1"},
+                                {"aws_endpoint_url", "http://127.0.0.1:7480"},
+                                {"aws_allow_http", "true"},
+                                {"aws_access_key_id", "AKIA"}}));
+}
+
+TEST(StorageOptionsTest, UnknownAndDuplicateKeysAreRefused) {
+  auto typo = NormalizeStorageOptions({{"aws_regoin", "x"}}, "ferry.toml:4: [storage]");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message(),
+            "ferry.toml:4: [storage]: unknown storage option 'aws_regoin'; did you mean "
+            "'aws_region'? (docs/storage.md lists them)");
+  auto twice = NormalizeStorageOptions({{"region", "a"}, {"AWS_REGION", "b"}}, "flags");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("given twice"), std::string::npos);
+}
+
+TEST(StorageOptionsTest, FlagsLayersAndEnvironment) {
+  auto flag = ParseStorageOptionFlag("aws_endpoint_url=http://h:1/?a=b");
+  ASSERT_TRUE(flag.ok());
+  EXPECT_EQ(flag->second, "http://h:1/?a=b");
+  EXPECT_FALSE(ParseStorageOptionFlag("novalue").ok());
+  EXPECT_FALSE(ParseStorageOptionFlag("=x").ok());
+
+  StorageOptions cli{{"aws_region", "cli"}};
+  StorageOptions pipeline{{"aws_region", "pipeline"}, {"aws_allow_http", "true"}};
+  StorageOptions global{{"aws_allow_http", "false"}, {"aws_endpoint_url", "global"}};
+  std::map<std::string, std::string> vars{{"AWS_ENDPOINT_URL", "env"},
+                                          {"AWS_DEFAULT_REGION", "env-default"},
+                                          {"AWS_SECRET_ACCESS_KEY", "s3cr3t"},
+                                          {"AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "true"}};
+  StorageOptions env =
+      StorageOptionsFromEnvironment([&](std::string_view name) -> std::optional<std::string> {
+        auto it = vars.find(std::string(name));
+        return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+      });
+  // Credentials are left to the credential chain.
+  EXPECT_EQ(env, (StorageOptions{{"aws_endpoint_url", "env"},
+                                 {"aws_region", "env-default"},
+                                 {"aws_virtual_hosted_style_request", "true"}}));
+  StorageOptions merged = MergeStorageOptions({&cli, &pipeline, &global, &env});
+  EXPECT_EQ(merged, (StorageOptions{{"aws_region", "cli"},
+                                    {"aws_allow_http", "true"},
+                                    {"aws_endpoint_url", "global"},
+                                    {"aws_virtual_hosted_style_request", "true"}}));
+}
+
+TEST(StorageOptionsTest, BooleansAndRedaction) {
+  StorageOptions o{{"aws_allow_http", "TRUE"},
+                   {"aws_virtual_hosted_style_request", "maybe"},
+                   {"aws_secret_access_key", "s3cr3t"},
+                   {"aws_session_token", "t0ken"}};
+  EXPECT_TRUE(*BoolOption(o, "aws_allow_http", false));
+  EXPECT_FALSE(*BoolOption(o, "aws_s3_allow_unsafe_rename", false));
+  EXPECT_FALSE(BoolOption(o, "aws_virtual_hosted_style_request", false).ok());
+  const std::string text = DescribeStorageOptions(o);
+  EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
+  EXPECT_EQ(text.find("t0ken"), std::string::npos) << text;
+  EXPECT_NE(text.find("aws_secret_access_key=<redacted>"), std::string::npos) << text;
+  EXPECT_TRUE(IsSecretStorageOption("AWS_SECRET_ACCESS_KEY"));
+  EXPECT_TRUE(IsSecretStorageOption("token"));
+  EXPECT_FALSE(IsSecretStorageOption("aws_region"));
+}
+
+}  // namespace
+}  // namespace ferry::storage
