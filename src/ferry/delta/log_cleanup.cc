@@ -82,8 +82,10 @@ Result<LogCleanupResult> CleanupLog(const Table& table, const Snapshot& snapshot
     return result;
   }
   const int64_t keep_from = *result.checkpoint_version;
-  // Step 3: commits oldest first, so an interrupted cleanup leaves a log that still starts at
-  // a contiguous run of commits.
+  // Step 3: commits oldest first (one store batch at a time: on S3 a DeleteObjects request of up
+  // to 1000 keys), so an interrupted cleanup leaves at most one batch out of order, every key of
+  // it older than the kept checkpoint that readers start from.
+  std::vector<std::string> doomed;
   for (const auto& [version, info] : commits) {
     if (version >= keep_from) {
       break;
@@ -91,18 +93,19 @@ Result<LogCleanupResult> CleanupLog(const Table& table, const Snapshot& snapshot
     if (info.modification_time_ms >= cutoff_ms) {
       continue;
     }
-    FERRY_RETURN_IF_ERROR(table.store().Delete(info.key));
-    ++result.commits_deleted;
+    doomed.push_back(info.key);
   }
+  FERRY_RETURN_IF_ERROR(table.store().DeleteMany(doomed));
+  result.commits_deleted = static_cast<int64_t>(doomed.size());
+  doomed.clear();
   for (const auto& [version, parts] : checkpoints) {
     if (version >= keep_from) {
       break;
     }
-    for (const std::string& key : parts.keys) {
-      FERRY_RETURN_IF_ERROR(table.store().Delete(key));
-      ++result.checkpoint_files_deleted;
-    }
+    doomed.insert(doomed.end(), parts.keys.begin(), parts.keys.end());
   }
+  FERRY_RETURN_IF_ERROR(table.store().DeleteMany(doomed));
+  result.checkpoint_files_deleted = static_cast<int64_t>(doomed.size());
   return result;
 }
 

@@ -5,10 +5,11 @@
 //   1. List _delta_log. E = the newest version whose commit file is older than the retention.
 //   2. C = the newest complete checkpoint at or below E + 1. Without one, stop: every commit is
 //      still needed to build the table.
-//   3. Delete, oldest first, the commit files of versions below C that are older than the
-//      retention, and the checkpoint files (every part) of versions below C. Checkpoint C, the
-//      commits from C on and _last_checkpoint are never touched, so every version from C on
-//      stays readable and only versions older than the retention become unreadable.
+//   3. Delete (in store batches, oldest first) the commit files of versions below C that are
+//      older than the retention, and the checkpoint files (every part) of versions below C.
+//      Checkpoint C, the commits from C on and _last_checkpoint are never touched, so every
+//      version from C on stays readable and only versions older than the retention become
+//      unreadable.
 // Transaction runs it after each checkpoint it writes; a failure there is logged, never fails
 // the commit (the next checkpoint retries).
 //

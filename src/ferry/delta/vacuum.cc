@@ -101,17 +101,19 @@ Result<VacuumResult> Vacuum(const Table& table, const VacuumOptions& options) {
   std::set<std::string> live_now;
   FERRY_RETURN_IF_ERROR(AddLiveFiles(snapshot, &live_now));
   // Step 5.
+  std::vector<std::string> doomed;
   for (const storage::ObjectInfo& info : candidates) {
     std::string relative = info.key.substr(root.size());
     if (live_now.count(relative) != 0) {
       ++result.files_kept;
       continue;
     }
-    if (!options.dry_run) {
-      FERRY_RETURN_IF_ERROR(table.store().Delete(info.key));
-    }
+    doomed.push_back(info.key);
     result.bytes += static_cast<int64_t>(info.size);
     result.deleted.push_back(std::move(relative));
+  }
+  if (!options.dry_run) {
+    FERRY_RETURN_IF_ERROR(table.store().DeleteMany(doomed));
   }
   return result;
 }

@@ -13,7 +13,7 @@
 //      Candidates: unprotected files whose modification time is older than the retention
 //      (so the files of a batch still being written, not yet committed, are kept).
 //   4. Reload the latest snapshot and drop any candidate it made live since step 2.
-//   5. Delete the candidates (none with dry_run).
+//   5. Delete the candidates in store batches (ObjectStore::DeleteMany; none with dry_run).
 //
 // Thread-safety: stateless; safe beside ingestion and optimize.
 #pragma once

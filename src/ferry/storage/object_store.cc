@@ -16,6 +16,13 @@ Result<std::string> ObjectStore::ReadRange(std::string_view key, uint64_t offset
   return out;
 }
 
+Status ObjectStore::DeleteMany(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    FERRY_RETURN_IF_ERROR(Delete(key));
+  }
+  return Status::OK();
+}
+
 Status ValidateKey(std::string_view key) {
   if (key.empty()) {
     return InvalidArgument("object key is empty");

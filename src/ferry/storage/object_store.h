@@ -78,6 +78,11 @@ class ObjectStore {
   // Removes `key`. OK if it did not exist (as on S3).
   virtual Status Delete(std::string_view key) = 0;
 
+  // Removes every key of `keys`, in batches where the store has a batch call (S3 DeleteObjects:
+  // 1000 a request); the order within a batch is the store's. OK for keys that did not exist.
+  // On an error some keys may be gone and others not. The default deletes one by one, in order.
+  virtual Status DeleteMany(const std::vector<std::string>& keys);
+
   // A stream whose bytes become the object `key` on Close(), atomically (as Put: replaces an
   // existing object). Until Close() returns OK nothing is visible under `key`; a writer
   // destroyed without Close() leaves nothing behind (a crash may leave an invisible temporary
