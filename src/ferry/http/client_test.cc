@@ -40,7 +40,7 @@ HttpRequest Request(std::string method, std::string url) {
 }
 
 // Routes shared by most tests.
-class ClientTest : public ::testing::Test {
+class HttpClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
     httplib::Server& s = server_.server();
@@ -80,7 +80,7 @@ class ClientTest : public ::testing::Test {
   testing::HttpStandIn server_;
 };
 
-TEST_F(ClientTest, GetsWithHeadersBothWays) {
+TEST_F(HttpClientTest, GetsWithHeadersBothWays) {
   auto client = MakeClient();
   HttpRequest req = Request("GET", server_.url("/hello"));
   req.headers.Set("X-Name", "ferry");
@@ -93,7 +93,7 @@ TEST_F(ClientTest, GetsWithHeadersBothWays) {
   EXPECT_EQ(out.response.headers.GetOr("CONTENT-TYPE"), "text/plain");
 }
 
-TEST_F(ClientTest, SendsBodiesFromMemoryWithEveryMethod) {
+TEST_F(HttpClientTest, SendsBodiesFromMemoryWithEveryMethod) {
   auto client = MakeClient();
   std::string payload(3 << 20, '\0');
   for (size_t i = 0; i < payload.size(); ++i) {
@@ -142,7 +142,7 @@ struct StringReader {
   }
 };
 
-TEST_F(ClientTest, StreamsBodiesFromAReader) {
+TEST_F(HttpClientTest, StreamsBodiesFromAReader) {
   auto client = MakeClient();
   for (bool known_size : {true, false}) {
     StringReader src(std::string(5 << 20, 'r') + "end", known_size);
@@ -165,7 +165,7 @@ TEST_F(ClientTest, StreamsBodiesFromAReader) {
   EXPECT_FALSE(out.retryable);
 }
 
-TEST_F(ClientTest, RangedGetLandsInTheCallersBuffer) {
+TEST_F(HttpClientTest, RangedGetLandsInTheCallersBuffer) {
   auto client = MakeClient();
   std::string buffer(10, '\0');
   HttpRequest req = Request("GET", server_.url("/range"));
@@ -193,7 +193,7 @@ TEST_F(ClientTest, RangedGetLandsInTheCallersBuffer) {
   EXPECT_TRUE(out.response_complete);
 }
 
-TEST_F(ClientTest, BoundsBodiesReadIntoMemory) {
+TEST_F(HttpClientTest, BoundsBodiesReadIntoMemory) {
   auto client = MakeClient(HttpClientOptions{.max_response_bytes = 1000});
   HttpOutcome out = client->Send(Request("GET", server_.url("/big")));
   EXPECT_EQ(out.status.code(), StatusCode::kResourceExhausted) << out.status.ToString();
@@ -204,7 +204,7 @@ TEST_F(ClientTest, BoundsBodiesReadIntoMemory) {
   EXPECT_EQ(out.response.body.size(), size_t{1} << 20);
 }
 
-TEST_F(ClientTest, HeadHasHeadersAndNoBody) {
+TEST_F(HttpClientTest, HeadHasHeadersAndNoBody) {
   auto client = MakeClient();
   HttpOutcome out = client->Send(Request("HEAD", server_.url("/big")));
   ASSERT_TRUE(out.ok()) << out.status.ToString();
@@ -212,7 +212,7 @@ TEST_F(ClientTest, HeadHasHeadersAndNoBody) {
   EXPECT_EQ(out.response.body_size, 0u);
 }
 
-TEST_F(ClientTest, ClassifiesStatusCodes) {
+TEST_F(HttpClientTest, ClassifiesStatusCodes) {
   auto client = MakeClient();
   HttpOutcome out = client->Send(Request("GET", server_.url("/status/404")));
   EXPECT_EQ(out.status.code(), StatusCode::kNotFound);
@@ -226,7 +226,7 @@ TEST_F(ClientTest, ClassifiesStatusCodes) {
   EXPECT_TRUE(out.maybe_applied);
 }
 
-TEST_F(ClientTest, ReusesConnections) {
+TEST_F(HttpClientTest, ReusesConnections) {
   auto client = MakeClient();
   std::set<std::string> ports;
   for (int i = 0; i < 20; ++i) {
@@ -240,7 +240,7 @@ TEST_F(ClientTest, ReusesConnections) {
   EXPECT_EQ(client->stats().handles, 1u);
 }
 
-TEST_F(ClientTest, ManyThreadsShareOneClient) {
+TEST_F(HttpClientTest, ManyThreadsShareOneClient) {
   auto client = MakeClient();
   constexpr int kThreads = 8;
   constexpr int kPerThread = 25;
@@ -271,7 +271,7 @@ TEST_F(ClientTest, ManyThreadsShareOneClient) {
   EXPECT_LE(stats.connections, stats.handles);
 }
 
-TEST_F(ClientTest, RefusesPlainHttpUnlessAllowed) {
+TEST_F(HttpClientTest, RefusesPlainHttpUnlessAllowed) {
   Result<std::unique_ptr<HttpClient>> strict = HttpClient::Create(HttpClientOptions{});
   ASSERT_TRUE(strict.ok());
   HttpOutcome out = (*strict)->Send(Request("GET", server_.url("/hello")));
@@ -280,7 +280,7 @@ TEST_F(ClientTest, RefusesPlainHttpUnlessAllowed) {
   EXPECT_EQ((*strict)->stats().requests, 0u);
 }
 
-TEST_F(ClientTest, RetriesThrottlingAndSignsEachAttempt) {
+TEST_F(HttpClientTest, RetriesThrottlingAndSignsEachAttempt) {
   std::atomic<int> calls{0};
   testing::HttpStandIn flaky;
   flaky.server().Put("/obj", [&](const httplib::Request& req, httplib::Response& res) {
@@ -393,7 +393,7 @@ class RawServer {
   std::thread thread_;
 };
 
-TEST(ClientFailureTest, AResetAfterTheRequestLeavesTheOutcomeUnknown) {
+TEST(HttpClientFailureTest, AResetAfterTheRequestLeavesTheOutcomeUnknown) {
   RawServer raw(RawServer::Mode::kResetAfterRequest);
   auto client = MakeClient();
   HttpRequest req = Request("PUT", raw.url("/t/_delta_log/00000000000000000001.json"));
@@ -423,7 +423,7 @@ TEST(ClientFailureTest, AResetAfterTheRequestLeavesTheOutcomeUnknown) {
   EXPECT_GE(raw.requests() - before, 3);
 }
 
-TEST(ClientFailureTest, ATimeoutAfterTheRequestLeavesTheOutcomeUnknown) {
+TEST(HttpClientFailureTest, ATimeoutAfterTheRequestLeavesTheOutcomeUnknown) {
   RawServer raw(RawServer::Mode::kHold);
   auto client = MakeClient();
   HttpRequest req = Request("PUT", raw.url("/k"));
@@ -437,7 +437,7 @@ TEST(ClientFailureTest, ATimeoutAfterTheRequestLeavesTheOutcomeUnknown) {
   EXPECT_EQ(raw.requests(), 1);
 }
 
-TEST(ClientFailureTest, RefusedConnectionsWereNotSent) {
+TEST(HttpClientFailureTest, RefusedConnectionsWereNotSent) {
   Result<int> fd = testing::ListenOnLoopback(0);
   ASSERT_TRUE(fd.ok());
   int port = *testing::LocalPort(*fd);
@@ -465,7 +465,7 @@ TEST(ClientFailureTest, RefusedConnectionsWereNotSent) {
 
 // Certificates made with the openssl command line in a temporary directory: a CA, a server
 // certificate for 127.0.0.1 and a client certificate, both signed by the CA.
-class TlsTest : public ::testing::Test {
+class HttpTlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     char tmpl[] = "/tmp/ferry-tls-XXXXXX";
@@ -495,9 +495,9 @@ class TlsTest : public ::testing::Test {
   static std::string* dir_;
 };
 
-std::string* TlsTest::dir_ = nullptr;
+std::string* HttpTlsTest::dir_ = nullptr;
 
-TEST_F(TlsTest, VerifiesTheServerAgainstACustomCaBundle) {
+TEST_F(HttpTlsTest, VerifiesTheServerAgainstACustomCaBundle) {
   testing::HttpStandIn server(testing::HttpStandInOptions{.tls_cert_file = File("server.pem"),
                                                           .tls_key_file = File("server.key")});
   server.server().Get("/x", [](const httplib::Request&, httplib::Response& res) {
@@ -520,7 +520,7 @@ TEST_F(TlsTest, VerifiesTheServerAgainstACustomCaBundle) {
   EXPECT_TRUE(insecure->Send(Request("GET", server.url("/x"))).ok());
 }
 
-TEST_F(TlsTest, PresentsAClientCertificate) {
+TEST_F(HttpTlsTest, PresentsAClientCertificate) {
   testing::HttpStandIn server(testing::HttpStandInOptions{.tls_cert_file = File("server.pem"),
                                                           .tls_key_file = File("server.key"),
                                                           .client_ca_file = File("ca.pem")});
@@ -538,7 +538,7 @@ TEST_F(TlsTest, PresentsAClientCertificate) {
   EXPECT_EQ(out.response.body, "mutual");
 }
 
-TEST_F(TlsTest, RefusesUnreadableCertificateFiles) {
+TEST_F(HttpTlsTest, RefusesUnreadableCertificateFiles) {
   Result<std::unique_ptr<HttpClient>> c =
       HttpClient::Create(HttpClientOptions{.ca_file = File("missing.pem")});
   ASSERT_FALSE(c.ok());

@@ -38,7 +38,7 @@ TEST(DigestTest, Md5StreamMatchesOneShot) {
   EXPECT_EQ(HexEncode(s.Finish()), "f96b697d7cb7938d525a2f31aaf161d0");
 }
 
-TEST(Base64Test, RoundTripsEveryLength) {
+TEST(HttpBase64Test, RoundTripsEveryLength) {
   // RFC 4648 section 10.
   EXPECT_EQ(Base64Encode(std::string_view("")), "");
   EXPECT_EQ(Base64Encode(std::string_view("f")), "Zg==");

@@ -5,7 +5,7 @@
 namespace ferry::http {
 namespace {
 
-TEST(XmlTest, ReadsAListObjectsV2Page) {
+TEST(HttpXmlTest, ReadsAListObjectsV2Page) {
   const char* doc = R"(<?xml version="1.0" encoding="UTF-8"?>
 <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
   <Name>bucket</Name>
@@ -33,7 +33,7 @@ TEST(XmlTest, ReadsAListObjectsV2Page) {
   EXPECT_EQ(root->Child("Missing"), nullptr);
 }
 
-TEST(XmlTest, FindsByPathAndDropsPrefixes) {
+TEST(HttpXmlTest, FindsByPathAndDropsPrefixes) {
   Result<XmlElement> root = ParseXml(
       "<sts:AssumeRoleWithWebIdentityResponse xmlns:sts='https://sts.amazonaws.com/doc/'>"
       "<sts:AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIA1</AccessKeyId>"
@@ -48,7 +48,7 @@ TEST(XmlTest, FindsByPathAndDropsPrefixes) {
   EXPECT_EQ(root->Find(""), &*root);
 }
 
-TEST(XmlTest, RefusesMalformedDocuments) {
+TEST(HttpXmlTest, RefusesMalformedDocuments) {
   for (const char* bad : {"", "   ", "<a>", "<a></b>", "<a>&bogus;</a>", "<a x='1' x='2'/>", "text",
                           "<a/><b/>", "<a>\x01</a>"}) {
     Result<XmlElement> r = ParseXml(bad);
@@ -60,7 +60,7 @@ TEST(XmlTest, RefusesMalformedDocuments) {
   }
 }
 
-TEST(XmlTest, RefusesDoctypesAndEntityExpansion) {
+TEST(HttpXmlTest, RefusesDoctypesAndEntityExpansion) {
   const char* laughs = R"(<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>
 <lolz>&lol2;</lolz>)";
@@ -71,7 +71,7 @@ TEST(XmlTest, RefusesDoctypesAndEntityExpansion) {
   EXPECT_FALSE(r.ok());
 }
 
-TEST(XmlTest, EnforcesItsLimits) {
+TEST(HttpXmlTest, EnforcesItsLimits) {
   std::string deep;
   for (int i = 0; i < 100; ++i) {
     deep += "<a>";
@@ -98,7 +98,7 @@ TEST(XmlTest, EnforcesItsLimits) {
   EXPECT_NE(r.status().message().find("larger than the limit"), std::string::npos);
 }
 
-TEST(XmlTest, EscapedTextRoundTrips) {
+TEST(HttpXmlTest, EscapedTextRoundTrips) {
   std::string text = "a&b<c>d\"e'f\r\n\tg \xe2\x98\xba";
   std::string doc = "<Delete><Object><Key>" + XmlEscape(text) + "</Key></Object></Delete>";
   Result<XmlElement> r = ParseXml(doc);

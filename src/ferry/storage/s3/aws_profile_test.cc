@@ -18,7 +18,7 @@ EnvLookup MapEnv(std::map<std::string, std::string> vars) {
   };
 }
 
-class TempHome : public ::testing::Test {
+class AwsSharedFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/ferry-aws-XXXXXX";
@@ -68,7 +68,7 @@ TEST(AwsIniTest, NamesTheLineOfAnError) {
   EXPECT_FALSE(ParseAwsIni("[broken\n", true, "c").ok());
 }
 
-TEST_F(TempHome, MergesBothFilesWithTheCredentialsFileWinning) {
+TEST_F(AwsSharedFilesTest, MergesBothFilesWithTheCredentialsFileWinning) {
   Write("config",
         "[default]\nregion = us-west-2\naws_access_key_id = FROMCONFIG\n"
         "[profile prod]\nregion = eu-central-1\n");
@@ -88,7 +88,7 @@ TEST_F(TempHome, MergesBothFilesWithTheCredentialsFileWinning) {
   EXPECT_FALSE(p->has_value());
 }
 
-TEST_F(TempHome, FileLocationsFollowTheEnvironment) {
+TEST_F(AwsSharedFilesTest, FileLocationsFollowTheEnvironment) {
   Write("elsewhere", "[default]\nregion = ap-south-1\n");
   EnvLookup env = MapEnv({{"HOME", "/nonexistent"},
                           {"AWS_CONFIG_FILE", home_ + "/.aws/elsewhere"},
@@ -107,7 +107,7 @@ TEST_F(TempHome, FileLocationsFollowTheEnvironment) {
   EXPECT_FALSE(p->has_value());
 }
 
-TEST_F(TempHome, AMalformedFileIsAnError) {
+TEST_F(AwsSharedFilesTest, AMalformedFileIsAnError) {
   Write("config", "[default]\nthis line is wrong\n");
   Result<std::optional<AwsProfile>> p = LoadAwsProfile(MapEnv({{"HOME", home_}}), "default");
   ASSERT_FALSE(p.ok());

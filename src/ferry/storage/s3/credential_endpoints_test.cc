@@ -258,6 +258,31 @@ TEST_F(CredentialEndpointsTest, WebIdentityThroughSts) {
   EXPECT_EQ(form["WebIdentityToken"], "eyJ.first.jwt");  // trimmed
 }
 
+TEST_F(CredentialEndpointsTest, WebIdentityFromAProfile) {
+  Endpoints& e = Start(std::chrono::hours(1));
+  std::string token_file = WriteFile("token", "eyJ.profile.jwt");
+  std::string config = WriteFile("config", fmt::format("[profile eks]\nregion = eu-west-1\n"
+                                                       "role_arn = {}\n"
+                                                       "web_identity_token_file = {}\n"
+                                                       "role_session_name = from-profile\n",
+                                                       kRoleArn, token_file));
+  auto chain = Chain(Options({{"AWS_CONFIG_FILE", config}, {"AWS_PROFILE", "eks"}}, e));
+  Result<AwsCredentials> c = chain->Get(Soon());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key_id, "ASIA1");
+  std::map<std::string, std::string> form = e.last_sts_form();
+  EXPECT_EQ(form["RoleArn"], kRoleArn);
+  EXPECT_EQ(form["RoleSessionName"], "from-profile");
+  EXPECT_EQ(form["WebIdentityToken"], "eyJ.profile.jwt");
+  // The STS endpoint from the environment, as the AWS SDKs read it.
+  AwsCredentialOptions options = Options(
+      {{"AWS_CONFIG_FILE", config}, {"AWS_PROFILE", "eks"}, {"AWS_ENDPOINT_URL_STS", e.url()}}, e);
+  options.sts_endpoint.clear();
+  c = Chain(options)->Get(Soon());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key_id, "ASIA2");
+}
+
 TEST_F(CredentialEndpointsTest, WebIdentityRereadsTheTokenAndReportsStsErrors) {
   Endpoints& e = Start(std::chrono::hours(1));
   std::string token_file = WriteFile("token", "rejected-token");

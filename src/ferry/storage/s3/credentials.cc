@@ -38,6 +38,21 @@ Status CallerStatus(const Status& s, std::string_view description) {
   }
 }
 
+// Finding the source failed: keep the codes a caller acts on; anything else (an unreadable
+// shared file) is a configuration problem.
+Status ConfigurationStatus(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotSupported:
+    case StatusCode::kUnavailable:
+    case StatusCode::kCancelled:
+    case StatusCode::kInternal:
+      return s;
+    default:
+      return Status(StatusCode::kInvalidArgument, s.message());
+  }
+}
+
 class StaticProvider final : public AwsCredentialProvider {
  public:
   explicit StaticProvider(AwsCredentials credentials) : credentials_(std::move(credentials)) {}
@@ -222,7 +237,11 @@ class ChainProvider final : public AwsCredentialProvider {
     {
       std::lock_guard lock(mu_);
       if (chosen_ == nullptr) {
-        FERRY_ASSIGN_OR_RETURN(chosen_, Resolve(deadline));
+        Result<std::unique_ptr<AwsCredentialProvider>> resolved = Resolve(deadline);
+        if (!resolved.ok()) {
+          return ConfigurationStatus(resolved.status());
+        }
+        chosen_ = std::move(resolved).value();
       }
       chosen = chosen_.get();
     }

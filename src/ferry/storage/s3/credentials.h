@@ -59,7 +59,9 @@ class AwsCredentialProvider {
  public:
   virtual ~AwsCredentialProvider() = default;
   // Credentials valid now. Blocks (within `deadline`) only for a first fetch or when the
-  // cached ones have expired.
+  // cached ones have expired. Fails with Unavailable (a source that is down: retry), or
+  // InvalidArgument / NotSupported (configuration), or Internal; never with a code that a store
+  // could take for an answer about an object (NotFound, AlreadyExists, Aborted).
   virtual Result<AwsCredentials> Get(http::Deadline deadline) = 0;
   // "environment", "web identity (arn:aws:iam::1:role/x)", ...: for logs and messages.
   virtual std::string Describe() const = 0;

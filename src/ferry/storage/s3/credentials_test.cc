@@ -33,7 +33,7 @@ http::Deadline Soon() {
   return http::DeadlineAfter(std::chrono::seconds(10));
 }
 
-class ChainTest : public ::testing::Test {
+class CredentialChainTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/ferry-chain-XXXXXX";
@@ -65,7 +65,7 @@ class ChainTest : public ::testing::Test {
   std::string home_;
 };
 
-TEST_F(ChainTest, ExplicitOptionsComeFirst) {
+TEST_F(CredentialChainTest, ExplicitOptionsComeFirst) {
   Result<AwsCredentials> c =
       Resolve({.access_key_id = "AKIDEXPLICIT",
                .secret_access_key = std::string(kSecret),
@@ -78,7 +78,7 @@ TEST_F(ChainTest, ExplicitOptionsComeFirst) {
   EXPECT_NE(c->source.find("storage options"), std::string::npos);
 }
 
-TEST_F(ChainTest, ThenTheEnvironment) {
+TEST_F(CredentialChainTest, ThenTheEnvironment) {
   WriteAws("credentials", "[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key = s\n");
   Result<AwsCredentials> c = Resolve({.env = Env({{"AWS_ACCESS_KEY_ID", "AKIDENV"},
                                                   {"AWS_SECRET_ACCESS_KEY", std::string(kSecret)},
@@ -95,7 +95,7 @@ TEST_F(ChainTest, ThenTheEnvironment) {
   EXPECT_NE(c.status().message().find("AWS_SECRET_ACCESS_KEY is not"), std::string::npos);
 }
 
-TEST_F(ChainTest, ThenTheSharedFiles) {
+TEST_F(CredentialChainTest, ThenTheSharedFiles) {
   WriteAws("credentials",
            "[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = s1\n"
            "[prod]\naws_access_key_id = AKIDPROD\naws_secret_access_key = s2\n"
@@ -131,7 +131,7 @@ TEST_F(ChainTest, ThenTheSharedFiles) {
   EXPECT_NE(c.status().message().find("holds no credentials"), std::string::npos);
 }
 
-TEST_F(ChainTest, NothingFoundNamesWhereItLooked) {
+TEST_F(CredentialChainTest, NothingFoundNamesWhereItLooked) {
   Result<AwsCredentials> c = Resolve({.env = Env({{"AWS_SESSION_TOKEN", std::string(kSecret)}})});
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
@@ -144,7 +144,7 @@ TEST_F(ChainTest, NothingFoundNamesWhereItLooked) {
   EXPECT_EQ(m.find(kSecret), std::string::npos);
 }
 
-TEST_F(ChainTest, RefusesInconsistentExplicitOptions) {
+TEST_F(CredentialChainTest, RefusesInconsistentExplicitOptions) {
   EXPECT_FALSE(MakeDefaultCredentialChain({.access_key_id = "AKID", .env = Env()}).ok());
   EXPECT_FALSE(MakeDefaultCredentialChain({.session_token = "t", .env = Env()}).ok());
   Result<AwsCredentials> c = Resolve({.env = Env({{"AWS_ROLE_ARN", "arn:aws:iam::1:role/r"}})});
