@@ -11,6 +11,7 @@
 #include "ferry/http/retry.h"
 #include "ferry/http/url.h"
 #include "ferry/http/xml.h"
+#include "ferry/storage/s3/aws_error.h"
 #include "ferry/storage/s3/credentials_internal.h"
 
 namespace ferry::storage::s3::internal {
@@ -57,19 +58,6 @@ Result<std::string> ReadSecretFile(const std::string& path, std::string_view wha
     return InvalidArgument("{} file {} is empty", what, path);
   }
   return secret;
-}
-
-http::ServiceError ParseStsError(const http::HttpResponse& response) {
-  Result<http::XmlElement> root = http::ParseXml(response.body);
-  if (!root.ok()) {
-    return {};
-  }
-  const http::XmlElement* error = root->name == "Error" ? &*root : root->Child("Error");
-  if (error == nullptr) {
-    return {};
-  }
-  return http::ServiceError{.code = std::string(error->ChildText("Code").value_or("")),
-                            .message = std::string(error->ChildText("Message").value_or(""))};
 }
 
 http::ServiceError ParseJsonError(const http::HttpResponse& response) {
@@ -222,7 +210,7 @@ CredentialFetch MakeWebIdentityFetch(http::HttpClient* client, WebIdentityConfig
     request.body = form;
     request.deadline = deadline;
     http::HttpOutcome out = http::SendWithRetry(*client, TokenRetryPolicy(), std::move(request),
-                                                {.parse_error = ParseStsError});
+                                                {.parse_error = ParseAwsError});
     if (!out.ok()) {
       return out.status.WithContext("STS AssumeRoleWithWebIdentity for {}", config.role_arn);
     }
