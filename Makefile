@@ -15,7 +15,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libre2-dev libssl-dev
+  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev
 
 DUCKDB_DIR := tests/duckdb
 FERRY := build/dev/src/ferry/app/ferry
