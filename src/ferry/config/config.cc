@@ -7,6 +7,7 @@
 
 #include "ferry/base/file.h"
 #include "ferry/config/config_internal.h"
+#include "ferry/storage/table_uri.h"
 
 namespace ferry::config {
 
@@ -76,7 +77,9 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
     if (!ids.insert(p.id).second) {
       return t.Error("id", fmt::format("pipeline id \"{}\" is used twice", p.id));
     }
-    if (!tables.insert(p.table).second) {
+    // One table may be spelled two ways (s3a:// and s3://, a trailing slash).
+    Result<storage::TableUri> uri = storage::ParseTableUri(p.table);
+    if (!tables.insert(uri.ok() ? uri->Canonical() : p.table).second) {
       return t.Error("table", fmt::format("table \"{}\" is fed by two pipelines; give each "
                                           "pipeline its own table",
                                           p.table));

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <string>
 
 namespace ferry::storage {
 namespace {
@@ -214,6 +216,89 @@ Result<bool> BoolOption(const StorageOptions& options, std::string_view key, boo
     return false;
   }
   return InvalidArgument("storage option {} = '{}': expected true or false", key, it->second);
+}
+
+namespace {
+
+// "16MiB" -> (16, "MiB"); nullopt when the number part is missing or malformed.
+std::optional<std::pair<double, std::string>> NumberAndUnit(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) {
+    ++i;
+  }
+  if (i == 0) {
+    return std::nullopt;
+  }
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + i, number);
+  if (ec != std::errc() || end != text.data() + i) {
+    return std::nullopt;
+  }
+  std::string_view unit = text.substr(i);
+  while (!unit.empty() && unit.front() == ' ') {
+    unit.remove_prefix(1);
+  }
+  return std::make_pair(number, Lower(unit));
+}
+
+}  // namespace
+
+Result<std::chrono::milliseconds> DurationOption(const StorageOptions& options,
+                                                 std::string_view key,
+                                                 std::chrono::milliseconds fallback) {
+  auto it = options.find(std::string(key));
+  if (it == options.end()) {
+    return fallback;
+  }
+  auto parsed = NumberAndUnit(it->second);
+  static const std::map<std::string, double> kMillis = {
+      {"", 1000},    {"ms", 1},       {"s", 1000},     {"sec", 1000},
+      {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
+  auto unit = parsed ? kMillis.find(parsed->second) : kMillis.end();
+  if (unit == kMillis.end()) {
+    return InvalidArgument("storage option {} = '{}': expected a duration such as 30s, 500ms or 2m",
+                           key, it->second);
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(parsed->first * unit->second));
+}
+
+Result<int64_t> SizeOption(const StorageOptions& options, std::string_view key, int64_t fallback) {
+  auto it = options.find(std::string(key));
+  if (it == options.end()) {
+    return fallback;
+  }
+  auto parsed = NumberAndUnit(it->second);
+  static const std::map<std::string, double> kBytes = {
+      {"", 1},       {"b", 1},         {"kb", 1e3},        {"mb", 1e6},
+      {"gb", 1e9},   {"kib", 1024.0},  {"mib", 1048576.0}, {"gib", 1073741824.0},
+      {"k", 1024.0}, {"m", 1048576.0}, {"g", 1073741824.0}};
+  auto unit = parsed ? kBytes.find(parsed->second) : kBytes.end();
+  if (unit == kBytes.end()) {
+    return InvalidArgument("storage option {} = '{}': expected a size such as 16MiB or 8MB", key,
+                           it->second);
+  }
+  return static_cast<int64_t>(parsed->first * unit->second);
+}
+
+Result<int64_t> IntOption(const StorageOptions& options, std::string_view key, int64_t fallback) {
+  auto it = options.find(std::string(key));
+  if (it == options.end()) {
+    return fallback;
+  }
+  int64_t value = -1;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
+  if (ec != std::errc() || p != it->second.data() + it->second.size() || value < 0) {
+    return InvalidArgument("storage option {} = '{}': expected a non-negative integer", key,
+                           it->second);
+  }
+  return value;
+}
+
+std::string OptionOr(const StorageOptions& options, std::string_view key,
+                     std::string_view fallback) {
+  auto it = options.find(std::string(key));
+  return it == options.end() ? std::string(fallback) : it->second;
 }
 
 std::string DescribeStorageOptions(const StorageOptions& options) {

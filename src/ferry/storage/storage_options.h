@@ -17,6 +17,8 @@
 // Thread-safety: values and pure functions.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -66,6 +68,20 @@ StorageOptions StorageOptionsFromEnvironment(const EnvLookup& env);
 // A boolean option: "true"/"false"/"1"/"0"/"yes"/"no" (any case). InvalidArgument naming the key
 // otherwise; `fallback` when absent.
 Result<bool> BoolOption(const StorageOptions& options, std::string_view key, bool fallback);
+
+// A duration option: "30s", "500ms", "2m", "1h", or a number of seconds. InvalidArgument naming
+// the key otherwise; `fallback` when absent.
+Result<std::chrono::milliseconds> DurationOption(const StorageOptions& options,
+                                                 std::string_view key,
+                                                 std::chrono::milliseconds fallback);
+// A size option: "16MiB", "8MB", "512KiB", or a number of bytes. InvalidArgument naming the key
+// otherwise; `fallback` when absent.
+Result<int64_t> SizeOption(const StorageOptions& options, std::string_view key, int64_t fallback);
+// A non-negative integer option.
+Result<int64_t> IntOption(const StorageOptions& options, std::string_view key, int64_t fallback);
+// The value of `key`, or "" when absent.
+std::string OptionOr(const StorageOptions& options, std::string_view key,
+                     std::string_view fallback = "");
 
 // `options` as "key=value, ..." with secrets shown as "<redacted>" (for logs).
 std::string DescribeStorageOptions(const StorageOptions& options);

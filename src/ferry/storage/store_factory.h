@@ -19,7 +19,8 @@
 namespace ferry::storage {
 
 enum class OpenMode {
-  // The table's location must exist (a local directory); NotFound otherwise.
+  // The table's location must exist (a local directory); NotFound otherwise. (An object store's
+  // prefix always does: a missing table shows when its log is read.)
   kExisting,
   // Create the location when it is missing (a local directory and its parents).
   kCreate,

@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "ferry/storage/object_store.h"
+
 namespace ferry::storage {
 namespace {
 
@@ -66,10 +68,53 @@ Result<TableUri> ParseFileUri(TableUri uri, std::string_view rest, std::string_v
   return uri;
 }
 
+// s3://bucket[/prefix]: bucket names as S3 allows them (3-63 of a-z 0-9 . -), a prefix of valid
+// key segments.
+Result<TableUri> ParseS3Uri(TableUri uri, std::string_view rest, std::string_view what) {
+  if (!rest.starts_with("//")) {
+    return InvalidArgument("{}: an {} URI is {}://BUCKET/PREFIX", Subject(what, uri.original),
+                           uri.scheme, uri.scheme);
+  }
+  rest.remove_prefix(2);
+  const size_t slash = rest.find('/');
+  uri.bucket = std::string(rest.substr(0, slash));
+  std::string_view prefix = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  while (!prefix.empty() && prefix.back() == '/') {
+    prefix.remove_suffix(1);
+  }
+  uri.key_prefix = std::string(prefix);
+  bool bucket_ok = uri.bucket.size() >= 3 && uri.bucket.size() <= 63;
+  for (char c : uri.bucket) {
+    bucket_ok =
+        bucket_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-');
+  }
+  if (!bucket_ok) {
+    return InvalidArgument(
+        "{}: '{}' is not a bucket name (3 to 63 lower-case letters, digits, '.' and '-')",
+        Subject(what, uri.original), uri.bucket);
+  }
+  if (!uri.key_prefix.empty() && !ValidateKey(uri.key_prefix).ok()) {
+    return InvalidArgument("{}: the key prefix '{}' has an empty, '.' or '..' segment",
+                           Subject(what, uri.original), uri.key_prefix);
+  }
+  uri.kind = StoreKind::kS3;
+  return uri;
+}
+
 }  // namespace
 
+std::string TableUri::Canonical() const {
+  switch (kind) {
+    case StoreKind::kS3:
+      return key_prefix.empty() ? "s3://" + bucket : "s3://" + bucket + "/" + key_prefix;
+    case StoreKind::kLocal:
+      break;
+  }
+  return path;
+}
+
 std::string SupportedTableSchemes() {
-  return "file:// (or a plain local path)";
+  return "file:// (or a plain local path), s3://, s3a://";
 }
 
 Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
@@ -88,6 +133,9 @@ Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
   std::string_view rest = text.substr(scheme_length + 1);
   if (uri.scheme == "file") {
     return ParseFileUri(std::move(uri), rest, what);
+  }
+  if (uri.scheme == "s3" || uri.scheme == "s3a") {
+    return ParseS3Uri(std::move(uri), rest, what);
   }
   return InvalidArgument(
       "{}: scheme '{}' is not supported; supported: {}. (A local path that contains ':' can be "

@@ -6,6 +6,8 @@
 //
 //   /data/delta/events, ./events, events      local path (relative to the working directory)
 //   file:///data/delta/events                  local path, absolute (file://localhost/... too)
+//   s3://bucket/prefix/events                  S3 or an S3-compatible store (storage/s3/)
+//   s3a://bucket/prefix/events                 the same, as Spark's Hadoop connector writes it
 //
 // Thread-safety: plain values and pure functions.
 #pragma once
@@ -17,7 +19,7 @@
 
 namespace ferry::storage {
 
-enum class StoreKind { kLocal };
+enum class StoreKind { kLocal, kS3 };
 
 struct TableUri {
   StoreKind kind = StoreKind::kLocal;
@@ -27,6 +29,13 @@ struct TableUri {
   std::string scheme;
   // kLocal: the directory, with `file://` removed and trailing slashes trimmed.
   std::string path;
+  // kS3: the bucket, and the table's key prefix inside it (no leading or trailing '/').
+  std::string bucket;
+  std::string key_prefix;
+
+  // The location in one canonical spelling (s3a:// as s3://, no trailing slash), to tell that
+  // two spellings name one table.
+  std::string Canonical() const;
 };
 
 // Parses a table location. InvalidArgument, naming the text and the scheme, for an empty

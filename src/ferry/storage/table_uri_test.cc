@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "ferry/storage/store_factory.h"
 
@@ -43,7 +44,7 @@ TEST(TableUriTest, FileUrisAreLocal) {
 }
 
 TEST(TableUriTest, UnsupportedSchemesAreRefusedByName) {
-  for (const char* text : {"gs://bucket/events", "hdfs://nn:8020/events", "S3:/x", "s3:/x",
+  for (const char* text : {"gs://bucket/events", "hdfs://nn:8020/events",
                            "abfss://c@a.dfs.core.windows.net/t", "ftp://h/t", "events:"}) {
     auto uri = ParseTableUri(text, "dead_letter_table");
     ASSERT_FALSE(uri.ok()) << text;
@@ -56,6 +57,35 @@ TEST(TableUriTest, UnsupportedSchemesAreRefusedByName) {
   auto gs = ParseTableUri("gs://bucket/events");
   EXPECT_NE(gs.status().message().find("scheme 'gs'"), std::string::npos) << gs.status().message();
   EXPECT_FALSE(ParseTableUri("").ok());
+}
+
+TEST(TableUriTest, S3UrisNameABucketAndAPrefix) {
+  for (const auto& [text, bucket, prefix] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"s3://lake/raw/events", "lake", "raw/events"},
+           {"s3a://lake/raw/events/", "lake", "raw/events"},
+           {"S3://my.lake-1", "my.lake-1", ""},
+       }) {
+    auto uri = ParseTableUri(text);
+    ASSERT_TRUE(uri.ok()) << text << ": " << uri.status().ToString();
+    EXPECT_EQ(uri->kind, StoreKind::kS3) << text;
+    EXPECT_EQ(uri->bucket, bucket) << text;
+    EXPECT_EQ(uri->key_prefix, prefix) << text;
+  }
+  EXPECT_EQ(ParseTableUri("s3a://lake/raw/events/")->Canonical(), "s3://lake/raw/events");
+  EXPECT_EQ(ParseTableUri("/data/t/")->Canonical(), "/data/t");
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"s3:/x", "an s3 URI is s3://BUCKET/PREFIX"},
+           {"S3:/x", "an s3 URI is s3://BUCKET/PREFIX"},
+           {"s3://Lake/t", "'Lake' is not a bucket name"},
+           {"s3://ab/t", "'ab' is not a bucket name"},
+           {"s3://lake//t", "has an empty, '.' or '..' segment"},
+           {"s3://lake/a/../t", "has an empty, '.' or '..' segment"},
+       }) {
+    auto uri = ParseTableUri(text);
+    ASSERT_FALSE(uri.ok()) << text;
+    EXPECT_NE(uri.status().message().find(message), std::string::npos) << uri.status().message();
+  }
 }
 
 TEST(TableUriTest, SiblingLocation) {
