@@ -94,7 +94,7 @@ class StatusHistory {
     SeriesRing batch_seconds{kPoints};
     SeriesRing commit_seconds{kPoints};
     std::map<std::string, std::unique_ptr<PartitionState>> partitions;  // by partition key
-    TableProbe::Result probe;
+    TableProbe::Times probe;
   };
   struct State {
     int64_t started_ms = 0;
