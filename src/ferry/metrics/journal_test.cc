@@ -54,7 +54,7 @@ TEST(JournalTest, PayloadsOnlyWhenAskedAndTruncated) {
   j.set_keep_payloads(true);
   std::string big(5000, 'x');
   j.RecordBadRecord("a", {.partition = "kafka/t/0", .position = 4, .error = "malformed"}, big);
-  const BadRecordSample& s = j.Read().at("a").bad_records.back();
+  BadRecordSample s = j.Read().at("a").bad_records.back();
   ASSERT_TRUE(s.payload.has_value());
   EXPECT_EQ(s.payload->size(), Journal::kMaxPayloadBytes + 3);
   EXPECT_EQ(s.position, 4);
