@@ -11,8 +11,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/base/clock.h"
-
 namespace ferry::app {
 namespace {
 
@@ -192,7 +190,6 @@ int WatchStatus(const config::Config& config, const WatchOptions& options,
   bool terminal = isatty(STDOUT_FILENO) == 1;
   auto next = std::chrono::steady_clock::now();
   for (int64_t frame = 0; options.count == 0 || frame < options.count; ++frame) {
-    int64_t now = WallMillis();
     std::string out = fmt::format("ferry status --watch  {}  (every {} ms{})\n\n",
                                   base.empty() ? config.path : base, options.interval.count(),
                                   terminal ? ", Ctrl-C to stop" : "");
