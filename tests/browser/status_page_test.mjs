@@ -112,8 +112,9 @@ function freePort() {
   });
 }
 
+let mocks = 0;
 async function startMock(topics) {
-  const bootstrap = path.join(dir, 'bootstrap');
+  const bootstrap = path.join(dir, `bootstrap-${++mocks}`);
   const mock = start([ferry, 'mock-kafka', '--brokers', '1', ...topics.flatMap((t) => ['--topic', t]),
                       '--bootstrap-file', bootstrap, '--exit-on-eof'], {stdin: 'pipe', name: 'mock-kafka'});
   const brokers = await until('the mock cluster', () => fs.existsSync(bootstrap) && fs.readFileSync(bootstrap, 'utf8').trim(), 30);
@@ -154,7 +155,7 @@ const lagCells = (page, pipeline) => page.$$eval(`[data-pipeline="${pipeline}"] 
                                                  (cells) => cells.map((c) => Number(c.textContent.replace(/,/g, ''))));
 
 async function scenarioCatchUp() {
-  const {brokers} = await startMock(['events:2']);
+  const {mock, brokers} = await startMock(['events:2']);
   produce(brokers, 'events', 20, 1);
   produce(brokers, 'events', 1, 21, 'not json {{seq}}');  // one bad record, skipped
   const port = await freePort();
@@ -291,10 +292,12 @@ max_latency = "200ms"
   f.kill('SIGTERM');
   const {code} = await f.exited;
   check(code === 0, `ferry run exited ${code}: ${f.err.slice(-2000)}`);
+  mock.stdin.end();  // --exit-on-eof
+  await mock.exited;
 }
 
 async function scenarioFailure() {
-  const {brokers} = await startMock(['orders:1']);
+  const {mock, brokers} = await startMock(['orders:1']);
   produce(brokers, 'orders', 5, 1);
   produce(brokers, 'orders', 1, 6, '{"id": "not a number {{seq}}"}');
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'),
@@ -340,6 +343,8 @@ max_latency = "200ms"
   f.kill('SIGTERM');
   const {code} = await f.exited;
   check(code === 1, `ferry run after a failed pipeline exited ${code} (expected 1)`);
+  mock.stdin.end();
+  await mock.exited;
 }
 
 try {

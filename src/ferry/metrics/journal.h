@@ -112,7 +112,7 @@ class Journal {
   static constexpr size_t kMaxMaintenance = 10;
   static constexpr size_t kMaxPayloadBytes = 1024;
   static constexpr size_t kMaxErrorBytes = 4096;
-  static constexpr int64_t kSmallFileBytes = int64_t{32} << 20;
+  static constexpr int64_t kSmallFileBytes = int64_t{32} * 1000 * 1000;  // 32 MB
 
   // Wall-clock milliseconds; tests pass their own.
   explicit Journal(std::function<int64_t()> now_ms = {});

@@ -53,7 +53,7 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
   PublishTable(false);
 }
 
-void BatchCommitter::PublishTable(bool checkpoint_written) {
+void BatchCommitter::PublishTable(bool checkpoint_written, int64_t small_added) {
   if (metrics_.journal == nullptr) {
     return;
   }
@@ -66,6 +66,8 @@ void BatchCommitter::PublishTable(bool checkpoint_written) {
       small_files_ += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
     }
     small_files_counted_ = now;
+  } else {
+    small_files_ += small_added;  // files another writer removed are seen at the next recount
   }
   metrics::TableRecord table{.version = snapshot_.version(),
                              .num_files = snapshot_.num_files(),
@@ -185,8 +187,10 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
   batch->files = static_cast<int64_t>(adds.size());
   batch->bytes = 0;
+  int64_t small_added = 0;
   for (const delta::AddFile& add : adds) {
     batch->bytes += add.size;
+    small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
   }
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
 
@@ -231,7 +235,7 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   if (checkpointed) {
     metrics_.checkpoint_seconds->Observe(static_cast<double>(result.checkpoint_micros) / 1e6);
   }
-  PublishTable(checkpointed && *result.checkpoint_version == snapshot_.version());
+  PublishTable(checkpointed && *result.checkpoint_version == snapshot_.version(), small_added);
   if (!result.checkpoint_status.ok()) {
     FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
                    options_.id, result.checkpoint_version.value_or(-1),

@@ -155,8 +155,9 @@ class BatchCommitter {
   // Step 2.
   Status CommitDeadLetters(SealedBatch* batch);
   // The table's figures to the journal (if any). `checkpoint_written`: a checkpoint of the
-  // snapshot's version was just written.
-  void PublishTable(bool checkpoint_written);
+  // snapshot's version was just written. `small_added`: small files the last commit added (the
+  // count between two full recounts).
+  void PublishTable(bool checkpoint_written, int64_t small_added = 0);
 
   const BatchCommitterOptions options_;
   const Metrics metrics_;

@@ -13,6 +13,13 @@ function dec(v, digits = 2) {
   if (v === null || v === undefined) return '–';
   return Number(v).toLocaleString('en-US', {maximumFractionDigits: digits, minimumFractionDigits: 0});
 }
+// Three significant digits below 10 (0.00123, 1.23), fewer above.
+function sig(v) {
+  if (v === null || v === undefined) return '–';
+  if (v === 0 || Math.abs(v) >= 100) return dec(v, 0);
+  if (Math.abs(v) >= 10) return dec(v, 1);
+  return Number(v.toPrecision(3)).toLocaleString('en-US', {maximumSignificantDigits: 3});
+}
 function bytes(v) {
   if (v === null || v === undefined) return '–';
   const units = ['B', 'kB', 'MB', 'GB', 'TB'];
@@ -56,9 +63,10 @@ function svg(tag, attrs = {}) {
   return e;
 }
 
-// A line chart of `values` (nulls are gaps) over the whole 15-minute window.
+// A line chart of `values` (nulls are gaps), newest at the right edge, over the samples kept (the
+// last 15 minutes), or the last minute while fewer are kept.
 function chart(values, label, format, cls = 'chart') {
-  const w = 300, h = 48, cap = state.history ? state.history.capacity : values.length;
+  const w = 300, h = 48, cap = Math.max(values.length, 60);
   const finite = values.filter((v) => v !== null);
   const max = Math.max(1e-9, ...finite);
   const last = finite.length ? finite[finite.length - 1] : null;
@@ -170,7 +178,7 @@ function drawPipeline(p, now) {
   const s = p.series;
   parts.push(el('div', {class: 'cards'},
     card('Rows/s committed', num(p.now.rows_per_s), `${num(p.totals.rows)} rows in all`, chart(s.rows_per_s, 'rows per second', num)),
-    card('MB/s committed', dec(p.now.mb_per_s), `${bytes(p.totals.bytes)} in all`, chart(s.mb_per_s, 'MB per second', dec)),
+    card('MB/s committed', sig(p.now.mb_per_s), `${bytes(p.totals.bytes)} in all`, chart(s.mb_per_s, 'MB per second', sig)),
     card('Messages/s in', num(p.now.messages_per_s), `${num(p.totals.messages)} taken from the source`, chart(s.messages_per_s, 'messages per second', num)),
     card('Batch duration', seconds(last(s.batch_seconds)), 'first row to durable commit', chart(s.batch_seconds, 'batch duration', seconds)),
     card('Commit duration', seconds(last(s.commit_seconds)), `${num(p.totals.commits)} commits, ${num(p.totals.commits_failed)} retried, ${num(p.totals.commits_lost)} lost`, chart(s.commit_seconds, 'commit duration', seconds))));
@@ -190,7 +198,7 @@ function drawPipeline(p, now) {
     : el('p', {class: 'empty', text: 'No partition assigned yet.'}));
   // Commits.
   const crow = p.commits.map((c) => el('tr', {},
-    cell(num(c.version), {class: 'num'}), cell(ago(c.time_ms, now), {title: iso(c.time_ms)}),
+    cell(num(c.version), {class: 'num'}), cell(ago(c.time_ms, now), {title: iso(c.time_ms), class: 'nowrap'}),
     cell(num(c.rows), {class: 'num'}), cell(num(c.files), {class: 'num'}), cell(bytes(c.bytes), {class: 'num'}),
     cell(seconds(c.commit_seconds), {class: 'num'}), cell(seconds(c.batch_seconds), {class: 'num'}),
     cell(c.positions.map((x) => `${x.partition} ${x.first}..${x.last}`).join(', '), {class: 'mono'})));
@@ -201,8 +209,8 @@ function drawPipeline(p, now) {
   const b = p.bad_records;
   const reasons = b.by_reason.map((r) => el('tr', {}, cell(r.reason), cell(r.action), cell(num(r.count), {class: 'num'})));
   const samples = b.samples.map((x) => el('tr', {},
-    cell(ago(x.time_ms, now), {title: iso(x.time_ms)}), cell(`${x.partition} @ ${x.position}`, {class: 'mono'}),
-    cell(x.reason), cell(x.error, {class: 'mono'}),
+    cell(ago(x.time_ms, now), {title: iso(x.time_ms), class: 'nowrap'}), cell(`${x.partition} @ ${x.position}`, {class: 'mono nowrap'}),
+    cell(x.reason), cell(x.error, {class: 'mono wide'}),
     ...('payload' in x ? [cell(x.payload, {class: 'mono'})] : [])));
   const sampleHead = ['When', 'Position', 'Reason', 'Error'];
   if (b.samples.some((x) => 'payload' in x)) sampleHead.push('Payload');
