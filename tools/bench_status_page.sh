@@ -11,17 +11,18 @@
 #      off     no [metrics] listen: no HTTP server, no sampler
 #      closed  [metrics] listen: the status page's sampler runs, nobody looks
 #      polled  [metrics] listen, and /api/status polled every second the way the page polls it
-#              (the first answer in full, then ?since=<next_tick>), from the moment it answers
+#              (the first answer in full, then ?since=<next_tick>; node, as the page's own
+#              logic), from the moment it answers
 # 3. prints the median of each variant and polled/off, closed/off.
 #
-# Environment: COUNT (300000), PARTITIONS (16), REPS (3), PAYLOAD (285 random letters per
-# message), BENCH_DIR (default: a mktemp dir, removed).
+# Environment: COUNT (600000), PARTITIONS (64: each under the mock's 5 MiB retention), REPS (5),
+# PAYLOAD (285 random letters per message), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
-COUNT=${COUNT:-300000}
-PARTITIONS=${PARTITIONS:-16}
-REPS=${REPS:-3}
+COUNT=${COUNT:-600000}
+PARTITIONS=${PARTITIONS:-64}
+REPS=${REPS:-5}
 PAYLOAD=${PAYLOAD:-285}
 
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/ferry-bench-status.XXXXXX)}
@@ -75,17 +76,27 @@ max_latency = "5s"
 TOML
 }
 
-# Polls like the page: GET /api/status, then ?since=<next_tick> every second.
+# Polls like the page (status.js): GET /api/status, then ?since=<next_tick> every second; the
+# number of answers goes to $DIR/polls.
 poll() {
-  local since="" body n=0
-  while true; do
-    if body=$(curl -sf "http://127.0.0.1:$PORT/api/status$since"); then
-      since="?since=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["history"]["next_tick"])' <<<"$body")"
-      n=$((n + 1))
-      echo "$n" >"$DIR/polls"
-    fi
-    sleep 1
-  done
+  exec node -e '
+    const [url, out] = process.argv.slice(1);
+    let since = "", n = 0;
+    const fs = require("fs");
+    async function tick() {
+      try {
+        const r = await fetch(url + since);
+        if (r.ok) {
+          const j = await r.json();
+          since = "?since=" + j.history.next_tick;
+          fs.writeFileSync(out, String(++n));
+          setTimeout(tick, 1000);
+          return;
+        }
+      } catch (e) { /* not serving yet */ }
+      setTimeout(tick, 100);
+    }
+    tick();' "http://127.0.0.1:$PORT/api/status" "$DIR/polls"
 }
 
 declare -A wall cpu

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fstream>
 
+#include "ferry/app/logging.h"
 #include "ferry/app/status_page/status_assets.h"
 #include "ferry/app/status_page/status_json.h"
 #include "ferry/app/status_page/table_probe.h"
@@ -79,10 +80,11 @@ std::string DescribeSource(const config::PipelineConfig& p) {
   return "unknown";
 }
 
-MetricsServer::MetricsServer(metrics::Registry* registry,
-                             const std::vector<config::PipelineConfig>& pipelines)
-    : registry_(registry), expected_pipelines_(static_cast<int>(pipelines.size())) {
-  for (const config::PipelineConfig& p : pipelines) {
+MetricsServer::MetricsServer(metrics::Registry* registry, const config::Config& config)
+    : registry_(registry),
+      expected_pipelines_(static_cast<int>(config.pipelines.size())),
+      secrets_(config.secrets) {
+  for (const config::PipelineConfig& p : config.pipelines) {
     pipelines_.push_back({.id = p.id, .source = DescribeSource(p), .table = p.table});
   }
 }
@@ -195,6 +197,8 @@ Status MetricsServer::Start(const config::MetricsConfig& config) {
   });
   if (config.status_page) {
     registry_->journal()->set_keep_payloads(config.show_payloads);
+    registry_->journal()->set_redactor(
+        [secrets = secrets_](std::string text) { return Redact(std::move(text), secrets); });
     history_ = std::make_unique<StatusHistory>(
         registry_, pipelines_, std::make_unique<TableProbe>(TableProbe::LocalOpener()));
   }

@@ -34,7 +34,8 @@ namespace ferry::app {
 
 class MetricsServer {
  public:
-  MetricsServer(metrics::Registry* registry, const std::vector<config::PipelineConfig>& pipelines);
+  // The status page names `config`'s pipelines; the journal's texts are redacted of its secrets.
+  MetricsServer(metrics::Registry* registry, const config::Config& config);
   ~MetricsServer();
 
   // Binds `config.listen` ("host:port"; port 0 picks a free one), starts the status page's
@@ -52,6 +53,7 @@ class MetricsServer {
   metrics::Registry* registry_;
   int expected_pipelines_;
   std::vector<StatusPipelineInfo> pipelines_;
+  std::vector<std::string> secrets_;
   std::unique_ptr<StatusHistory> history_;
   // The expected Authorization header ("Basic <base64(user:password)>"); empty: no auth.
   std::string authorization_;

@@ -138,7 +138,7 @@ int Run(const RunArgs& args) {
     pipelines.push_back(std::move(*built));
   }
 
-  MetricsServer server(&registry, cfg->pipelines);
+  MetricsServer server(&registry, *cfg);
   if (!cfg->metrics.listen.empty()) {
     Status st = server.Start(cfg->metrics);
     if (!st.ok()) {

@@ -50,6 +50,15 @@ std::string_view PipelineStateName(PipelineState state) {
 Journal::Journal(std::function<int64_t()> now_ms)
     : now_ms_(now_ms ? std::move(now_ms) : std::function<int64_t()>(WallMillis)) {}
 
+void Journal::set_redactor(std::function<std::string(std::string)> redact) {
+  std::lock_guard lock(mu_);
+  redact_ = std::move(redact);
+}
+
+std::string Journal::Clean(std::string_view text, size_t limit) const {
+  return Truncated(redact_ ? redact_(std::string(text)) : text, limit);
+}
+
 PipelineRecord& Journal::At(std::string_view pipeline) {
   auto it = pipelines_.find(pipeline);
   if (it == pipelines_.end()) {
@@ -71,7 +80,7 @@ void Journal::SetState(std::string_view pipeline, PipelineState state, std::stri
     r.state_since_ms = now;
   }
   if (!error.empty()) {
-    r.error = Truncated(error, kMaxErrorBytes);
+    r.error = Clean(error, kMaxErrorBytes);
     r.error_ms = now;
   }
 }
@@ -88,24 +97,25 @@ void Journal::RecordCommit(std::string_view pipeline, CommitRecord commit) {
 
 void Journal::RecordBadRecord(std::string_view pipeline, BadRecordSample sample,
                               std::string_view payload) {
+  std::lock_guard lock(mu_);
   if (keep_payloads()) {
-    sample.payload = Truncated(payload, kMaxPayloadBytes);
+    sample.payload = Clean(payload, kMaxPayloadBytes);
   } else {
     sample.payload.reset();
   }
-  sample.error = Truncated(sample.error, kMaxErrorBytes);
-  std::lock_guard lock(mu_);
+  sample.error = Clean(sample.error, kMaxErrorBytes);
   PushBounded(&At(pipeline).bad_records, std::move(sample), kMaxBadRecords);
 }
 
 void Journal::RecordFence(std::string_view pipeline, FenceRecord fence) {
   std::lock_guard lock(mu_);
+  fence.reason = Clean(fence.reason, kMaxErrorBytes);
   PushBounded(&At(pipeline).fences, std::move(fence), kMaxFences);
 }
 
 void Journal::RecordMaintenance(std::string_view pipeline, MaintenanceRecord run) {
-  run.detail = Truncated(run.detail, kMaxErrorBytes);
   std::lock_guard lock(mu_);
+  run.detail = Clean(run.detail, kMaxErrorBytes);
   PushBounded(&At(pipeline).maintenance, std::move(run), kMaxMaintenance);
 }
 

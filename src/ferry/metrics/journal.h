@@ -9,6 +9,8 @@
 //
 // Bad records are kept with their position and error; their payload bytes only when the operator
 // asked for them (`[metrics] show_payloads`, set_keep_payloads), truncated to kMaxPayloadBytes.
+// Every text (errors, payloads, reasons, details) goes through the redactor set by the app
+// (set_redactor: the configuration's secrets become "***", as in the logs).
 //
 // Thread-safety: every method is thread-safe.
 #pragma once
@@ -129,6 +131,8 @@ class Journal {
   void SetTable(std::string_view pipeline, const TableRecord& table);
 
   void set_keep_payloads(bool keep) { keep_payloads_.store(keep, std::memory_order_relaxed); }
+  // Applied to every text recorded from now on.
+  void set_redactor(std::function<std::string(std::string)> redact);
   bool keep_payloads() const { return keep_payloads_.load(std::memory_order_relaxed); }
 
   // A copy of every pipeline's record, by pipeline id.
@@ -137,7 +141,10 @@ class Journal {
  private:
   PipelineRecord& At(std::string_view pipeline);  // REQUIRES: mu_ held
 
+  std::string Clean(std::string_view text, size_t limit) const;  // redacted, then truncated
+
   std::function<int64_t()> now_ms_;
+  std::function<std::string(std::string)> redact_;  // guarded by mu_
   std::atomic<bool> keep_payloads_{false};
   mutable std::mutex mu_;
   std::map<std::string, PipelineRecord, std::less<>> pipelines_;

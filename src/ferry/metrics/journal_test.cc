@@ -60,6 +60,27 @@ TEST(JournalTest, PayloadsOnlyWhenAskedAndTruncated) {
   EXPECT_EQ(s.position, 4);
 }
 
+TEST(JournalTest, TextsAreRedacted) {
+  Journal j;
+  j.set_keep_payloads(true);
+  j.set_redactor([](std::string text) {
+    for (size_t pos; (pos = text.find("hunter2")) != std::string::npos;) {
+      text.replace(pos, 7, "***");
+    }
+    return text;
+  });
+  j.SetState("a", PipelineState::kWaitingForBroker, "nats://u:hunter2@host: refused");
+  j.RecordBadRecord("a", {.error = "bad hunter2"}, "payload hunter2");
+  j.RecordFence("a", {.reason = "hunter2"});
+  j.RecordMaintenance("a", {.detail = "hunter2"});
+  PipelineRecord r = j.Read().at("a");
+  EXPECT_EQ(r.error, "nats://u:***@host: refused");
+  EXPECT_EQ(r.bad_records.back().error, "bad ***");
+  EXPECT_EQ(r.bad_records.back().payload, "payload ***");
+  EXPECT_EQ(r.fences.back().reason, "***");
+  EXPECT_EQ(r.maintenance.back().detail, "***");
+}
+
 TEST(JournalTest, TheCheckpointTimeIsKeptWhileItsVersionIs) {
   Journal j;
   j.SetTable("a", {.version = 10, .checkpoint_version = 10, .checkpoint_ms = 777});
