@@ -15,9 +15,11 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev
+  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium
 
 DUCKDB_DIR := tests/duckdb
+# puppeteer-core (drives Debian's chromium; it downloads no browser) and ajv: the status page test.
+BROWSER_DIR := tests/browser
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
@@ -46,6 +48,10 @@ setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
 	  echo "setup: npm ci in $(DUCKDB_DIR) (pinned @duckdb/node-api; log: $(SETUP_LOG))"; \
 	  cd $(DUCKDB_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
+	fi
+	@if [ ! -d $(BROWSER_DIR)/node_modules/puppeteer-core ] || [ ! -d $(BROWSER_DIR)/node_modules/ajv ]; then \
+	  echo "setup: npm ci in $(BROWSER_DIR) (pinned puppeteer-core, ajv; log: $(SETUP_LOG))"; \
+	  cd $(BROWSER_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
 build: setup-deb

@@ -1,11 +1,14 @@
 #include "ferry/app/maintenance_scheduler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "ferry/app/table_location.h"
+#include "ferry/base/clock.h"
 #include "ferry/base/log.h"
 #include "ferry/delta/optimize.h"
 #include "ferry/delta/table.h"
@@ -46,26 +49,35 @@ void MaintenanceScheduler::Stop() {
 
 void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, bool optimize) {
   const char* operation = optimize ? "optimize" : "vacuum";
+  Clock::time_point start = Clock::now();
+  metrics::MaintenanceRecord record{.time_ms = WallMillis(), .operation = operation};
   Status st = [&]() -> Status {
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(p.table, p.storage));
     if (optimize) {
       FERRY_ASSIGN_OR_RETURN(delta::OptimizeResult r, delta::Optimize(*table, {}));
-      FERRY_LOG_INFO("pipeline {}: scheduled optimize: {} files into {} ({} rows){}", p.id,
-                     r.files_removed, r.files_added, r.rows,
+      record.detail =
+          fmt::format("{} files into {} ({} rows)", r.files_removed, r.files_added, r.rows);
+      record.version = r.version;
+      FERRY_LOG_INFO("pipeline {}: scheduled optimize: {}{}", p.id, record.detail,
                      r.version ? " at version " + std::to_string(*r.version) : "");
     } else {
       FERRY_ASSIGN_OR_RETURN(
           delta::VacuumResult r,
           delta::Vacuum(*table, {.retain_ms = p.maintenance.vacuum_retain.count()}));
-      FERRY_LOG_INFO("pipeline {}: scheduled vacuum against version {}: {} files deleted", p.id,
-                     r.version, r.deleted.size());
+      record.detail =
+          fmt::format("against version {}: {} files deleted", r.version, r.deleted.size());
+      FERRY_LOG_INFO("pipeline {}: scheduled vacuum {}", p.id, record.detail);
     }
     return Status::OK();
   }();
   if (!st.ok()) {
     FERRY_LOG_WARN("pipeline {}: scheduled {} failed (tried again next time): {}", p.id, operation,
                    st.ToString());
+    record.ok = false;
+    record.detail = st.ToString();
   }
+  record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  registry_->journal()->RecordMaintenance(p.id, std::move(record));
   registry_
       ->GetCounter(
           "ferry_maintenance_runs_total", "Scheduled optimize and vacuum rounds",

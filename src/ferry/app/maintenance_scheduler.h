@@ -5,6 +5,7 @@
 // logged, counted and tried again at the next tick). The first round runs one period after start.
 //
 // Metrics: ferry_maintenance_runs_total{pipeline, operation=optimize|vacuum, outcome=ok|failed}.
+// Each round is also listed in the registry's Journal (the status page's maintenance runs).
 //
 // Thread-safety: Start/Stop from one thread.
 #pragma once

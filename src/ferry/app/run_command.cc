@@ -9,8 +9,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -79,6 +81,22 @@ Result<config::Config> LoadAndSelect(const std::string& path, const std::vector<
   return cfg;
 }
 
+// [metrics] linger_after_failure: the status page stays up to show why a pipeline failed, until
+// the time is up or a signal comes.
+void LingerAfterFailure(const std::string& url, std::chrono::milliseconds linger, int signal_fd) {
+  FERRY_LOG_INFO("a pipeline failed: the status page stays up on {}/ for {} s (SIGTERM ends it)",
+                 url, linger.count() / 1000);
+  pollfd fd = {.fd = signal_fd, .events = POLLIN, .revents = 0};
+  auto until = std::chrono::steady_clock::now() + linger;
+  while (std::chrono::steady_clock::now() < until) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (poll(&fd, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 1, 3600000))) > 0) {
+      return;
+    }
+  }
+}
+
 int Run(const RunArgs& args) {
   if (const char* fp = std::getenv("FERRY_FAILPOINTS"); fp != nullptr && *fp != '\0') {
     Status st = failpoint::ArmFromString(fp);
@@ -139,15 +157,16 @@ int Run(const RunArgs& args) {
     pipelines.push_back(std::move(*built));
   }
 
-  MetricsServer server(&registry, static_cast<int>(pipelines.size()));
+  MetricsServer server(&registry, *cfg);
   if (!cfg->metrics.listen.empty()) {
-    Status st = server.Start(cfg->metrics.listen);
+    Status st = server.Start(cfg->metrics);
     if (!st.ok()) {
       FERRY_LOG_ERROR("{}", st.ToString());
       return kExitUsage;
     }
-    FERRY_LOG_INFO("metrics on http://{}:{}/metrics",
-                   cfg->metrics.listen.substr(0, cfg->metrics.listen.rfind(':')), server.port());
+    FERRY_LOG_INFO("metrics on {}/metrics{}", server.url(),
+                   cfg->metrics.status_page ? fmt::format(", status page on {}/", server.url())
+                                            : std::string());
   }
 
   // The main thread sleeps in poll() on two descriptors: SIGTERM/SIGINT (blocked above, so they
@@ -238,6 +257,10 @@ int Run(const RunArgs& args) {
   }
   for (std::thread& t : threads) {
     t.join();
+  }
+  if (any_failed.load() && signals_seen == 0 && server.port() > 0 &&
+      cfg->metrics.linger_after_failure.count() > 0) {
+    LingerAfterFailure(server.url(), cfg->metrics.linger_after_failure, signal_fd.get());
   }
   maintenance.Stop();
   if (progress) {

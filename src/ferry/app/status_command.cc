@@ -16,6 +16,7 @@
 
 #include "ferry/app/broker_heads.h"
 #include "ferry/app/logging.h"
+#include "ferry/app/status_watch.h"
 #include "ferry/app/table_location.h"
 #include "ferry/config/config.h"
 #include "ferry/delta/history.h"
@@ -37,6 +38,9 @@ struct StatusArgs {
   std::vector<std::string> pipelines;
   std::optional<int64_t> max_lag;
   bool json = false;
+  bool watch = false;
+  std::string interval = "1s";
+  int64_t count = 0;
 };
 
 struct Row {
@@ -153,6 +157,8 @@ std::string Cell(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : "-";
 }
 
+std::string Format(const std::vector<Row>& rows);
+
 void Print(const std::vector<Row>& rows, bool json) {
   if (json) {
     for (const Row& r : rows) {
@@ -171,6 +177,10 @@ void Print(const std::vector<Row>& rows, bool json) {
     }
     return;
   }
+  std::fputs(Format(rows).c_str(), stdout);
+}
+
+std::string Format(const std::vector<Row>& rows) {
   size_t w_pipeline = 8;
   size_t w_partition = 9;
   for (const Row& r : rows) {
@@ -185,7 +195,34 @@ void Print(const std::vector<Row>& rows, bool json) {
                        r.partition, w_partition, Cell(r.position), Cell(r.head), Cell(r.lag),
                        r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
   }
-  std::fputs(out.c_str(), stdout);
+  return out;
+}
+
+// --watch: the running ferry's status page in the terminal; the rows above when it is not up.
+int Watch(const StatusArgs& args, const config::Config& cfg) {
+  Result<config::Duration> interval = config::ParseDuration(args.interval);
+  if (!interval.ok() || interval->count() <= 0) {
+    std::fprintf(stderr, "ferry status: --interval: \"%s\" is not a duration such as 1s\n",
+                 args.interval.c_str());
+    return kExitError;
+  }
+  WatchOptions options{.interval = *interval,
+                       .count = args.count,
+                       .pipelines = {args.pipelines.begin(), args.pipelines.end()}};
+  return WatchStatus(cfg, options, [&] {
+    std::vector<Row> rows;
+    for (const config::PipelineConfig& p : cfg.pipelines) {
+      if (!options.pipelines.empty() && options.pipelines.count(p.id) == 0) {
+        continue;
+      }
+      Result<std::vector<Row>> r = PipelineRows(p);
+      if (!r.ok()) {
+        return Redact(fmt::format("pipeline {}: {}\n", p.id, r.status().ToString()), cfg.secrets);
+      }
+      rows.insert(rows.end(), r->begin(), r->end());
+    }
+    return Format(rows);
+  });
 }
 
 int ShowStatus(const StatusArgs& args) {
@@ -196,6 +233,10 @@ int ShowStatus(const StatusArgs& args) {
   Result<storage::StorageOptions> flags = StorageOptionsFromFlags(args.storage_options);
   if (!flags.ok()) {
     std::fprintf(stderr, "ferry status: %s\n", flags.status().message().c_str());
+    return kExitError;
+  }
+  if (args.watch && args.config.empty()) {
+    std::fprintf(stderr, "ferry status: --watch needs --config (the running ferry's listener)\n");
     return kExitError;
   }
   std::vector<Row> rows;
@@ -218,6 +259,9 @@ int ShowStatus(const StatusArgs& args) {
         !st.ok()) {
       std::fprintf(stderr, "ferry status: %s\n", st.ToString().c_str());
       return kExitError;
+    }
+    if (args.watch) {
+      return Watch(args, *cfg);
     }
     std::set<std::string> wanted(args.pipelines.begin(), args.pipelines.end());
     for (config::PipelineConfig& p : cfg->pipelines) {
@@ -273,6 +317,14 @@ void RegisterStatusCommand(CLI::App& app, int* exit_code) {
   status->add_option("--max-lag", args->max_lag,
                      "Exit 1 when any partition's lag exceeds N messages (for cron and alerts)");
   status->add_flag("--json", args->json, "One JSON object per partition per line");
+  status->add_flag("--watch", args->watch,
+                   "With --config: the status page of the running `ferry run` in the terminal "
+                   "(its [metrics] listener), redrawn every --interval; positions from the tables "
+                   "and brokers while it does not answer. Ctrl-C stops");
+  status->add_option("--interval", args->interval, "With --watch: time between frames")
+      ->capture_default_str();
+  status->add_option("--count", args->count, "With --watch: stop after N frames (0: never)")
+      ->capture_default_str();
   status->callback([args, exit_code] { *exit_code = ShowStatus(*args); });
 }
 

@@ -10,6 +10,10 @@
 //   ferry status --table PATH [--json]
 //       the positions of every appId the table holds (no broker: head and lag unknown).
 //
+//   ferry status --config FILE --watch [--interval 1s] [--count N]
+//       the status page of the `ferry run` serving FILE's `[metrics] listen`, in the terminal
+//       (status_watch.h).
+//
 // --json prints one object per partition per line with the keys pipeline, partition, position,
 // head, lag (null when unknown) and last_commit (ISO-8601 UTC, null when the table is empty).
 //

@@ -28,6 +28,39 @@ EnvLookup ProcessEnv() {
   };
 }
 
+namespace {
+
+// [metrics]: everything but listen.
+Status ReadMetricsOptions(TomlTable& t, MetricsConfig* out) {
+  FERRY_ASSIGN_OR_RETURN(auto page, t.Bool("status_page"));
+  FERRY_ASSIGN_OR_RETURN(auto payloads, t.Bool("show_payloads"));
+  FERRY_ASSIGN_OR_RETURN(auto username, t.String("username"));
+  FERRY_ASSIGN_OR_RETURN(auto password, t.String("password", /*secret=*/true));
+  FERRY_ASSIGN_OR_RETURN(auto cert, t.String("tls_cert"));
+  FERRY_ASSIGN_OR_RETURN(auto key, t.String("tls_key"));
+  FERRY_ASSIGN_OR_RETURN(auto linger, t.DurationValue("linger_after_failure"));
+  if (username.has_value() != password.has_value()) {
+    return t.Error(username ? "username" : "password",
+                   "basic auth needs both username and password");
+  }
+  if (username && (username->empty() || username->find(':') != std::string::npos)) {
+    return t.Error("username", "expected a non-empty name without ':'");
+  }
+  if (cert.has_value() != key.has_value()) {
+    return t.Error(cert ? "tls_cert" : "tls_key", "TLS needs both tls_cert and tls_key");
+  }
+  Set(page, &out->status_page);
+  Set(payloads, &out->show_payloads);
+  Set(username, &out->username);
+  Set(password, &out->password);
+  Set(cert, &out->tls_cert);
+  Set(key, &out->tls_key);
+  Set(linger, &out->linger_after_failure);
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<Config> ParseConfig(std::string_view text, const std::string& path, const EnvLookup& env) {
   Config config;
   config.path = path;
@@ -63,6 +96,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
       return metrics->Error("listen", "expected \"host:port\", e.g. \"127.0.0.1:9464\"");
     }
     Set(listen, &config.metrics.listen);
+    FERRY_RETURN_IF_ERROR(ReadMetricsOptions(*metrics, &config.metrics));
     FERRY_RETURN_IF_ERROR(metrics->Finish());
   }
   FERRY_ASSIGN_OR_RETURN(config.storage, ReadStorage(root, "storage"));

@@ -172,6 +172,19 @@ struct PipelineConfig {
 
 struct MetricsConfig {
   std::string listen;  // "host:port"; empty = no endpoint
+  // The status page (`/` and `/api/status`) beside /metrics.
+  bool status_page = true;
+  // Bad-record samples on the status page carry their payload bytes (off: position and error).
+  bool show_payloads = false;
+  // HTTP basic auth for everything but /health/*; both or neither.
+  std::string username;
+  std::string password;  // secret
+  // TLS (PEM files); both or neither.
+  std::string tls_cert;
+  std::string tls_key;
+  // After a pipeline failed, keep serving this long (SIGTERM/SIGINT ends it) so the status page
+  // shows the error; 0 = exit at once.
+  Duration linger_after_failure{0};
 };
 
 struct LogConfig {

@@ -195,6 +195,48 @@ TEST(ConfigTest, MaintenanceSchedule) {
       << bad.status().message();
 }
 
+TEST(ConfigTest, MetricsStatusPageAuthAndTls) {
+  Result<Config> plain =
+      Parse(std::string("[metrics]\nlisten = \":9464\"\n") + std::string(kIssueExample));
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->metrics.status_page);
+  EXPECT_FALSE(plain->metrics.show_payloads);
+  EXPECT_TRUE(plain->metrics.username.empty());
+  EXPECT_EQ(plain->metrics.linger_after_failure.count(), 0);
+
+  Result<Config> c = Parse(std::string(R"([metrics]
+listen = "0.0.0.0:9464"
+status_page = false
+show_payloads = true
+username = "ops"
+password = "${PAGE_PASSWORD}"
+tls_cert = "/etc/ferry/cert.pem"
+tls_key = "/etc/ferry/key.pem"
+linger_after_failure = "10m"
+)") + std::string(kIssueExample),
+                           {{"PAGE_PASSWORD", "p4ge-s3cret"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->metrics.status_page);
+  EXPECT_TRUE(c->metrics.show_payloads);
+  EXPECT_EQ(c->metrics.username, "ops");
+  EXPECT_EQ(c->metrics.password, "p4ge-s3cret");
+  EXPECT_EQ(c->metrics.tls_cert, "/etc/ferry/cert.pem");
+  EXPECT_EQ(c->metrics.tls_key, "/etc/ferry/key.pem");
+  EXPECT_EQ(c->metrics.linger_after_failure, std::chrono::minutes(10));
+  // The password is redacted from logs like every other secret.
+  EXPECT_EQ(c->secrets, std::vector<std::string>{"p4ge-s3cret"});
+
+  for (const char* half : {"username = \"ops\"", "password = \"x\"", "tls_cert = \"/c.pem\"",
+                           "tls_key = \"/k.pem\""}) {
+    Result<Config> bad =
+        Parse(fmt::format("[metrics]\nlisten = \":1\"\n{}\n{}", half, std::string(kIssueExample)));
+    ASSERT_FALSE(bad.ok()) << half;
+    EXPECT_NE(bad.status().message().find("ferry.toml:3:"), std::string::npos)
+        << bad.status().message();
+    EXPECT_NE(bad.status().message().find("metrics."), std::string::npos) << bad.status().message();
+  }
+}
+
 TEST(ConfigTest, SyntaxErrorHasPosition) {
   Result<Config> c = Parse("[[pipeline]]\nid = \"x\nx");
   ASSERT_FALSE(c.ok());

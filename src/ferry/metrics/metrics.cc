@@ -191,4 +191,17 @@ std::vector<std::pair<Labels, double>> Registry::Values(std::string_view name) c
   return out;
 }
 
+std::vector<Registry::HistogramTotals> Registry::Histograms(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  std::vector<HistogramTotals> out;
+  auto it = families_.find(name);
+  if (it == families_.end()) {
+    return out;
+  }
+  for (const auto& [labels, h] : it->second.histograms) {
+    out.push_back({.labels = labels, .count = h->count(), .sum = h->sum()});
+  }
+  return out;
+}
+
 }  // namespace ferry::metrics

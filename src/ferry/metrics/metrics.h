@@ -9,6 +9,9 @@
 //       "Rows committed to the table.", {{"pipeline", "events"}});
 //   rows->Increment(batch_rows);
 //
+// The registry also holds the process's Journal (journal.h): the events the status page lists
+// beside the series it samples from here.
+//
 // Thread-safety: every method is thread-safe. Updates are lock-free; registration and rendering
 // take a mutex.
 #pragma once
@@ -22,6 +25,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "ferry/metrics/journal.h"
 
 namespace ferry::metrics {
 
@@ -89,6 +94,15 @@ class Registry {
   double Value(std::string_view name, const Labels& labels = {}) const;
   // Every label set of a counter or gauge family with its value (empty when absent).
   std::vector<std::pair<Labels, double>> Values(std::string_view name) const;
+  struct HistogramTotals {
+    Labels labels;
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  // Every label set of a histogram family with its count and sum (empty when absent).
+  std::vector<HistogramTotals> Histograms(std::string_view name) const;
+
+  Journal* journal() { return &journal_; }
 
  private:
   enum class Type { kCounter, kGauge, kHistogram };
@@ -103,6 +117,7 @@ class Registry {
 
   mutable std::mutex mu_;
   std::map<std::string, Family, std::less<>> families_;
+  Journal journal_;
 };
 
 }  // namespace ferry::metrics

@@ -49,7 +49,38 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
       stage_(std::move(stage)),
-      dedup_(std::move(dedup)) {}
+      dedup_(std::move(dedup)) {
+  PublishTable(false);
+}
+
+void BatchCommitter::PublishTable(bool checkpoint_written, int64_t small_added) {
+  if (metrics_.journal == nullptr) {
+    return;
+  }
+  Clock::time_point now = Clock::now();
+  if (small_files_counted_ == Clock::time_point{} ||
+      now - small_files_counted_ >= kTableScanInterval) {
+    // O(files): at most every kTableScanInterval, on the writer thread after a commit.
+    small_files_ = 0;
+    for (const auto& [key, add] : snapshot_.files()) {
+      small_files_ += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
+    }
+    small_files_counted_ = now;
+  } else {
+    small_files_ += small_added;  // files another writer removed are seen at the next recount
+  }
+  metrics::TableRecord table{.version = snapshot_.version(),
+                             .num_files = snapshot_.num_files(),
+                             .size_bytes = snapshot_.size_bytes(),
+                             .small_files = small_files_,
+                             .checkpoint_version = snapshot_.newest_checkpoint_version(),
+                             .time_ms = WallMillis()};
+  if (checkpoint_written) {
+    table.checkpoint_version = snapshot_.version();
+    table.checkpoint_ms = table.time_ms;
+  }
+  metrics_.journal->SetTable(options_.id, table);
+}
 
 void BatchCommitter::SetDeadLetterTable(std::unique_ptr<delta::Table> table,
                                         delta::Snapshot snapshot) {
@@ -156,8 +187,10 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
   batch->files = static_cast<int64_t>(adds.size());
   batch->bytes = 0;
+  int64_t small_added = 0;
   for (const delta::AddFile& add : adds) {
     batch->bytes += add.size;
+    small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
   }
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
 
@@ -196,10 +229,13 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
           options_.id, result.version, persisted.ToString());
     }
   }
-  metrics_.commit_seconds->Observe(Seconds(Clock::now() - start));
-  if (result.checkpoint_version && result.checkpoint_status.ok()) {
+  batch->commit_seconds = Seconds(Clock::now() - start);
+  metrics_.commit_seconds->Observe(batch->commit_seconds);
+  bool checkpointed = result.checkpoint_version && result.checkpoint_status.ok();
+  if (checkpointed) {
     metrics_.checkpoint_seconds->Observe(static_cast<double>(result.checkpoint_micros) / 1e6);
   }
+  PublishTable(checkpointed && *result.checkpoint_version == snapshot_.version(), small_added);
   if (!result.checkpoint_status.ok()) {
     FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
                    options_.id, result.checkpoint_version.value_or(-1),
@@ -230,6 +266,12 @@ Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
       return st.WithContext("pipeline {}: committing to {}", options_.id, table_->Describe());
     }
     metrics_.failed->Increment();
+    if (metrics_.journal != nullptr) {
+      metrics_.journal->SetState(
+          options_.id, metrics::PipelineState::kRetrying,
+          fmt::format("batch of {} rows not committed to {}: {}", batch->rows.num_rows(),
+                      table_->Describe(), st.ToString()));
+    }
     FERRY_LOG_WARN("pipeline {}: batch of {} rows not committed: {}; retrying in {}", options_.id,
                    batch->rows.num_rows(), st.ToString(), FormatDuration(backoff));
     stop->WaitFor(backoff);

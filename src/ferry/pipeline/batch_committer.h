@@ -88,6 +88,7 @@ struct SealedBatch {
   int64_t files = 0;
   int64_t bytes = 0;
   int64_t version = -1;
+  double commit_seconds = 0;  // the attempt that committed: files written, commit made
 };
 
 // The parts of PipelineOptions the writer thread uses.
@@ -107,7 +108,11 @@ class BatchCommitter {
     metrics::Counter* dead_rows = nullptr;
     metrics::Histogram* commit_seconds = nullptr;
     metrics::Histogram* checkpoint_seconds = nullptr;
+    // A failed attempt sets kRetrying with its error; each commit publishes the table's figures
+    // (TableRecord; the small-file count is recounted at most every kTableScanInterval).
+    metrics::Journal* journal = nullptr;
   };
+  static constexpr std::chrono::seconds kTableScanInterval{10};
 
   // `stage` maps the input schema to the table's; `dedup` may be null (no dedup).
   BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
@@ -149,6 +154,10 @@ class BatchCommitter {
   Status WriteAndCommit(SealedBatch* batch);
   // Step 2.
   Status CommitDeadLetters(SealedBatch* batch);
+  // The table's figures to the journal (if any). `checkpoint_written`: a checkpoint of the
+  // snapshot's version was just written. `small_added`: small files the last commit added (the
+  // count between two full recounts).
+  void PublishTable(bool checkpoint_written, int64_t small_added = 0);
 
   const BatchCommitterOptions options_;
   const Metrics metrics_;
@@ -158,7 +167,9 @@ class BatchCommitter {
   std::unique_ptr<DedupIndex> dedup_;
   std::unique_ptr<delta::Table> dead_table_;
   delta::Snapshot dead_snapshot_;
-  int64_t epoch_ = 0;  // batches committed by this pipeline (commitInfo epochId)
+  int64_t epoch_ = 0;        // batches committed by this pipeline (commitInfo epochId)
+  int64_t small_files_ = 0;  // PublishTable's last count
+  std::chrono::steady_clock::time_point small_files_counted_{};
 };
 
 }  // namespace ferry::pipeline

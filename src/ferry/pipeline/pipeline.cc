@@ -17,7 +17,8 @@ using Clock = std::chrono::steady_clock;
 using metrics::Labels;
 
 struct Pipeline::Metrics {
-  Metrics(metrics::Registry* r, const std::string& id) : registry(r), pipeline(id) {
+  Metrics(metrics::Registry* r, const std::string& id)
+      : registry(r), journal(r->journal()), pipeline(id) {
     const Labels l = {{"pipeline", id}};
     up = r->GetGauge("ferry_pipeline_up", "1 while the pipeline runs", l);
     rows = r->GetCounter("ferry_rows_written_total", "Rows committed to the table", l);
@@ -56,13 +57,19 @@ struct Pipeline::Metrics {
                                     "From a batch's first row to its durable commit", l);
     committer.commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
                                                "Writing a batch's files and committing them", l);
+    committer.journal = journal;
   }
   metrics::Gauge* Position(const std::string& name, const std::string& help,
                            const std::string& partition) {
     return registry->GetGauge(name, help, {{"pipeline", pipeline}, {"partition", partition}});
   }
+  metrics::Counter* PartitionCounter(const std::string& name, const std::string& help,
+                                     const std::string& partition) {
+    return registry->GetCounter(name, help, {{"pipeline", pipeline}, {"partition", partition}});
+  }
 
   metrics::Registry* registry;
+  metrics::Journal* journal;  // what the status page lists: commits, state, bad records, fences
   std::string pipeline;
   metrics::Gauge* up;
   metrics::Counter* rows;
@@ -357,14 +364,27 @@ void Pipeline::Consume(const source::Message& m) {
 
 Status Pipeline::TakeBad(const source::Message& m, const Status& error) {
   PartitionState& state = partitions_.at(m.partition);
+  std::string_view reason = BadRecordReason(error.message());
+  auto sample = [&](const char* action) {
+    metrics_->journal->RecordBadRecord(options_.id,
+                                       {.time_ms = WallMillis(),
+                                        .partition = state.key,
+                                        .position = m.position,
+                                        .action = action,
+                                        .reason = std::string(reason),
+                                        .error = error.message()},
+                                       m.payload);
+  };
   if (options_.on_bad_record == OnBadRecord::kSkip || !committer_->has_dead_letter_table()) {
-    metrics_->Bad("skipped", BadRecordReason(error.message()))->Increment();
+    metrics_->Bad("skipped", reason)->Increment();
+    sample("skipped");
     FERRY_LOG_WARN("{} (skipped: on_bad_record = \"skip\")", error.message());
   } else if (state.dead_committed && m.position <= *state.dead_committed) {
     // Dead-lettered by an earlier run whose main commit did not land: already in its table.
     FERRY_LOG_DEBUG("{}: already in the dead-letter table", error.message());
   } else {
-    metrics_->Bad("dead_letter", BadRecordReason(error.message()))->Increment();
+    metrics_->Bad("dead_letter", reason)->Increment();
+    sample("dead_letter");
     FERRY_LOG_WARN("{} (to the dead-letter table)", error.message());
     dead_.mutable_column(0)->As<columnar::BinaryColumn>()->Append(options_.id);
     dead_.mutable_column(1)->As<columnar::BinaryColumn>()->Append(state.key);
@@ -518,9 +538,18 @@ void Pipeline::DiscardInFlight() {
 void Pipeline::AfterCommit(const SealedBatch& batch) {
   std::vector<source::CommittedPosition> positions;
   std::string summary;
+  double batch_seconds = Seconds(Clock::now() - batch.opened);
+  metrics::CommitRecord record{.version = batch.version,
+                               .time_ms = WallMillis(),
+                               .rows = batch.rows_written,
+                               .files = batch.files,
+                               .bytes = batch.bytes,
+                               .commit_seconds = batch.commit_seconds,
+                               .batch_seconds = batch_seconds};
   for (const auto& [p, part] : batch.partitions) {
     summary +=
         fmt::format("{}{} {}..{}", summary.empty() ? "" : ", ", part.key, part.first, part.last);
+    record.positions.push_back({.partition = part.key, .first = part.first, .last = part.last});
     metrics_->Position("ferry_committed_position", "Position committed in the table", part.key)
         ->Set(static_cast<double>(part.last));
     auto it = partitions_.find(p);
@@ -550,7 +579,8 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
   metrics_->bytes->Increment(static_cast<double>(batch.bytes));
   metrics_->succeeded->Increment();
   metrics_->version->Set(static_cast<double>(batch.version));
-  metrics_->batch_seconds->Observe(Seconds(Clock::now() - batch.opened));
+  metrics_->batch_seconds->Observe(batch_seconds);
+  metrics_->journal->RecordCommit(options_.id, std::move(record));
   FERRY_LOG_INFO("pipeline {}: committed version {}: {} rows in {} files ({})", options_.id,
                  batch.version, batch.rows_written, batch.files, summary);
   // Only now may the broker hear about it (DESIGN.md, step 5).
@@ -581,6 +611,9 @@ Status Pipeline::Fence(const Status& why) {
         "resuming every partition from the table",
         options_.id, why.ToString(), batch_.num_rows());
   }
+  metrics_->journal->RecordFence(
+      options_.id,
+      {.time_ms = WallMillis(), .reason = why.ToString(), .rows_dropped = batch_.num_rows()});
   ClearBatch();
   batch_gaps_.clear();
   CloseSource();
@@ -610,10 +643,21 @@ void Pipeline::UpdateHeads() {
   last_heads_ = Clock::now();
   if (!heads.ok()) {
     FERRY_LOG_DEBUG("pipeline {}: broker heads: {}", options_.id, heads.status().ToString());
+    if (heads.status().code() == StatusCode::kUnavailable) {
+      SetBrokerReachable(false, heads.status());
+    }
     return;
   }
+  SetBrokerReachable(true, Status::OK());
   bool all_known = true;
   for (auto& [p, state] : partitions_) {
+    if (int64_t pauses = source_->RateLimitPauses(p); pauses > state.rate_limit_pauses) {
+      metrics_
+          ->PartitionCounter("ferry_rate_limit_pauses_total",
+                             "Times max_rate_per_partition held the partition back", state.key)
+          ->Increment(static_cast<double>(pauses - state.rate_limit_pauses));
+      state.rate_limit_pauses = pauses;
+    }
     const std::string& key = state.key;  // clang 14 cannot capture a structured binding
     auto head = std::find_if(heads->begin(), heads->end(),
                              [&](const source::PartitionHead& h) { return h.key == key; });
@@ -673,11 +717,34 @@ bool Pipeline::CaughtUp() const {
   return true;
 }
 
+void Pipeline::SetBrokerReachable(bool reachable, const Status& why) {
+  if (reachable != broker_unreachable_) {
+    return;  // no change: the journal is told only of transitions
+  }
+  broker_unreachable_ = !reachable;
+  metrics_->journal->SetState(
+      options_.id,
+      reachable ? metrics::PipelineState::kRunning : metrics::PipelineState::kWaitingForBroker,
+      reachable ? std::string_view() : why.message());
+}
+
 Status Pipeline::Run(StopSignal* stop) {
+  Status result = RunLoop(stop);
+  if (result.ok() || result.code() == StatusCode::kCancelled) {
+    metrics_->journal->SetState(options_.id, metrics::PipelineState::kStopped);
+  } else {
+    metrics_->journal->SetState(options_.id, metrics::PipelineState::kFailed, result.ToString());
+  }
+  return result;
+}
+
+Status Pipeline::RunLoop(StopSignal* stop) {
   stop_ = stop;
+  metrics_->journal->SetState(options_.id, metrics::PipelineState::kStarting);
   FERRY_RETURN_IF_ERROR(committer_->LoadDedupIndex());
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
+  metrics_->journal->SetState(options_.id, metrics::PipelineState::kRunning);
   std::vector<source::Message> messages;
   Status result;
   last_contact_ = Clock::now();
@@ -721,9 +788,11 @@ Status Pipeline::Run(StopSignal* stop) {
       metrics_->unavailable->Increment();
       FERRY_LOG_DEBUG("pipeline {}: {}", options_.id, st.ToString());
       last_source_error_ = st.message();
+      SetBrokerReachable(false, st);
     }
     if (!messages.empty()) {
       last_contact_ = Clock::now();
+      SetBrokerReachable(true, st);
     }
     if (Status fp = FERRY_FAILPOINT("pipeline.after_poll"); !fp.ok()) {
       // What was polled is not in the batch: start the partitions over from the table, once the

@@ -59,6 +59,12 @@
 // Exactly-once holds at every step: nothing is acknowledged before its commit is durable, and a
 // stop or crash anywhere leaves positions and data together in the log.
 //
+// Status page: besides its metrics, the pipeline tells the registry's Journal (metrics/journal.h)
+// its state changes (running, waiting for the broker when a poll or a head query finds it
+// unreachable, retrying a failed commit, failed with the error, stopped), every commit with the
+// positions it moved, bad-record samples and fencing events: per batch or rarer, never per
+// message.
+//
 // Thread-safety: Run() is called once, on one thread; it runs the writer thread (the CommitQueue,
 // whose jobs call the BatchCommitter) inside. The StopSignal and the metrics registry may be used
 // from other threads.
@@ -182,6 +188,7 @@ class Pipeline final : private source::PartitionListener {
     std::optional<int64_t> dead_committed;  // the dead-letter table's position
     std::optional<int64_t> dead_sealed;     // ... of the newest sealed batch (or dead_committed)
     int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
+    int64_t rate_limit_pauses = 0;          // the source's RateLimitPauses() already counted
   };
   struct Metrics;
 
@@ -230,6 +237,10 @@ class Pipeline final : private source::PartitionListener {
   // Unavailable once until_caught_up has gone max_wait without contact with the broker.
   Status CheckMaxWait() const;
   std::string Describe(const source::Message& message) const;
+  // Run() without its last word to the journal (stopped or failed).
+  Status RunLoop(StopSignal* stop);
+  // Tells the journal when the broker stops or starts answering polls and head queries.
+  void SetBrokerReachable(bool reachable, const Status& why);
 
   PipelineOptions options_;
   StopSignal* stop_ = nullptr;  // Run()'s
@@ -261,6 +272,7 @@ class Pipeline final : private source::PartitionListener {
   // poll reported: what max_wait measures and what its error names.
   Clock::time_point last_contact_;
   std::string last_source_error_;
+  bool broker_unreachable_ = false;
 
   // The emptied columns of the last batch that came back, reused by the next open batch.
   columnar::RecordBatch spare_;

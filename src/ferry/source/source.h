@@ -121,6 +121,8 @@ class Source {
   // Total time partitions spent held back by the source's rate limit (Kafka's
   // max_rate_per_partition), summed over partitions, in microseconds. 0 without a limit.
   virtual int64_t RateLimitedMicros() const { return 0; }
+  // How many times the rate limit held `partition` (a PartitionInfo::index) back, since Start.
+  virtual int64_t RateLimitPauses(int32_t /*partition*/) const { return 0; }
   // Leaves the group / unsubscribes. Further calls fail.
   virtual Status Close() = 0;
 };

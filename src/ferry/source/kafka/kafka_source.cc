@@ -454,6 +454,7 @@ void KafkaSource::SetPaused(PartitionState* s, bool paused) {
   s->paused = paused;
   if (paused) {
     ++stats_.rate_limit_pauses;
+    ++s->pauses;
     s->paused_since_us = MonotonicMicros();
   } else if (s->paused_since_us != 0) {
     stats_.rate_limited_us += MonotonicMicros() - s->paused_since_us;
@@ -471,6 +472,12 @@ int64_t KafkaSource::RateLimitedMicros() const {
     }
   }
   return total;
+}
+
+int64_t KafkaSource::RateLimitPauses(int32_t partition) const {
+  return partition >= 0 && static_cast<size_t>(partition) < table_.size()
+             ? table_.at(partition).pauses
+             : 0;
 }
 
 Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {

@@ -102,6 +102,7 @@ class KafkaSource final : public Source {
 
   const KafkaSourceStats& stats() const { return stats_; }
   int64_t RateLimitedMicros() const override;
+  int64_t RateLimitPauses(int32_t partition) const override;
   // The partitions being consumed now.
   std::vector<PartitionInfo> Assignment() const;
 

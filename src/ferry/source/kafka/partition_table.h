@@ -49,6 +49,7 @@ struct PartitionState {
   TokenBucket bucket;
   bool paused = false;
   int64_t paused_since_us = 0;  // MonotonicMicros() when the rate limit paused it
+  int64_t pauses = 0;           // times the rate limit paused it (the status page's "hits")
   std::deque<MessagePtr> held;
 
   // Where librdkafka must continue if the partition is assigned again without a revocation

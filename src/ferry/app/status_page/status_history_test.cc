@@ -1,0 +1,221 @@
+#include "ferry/app/status_page/status_history.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/app/status_page/status_assets.h"
+#include "ferry/app/status_page/status_json.h"
+#include "ferry/app/status_page/table_probe.h"
+#include "ferry/columnar/ddl.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/transaction.h"
+#include "ferry/storage/memory_store.h"
+
+namespace ferry::app {
+namespace {
+
+using nlohmann::json;
+
+struct Fixture {
+  metrics::Registry registry;
+  metrics::Counter* rows;
+  metrics::Counter* bytes;
+  metrics::Gauge* lag;
+  metrics::Histogram* batch;
+  StatusHistory history;
+
+  Fixture()
+      : rows(registry.GetCounter("ferry_rows_written_total", "h", {{"pipeline", "events"}})),
+        bytes(registry.GetCounter("ferry_bytes_written_total", "h", {{"pipeline", "events"}})),
+        lag(registry.GetGauge("ferry_lag_messages", "h",
+                              {{"pipeline", "events"}, {"partition", "kafka/events/0"}})),
+        batch(registry.GetHistogram("ferry_batch_duration_seconds", "h", {{"pipeline", "events"}})),
+        history(&registry, {{"events", "kafka topics events", "/data/events"}}, nullptr) {}
+
+  json Render(std::optional<int64_t> since = {}) {
+    return json::parse(RenderStatusJson(history, {.since = since}, 99));
+  }
+};
+
+TEST(StatusHistoryTest, RatesAreCounterDifferencesOverTheSampleInterval) {
+  Fixture f;
+  f.history.Sample(1000);
+  f.rows->Increment(500);
+  f.bytes->Increment(2e6);
+  f.batch->Observe(0.25);
+  f.batch->Observe(0.75);
+  f.lag->Set(40);
+  f.history.Sample(2000);
+  f.rows->Increment(1000);
+  f.lag->Set(0);
+  f.history.Sample(4000);  // two seconds later
+
+  json s = f.Render();
+  EXPECT_EQ(s["history"]["first_tick"], 0);
+  EXPECT_EQ(s["history"]["next_tick"], 3);
+  EXPECT_EQ(s["history"]["times_ms"], json::array({1000, 2000, 4000}));
+  const json& p = s["pipelines"][0];
+  EXPECT_EQ(p["id"], "events");
+  EXPECT_EQ(p["source"], "kafka topics events");
+  EXPECT_EQ(p["table_uri"], "/data/events");
+  EXPECT_EQ(p["series"]["rows_per_s"], json::array({nullptr, 500, 500}));
+  EXPECT_EQ(p["series"]["mb_per_s"], json::array({nullptr, 2, 0}));
+  EXPECT_EQ(p["series"]["batch_seconds"], json::array({nullptr, 0.5, nullptr}));
+  EXPECT_EQ(p["now"]["rows_per_s"], 500);
+  EXPECT_EQ(p["totals"]["rows"], 1500);
+  ASSERT_EQ(p["partitions"].size(), 1u);
+  EXPECT_EQ(p["partitions"][0]["key"], "kafka/events/0");
+  EXPECT_EQ(p["partitions"][0]["lag_messages"], 0);
+  EXPECT_EQ(p["partitions"][0]["committed"], nullptr);
+  EXPECT_EQ(p["partitions"][0]["series"]["lag_messages"], json::array({0, 40, 0}));
+  // No journal entry yet: the pipeline has not started.
+  EXPECT_EQ(p["state"], "starting");
+}
+
+TEST(StatusHistoryTest, SinceReturnsOnlyNewPointsAndRingsStayBounded) {
+  Fixture f;
+  for (int i = 0; i < 1000; ++i) {
+    f.rows->Increment(1);
+    f.history.Sample(1000 * (i + 1));
+  }
+  json all = f.Render();
+  EXPECT_EQ(all["history"]["first_tick"], 100);
+  EXPECT_EQ(all["history"]["next_tick"], 1000);
+  EXPECT_EQ(all["pipelines"][0]["series"]["rows_per_s"].size(), StatusHistory::kPoints);
+  EXPECT_EQ(all["pipelines"][0]["partitions"][0]["series"]["lag_messages"].size(),
+            StatusHistory::kPoints);
+
+  f.history.Sample(1001000);
+  json delta = f.Render(1000);
+  EXPECT_EQ(delta["history"]["first_tick"], 1000);
+  EXPECT_EQ(delta["history"]["next_tick"], 1001);
+  EXPECT_EQ(delta["pipelines"][0]["series"]["rows_per_s"], json::array({0}));
+  // A `since` older than the ring gives what the ring holds; a future one gives nothing.
+  EXPECT_EQ(f.Render(5)["history"]["first_tick"], 101);
+  EXPECT_EQ(f.Render(5000)["pipelines"][0]["series"]["rows_per_s"].size(), 0u);
+  json last = json::parse(RenderStatusJson(f.history, {.points = 60}, 99));
+  EXPECT_EQ(last["history"]["first_tick"], 1001 - 60);
+  EXPECT_EQ(last["pipelines"][0]["series"]["rows_per_s"].size(), 60u);
+}
+
+TEST(StatusHistoryTest, StateErrorsAndEventsComeFromTheJournal) {
+  Fixture f;
+  metrics::Journal* j = f.registry.journal();
+  j->SetState("events", metrics::PipelineState::kRunning);
+  f.lag->Set(12);
+  f.history.Sample(1000);
+  EXPECT_EQ(f.Render()["pipelines"][0]["state"], "catching_up");
+  f.lag->Set(0);
+  f.history.Sample(2000);
+  EXPECT_EQ(f.Render()["pipelines"][0]["state"], "running");
+
+  j->RecordCommit("events", {.version = 7,
+                             .time_ms = 5,
+                             .rows = 10,
+                             .files = 1,
+                             .bytes = 1234,
+                             .commit_seconds = 0.0123456,
+                             .positions = {{"kafka/events/0", 3, 12}}});
+  f.registry
+      .GetCounter("ferry_bad_records_total", "h",
+                  {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "malformed"}})
+      ->Increment(2);
+  j->RecordBadRecord("events",
+                     {.partition = "kafka/events/0",
+                      .position = 4,
+                      .action = "skipped",
+                      .reason = "malformed",
+                      .error = "malformed JSON"},
+                     "{\"card\": \"4111");
+  j->RecordFence("events", {.time_ms = 6, .reason = "Aborted: another writer", .rows_dropped = 3});
+  j->RecordMaintenance("events", {.time_ms = 7, .operation = "optimize", .detail = "4 files"});
+  j->SetTable("events", {.version = 7, .num_files = 4, .size_bytes = 4096, .small_files = 4});
+  j->SetState("events", metrics::PipelineState::kFailed, "InvalidArgument: bad message");
+
+  json p = f.Render()["pipelines"][0];
+  EXPECT_EQ(p["state"], "failed");
+  EXPECT_EQ(p["error"], "InvalidArgument: bad message");
+  ASSERT_EQ(p["commits"].size(), 1u);
+  EXPECT_EQ(p["commits"][0]["version"], 7);
+  EXPECT_EQ(p["commits"][0]["commit_seconds"], 0.01235);
+  EXPECT_EQ(p["commits"][0]["positions"][0],
+            json({{"partition", "kafka/events/0"}, {"first", 3}, {"last", 12}}));
+  EXPECT_EQ(p["bad_records"]["by_reason"][0]["count"], 2);
+  EXPECT_EQ(p["bad_records"]["samples"][0]["position"], 4);
+  // Payload bytes only when the operator asked for them.
+  EXPECT_FALSE(p["bad_records"]["samples"][0].contains("payload"));
+  EXPECT_EQ(p["fences"][0]["rows_dropped"], 3);
+  EXPECT_EQ(p["maintenance"][0]["operation"], "optimize");
+  EXPECT_EQ(p["maintenance"][0]["outcome"], "ok");
+  EXPECT_EQ(p["table"]["version"], 7);
+  EXPECT_EQ(p["table"]["small_files"], 4);
+  EXPECT_EQ(p["table"]["optimize_ms"], nullptr);
+}
+
+TEST(TableProbeTest, FindsTheLastOptimizeAndTheCheckpointTime) {
+  auto store = std::make_shared<storage::InMemoryStore>();
+  Result<std::unique_ptr<delta::Table>> table = delta::Table::Open(store, "t");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  Result<columnar::Schema> schema = columnar::ParseDdlSchema("id BIGINT");
+  ASSERT_TRUE(schema.ok());
+  Result<delta::Snapshot> snap =
+      (*table)->Create({.schema = std::make_shared<columnar::Schema>(*schema)});
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  auto commit = [&](const std::string& operation) {
+    delta::Transaction txn(**table, *snap);
+    txn.SetOperation(operation, {});
+    Result<delta::CommitResult> r = txn.Commit();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    snap = r->snapshot;
+  };
+  commit("STREAMING UPDATE");  // 1
+  commit("OPTIMIZE");          // 2
+  commit("STREAMING UPDATE");  // 3
+
+  TableProbe probe([&](const std::string& path) { return delta::Table::Open(store, path); });
+  TableProbe::Times t = probe.Update("t", 3, 3);
+  EXPECT_EQ(t.error, "");
+  EXPECT_EQ(t.optimize_version, 2);
+  EXPECT_GT(t.optimize_ms.value_or(0), 0);
+  EXPECT_EQ(t.checkpoint_version, 3);
+  EXPECT_GT(t.checkpoint_ms.value_or(0), 0);
+
+  commit("OPTIMIZE");  // 4
+  commit("STREAMING UPDATE");
+  t = probe.Update("t", 5, 3);
+  EXPECT_EQ(t.optimize_version, 4);
+
+  TableProbe missing([](const std::string& path) -> Result<std::unique_ptr<delta::Table>> {
+    return NotFound("{}: no table", path);
+  });
+  EXPECT_NE(missing.Update("/nowhere", 1, {}).error.find("/nowhere"), std::string::npos);
+}
+
+TEST(StatusAssetsTest, ThePageAndItsFilesAreEmbedded) {
+  std::map<std::string, StatusAsset> by_path;
+  for (const StatusAsset& a : StatusAssets()) {
+    by_path[std::string(a.path)] = a;
+  }
+  ASSERT_TRUE(by_path.count("/index.html"));
+  EXPECT_EQ(by_path["/index.html"].content_type, "text/html; charset=utf-8");
+  EXPECT_NE(by_path["/index.html"].body.find("status.js"), std::string::npos);
+  ASSERT_TRUE(by_path.count("/status.js"));
+  ASSERT_TRUE(by_path.count("/status.css"));
+  ASSERT_TRUE(by_path.count("/status_api.schema.json"));
+  EXPECT_TRUE(json::accept(by_path["/status_api.schema.json"].body));
+  // Nothing is loaded from elsewhere: no absolute URL in the page's files.
+  for (const auto& [path, asset] : by_path) {
+    if (path != "/status_api.schema.json") {
+      EXPECT_EQ(asset.body.find("http://"), std::string::npos) << path;
+      EXPECT_EQ(asset.body.find("https://"), std::string::npos) << path;
+      EXPECT_EQ(asset.body.find("//cdn"), std::string::npos) << path;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ferry::app

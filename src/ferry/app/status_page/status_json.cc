@@ -1,0 +1,249 @@
+#include "ferry/app/status_page/status_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/metrics/journal.h"
+
+#ifndef FERRY_VERSION
+#define FERRY_VERSION "0"
+#endif
+
+namespace ferry::app {
+namespace {
+
+using nlohmann::json;
+
+// Four significant digits: the charts need no more, and the JSON stays short.
+json Number(double v) {
+  if (!std::isfinite(v)) {
+    return nullptr;
+  }
+  if (v == std::floor(v) && std::fabs(v) < 9e15) {
+    return static_cast<int64_t>(v);
+  }
+  double scale = std::pow(10.0, 3 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+json Optional(const std::optional<int64_t>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json Series(const SeriesRing& ring, int64_t from, int64_t to) {
+  json out = json::array();
+  for (int64_t t = from; t < to; ++t) {
+    out.push_back(Number(ring.At(t)));
+  }
+  return out;
+}
+
+// Mean of the last kNowSamples sampled points (NaN: none).
+double Recent(const SeriesRing& ring, int64_t first, int64_t next) {
+  double sum = 0;
+  int n = 0;
+  for (int64_t t = next - 1; t >= std::max(first, next - StatusHistory::kNowSamples); --t) {
+    float v = ring.At(t);
+    if (!std::isnan(v)) {
+      sum += v;
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : NAN;
+}
+
+json Commits(const metrics::PipelineRecord* r) {
+  json out = json::array();
+  if (r == nullptr) {
+    return out;
+  }
+  for (auto it = r->commits.rbegin(); it != r->commits.rend(); ++it) {
+    json positions = json::array();
+    for (const metrics::PositionRange& p : it->positions) {
+      positions.push_back({{"partition", p.partition}, {"first", p.first}, {"last", p.last}});
+    }
+    out.push_back({{"version", it->version},
+                   {"time_ms", it->time_ms},
+                   {"rows", it->rows},
+                   {"files", it->files},
+                   {"bytes", it->bytes},
+                   {"commit_seconds", Number(it->commit_seconds)},
+                   {"batch_seconds", Number(it->batch_seconds)},
+                   {"positions", std::move(positions)}});
+  }
+  return out;
+}
+
+json BadRecords(const metrics::Registry& registry, const std::string& id,
+                const metrics::PipelineRecord* r) {
+  json by_reason = json::array();
+  for (const auto& [labels, value] : registry.Values("ferry_bad_records_total")) {
+    std::map<std::string, std::string> l(labels.begin(), labels.end());
+    if (l["pipeline"] == id) {
+      by_reason.push_back(
+          {{"action", l["action"]}, {"reason", l["reason"]}, {"count", Number(value)}});
+    }
+  }
+  json samples = json::array();
+  if (r != nullptr) {
+    for (auto it = r->bad_records.rbegin(); it != r->bad_records.rend(); ++it) {
+      json s = {{"time_ms", it->time_ms}, {"partition", it->partition}, {"position", it->position},
+                {"action", it->action},   {"reason", it->reason},       {"error", it->error}};
+      if (it->payload) {
+        s["payload"] = *it->payload;  // bytes: invalid UTF-8 is replaced when dumped
+      }
+      samples.push_back(std::move(s));
+    }
+  }
+  return {{"by_reason", std::move(by_reason)}, {"samples", std::move(samples)}};
+}
+
+json Events(const metrics::PipelineRecord* r) {
+  json fences = json::array();
+  json maintenance = json::array();
+  if (r != nullptr) {
+    for (auto it = r->fences.rbegin(); it != r->fences.rend(); ++it) {
+      fences.push_back(
+          {{"time_ms", it->time_ms}, {"reason", it->reason}, {"rows_dropped", it->rows_dropped}});
+    }
+    for (auto it = r->maintenance.rbegin(); it != r->maintenance.rend(); ++it) {
+      maintenance.push_back({{"time_ms", it->time_ms},
+                             {"operation", it->operation},
+                             {"outcome", it->ok ? "ok" : "failed"},
+                             {"seconds", Number(it->seconds)},
+                             {"detail", it->detail},
+                             {"version", Optional(it->version)}});
+    }
+  }
+  return {{"fences", std::move(fences)}, {"maintenance", std::move(maintenance)}};
+}
+
+json Table(const metrics::PipelineRecord* r, const TableProbe::Times& probe) {
+  json t = {{"version", nullptr},
+            {"size_bytes", nullptr},
+            {"files", nullptr},
+            {"small_files", nullptr},
+            {"small_file_bytes", metrics::Journal::kSmallFileBytes},
+            {"checkpoint_version", Optional(probe.checkpoint_version)},
+            {"checkpoint_ms", Optional(probe.checkpoint_ms)},
+            {"optimize_version", Optional(probe.optimize_version)},
+            {"optimize_ms", Optional(probe.optimize_ms)},
+            {"error", probe.error.empty() ? json(nullptr) : json(probe.error)}};
+  if (r != nullptr && r->table) {
+    const metrics::TableRecord& tr = *r->table;
+    t["version"] = tr.version;
+    t["size_bytes"] = tr.size_bytes;
+    t["files"] = tr.num_files;
+    t["small_files"] = tr.small_files;
+    if (tr.checkpoint_version) {
+      t["checkpoint_version"] = *tr.checkpoint_version;
+      if (tr.checkpoint_ms) {
+        t["checkpoint_ms"] = *tr.checkpoint_ms;
+      } else if (probe.checkpoint_version != tr.checkpoint_version) {
+        t["checkpoint_ms"] = nullptr;  // not probed yet
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& query,
+                             int64_t now_ms) {
+  std::map<std::string, metrics::PipelineRecord> journal = history.registry()->journal()->Read();
+  json out;
+  history.Read([&](const StatusHistory::State& s) {
+    int64_t first = s.first_tick();
+    if (query.since) {
+      first = std::clamp(*query.since, first, s.next_tick);
+    }
+    if (query.points) {
+      first = std::max(first, s.next_tick - std::max<int64_t>(0, *query.points));
+    }
+    int64_t next = s.next_tick;
+    json times = json::array();
+    for (int64_t t = first; t < next; ++t) {
+      times.push_back(s.TickMillis(t));
+    }
+    out = {{"version", 1},
+           {"ferry_version", FERRY_VERSION},
+           {"now_ms", now_ms},
+           {"started_ms", s.started_ms},
+           {"history",
+            {{"step_ms", StatusHistory::kStep.count()},
+             {"capacity", StatusHistory::kPoints},
+             {"first_tick", first},
+             {"next_tick", next},
+             {"times_ms", std::move(times)}}},
+           {"pipelines", json::array()}};
+    for (const auto& p : s.pipelines) {
+      auto it = journal.find(p->info.id);
+      const metrics::PipelineRecord* r = it == journal.end() ? nullptr : &it->second;
+      json partitions = json::array();
+      double max_lag = 0;
+      for (const auto& [key, part] : p->partitions) {
+        if (std::isfinite(part->lag_messages)) {
+          max_lag = std::max(max_lag, part->lag_messages);
+        }
+        partitions.push_back({{"key", key},
+                              {"committed", Number(part->committed)},
+                              {"head", Number(part->head)},
+                              {"lag_messages", Number(part->lag_messages)},
+                              {"lag_seconds", Number(part->lag_seconds)},
+                              {"rate_limit_pauses", Number(part->rate_limit_pauses)},
+                              {"series",
+                               {{"lag_messages", Series(part->lag_messages_series, first, next)},
+                                {"lag_seconds", Series(part->lag_seconds_series, first, next)}}}});
+      }
+      std::string state(
+          metrics::PipelineStateName(r ? r->state : metrics::PipelineState::kStarting));
+      if (state == "running" && max_lag > 0) {
+        state = "catching_up";
+      }
+      bool has_error = r != nullptr && !r->error.empty();
+      json events = Events(r);
+      out["pipelines"].push_back(
+          {{"id", p->info.id},
+           {"source", p->info.source},
+           {"table_uri", p->info.table},
+           {"state", state},
+           {"state_since_ms", r ? json(r->state_since_ms) : json(nullptr)},
+           {"up", p->up},
+           {"error", has_error ? json(r->error) : json(nullptr)},
+           {"error_ms", has_error ? json(r->error_ms) : json(nullptr)},
+           {"now",
+            {{"rows_per_s", Number(Recent(p->rows_per_s, s.first_tick(), next))},
+             {"mb_per_s", Number(Recent(p->mb_per_s, s.first_tick(), next))},
+             {"messages_per_s", Number(Recent(p->messages_per_s, s.first_tick(), next))}}},
+           {"totals",
+            {{"rows", Number(p->rows)},
+             {"bytes", Number(p->bytes)},
+             {"messages", Number(p->messages)},
+             {"commits", Number(p->commits)},
+             {"commits_failed", Number(p->commits_failed)},
+             {"commits_lost", Number(p->commits_lost)},
+             {"bad_records", Number(p->bad_records)},
+             {"dead_letters", Number(p->dead_letters)},
+             {"rate_limited_seconds", Number(p->rate_limited_seconds)}}},
+           {"series",
+            {{"rows_per_s", Series(p->rows_per_s, first, next)},
+             {"mb_per_s", Series(p->mb_per_s, first, next)},
+             {"messages_per_s", Series(p->messages_per_s, first, next)},
+             {"batch_seconds", Series(p->batch_seconds, first, next)},
+             {"commit_seconds", Series(p->commit_seconds, first, next)}}},
+           {"partitions", std::move(partitions)},
+           {"commits", Commits(r)},
+           {"bad_records", BadRecords(*history.registry(), p->info.id, r)},
+           {"fences", std::move(events["fences"])},
+           {"maintenance", std::move(events["maintenance"])},
+           {"table", Table(r, p->probe)}});
+    }
+  });
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace ferry::app
