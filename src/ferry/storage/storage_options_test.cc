@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 
 namespace ferry::storage {
 namespace {
@@ -78,6 +80,24 @@ TEST(StorageOptionsTest, BooleansAndRedaction) {
   EXPECT_TRUE(IsSecretStorageOption("AWS_SECRET_ACCESS_KEY"));
   EXPECT_TRUE(IsSecretStorageOption("token"));
   EXPECT_FALSE(IsSecretStorageOption("aws_region"));
+}
+
+// docs/storage.md documents every option with its aliases (the table users read).
+TEST(StorageOptionsTest, EveryOptionIsDocumented) {
+  std::ifstream in(std::string(FERRY_SOURCE_DIR) + "/docs/storage.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  ASSERT_FALSE(doc.empty());
+  for (const StorageOptionSpec& spec : KnownStorageOptions()) {
+    const size_t row = doc.find("| `" + std::string(spec.name) + "` |");
+    ASSERT_NE(row, std::string::npos) << spec.name << " is not in docs/storage.md";
+    const std::string line = doc.substr(row, doc.find('\n', row) - row);
+    for (std::string_view alias : spec.aliases) {
+      EXPECT_NE(line.find("`" + std::string(alias) + "`"), std::string::npos)
+          << spec.name << ": alias " << alias << " is not in its docs/storage.md row";
+    }
+  }
 }
 
 }  // namespace
