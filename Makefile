@@ -9,13 +9,16 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 
 # Debian 12 packages ferry builds, tests and demos with. Node.js and npm are taken from the
 # machine when present (the DuckDB cross-checks need Node >= 18) and from Debian otherwise.
+# The last line is the S3 test server (Ceph's radosgw on a one-host cluster) and the clients the
+# tests check it with (docs/testing-servers.md).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev
+  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev \
+  curl ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3
 
 DUCKDB_DIR := tests/duckdb
 FERRY := build/dev/src/ferry/app/ferry
