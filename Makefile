@@ -21,6 +21,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   curl ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3
 
 DUCKDB_DIR := tests/duckdb
+# The Azure Blob test server (Azurite) and its independent client (@azure/storage-blob).
+AZURITE_DIR := tests/azurite
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
@@ -49,6 +51,11 @@ setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
 	  echo "setup: npm ci in $(DUCKDB_DIR) (pinned @duckdb/node-api; log: $(SETUP_LOG))"; \
 	  cd $(DUCKDB_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
+	fi
+	@if [ ! -f $(AZURITE_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(AZURITE_DIR)/package-lock.json -nt $(AZURITE_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "setup: npm ci in $(AZURITE_DIR) (pinned azurite, @azure/storage-blob; log: $(SETUP_LOG))"; \
+	  cd $(AZURITE_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
 build: setup-deb
