@@ -218,6 +218,7 @@ Status RadosGw::WriteConfig() const {
        << "admin socket = " << dir_ << "/run/$name.asok\n"
        << "log file = " << dir_ << "/log/$name.log\n"
        << "pid file = " << dir_ << "/run/$name.pid\n"
+       << "crash dir = " << dir_ << "/crash\n"
        << "keyring = /dev/null\n"
        // No cephx inside the cluster; the client side must then speak crc, or radosgw loops
        // on "get_initial_auth_request returned -13".
@@ -247,7 +248,11 @@ Status RadosGw::WriteConfig() const {
        << "mon data avail crit = 0\n"
        << "mon data avail warn = 0\n"
        << "[mon.a]\n"
-       << "mon data = " << dir_ << "/mon\n"
+       << "mon data = " << dir_
+       << "/mon\n"
+       // The cluster and audit logs go to /var/log/ceph by default.
+       << "mon cluster log file = default=" << dir_ << "/log/ceph.$channel.log cluster=" << dir_
+       << "/log/ceph.log\n"
        << "[osd.0]\n"
        << "osd data = " << dir_ << "/osd\n"
        << "osd objectstore = memstore\n"
