@@ -198,7 +198,7 @@ bool RadosGw::Alive() const {
   return mon_.Alive() && osd_.Alive() && rgw_.Alive();
 }
 
-Status RadosGw::WriteConfig() const {
+Result<std::string> RadosGw::WriteConfig() const {
   FERRY_ASSIGN_OR_RETURN(std::string fsid, RandomUuid());
   for (const char* sub : {"run", "log", "mon", "osd", "rgw"}) {
     std::error_code ec;
@@ -269,20 +269,15 @@ Status RadosGw::WriteConfig() const {
   if (!out) {
     return IOError("write {}/ceph.conf", dir_);
   }
-  return Status::OK();
+  return fsid;
 }
 
 Status RadosGw::Bootstrap() {
   const std::string conf = dir_ + "/ceph.conf";
   // 1. (Start made the dir and picked the ports.)
-  FERRY_RETURN_IF_ERROR(WriteConfig());
+  FERRY_ASSIGN_OR_RETURN(std::string fsid, WriteConfig());
   // 2. Initial maps, then both stores at once (the OSD's mkfs needs no monitor with
   //    --no-mon-config: the fsid is in ceph.conf).
-  std::ifstream fsid_in(conf);
-  std::string fsid_line;
-  std::getline(fsid_in, fsid_line);  // "[global]"
-  std::getline(fsid_in, fsid_line);  // "fsid = ..."
-  std::string fsid = fsid_line.substr(fsid_line.find('=') + 2);
   FERRY_RETURN_IF_ERROR(RunConcurrently(
       {{bin_dir_ + "/monmaptool", "--create", "--clobber", "--fsid", fsid, "--addv", "a",
         "[v2:127.0.0.1:" + std::to_string(mon_port_) + "]", dir_ + "/monmap"},
@@ -348,13 +343,11 @@ Status RadosGw::WaitForGateway() {
 }
 
 Status RadosGw::CreateUser() {
-  FERRY_ASSIGN_OR_RETURN(ProgramOutput out,
-                         RunTool({bin_dir_ + "/radosgw-admin", "-c", dir_ + "/ceph.conf", "user",
-                                  "create", "--uid=ferry", "--display-name=ferry test user",
-                                  std::string("--access-key=") + kAccessKey,
-                                  std::string("--secret-key=") + kSecretKey}));
-  (void)out;
-  return Status::OK();
+  return RunTool({bin_dir_ + "/radosgw-admin", "-c", dir_ + "/ceph.conf", "user", "create",
+                  "--uid=ferry", "--display-name=ferry test user",
+                  std::string("--access-key=") + kAccessKey,
+                  std::string("--secret-key=") + kSecretKey})
+      .status();
 }
 
 Result<ProgramOutput> RadosGw::RunTool(const std::vector<std::string>& argv) const {

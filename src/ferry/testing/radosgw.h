@@ -84,7 +84,7 @@ class RadosGw {
   Status StopGateway();
   // Starts radosgw again on the same port. REQUIRES: StopGateway() was called.
   Status RestartGateway();
-  // The tails of the daemons' logs and of the output of the last failed tool, for messages.
+  // The tails of the daemons' logs (and radosgw-admin's), for failure messages.
   std::string Log() const;
 
   // A client for this server: curl's SigV4 signer and the Debian awscli (s3_cli.h).
@@ -94,7 +94,8 @@ class RadosGw {
 
  private:
   RadosGw(Options options, std::string dir, int mon_port, int rgw_port);
-  Status WriteConfig() const;
+  // Writes ceph.conf and the directories; returns the cluster's fsid.
+  Result<std::string> WriteConfig() const;
   Status Bootstrap();
   Status StartGateway();
   Status WaitForOsd();
