@@ -9,17 +9,22 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 
 # Debian 12 packages ferry builds, tests and demos with. Node.js and npm are taken from the
 # machine when present (the DuckDB cross-checks need Node >= 18) and from Debian otherwise.
+# The last line is the S3 test server (Ceph's radosgw on a one-host cluster) and the clients the
+# tests check it with (docs/testing-servers.md).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium
+  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium \
+  curl ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3
 
 DUCKDB_DIR := tests/duckdb
 # puppeteer-core (drives Debian's chromium; it downloads no browser) and ajv: the status page test.
 BROWSER_DIR := tests/browser
+# The Azure Blob test server (Azurite) and its independent client (@azure/storage-blob).
+AZURITE_DIR := tests/azurite
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
@@ -52,6 +57,11 @@ setup-npm:
 	@if [ ! -d $(BROWSER_DIR)/node_modules/puppeteer-core ] || [ ! -d $(BROWSER_DIR)/node_modules/ajv ]; then \
 	  echo "setup: npm ci in $(BROWSER_DIR) (pinned puppeteer-core, ajv; log: $(SETUP_LOG))"; \
 	  cd $(BROWSER_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
+	fi
+	@if [ ! -f $(AZURITE_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(AZURITE_DIR)/package-lock.json -nt $(AZURITE_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "setup: npm ci in $(AZURITE_DIR) (pinned azurite, @azure/storage-blob; log: $(SETUP_LOG))"; \
+	  cd $(AZURITE_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
 build: setup-deb

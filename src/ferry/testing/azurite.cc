@@ -1,0 +1,171 @@
+#include "ferry/testing/azurite.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "ferry/testing/loopback.h"
+#include "ferry/testing/nats_server.h"
+
+namespace ferry::testing {
+namespace {
+
+constexpr char kAccount[] = "devstoreaccount1";
+// Published by Microsoft with the emulator; it opens nothing but local emulators.
+constexpr char kAccountKey[] =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+constexpr int kAttempts = 3;
+
+bool KeepServers() {
+  const char* keep = getenv("FERRY_KEEP_TEST_SERVERS");
+  return keep != nullptr && *keep != '\0' && std::string_view(keep) != "0";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Azurite>> Azurite::Start(Options options) {
+  FERRY_ASSIGN_OR_RETURN(std::string node,
+                         FindProgram("node", {}, "Node.js; `make setup` installs it"));
+  const std::string main = AzuriteNpmDir() + "/node_modules/.bin/azurite-blob";
+  if (access(main.c_str(), R_OK) != 0) {
+    return NotFound("{} not found: run `make setup-npm` (npm ci in tests/azurite)", main);
+  }
+  Status last;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    char tmpl[] = "/tmp/ferry-azurite-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) {
+      return ErrnoStatus(errno, "mkdtemp", tmpl);
+    }
+    Result<int> port = PickFreePort();
+    if (!port.ok()) {
+      std::filesystem::remove_all(tmpl);
+      return port.status();
+    }
+    std::unique_ptr<Azurite> server(new Azurite(options, tmpl, *port));
+    last = server->Spawn(node, main);
+    if (last.ok()) {
+      return server;
+    }
+    if (server->Log().find("EADDRINUSE") == std::string::npos) {
+      return last;
+    }
+  }
+  return last.WithContext("azurite: {} attempts lost their port to another process", kAttempts);
+}
+
+Result<Azurite*> Azurite::Shared() {
+  static std::mutex mu;
+  static std::unique_ptr<Azurite> server;  // destroyed at exit: process killed, dir removed
+  static Status failure;
+  static bool started = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!started) {
+    started = true;
+    Result<std::unique_ptr<Azurite>> result = Start();
+    if (result.ok()) {
+      server = std::move(result).value();
+    } else {
+      failure = result.status();
+    }
+  }
+  if (!failure.ok()) {
+    return failure;
+  }
+  if (!server->Alive()) {
+    return Unavailable("the shared azurite at {} has died; log:\n{}", server->endpoint(),
+                       server->Log());
+  }
+  return server.get();
+}
+
+Azurite::Azurite(Options options, std::string dir, int port)
+    : options_(options), dir_(std::move(dir)), port_(port), keep_(KeepServers()) {}
+
+Azurite::~Azurite() {
+  if (keep_ && process_.pid() > 0) {
+    fprintf(stderr,
+            "FERRY_KEEP_TEST_SERVERS: azurite kept at %s (connection string \"%s\"), log in "
+            "%s/azurite.log; stop it with: kill -9 %d; rm -rf %s\n",
+            endpoint().c_str(), connection_string().c_str(), dir_.c_str(), process_.pid(),
+            dir_.c_str());
+    process_.Release();
+    return;
+  }
+  Stop().IgnoreError();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+Status Azurite::Spawn(const std::string& node, const std::string& main) {
+  ProgramOptions options;
+  options.cwd = dir_;  // the emulator writes nothing with in-memory persistence; if it did, here
+  options.die_with_parent = !keep_;
+  FERRY_ASSIGN_OR_RETURN(
+      process_, Subprocess::Start({node, main, "--inMemoryPersistence", "--extentMemoryLimit",
+                                   std::to_string(options_.memory_limit_mb),
+                                   "--skipApiVersionCheck", "--disableTelemetry", "--blobHost",
+                                   "127.0.0.1", "--blobPort", std::to_string(port_)},
+                                  dir_ + "/azurite.log", options));
+  auto deadline = std::chrono::steady_clock::now() + options_.ready_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!process_.Alive()) {
+      Stop().IgnoreError();
+      return Unavailable("azurite on port {} exited during start-up; log:\n{}", port_, Log());
+    }
+    int fd = ConnectToLoopback(port_);
+    if (fd >= 0) {
+      close(fd);
+      return Status::OK();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Stop().IgnoreError();
+  return Unavailable("azurite on port {} did not accept connections within {} ms; log:\n{}", port_,
+                     options_.ready_timeout.count(), Log());
+}
+
+std::string Azurite::endpoint() const {
+  return "http://127.0.0.1:" + std::to_string(port_) + "/" + kAccount;
+}
+
+const std::string& Azurite::account() {
+  static const std::string account = kAccount;
+  return account;
+}
+
+const std::string& Azurite::account_key() {
+  static const std::string key = kAccountKey;
+  return key;
+}
+
+std::string Azurite::connection_string() const {
+  return std::string("DefaultEndpointsProtocol=http;AccountName=") + kAccount +
+         ";AccountKey=" + kAccountKey + ";BlobEndpoint=" + endpoint() + ";";
+}
+
+bool Azurite::Alive() const {
+  return process_.Alive();
+}
+
+Status Azurite::Stop() {
+  return process_.Kill();
+}
+
+std::string Azurite::Log() const {
+  return TailOfFile(dir_ + "/azurite.log", 40);
+}
+
+AzureBlobCli Azurite::Cli() const {
+  return AzureBlobCli(connection_string());
+}
+
+Status Azurite::CreateContainer(std::string_view container) const {
+  return Cli().CreateContainer(container);
+}
+
+}  // namespace ferry::testing

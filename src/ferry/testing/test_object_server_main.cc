@@ -1,0 +1,105 @@
+// test_object_server: starts one of the tests' object storage servers by hand, for debugging and
+// for measuring them (docs/testing-servers.md). Prints the start-up time, the servers' resident
+// memory, and `export` lines that point ferry, the awscli or the Azure SDKs at it; then runs
+// until Ctrl-C (or at once stops with --exit), and cleans up as the tests do.
+//
+//   test_object_server radosgw|azurite [--exit]
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/testing/azurite.h"
+#include "ferry/testing/radosgw.h"
+
+namespace {
+
+long RssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return strtol(line.c_str() + 6, nullptr, 10);
+    }
+  }
+  return 0;
+}
+
+void Report(std::string_view what, std::chrono::steady_clock::duration took,
+            const std::vector<pid_t>& pids) {
+  long rss = 0;
+  std::string each;
+  for (pid_t pid : pids) {
+    rss += RssKb(pid);
+    each += " " + std::to_string(RssKb(pid) / 1024);
+  }
+  printf("# %.*s up in %.2f s, RSS %ld MiB (per process:%s MiB)\n", static_cast<int>(what.size()),
+         what.data(), std::chrono::duration<double>(took).count(), rss / 1024, each.c_str());
+}
+
+void WaitForSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  printf("# running; Ctrl-C stops it and removes its directory\n");
+  fflush(stdout);
+  int sig = 0;
+  sigwait(&set, &sig);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 ||
+      (std::string_view(argv[1]) != "radosgw" && std::string_view(argv[1]) != "azurite")) {
+    fprintf(stderr, "usage: %s radosgw|azurite [--exit]\n", argv[0]);
+    return 2;
+  }
+  const bool exit_at_once = argc > 2 && std::string_view(argv[2]) == "--exit";
+  auto start = std::chrono::steady_clock::now();
+  if (std::string_view(argv[1]) == "radosgw") {
+    auto server = ferry::testing::RadosGw::Start();
+    if (!server.ok()) {
+      fprintf(stderr, "%s\n", server.status().ToString().c_str());
+      return 1;
+    }
+    auto took = std::chrono::steady_clock::now() - start;
+    const ferry::testing::RadosGw& s = **server;
+    Report("radosgw", took, s.pids());
+    printf(
+        "export AWS_ENDPOINT_URL=%s AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s "
+        "AWS_REGION=%s AWS_ALLOW_HTTP=true\n# data and logs: %s\n",
+        s.endpoint().c_str(), s.access_key().c_str(), s.secret_key().c_str(), s.region().c_str(),
+        s.dir().c_str());
+    if (!exit_at_once) {
+      WaitForSignal();
+    }
+  } else {
+    auto server = ferry::testing::Azurite::Start();
+    if (!server.ok()) {
+      fprintf(stderr, "%s\n", server.status().ToString().c_str());
+      return 1;
+    }
+    auto took = std::chrono::steady_clock::now() - start;
+    const ferry::testing::Azurite& s = **server;
+    Report("azurite", took, {s.pid()});
+    printf(
+        "export AZURE_STORAGE_CONNECTION_STRING='%s' AZURE_STORAGE_ACCOUNT_NAME=%s "
+        "AZURE_STORAGE_ACCOUNT_KEY=%s\n# endpoint %s, log in %s\n",
+        s.connection_string().c_str(), s.account().c_str(), s.account_key().c_str(),
+        s.endpoint().c_str(), s.dir().c_str());
+    if (!exit_at_once) {
+      WaitForSignal();
+    }
+  }
+  return 0;
+}
