@@ -139,7 +139,8 @@ std::optional<std::string> ChildProcess::ExitReport() const {
     }
     how = Describe(info);
   }
-  return fmt::format("`{}` (pid {}) {}; the end of its stderr:\n{}", name_, pid_, how, Log(4096));
+  return fmt::format("`{}` (pid {}) {}; the end of its stderr ({}):\n{}", name_, pid_, how,
+                     log_path_, Log(4096));
 }
 
 std::string ChildProcess::Log(size_t max_bytes) const {
@@ -234,6 +235,12 @@ Result<MockKafka> StartMockKafka(const std::string& ferry, int brokers,
     argv.push_back(topic);
   }
   argv.push_back("--exit-on-eof");
+  // FERRY_MOCK_KAFKA_DEBUG=mock,cgrp: the cluster logs its group coordinator's states to its
+  // stderr (ChildProcess::Log, and the report when it dies).
+  if (const char* debug = std::getenv("FERRY_MOCK_KAFKA_DEBUG"); debug != nullptr && *debug) {
+    argv.push_back("--debug");
+    argv.push_back(debug);
+  }
   MockKafka mock;
   FERRY_ASSIGN_OR_RETURN(mock.child, ChildProcess::Start(argv));
   FERRY_ASSIGN_OR_RETURN(mock.bootstrap, mock.child->ReadLine(std::chrono::milliseconds(20000)));

@@ -52,6 +52,7 @@ struct MockKafkaOptions {
   std::vector<std::string> topics;
   std::string bootstrap_file;
   bool exit_on_eof = false;
+  std::string debug;
 };
 
 std::vector<std::string> Words(std::string_view line) {
@@ -287,7 +288,7 @@ int RunMockKafka(const MockKafkaOptions& o) {
     std::fprintf(stderr, "ferry mock-kafka: signalfd: %s\n", std::strerror(errno));
     return 1;
   }
-  Result<std::unique_ptr<MockCluster>> mc = MockCluster::Create(o.brokers);
+  Result<std::unique_ptr<MockCluster>> mc = MockCluster::Create(o.brokers, o.debug);
   if (!mc.ok()) {
     std::fprintf(stderr, "ferry mock-kafka: %s\n", mc.status().ToString().c_str());
     return 1;
@@ -334,6 +335,9 @@ void RegisterMockKafkaCommand(CLI::App& app, int* exit_code) {
                   "Also write the bootstrap servers to this file (removed on exit)");
   cmd->add_flag("--exit-on-eof", options->exit_on_eof,
                 "Exit when stdin closes (so a test's cluster never outlives the test)");
+  cmd->add_option("--debug", options->debug,
+                  "librdkafka debug contexts for the cluster's log on stderr, e.g. mock,cgrp "
+                  "(the group coordinator's states)");
   cmd->callback([options, exit_code] { *exit_code = RunMockKafka(*options); });
 }
 

@@ -59,14 +59,17 @@ constexpr std::array<ApiName, 23> kApis = {{
 
 }  // namespace
 
-Result<std::unique_ptr<MockCluster>> MockCluster::Create(int brokers) {
+Result<std::unique_ptr<MockCluster>> MockCluster::Create(int brokers, const std::string& debug) {
   if (brokers < 1 || brokers > 64) {
     return InvalidArgument("mock kafka: broker count {} is outside 1..64", brokers);
   }
   std::unique_ptr<MockCluster> mc(new MockCluster());
   // The handle only hosts the cluster; it never connects anywhere.
-  FERRY_ASSIGN_OR_RETURN(ConfPtr conf,
-                         NewConf({{"client.id", "ferry-mock-kafka"}, {"log_level", "3"}}));
+  KafkaProperties settings = {{"client.id", "ferry-mock-kafka"}, {"log_level", "3"}};
+  if (!debug.empty()) {
+    settings = {{"client.id", "ferry-mock-kafka"}, {"log_level", "7"}, {"debug", debug}};
+  }
+  FERRY_ASSIGN_OR_RETURN(ConfPtr conf, NewConf(settings));
   FERRY_ASSIGN_OR_RETURN(mc->rk_, NewClient(RD_KAFKA_PRODUCER, std::move(conf)));
   mc->cluster_.reset(rd_kafka_mock_cluster_new(mc->rk_.get(), brokers));
   if (mc->cluster_ == nullptr) {

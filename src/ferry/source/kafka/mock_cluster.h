@@ -30,7 +30,9 @@ namespace ferry::source::kafka {
 class MockCluster {
  public:
   // A cluster of `brokers` brokers with ids 1..brokers, listening on free localhost ports.
-  static Result<std::unique_ptr<MockCluster>> Create(int brokers);
+  // `debug`: librdkafka debug contexts for the cluster's own log ("mock,cgrp" shows the group
+  // coordinator's state machine), empty for none.
+  static Result<std::unique_ptr<MockCluster>> Create(int brokers, const std::string& debug = "");
   ~MockCluster();
 
   MockCluster(const MockCluster&) = delete;
