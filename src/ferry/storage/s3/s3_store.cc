@@ -277,7 +277,10 @@ Result<std::vector<ObjectInfo>> S3Store::List(std::string_view prefix, const Lis
                       full_prefix, doc.status().message());
     }
     for (const http::XmlElement* c : doc->Children("Contents")) {
-      FERRY_ASSIGN_OR_RETURN(std::string key, http::UriDecode(c->ChildText("Key").value_or("")));
+      // encoding-type=url: form encoding, a space may come as '+' (a literal '+' comes as %2B).
+      std::string encoded(c->ChildText("Key").value_or(""));
+      std::replace(encoded.begin(), encoded.end(), '+', ' ');
+      FERRY_ASSIGN_OR_RETURN(std::string key, http::UriDecode(encoded));
       if (key.size() <= root.size() || key.compare(0, root.size(), root) != 0) {
         continue;
       }
