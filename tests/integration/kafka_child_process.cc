@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -51,6 +52,28 @@ std::string Describe(const siginfo_t& info) {
   }
   return fmt::format("was killed by signal {} ({}){}", info.si_status, strsignal(info.si_status),
                      info.si_code == CLD_DUMPED ? ", core dumped" : "");
+}
+
+// Waits for `pid` until `limit` passes; then SIGKILLs it, reaps it, records a test failure
+// naming `name`, and returns the status of the kill. Every child of these tests has a deadline
+// (a hung child fails its test in minutes, not at the CTest TIMEOUT).
+int WaitWithDeadline(pid_t pid, const std::string& name, std::chrono::seconds limit) {
+  const int64_t deadline = MonotonicMicros() + limit.count() * 1'000'000;
+  int status = 0;
+  while (true) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) {
+      return r == pid ? status : 0;
+    }
+    if (MonotonicMicros() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "`" << name << "` (pid " << pid << ") ran past its deadline of "
+                    << limit.count() << " s (FERRY_TEST_CHILD_LIMIT_S) and was killed";
+      return status;
+    }
+    usleep(20'000);
+  }
 }
 
 std::string DescribeCode(int code) {
@@ -219,12 +242,17 @@ void ChildProcess::CloseStdin() {
 
 int ChildProcess::Wait() {
   if (!exited_ && pid_ > 0) {
-    int status = 0;
-    waitpid(pid_, &status, 0);
+    const int status = WaitWithDeadline(pid_, name_, ChildLimit());
     exited_ = true;
     exit_code_ = DecodeStatus(status);
   }
   return exit_code_;
+}
+
+std::chrono::seconds ChildLimit() {
+  const char* v = std::getenv("FERRY_TEST_CHILD_LIMIT_S");
+  const long long limit = v == nullptr ? 0 : std::strtoll(v, nullptr, 10);
+  return std::chrono::seconds(limit > 0 ? limit : 300);
 }
 
 Result<MockKafka> StartMockKafka(const std::string& ferry, int brokers,
@@ -267,9 +295,11 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   int err = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (err == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.exit_code = DecodeStatus(status);
+    std::string name;
+    for (const std::string& a : argv) {
+      name += (name.empty() ? "" : " ") + a;
+    }
+    result.exit_code = DecodeStatus(WaitWithDeadline(pid, name, ChildLimit()));
   }
   result.out = Slurp(out_path);
   result.err = Slurp(err_path);

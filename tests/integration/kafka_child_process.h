@@ -36,7 +36,8 @@ class ChildProcess {
   Result<std::string> ReadLine(std::chrono::milliseconds timeout);
   Status WriteLine(std::string_view line);
   void CloseStdin();
-  // Waits for exit; returns the exit code, or 128 + signal number.
+  // Waits for exit, at most ChildLimit() (then SIGKILL and a test failure naming the child);
+  // returns the exit code, or 128 + signal number.
   int Wait();
   // Waits at most `limit`; then SIGKILLs the child, reaps it, and returns DeadlineExceeded-like
   // Unavailable naming it.
@@ -78,7 +79,11 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-// Runs argv to completion with stdout and stderr captured (through files).
+// Runs argv to completion with stdout and stderr captured (through files), at most
+// ChildLimit() (then SIGKILL and a test failure naming the command).
 CommandResult RunCommand(const std::vector<std::string>& argv);
+
+// How long a child of these tests may run: FERRY_TEST_CHILD_LIMIT_S, default 300 s.
+std::chrono::seconds ChildLimit();
 
 }  // namespace ferry::source::kafka::testing
