@@ -31,7 +31,7 @@ AZURITE_DIR := tests/azurite
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
-        fuzz bench torture install clean
+        fuzz bench torture install package clean
 
 setup: setup-deb setup-npm
 
@@ -85,7 +85,7 @@ release: setup-deb
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-# `make install` ships the `package` preset's build: the ferry binary alone, at
+# `make install` and `make package` ship the `package` preset's build: the ferry binary alone, at
 # release flags with Debian's hardening flags, failpoints compiled out, with its man pages
 # (docs/OPERATIONS.md, "Installing"). PREFIX (default /usr/local) and DESTDIR (staging) as usual.
 PREFIX ?= /usr/local
@@ -94,6 +94,14 @@ install: setup-deb
 	cmake --preset package -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build --preset package -j $(JOBS)
 	DESTDIR="$(DESTDIR)" cmake --install build/package --strip --component ferry
+
+# build/package/ferry_<version>_<arch>.deb (CPack DEB; packaging/CMakeLists.txt), then lintian.
+package: setup-deb
+	cmake --preset package -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+	cmake --build --preset package -j $(JOBS)
+	rm -f build/package/ferry_*.deb
+	cd build/package && cpack -G DEB
+	lintian --fail-on error build/package/ferry_*.deb
 
 lint:
 	@tools/check_format.sh
