@@ -109,7 +109,9 @@ lint:
 
 # Every test: lint, all labels on the dev build, the unit tests again under ASan+UBSan, and the
 # bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each, one per core at a time: about
-# 1.5 minutes in all on 2 cores).
+# 1.5 minutes in all on 2 cores). As root, the label `package` includes package_test: `make
+# install` and `make package` (a release build of ferry alone, which it runs first, beside the
+# tests that mostly wait), then the .deb installed, run and purged (tests/package/).
 test: setup lint build asan-unit
 	cd build/dev && ctest --output-on-failure -j $(TEST_JOBS) --timeout 600
 	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900

@@ -8,8 +8,8 @@
 # 3. checks what the installation made: the binary's --version (release build, the source's
 #    commit, the librdkafka and zstd it runs with), the `ferry` system user, /etc/ferry/ferry.toml
 #    (a conffile, root:ferry 0640, accepted by `ferry config check` run as that user), the unit
-#    (ExecStart= the installed binary, not enabled), `man ferry` and the other pages, the bash
-#    completion;
+#    (ExecStart= the installed binary, not enabled, clean for `systemd-analyze verify`), `man
+#    ferry` and the other pages (no groff warnings), the bash completion;
 # 4. runs the installed binary for real: a mock Kafka cluster, 1,000 messages, `ferry run
 #    --until-caught-up` as the ferry user, `ferry verify` (each id once);
 # 5. purges it and checks nothing is left: no file it installed, no /etc/ferry, no /var/lib/ferry.
@@ -207,8 +207,9 @@ runuser -u ferry -- ferry run --config "$work/ferry.toml" --until-caught-up 2>"$
   fail "ferry run: $(tail -20 "$work/run.log")"
 ferry verify "$work/events" --id id --expect 1000 --range 1..1000
 [ "$(stat -c %U "$work/events/_delta_log")" = ferry ] || fail "the table is not the ferry user's"
-kill "$mock_pid"
-wait "$mock_pid" 2>/dev/null || true
+# Closing its stdin ends the cluster (--exit-on-eof), as the end of this script would.
+eval "exec ${MOCK[1]}>&-"
+wait "$mock_pid" || fail "mock-kafka exited $?: $(cat "$work/mock.log")"
 mock_pid=
 
 step "apt-get purge ferry: nothing left behind"
