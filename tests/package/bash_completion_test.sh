@@ -41,13 +41,33 @@ expect() {
   fi
 }
 
-expect "ferry " "config mock-kafka optimize parquet produce run status table vacuum verify"
+# Completions that must include WORDS (others may be added to ferry later) and be all flags
+# (KIND "flags") or none (KIND "words").
+expect_has() {
+  local got word kind=$3
+  got=" $(complete_line "$1") "
+  for word in $2; do
+    if [[ "$got" != *" $word "* ]]; then
+      echo "FAIL: '$1': '$word' missing from '$got'"
+      failures=$((failures + 1))
+      return
+    fi
+  done
+  if { [ "$kind" = words ] && [[ "$got" == *" -"* ]]; } ||
+    { [ "$kind" = flags ] && [[ "$got" =~ \ [^-] ]]; }; then
+    echo "FAIL: '$1': not only $kind: '$got'"
+    failures=$((failures + 1))
+    return
+  fi
+  echo "ok: '$1' ->$got"
+}
+expect_has "ferry " "config mock-kafka optimize parquet produce run status table vacuum verify" words
 expect "ferry r" "run"
 expect "ferry --v" "--version"
 expect "ferry table " "history inspect"
 expect "ferry parquet from" "from-json"
 expect "ferry run --c" "--config"
-expect "ferry run -" "--config --help --pipeline --until-caught-up -c -h -p"
+expect_has "ferry run -" "--config --help --pipeline --until-caught-up -c -h -p" flags
 expect "ferry run --config conf/" "conf/a.toml conf/tables"
 expect "ferry run -c conf/a.toml --u" "--until-caught-up"
 expect "ferry run --config conf/a.toml --pipeline " ""
