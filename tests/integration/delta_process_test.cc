@@ -209,7 +209,8 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
       ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
       location_ = "s3://" + *bucket + "/race/t";
       env_ = rgw_->Cli().AwsEnv();
-      env_.push_back("AWS_ALLOW_HTTP=true");
+      // Only the five standard variables (not the awscli's AWS_DEFAULT_REGION).
+      env_.insert(env_.end(), {"AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP=true"});
       auto s3 = storage::s3::OpenS3Store(*bucket, "race/t", testing::RadosGwStorageOptions(*rgw_));
       ASSERT_TRUE(s3.ok()) << s3.status().ToString();
       store = std::move(*s3);
@@ -236,11 +237,19 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
 
   // `delta_table_tool ARGS...` with the test's environment changes (env(1) sets them).
   Result<std::unique_ptr<ChildProcess>> StartTool(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/env"};
+    // The last change to each variable; env(1) takes its options (--unset) before assignments.
+    std::map<std::string, std::string> last;
     for (const std::string& change : env_) {
+      last[change.substr(0, change.find('='))] = change;
+    }
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    for (const auto& [name, change] : last) {
       if (change.find('=') == std::string::npos) {
-        argv.push_back("--unset=" + change);
-      } else {
+        argv.push_back("--unset=" + name);
+      }
+    }
+    for (const auto& [name, change] : last) {
+      if (change.find('=') != std::string::npos) {
         argv.push_back(change);
       }
     }
