@@ -3,7 +3,8 @@
 // the standard variables alone (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
 // AWS_REGION, AWS_ALLOW_HTTP) and no [storage] table.
 //   - a table ferry wrote to S3 is read back by clients no one here wrote: `aws s3 sync` to disk,
-//     then DuckDB, row for row; `ferry verify` and `table inspect` on its s3:// URI;
+//     then DuckDB, row for row; `verify`, `table inspect|history`, `config check`, `status`,
+//     `optimize` and `vacuum` on its s3:// URI;
 //   - a store that ignores If-None-Match (npm s3rver 3.7, tests/s3rver) is refused before
 //     anything is written, with a message naming the store and aws_s3_allow_unsafe_rename, and
 //     works with that override (one writer);
@@ -129,7 +130,8 @@ class S3PipelineTest : public ::testing::Test {
   // configure ferry (no config or credential files, no instance metadata).
   static std::vector<std::string> StandardEnv(const testing::S3Cli& cli) {
     std::vector<std::string> env = cli.AwsEnv();
-    env.push_back("AWS_ALLOW_HTTP=true");
+    // Only the five: not the awscli's AWS_DEFAULT_REGION nor a service-specific endpoint.
+    env.insert(env.end(), {"AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP=true"});
     return env;
   }
 
@@ -260,8 +262,8 @@ max_latency = "200ms"
 };
 
 // Kafka into s3://bucket/lake/events, twice (the second run resumes from the positions in the
-// S3 table); read back with the awscli and DuckDB; `ferry verify`, `table inspect` and `table
-// history` on the s3:// URI. Nothing but the standard variables configures the store.
+// S3 table); read back with the awscli and DuckDB; every table command on the s3:// URI.
+// Nothing but the standard variables configures the store.
 TEST_F(S3PipelineTest, KafkaIntoS3ReadBackByAwsCliAndDuckDb) {
   ASSERT_NO_FATAL_FAILURE(StartKafka(5000));
   const std::string table = "s3://" + bucket_ + "/lake/events";
@@ -286,6 +288,17 @@ TEST_F(S3PipelineTest, KafkaIntoS3ReadBackByAwsCliAndDuckDb) {
   ProgramOutput history = Ferry({"table", "history", "s3a://" + bucket_ + "/lake/events/"});
   EXPECT_EQ(history.exit_code, 0) << history.err;
   EXPECT_NE(history.out.find("CREATE TABLE"), std::string::npos) << history.out;
+  // The other commands on the same URI and environment: config check, status, optimize (the
+  // packed table read back again by the awscli and DuckDB), vacuum.
+  ProgramOutput check = Ferry({"config", "check", config});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  ProgramOutput status = Ferry({"status", "--config", config, "--json"});
+  EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+  ProgramOutput optimize = Ferry({"optimize", table, "--json"});
+  EXPECT_EQ(optimize.exit_code, 0) << optimize.out << optimize.err;
+  ExpectTableHoldsEachIdOnce(rgw_->Cli(), bucket_, "lake/events", 7000);
+  ProgramOutput vacuum = Ferry({"vacuum", table, "--dry-run", "--json"});
+  EXPECT_EQ(vacuum.exit_code, 0) << vacuum.out << vacuum.err;
   // Nothing but the table and its dead-letter table (created beside it at start): no probe of
   // the conditional-write check, no incomplete upload.
   auto keys = rgw_->Cli().ListKeys(bucket_, "");
