@@ -28,6 +28,8 @@ DUCKDB_DIR := tests/duckdb
 BROWSER_DIR := tests/browser
 # The Azure Blob test server (Azurite) and its independent client (@azure/storage-blob).
 AZURITE_DIR := tests/azurite
+# s3rver: an S3 server that ignores If-None-Match, which ferry must refuse to commit to.
+S3RVER_DIR := tests/s3rver
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
@@ -65,6 +67,11 @@ setup-npm:
 	    [ $(AZURITE_DIR)/package-lock.json -nt $(AZURITE_DIR)/node_modules/.package-lock.json ]; then \
 	  echo "setup: npm ci in $(AZURITE_DIR) (pinned azurite, @azure/storage-blob; log: $(SETUP_LOG))"; \
 	  cd $(AZURITE_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
+	fi
+	@if [ ! -f $(S3RVER_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(S3RVER_DIR)/package-lock.json -nt $(S3RVER_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "setup: npm ci in $(S3RVER_DIR) (pinned s3rver; log: $(SETUP_LOG))"; \
+	  cd $(S3RVER_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
 build: setup-deb

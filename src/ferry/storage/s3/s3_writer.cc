@@ -5,6 +5,7 @@
 #include <deque>
 #include <future>
 
+#include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/http/digest.h"
 #include "ferry/http/xml.h"
@@ -17,6 +18,9 @@ namespace {
 // Uploads one part; its ETag (as S3 returned it, quoted) or the error.
 Result<std::string> UploadPart(const S3Core& core, const std::string& object_key,
                                const std::string& upload_id, int number, const std::string& data) {
+  FERRY_RETURN_IF_ERROR(
+      FERRY_FAILPOINT("storage.s3.before_upload_part")
+          .WithContext("upload part {} of {}", number, core.DescribeObject(object_key)));
   S3Call call{.method = "PUT",
               .object_key = object_key,
               .query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}},
