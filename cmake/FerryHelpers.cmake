@@ -104,6 +104,9 @@ endfunction()
 # (INSTANTIATE_TEST_SUITE_P there). Objects, not an archive: the linker would drop the suite's
 # registrations, which nothing references by name. Compiled like the tests (-O0).
 function(ferry_cc_test_suite)
+  if(NOT FERRY_TESTS)
+    return()
+  endif()
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   set(target ferry_${ARG_NAME})
   add_library(${target} OBJECT ${ARG_SRCS})
