@@ -391,8 +391,7 @@ TEST_F(KafkaTortureTest, TwoProcessesInOneGroupWithKillsAndRebalancesOnS3) {
   auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   KafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group");
-  RunGroupOfProcesses(settings_.ForObjectStore(), dir_, &source, (*store)->Table("table"), 2,
-                      "kafka-s3-group-of-2");
+  RunGroupOfProcesses(settings_, dir_, &source, (*store)->Table("table"), 2, "kafka-s3-group-of-2");
 }
 
 }  // namespace
