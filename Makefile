@@ -139,7 +139,8 @@ bench: setup release
 	tools/run_benchmarks.sh
 
 # The torture harness's long form (docs/RELIABILITY.md): per source 1 M ids, 100 SIGKILLs, every
-# failpoint with every action; then three Kafka processes in one group. The short form is part of
+# failpoint with every action, into a local table and again into an S3 table on a radosgw the
+# tests start (with store faults); then Kafka groups (three processes on a local table, two on S3). The short form is part of
 # `make test` (label `fault`). FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
 # TORTURE and are collected in build/dev/torture.log.
 TORTURE_MESSAGES ?= 1000000

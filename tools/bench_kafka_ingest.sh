@@ -14,10 +14,15 @@
 # 6. checks the table holds COUNT rows (`ferry table inspect --json`) and prints the ratio
 #    ferry / kcat, with the faster kcat run as the peer (target >= 0.5).
 #
+# STORE=s3 (issue 17): step 4 becomes ROUNDS (default 3) rounds of two runs side by side, one
+# into a local table and one into s3://bench/run-N on the tests' radosgw (test_object_server
+# from BUILD_DIR, memstore MEMSTORE_MIB, reached with the standard AWS_* variables alone), and
+# the script prints every run and the ratio of the medians, S3 / local (target >= 0.7).
+#
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
-# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), BENCH_DIR (default:
-# a mktemp dir, removed).
+# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), STORE (local, s3),
+# ROUNDS, MEMSTORE_MIB (4096), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -30,6 +35,10 @@ MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
 CODEC=${CODEC:-zstd}
 ASSIGNMENT=${ASSIGNMENT:-group}  # group (the default) or manual
 KAFKA_PROPERTIES=${KAFKA_PROPERTIES:-}
+STORE=${STORE:-local}
+ROUNDS=${ROUNDS:-3}
+MEMSTORE_MIB=${MEMSTORE_MIB:-4096}
+source "$(dirname "$0")/bench_radosgw.sh"
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -47,6 +56,7 @@ cleanup() {
     kill "$mock" 2>/dev/null || true
     wait "$mock" 2>/dev/null || true
   fi
+  stop_radosgw
   if [ "$keep" = 0 ]; then rm -rf "$DIR"; fi
 }
 trap cleanup EXIT
@@ -83,20 +93,24 @@ run_kcat() {
 
 kcat1=$(run_kcat)
 
-cat >"$DIR/ferry.toml" <<TOML
+# One `ferry run --until-caught-up` into TABLE, timed; sets ferry_s, rss_kb, cpu_user, cpu_sys,
+# rows, files, version.
+run_ferry() {
+  local table=$1 name=$2
+  cat >"$DIR/$name.toml" <<TOML
 [log]
 level = "info"
 
 [[pipeline]]
 id = "bench"
-table = "$DIR/delta/bench"
+table = "$table"
 schema = "id BIGINT NOT NULL, dateTime STRING, user STRING, payload STRING"
 metadata_columns = { partition = "_partition", offset = "_offset" }
 
 [pipeline.kafka]
 brokers = "$BROKERS"
 topics = ["bench"]
-group_id = "ferry-bench"
+group_id = "ferry-$name"
 assignment = "$ASSIGNMENT"
 start = "earliest"
 properties = { $KAFKA_PROPERTIES }
@@ -114,22 +128,57 @@ max_in_flight = $MAX_IN_FLIGHT
 codec = "$CODEC"
 ${LEVEL:+compression_level = $LEVEL}
 TOML
+  local a b json
+  a=$(now)
+  /usr/bin/time -v -o "$DIR/time-$name.txt" \
+    "$FERRY" run --config "$DIR/$name.toml" --until-caught-up 2>"$DIR/ferry-run-$name.log"
+  b=$(now)
+  ferry_s=$(elapsed "$a" "$b")
+  rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$DIR/time-$name.txt")
+  cpu_user=$(sed -n 's/.*User time (seconds): *//p' "$DIR/time-$name.txt")
+  cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time-$name.txt")
+  json=$("$FERRY" table inspect "$table" --json)
+  rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+  files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+  version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+  if [ "${rows:-0}" != "$COUNT" ]; then
+    echo "FAIL: $table holds ${rows:-?} rows, expected $COUNT" >&2
+    exit 1
+  fi
+}
 
-a=$(now)
-/usr/bin/time -v -o "$DIR/time.txt" \
-  "$FERRY" run --config "$DIR/ferry.toml" --until-caught-up 2>"$DIR/ferry-run.log"
-b=$(now)
-ferry_s=$(elapsed "$a" "$b")
-rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$DIR/time.txt")
-cpu_user=$(sed -n 's/.*User time (seconds): *//p' "$DIR/time.txt")
-cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time.txt")
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+if [ "$STORE" = s3 ]; then
+  kcat2=$(run_kcat)
+  start_radosgw "$(realpath "$BUILD_DIR/src/ferry/testing/test_object_server")" "$DIR" \
+    "$MEMSTORE_MIB" bench
+  printf '\n| round | table | seconds | messages/s | CPU user + sys s | peak RSS MiB | files | version |\n|---|---|---|---|---|---|---|---|\n'
+  : >"$DIR/local.times"
+  : >"$DIR/s3.times"
+  for round in $(seq "$ROUNDS"); do
+    for store in local s3; do
+      if [ "$store" = local ]; then table="$DIR/delta/run-$round"; else table="s3://bench/run-$round"; fi
+      run_ferry "$table" "$store-$round"
+      echo "$ferry_s" >>"$DIR/$store.times"
+      printf '| %d | %s | %.2f | %s | %.2f | %d | %s | %s |\n' "$round" "$table" "$ferry_s" \
+        "$(rate "$COUNT" "$ferry_s")" "$(echo "$cpu_user + $cpu_sys" | bc -l)" $((rss_kb / 1024)) \
+        "$files" "$version"
+    done
+  done
+  local_median=$(median <"$DIR/local.times")
+  s3_median=$(median <"$DIR/s3.times")
+  kcat_best=$(echo "if ($kcat1 < $kcat2) $kcat1 else $kcat2" | bc -l)
+  printf '\nkcat -C (faster of two): %.2f s; ferry median: local %.2f s, S3 %.2f s\n' \
+    "$kcat_best" "$local_median" "$s3_median"
+  echo "ratio S3 / local (messages/s, medians of $ROUNDS interleaved rounds): $(printf '%.2f' "$(echo "$local_median / $s3_median" | bc -l)") (target >= 0.7)"
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
+
+run_ferry "$DIR/delta/bench" bench
 
 kcat2=$(run_kcat)
-
-json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
-rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
-files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
-version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 
 kcat_best=$(echo "if ($kcat1 < $kcat2) $kcat1 else $kcat2" | bc -l)
 ferry_rate=$(rate "$COUNT" "$ferry_s")
@@ -144,7 +193,3 @@ printf '\nferry CPU: user %s s, sys %s s; peak RSS %d MiB\n' "$cpu_user" "$cpu_s
 echo "table: ${rows:-?} rows, ${files:-?} files, version ${version:-?} (expected $COUNT rows)"
 echo "ratio ferry / kcat (faster kcat run): $ratio (target >= 0.5)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ "${rows:-0}" != "$COUNT" ]; then
-  echo "FAIL: the table holds ${rows:-?} rows, expected $COUNT" >&2
-  exit 1
-fi

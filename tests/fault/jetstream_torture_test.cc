@@ -13,6 +13,7 @@
 
 #include "jetstream_test_client.h"
 #include "pipeline_e2e_support.h"
+#include "s3_torture_store.h"
 #include "torture_scenario.h"
 #include "torture_support.h"
 
@@ -97,7 +98,7 @@ reconnect_wait = "200ms")toml",
     bad_ += count;
     return Publish("torture.b", kBadIds + bad_ - count + 1, count, "not json #{{seq}}", log);
   }
-  int BrokerFaults(Process* ferry, const std::string& table, int64_t first, int64_t count,
+  int BrokerFaults(Process* ferry, const TableLocation& table, int64_t first, int64_t count,
                    const std::string& log) override {
     int faults = 0;
     const int64_t half = count / 2;
@@ -121,7 +122,7 @@ reconnect_wait = "200ms")toml",
     WaitForNewVersion(table, ferry, seconds(60));
     return faults;
   }
-  void CheckBrokerPositions(const std::string&, const std::string&, const std::string&) override {
+  void CheckBrokerPositions(const TableLocation&, const std::string&, const std::string&) override {
     // ferry's JetStream consumer is an ordered consumer without acks: the server holds no
     // position of ferry's to check.
   }
@@ -176,7 +177,26 @@ class JetStreamTortureTest : public ::testing::Test {
 TEST_F(JetStreamTortureTest, KillsServerRestartsAndEveryFailpoint) {
   JetStreamTortureSource source(server_.get());
   Figures figures;
-  RunTortureScenario(&source, settings_, dir_.string(), &figures);
+  RunTortureScenario(&source, settings_, dir_.string(), LocalTortureTables(dir_.string()),
+                     &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
+
+// The same scenario into tables on S3 (radosgw), ferry reaching it through a proxy that breaks
+// requests, plus the store-fault phase (s3_torture_store.h): 503 SlowDown, resets, stalled
+// uploads, the gateway stopped and restarted while ferry runs.
+TEST_F(JetStreamTortureTest, KillsServerRestartsStoreFaultsAndEveryFailpointOnS3) {
+  // radosgw's in-memory OSD: room for the long form's tables and the files optimize replaced.
+  auto store = S3TortureStore::Start(settings_.seed, int64_t{2} << 30);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  JetStreamTortureSource source(server_.get());
+  Figures figures;
+  RunTortureScenario(&source, settings_.ForObjectStore(), dir_.string(),
+                     {.table = (*store)->Table("table"),
+                      .dead = (*store)->Table("dead"),
+                      .store_faults = store->get(),
+                      .suffix = "-s3"},
+                     &figures);
   fmt::print("{}\n", FiguresLine(figures));
 }
 

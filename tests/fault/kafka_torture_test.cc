@@ -19,11 +19,9 @@
 
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
+#include "s3_torture_store.h"
 #include "torture_scenario.h"
 #include "torture_support.h"
-
-#include "ferry/delta/table.h"
-#include "ferry/storage/local_store.h"
 
 namespace ferry::fault {
 namespace {
@@ -38,27 +36,9 @@ constexpr char kTopic[] = "events";
 constexpr char kGroup[] = "ferry-torture";
 constexpr int64_t kBadIds = 1'000'000'000;  // numbers of bad records (keys, payloads)
 constexpr char kTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
-
-// The table's txn versions by appId (no data read).
-std::map<std::string, int64_t> TablePositions(const std::string& dir) {
-  std::map<std::string, int64_t> out;
-  auto store = storage::LocalStore::Create(dir);
-  if (!store.ok()) {
-    return out;
-  }
-  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
-  if (!table.ok()) {
-    return out;
-  }
-  auto snap = (*table)->LoadSnapshot();
-  if (!snap.ok()) {
-    return out;
-  }
-  for (const auto& [app_id, txn] : snap->txns()) {
-    out[app_id] = txn.version;
-  }
-  return out;
-}
+// radosgw's in-memory OSD for the S3 runs: room for the long form's tables and the files
+// optimize replaced (nothing is vacuumed).
+constexpr int64_t kMemstoreBytes = int64_t{2} << 30;
 
 // The group's committed offsets of every partition (RD_KAFKA_OFFSET_INVALID when none), read
 // by a consumer that never joins the group.
@@ -154,7 +134,7 @@ properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", 
     return RunToExit(ProducerArgs(kBadIds + bad_ - count + 1, count, 0, "not json #{{seq}}"), {},
                      log) == 0;
   }
-  int BrokerFaults(Process* ferry, const std::string& table, int64_t first, int64_t count,
+  int BrokerFaults(Process* ferry, const TableLocation& table, int64_t first, int64_t count,
                    const std::string& log) override {
     int faults = 0;
     const int64_t half = count / 2;
@@ -186,7 +166,7 @@ properties = {{ "session.timeout.ms" = "3000", "heartbeat.interval.ms" = "300", 
     WaitForNewVersion(table, ferry, seconds(60));
     return faults;
   }
-  void CheckBrokerPositions(const std::string& table, const std::string& run,
+  void CheckBrokerPositions(const TableLocation& table, const std::string& run,
                             const std::string& what) override {
     auto offsets = GroupOffsets(brokers_, Group(run));
     if (!offsets.ok()) {
@@ -253,29 +233,53 @@ class KafkaTortureTest : public ::testing::Test {
 TEST_F(KafkaTortureTest, KillsBrokerFaultsAndEveryFailpoint) {
   KafkaTortureSource source(mock_.get(), brokers_, kGroup);
   Figures figures;
-  RunTortureScenario(&source, settings_, dir_.string(), &figures);
+  RunTortureScenario(&source, settings_, dir_.string(), LocalTortureTables(dir_.string()),
+                     &figures);
   fmt::print("{}\n", FiguresLine(figures));
 }
 
-// Three processes in one group: each incarnation killed (SIGKILL: its partitions move after the
-// session timeout) or stopped (SIGTERM: it leaves the group at once) at random, then started
-// again, so the group rebalances all the time; an optimize loop commits beside them.
-TEST_F(KafkaTortureTest, ThreeProcessesInOneGroupWithKillsAndRebalances) {
+// The same scenario into tables on S3 (radosgw), ferry reaching it through a proxy that breaks
+// requests, plus the store-fault phase (s3_torture_store.h): 503 SlowDown, resets, stalled
+// uploads, the gateway stopped and restarted while ferry runs.
+TEST_F(KafkaTortureTest, KillsBrokerAndStoreFaultsAndEveryFailpointOnS3) {
+  auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  KafkaTortureSource source(mock_.get(), brokers_, kGroup);
+  Figures figures;
+  RunTortureScenario(&source, settings_.ForObjectStore(), dir_.string(),
+                     {.table = (*store)->Table("table"),
+                      .dead = (*store)->Table("dead"),
+                      .store_faults = store->get(),
+                      .suffix = "-s3"},
+                     &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
+
+// N processes in one group writing `table`: each incarnation killed (SIGKILL: its partitions
+// move after the session timeout) or stopped (SIGTERM: it leaves the group at once) at random,
+// then started again, so the group rebalances all the time; an optimize loop commits beside
+// them. Each process runs in a directory of its own (its working directory, TMPDIR and
+// configuration), as on hosts of their own. Each id once, by `ferry verify`.
+void RunGroupOfProcesses(const TortureSettings& settings, const std::filesystem::path& dir,
+                         KafkaTortureSource* source, const TableLocation& table, size_t processes,
+                         const std::string& label) {
   // Half the scenario's ids, at most 100,000: catching up from the mock cluster runs at only a
   // few thousand rows per second here (docs/RELIABILITY.md), and the kills are the point.
-  const int64_t messages = std::clamp<int64_t>(settings_.messages / 2, 4000, 100000);
-  const int kills = std::max(6, settings_.kills / 2);
-  std::mt19937_64 rng(settings_.seed + 1);
+  const int64_t messages = std::clamp<int64_t>(settings.messages / 2, 4000, 100000);
+  const int kills = std::max(6, settings.kills / 2);
+  std::mt19937_64 rng(settings.seed + 1);
   fmt::print(
-      "torture kafka group: seed={} messages={} kills={} (rerun with "
-      "FERRY_TORTURE_SEED={})\n",
-      settings_.seed, messages, kills, settings_.seed);
-  const std::string table = (dir_ / "table").string();
-  const std::string logs = (dir_ / "logs").string();
+      "torture {}: seed={} messages={} kills={} table={} (rerun with FERRY_TORTURE_SEED={})\n",
+      label, settings.seed, messages, kills, table.uri(), settings.seed);
+  const std::string logs = (dir / "logs").string();
   std::filesystem::create_directories(logs);
-  KafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group");
-  const std::string config = (dir_ / "group.toml").string();
-  std::ofstream(config) << fmt::format(R"toml([[pipeline]]
+  std::vector<std::string> homes(processes);
+  std::vector<std::string> configs(processes);
+  for (size_t i = 0; i < processes; ++i) {
+    homes[i] = (dir / fmt::format("process-{}", i)).string();
+    std::filesystem::create_directories(homes[i] + "/tmp");
+    configs[i] = homes[i] + "/group.toml";
+    std::ofstream(configs[i]) << fmt::format(R"toml([[pipeline]]
 id = "torture"
 table = "{}"
 schema = "id BIGINT NOT NULL, payload STRING"
@@ -287,17 +291,22 @@ schema = "id BIGINT NOT NULL, payload STRING"
 max_rows = 500
 max_latency = "200ms"
 )toml",
-                                       table, source.MetadataColumns(), source.SourceSection(""));
+                                             table.uri(), source->MetadataColumns(),
+                                             source->SourceSection(""));
+  }
   const auto start = std::chrono::steady_clock::now();
-  auto producers = source.StartProducers(
+  auto producers = source->StartProducers(
       1, messages, std::max<int64_t>(200, messages / (kills * 2)), logs + "/producer.log");
   OptimizeLoop optimize(table, logs + "/optimize.log", milliseconds(2000));
-  std::vector<std::unique_ptr<Process>> ferries(3);
-  std::vector<std::string> ferry_logs(3);
+  std::vector<std::unique_ptr<Process>> ferries(processes);
+  std::vector<std::string> ferry_logs(processes);
   int incarnation = 0;
   auto start_ferry = [&](size_t i) {
     ferry_logs[i] = fmt::format("{}/ferry-{}-{}.log", logs, i, incarnation++);
-    auto p = Process::Start({kFerry, "run", "--config", config}, {}, ferry_logs[i]);
+    std::vector<std::string> env = table.env();
+    env.push_back("TMPDIR=" + homes[i] + "/tmp");
+    auto p = Process::Start(table.WithFlags({kFerry, "run", "--config", configs[i]}), env,
+                            ferry_logs[i], homes[i]);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     ferries[i] = std::move(*p);
   };
@@ -312,7 +321,7 @@ max_latency = "200ms"
     }
   };
   for (size_t i = 0; i < ferries.size(); ++i) {
-    start_ferry(i);
+    ASSERT_NO_FATAL_FAILURE(start_ferry(i));
   }
   for (size_t i = 0; i < ferries.size(); ++i) {
     wait_assigned(i);
@@ -329,11 +338,17 @@ max_latency = "200ms"
     EXPECT_EQ(ferries[victim]->Wait(), hard ? 128 + SIGKILL : 0) << Tail(ferry_logs[victim]);
     (hard ? sigkills : sigterms)++;
     std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 1000)(rng)));
-    start_ferry(victim);
+    ASSERT_NO_FATAL_FAILURE(start_ferry(victim));
     wait_assigned(victim);
   }
   for (auto& producer : producers) {
     EXPECT_EQ(producer->Wait(), 0) << Tail(logs + "/producer.log");
+  }
+  // Every member took part: each process's log names partitions it was assigned.
+  for (size_t i = 0; i < processes; ++i) {
+    EXPECT_NE(ReadFile(ferry_logs[i]).find(" starts at "), std::string::npos)
+        << "process " << i << " was never assigned a partition:\n"
+        << Tail(ferry_logs[i]);
   }
   for (size_t i = 0; i < ferries.size(); ++i) {
     ferries[i]->Signal(SIGTERM);
@@ -342,9 +357,9 @@ max_latency = "200ms"
     EXPECT_EQ(ferries[i]->Wait(), 0) << Tail(ferry_logs[i]);
   }
   const int optimize_runs = optimize.Stop();
-  EXPECT_EQ(
-      RunToExit({kFerry, "run", "--config", config, "--until-caught-up"}, {}, logs + "/final.log"),
-      0)
+  EXPECT_EQ(RunToExit(table.WithFlags({kFerry, "run", "--config", configs[0], "--until-caught-up"}),
+                      table.env(), logs + "/final.log"),
+            0)
       << Tail(logs + "/final.log");
   VerifyResult v = Verify(table, messages);
   EXPECT_EQ(v.exit_code, 0) << v.output;
@@ -353,15 +368,30 @@ max_latency = "200ms"
   EXPECT_EQ(v.missing, 0) << v.output;
   EXPECT_EQ(v.position_mismatches, 0) << v.output;
   Figures figures{
-      .source = "kafka-group-of-3",
+      .source = label,
       .kills = sigkills + sigterms,
       .optimize_runs = optimize_runs,
       .messages = messages,
       .verify = v,
       .wall_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-      .seed = settings_.seed};
+      .seed = settings.seed};
   fmt::print("{} (SIGKILL {}, SIGTERM {})\n", FiguresLine(figures), sigkills, sigterms);
+}
+
+TEST_F(KafkaTortureTest, ThreeProcessesInOneGroupWithKillsAndRebalances) {
+  KafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group");
+  RunGroupOfProcesses(settings_, dir_, &source, TableLocation::Local((dir_ / "table").string()), 3,
+                      "kafka-group-of-3");
+}
+
+// Two processes, each in a directory of its own, writing one table on S3 (radosgw): nothing
+// but the store and the consumer group joins them.
+TEST_F(KafkaTortureTest, TwoProcessesInOneGroupWithKillsAndRebalancesOnS3) {
+  auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  KafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group");
+  RunGroupOfProcesses(settings_, dir_, &source, (*store)->Table("table"), 2, "kafka-s3-group-of-2");
 }
 
 }  // namespace

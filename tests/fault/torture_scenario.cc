@@ -14,6 +14,8 @@
 
 #include "pipeline_e2e_support.h"
 
+#include "ferry/testing/nats_server.h"
+
 // Kafka consumer groups: each ferry incarnation of the scenario joins its own group. ferry never
 // reads a group's offsets once the table holds a position (DESIGN.md), so this changes nothing
 // for correctness; it sidesteps the mock coordinator of librdkafka 2.0.2, which was seen to
@@ -33,8 +35,10 @@ constexpr int64_t kStepMaxRows = 40;
 constexpr int64_t kBadPerDeadLetterStep = 3;
 
 // One config per ferry incarnation (`run`), in dir/configs.
+// `extra`: more top-level sections ([metrics]).
 std::string WriteConfig(TortureSource* source, const std::string& dir, const std::string& run,
-                        const std::string& table, const std::string& dead, int64_t max_rows) {
+                        const std::string& table, const std::string& dead, int64_t max_rows,
+                        const std::string& extra = "") {
   std::filesystem::create_directories(dir + "/configs");
   const std::string path = dir + "/configs/" + run + ".toml";
   std::ofstream(path) << fmt::format(R"toml([[pipeline]]
@@ -51,9 +55,10 @@ dead_letter_table = "{}"
 [pipeline.batch]
 max_rows = {}
 max_latency = "200ms"
+{}
 )toml",
                                      table, source->MetadataColumns(), dead,
-                                     source->SourceSection(run), max_rows);
+                                     source->SourceSection(run), max_rows, extra);
   return path;
 }
 
@@ -63,29 +68,50 @@ int64_t Uniform(std::mt19937_64* rng, int64_t lo, int64_t hi) {
 
 }  // namespace
 
+TortureTables LocalTortureTables(const std::string& dir) {
+  return TortureTables{.table = TableLocation::Local(dir + "/table"),
+                       .dead = TableLocation::Local(dir + "/dead")};
+}
+
 void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
-                        const std::string& dir, Figures* out) {
+                        const std::string& dir, const TortureTables& tables, Figures* out) {
   const auto start = Clock::now();
   Figures& figures = *out;
-  figures = Figures{.source = source->name(), .messages = settings.messages, .seed = settings.seed};
+  figures = Figures{.source = source->name() + tables.suffix,
+                    .messages = settings.messages,
+                    .seed = settings.seed};
   std::mt19937_64 rng(settings.seed);
-  const std::string table = dir + "/table";
-  const std::string dead = dir + "/dead";
+  const TableLocation& table = tables.table;
   const std::string logs = dir + "/logs";
   std::filesystem::create_directories(logs);
   // Large batches while ingesting beside the kills, small ones in the failpoint steps.
-  auto stream_config = [&](const std::string& run) {
-    return WriteConfig(source, dir, run, table, dead, /*max_rows=*/5000);
+  auto stream_config = [&](const std::string& run, const std::string& extra = "") {
+    return WriteConfig(source, dir, run, table.uri(), tables.dead.uri(), /*max_rows=*/5000, extra);
   };
   auto step_config = [&](const std::string& run) {
-    return WriteConfig(source, dir, run, table, dead, kStepMaxRows);
+    return WriteConfig(source, dir, run, table.uri(), tables.dead.uri(), kStepMaxRows);
+  };
+  // `ferry run` with the table's storage options; the environment that reaches its store is
+  // given to every child started with table.env().
+  auto run_argv = [&](const std::string& config, bool until_caught_up) {
+    std::vector<std::string> argv = table.WithFlags({kFerry, "run", "--config", config});
+    if (until_caught_up) {
+      argv.push_back("--until-caught-up");
+    }
+    return argv;
+  };
+  auto with_env = [&](std::vector<std::string> extra) {
+    std::vector<std::string> env = table.env();
+    env.insert(env.end(), extra.begin(), extra.end());
+    return env;
   };
 
-  const std::vector<FailpointStep> plan = FailpointPlan(settings.full_matrix, &rng);
+  const std::vector<FailpointStep> plan = FailpointPlan(settings.full_matrix, table.local(), &rng);
   const int64_t broker_chunk =
       std::max<int64_t>(200, std::min<int64_t>(5000, settings.messages / 20));
-  const int64_t kill_messages =
-      settings.messages - static_cast<int64_t>(plan.size()) * kStepChunk - 2 * broker_chunk;
+  const int64_t store_chunk = tables.store_faults != nullptr ? 2 * broker_chunk : 0;
+  const int64_t kill_messages = settings.messages - static_cast<int64_t>(plan.size()) * kStepChunk -
+                                2 * broker_chunk - store_chunk;
   if (kill_messages < settings.kills * 100) {
     ADD_FAILURE() << "FERRY_TORTURE_MESSAGES=" << settings.messages << " is too small for "
                   << plan.size() << " failpoint steps of " << kStepChunk << " ids and "
@@ -93,10 +119,10 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
     return;
   }
   fmt::print(
-      "torture {}: {}; {} ids in the kill loop, {} around broker faults, {} failpoint "
-      "steps of {}\n",
-      source->name(), settings.Describe(), kill_messages, 2 * broker_chunk, plan.size(),
-      kStepChunk);
+      "torture {}: {}; {} ids in the kill loop, {} around broker faults, {} around store "
+      "faults, {} failpoint steps of {}\n",
+      figures.source, settings.Describe(), kill_messages, 2 * broker_chunk, store_chunk,
+      plan.size(), kStepChunk);
   std::fflush(stdout);
   OptimizeLoop optimize(table, logs + "/optimize.log", milliseconds(1500));
 
@@ -107,8 +133,8 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
     auto producers = source->StartProducers(1, kill_messages, rate, logs + "/producer.log");
     for (int k = 0; k < settings.kills; ++k) {
       const std::string log = fmt::format("{}/kill-{}.log", logs, k);
-      auto ferry = Process::Start(
-          {kFerry, "run", "--config", stream_config(fmt::format("kill-{}", k))}, {}, log);
+      auto ferry = Process::Start(run_argv(stream_config(fmt::format("kill-{}", k)), false),
+                                  table.env(), log);
       ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
       bool producing = false;
       for (auto& producer : producers) {
@@ -136,7 +162,7 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
   // 2. Broker faults while ferry runs.
   {
     const std::string log = logs + "/broker-faults.log";
-    auto ferry = Process::Start({kFerry, "run", "--config", stream_config("faults")}, {}, log);
+    auto ferry = Process::Start(run_argv(stream_config("faults"), false), table.env(), log);
     EXPECT_TRUE(ferry.ok());
     if (ferry.ok()) {
       figures.broker_faults =
@@ -147,13 +173,42 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
     next_id += 2 * broker_chunk;
   }
 
+  // 2b. Store faults while ferry runs (tables in an object store).
+  if (tables.store_faults != nullptr) {
+    const std::string log = logs + "/store-faults.log";
+    Result<int> port = testing::PickFreePort();
+    EXPECT_TRUE(port.ok()) << port.status().ToString();
+    const int metrics_port = port.value_or(0);
+    auto ferry = Process::Start(
+        run_argv(stream_config("store-faults",
+                               fmt::format("\n[metrics]\nlisten = \"127.0.0.1:{}\"", metrics_port)),
+                 false),
+        table.env(), log);
+    EXPECT_TRUE(ferry.ok());
+    if (ferry.ok()) {
+      int64_t published = 0;
+      figures.store_faults = tables.store_faults->Inject(
+          ferry->get(), table, metrics_port, store_chunk,
+          [&](int64_t n) {
+            n = std::min(n, store_chunk - published);
+            if (n > 0) {
+              EXPECT_TRUE(source->Produce(next_id + published, n, log)) << Tail(log);
+              published += n;
+            }
+          },
+          log);
+      EXPECT_EQ(published, store_chunk) << "the store-fault phase published only part of its ids";
+      (*ferry)->Signal(SIGTERM);
+      EXPECT_EQ((*ferry)->Wait(), 0) << "a drained stop after store faults:\n" << Tail(log);
+    }
+    next_id += store_chunk;
+  }
+
   // The kill loop leaves a backlog (each Kafka incarnation spends seconds joining its group):
   // commit it in large batches here rather than 40 rows at a time in the first failpoint step.
   {
     const std::string log = logs + "/catch-up.log";
-    EXPECT_EQ(RunToExit({kFerry, "run", "--config", stream_config("catch-up"), "--until-caught-up"},
-                        {}, log),
-              0)
+    EXPECT_EQ(RunToExit(run_argv(stream_config("catch-up"), true), table.env(), log), 0)
         << Tail(log);
   }
 
@@ -176,8 +231,8 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
           return a.must_fire && a.name.find("checkpoint") != std::string::npos;
         });
     optimize.Pause(checkpoint_armed);
-    int code = RunToExit({kFerry, "run", "--config", step_config(run), "--until-caught-up"},
-                         {"FERRY_FAILPOINTS=" + step.spec}, log);
+    int code = RunToExit(run_argv(step_config(run), true),
+                         with_env({"FERRY_FAILPOINTS=" + step.spec}), log);
     optimize.Pause(false);
     const std::string text = ReadFile(log);
     std::string missed;
@@ -195,7 +250,7 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
       EXPECT_EQ(code, 0) << step.spec << " (errors and stalls are retried inside ferry):\n"
                          << Tail(log);
     }
-    fmt::print("torture {}: step {}/{} {} -> exit {}{}\n", source->name(), i + 1, plan.size(),
+    fmt::print("torture {}: step {}/{} {} -> exit {}{}\n", figures.source, i + 1, plan.size(),
                step.spec, code, missed.empty() ? "" : " (not reached: " + missed + ")");
     std::fflush(stdout);
     source->CheckBrokerPositions(table, run, step.spec);
@@ -206,8 +261,7 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
   // 4. A clean catch-up, then verify.
   figures.optimize_runs = optimize.Stop();
   const std::string final_log = logs + "/final.log";
-  int code = RunToExit({kFerry, "run", "--config", step_config("final"), "--until-caught-up"}, {},
-                       final_log);
+  int code = RunToExit(run_argv(step_config("final"), true), table.env(), final_log);
   EXPECT_EQ(code, 0) << Tail(final_log);
   figures.verify = Verify(table, settings.messages);
   const VerifyResult& v = figures.verify;
@@ -218,15 +272,15 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
   EXPECT_EQ(v.missing, 0) << v.output;
   EXPECT_EQ(v.position_mismatches, 0) << v.output;
   // Every bad record in the dead-letter table once (by source partition and position).
-  e2e::TableContents dead_rows = e2e::ReadTable(dead);
+  const std::vector<std::string> dead_rows = TableRows(tables.dead);
   std::set<std::string> positions;
-  for (const std::string& row : dead_rows.rows) {
+  for (const std::string& row : dead_rows) {
     EXPECT_TRUE(
         positions.insert(e2e::Field(row, "source_partition") + "@" + e2e::Field(row, "position"))
             .second)
         << "dead-lettered twice: " << row;
   }
-  EXPECT_EQ(static_cast<int64_t>(dead_rows.rows.size()), bad_published);
+  EXPECT_EQ(static_cast<int64_t>(dead_rows.size()), bad_published);
   figures.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 }
 

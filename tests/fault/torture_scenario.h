@@ -2,7 +2,9 @@
 //   1. Kill loop: a producer publishes ids 1..K while `ferry run` is started, SIGKILLed at a
 //      random moment (seeded), and started again, `kills` times; `ferry optimize` runs in a loop
 //      beside it for the whole scenario.
-//   2. Broker faults while ferry runs (TortureSource::BrokerFaults), then a clean
+//   2. Broker faults while ferry runs (TortureSource::BrokerFaults); for a table in an object
+//      store, store faults while another ferry runs (StoreFaults::Inject: the network between
+//      ferry and the store broken, the store stopped and restarted); then a clean
 //      `ferry run --until-caught-up` commits the backlog in large batches.
 //   3. Failpoints: for each step of the plan, a chunk of ids is published (plus a few bad
 //      records for the dead-letter step), then `ferry run --until-caught-up` runs with
@@ -12,12 +14,16 @@
 //   4. A clean `ferry run --until-caught-up`, then `ferry verify --expect N`: exit 0, N rows,
 //      N distinct ids, 0 duplicates, 0 missing, positions agree with the data; every bad
 //      record in the dead-letter table once.
+// The tables are named by location (torture_table.h): a local directory, or s3://... with the
+// environment and storage options ferry's children reach it with; the harness reads the same
+// table through the store the location names.
 // Assertions are gtest EXPECTs (an ASSERT ends the scenario early); the figures go to *out.
 //
 // Thread-safety: one thread (the optimize loop runs its own).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,16 +55,42 @@ class TortureSource {
   virtual bool ProduceBad(int64_t count, const std::string& log) = 0;
   // Injects broker faults while `ferry` runs and publishes ids first..first+count-1 around
   // them; returns the number of faults injected.
-  virtual int BrokerFaults(Process* ferry, const std::string& table, int64_t first, int64_t count,
+  virtual int BrokerFaults(Process* ferry, const TableLocation& table, int64_t first, int64_t count,
                            const std::string& log) = 0;
   // After a failpoint step (ferry stopped): EXPECTs that the broker was told of no position
   // the table does not hold (Kafka: the offsets run `run` committed to its group); `what`
   // names the step.
-  virtual void CheckBrokerPositions(const std::string& table, const std::string& run,
+  virtual void CheckBrokerPositions(const TableLocation& table, const std::string& run,
                                     const std::string& what) = 0;
 };
 
+// Faults between ferry and the store its tables live in (an object store; none for local
+// directories).
+class StoreFaults {
+ public:
+  virtual ~StoreFaults() = default;
+  // Breaks the way to the store while `ferry` runs (its metrics served on 127.0.0.1:
+  // `metrics_port`), calling `publish(n)` to publish the next n of the phase's `ids` ids at the
+  // moments the faults need them (all `ids` in the end); EXPECTs that ferry kept running and
+  // said so (log, metrics) and that the table moved on after the faults. Returns the number of
+  // faults injected.
+  virtual int Inject(Process* ferry, const TableLocation& table, int metrics_port, int64_t ids,
+                     const std::function<void(int64_t n)>& publish, const std::string& log) = 0;
+};
+
+// The scenario's tables: the ingested table and its dead-letter table, and the faults of their
+// store (null for local directories).
+struct TortureTables {
+  TableLocation table;
+  TableLocation dead;
+  StoreFaults* store_faults = nullptr;
+  // Figures label: "kafka" + suffix ("-s3").
+  std::string suffix;
+};
+// Local directories DIR/table and DIR/dead, no store faults.
+TortureTables LocalTortureTables(const std::string& dir);
+
 void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
-                        const std::string& dir, Figures* out);
+                        const std::string& dir, const TortureTables& tables, Figures* out);
 
 }  // namespace ferry::fault

@@ -11,13 +11,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -90,6 +87,15 @@ TortureSettings TortureSettings::FromEnv(int64_t default_messages, int default_k
   return s;
 }
 
+TortureSettings TortureSettings::ForObjectStore() const {
+  TortureSettings s = *this;
+  if (std::getenv("FERRY_TORTURE_MESSAGES") == nullptr &&
+      std::getenv("FERRY_TORTURE_KILLS") == nullptr) {
+    s.kills = std::max(1, kills / 2);
+  }
+  return s;
+}
+
 std::string TortureSettings::Describe() const {
   return fmt::format(
       "seed={} messages={} kills={} full_matrix={} (rerun with FERRY_TORTURE_SEED={})", seed,
@@ -98,7 +104,8 @@ std::string TortureSettings::Describe() const {
 
 Result<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
                                                 const std::vector<std::string>& env,
-                                                const std::string& log_path) {
+                                                const std::string& log_path,
+                                                const std::string& cwd) {
   // Everything the child needs is prepared before fork: between fork and exec only
   // async-signal-safe calls (the test may have other threads).
   std::vector<std::string> args = argv;
@@ -127,6 +134,9 @@ Result<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& 
     ::dup2(null_fd, 0);
     ::dup2(log_fd, 1);
     ::dup2(log_fd, 2);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
+      ::_exit(127);
+    }
     ::execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
     ::_exit(127);
   }
@@ -252,64 +262,6 @@ std::string Tail(const std::string& path, int lines) {
   return at == std::string::npos ? text : text.substr(at + 1);
 }
 
-int64_t LatestVersion(const std::string& table) {
-  int64_t latest = -1;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(table + "/_delta_log", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == 25 && name.ends_with(".json")) {
-      latest = std::max<int64_t>(latest, std::strtoll(name.c_str(), nullptr, 10));
-    }
-  }
-  return latest;
-}
-
-void WaitForNewVersion(const std::string& table, Process* ferry, std::chrono::milliseconds limit) {
-  const int64_t version = LatestVersion(table);
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until && ferry->Running() &&
-         LatestVersion(table) <= version) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-VerifyResult Verify(const std::string& table, int64_t expect) {
-  VerifyResult r;
-  char path_template[] = "/tmp/ferry_torture_verify_XXXXXX";
-  int fd = ::mkstemp(path_template);
-  if (fd >= 0) {
-    ::close(fd);
-  }
-  const std::string out_path = path_template;
-  r.exit_code =
-      RunToExit({kFerry, "verify", table, "--id", "id", "--expect", std::to_string(expect),
-                 "--range", fmt::format("1..{}", expect), "--json"},
-                {}, out_path);
-  r.output = ReadFile(out_path);
-  std::filesystem::remove(out_path);
-  // The JSON object is the line that starts with '{' (logs may precede it).
-  std::istringstream lines(r.output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line[0] != '{') {
-      continue;
-    }
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) {
-      continue;
-    }
-    r.rows = j.value("rows", int64_t{-1});
-    r.distinct = j.value("distinct", int64_t{-1});
-    r.duplicates = j.value("duplicates", int64_t{-1});
-    r.missing = j.value("missing", int64_t{-1});
-    r.position_mismatches = 0;
-    for (const auto& check : j.value("positions", nlohmann::json::array())) {
-      r.position_mismatches += check.value("ok", false) ? 0 : 1;
-    }
-  }
-  return r;
-}
-
 const std::vector<FailpointSite>& FailpointSites() {
   // parquet.atomic_file.before_rename is not here: only `ferry parquet from-json` writes
   // through AtomicFileOutputStream (its unit test arms it); `ferry run` writes data files
@@ -346,7 +298,7 @@ const std::vector<std::string>& FailpointActions() {
   return actions;
 }
 
-std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng) {
+std::vector<FailpointStep> FailpointPlan(bool full_matrix, bool local_store, std::mt19937_64* rng) {
   const auto& actions = FailpointActions();
   auto arm = [&](const FailpointSite& site, const std::string& action, FailpointStep* step) {
     // Checkpoint sites are hit once per checkpoint and the dead-letter site once per batch
@@ -363,7 +315,12 @@ std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng)
         step->needs_bad_records || name == "pipeline.after_dead_letter_commit";
   };
   std::vector<FailpointStep> plan;
-  const auto& sites = FailpointSites();
+  std::vector<FailpointSite> sites;
+  for (const FailpointSite& site : FailpointSites()) {
+    if (local_store || !std::string_view(site.name).starts_with("storage.local.")) {
+      sites.push_back(site);
+    }
+  }
   if (full_matrix) {
     for (const FailpointSite& site : sites) {
       for (const std::string& action : actions) {
@@ -393,14 +350,16 @@ bool Fired(const std::string& log, const std::string& name) {
   return log.find("failpoint " + name + ": ") != std::string::npos;
 }
 
-OptimizeLoop::OptimizeLoop(std::string table, std::string log_path, std::chrono::milliseconds pause)
+OptimizeLoop::OptimizeLoop(TableLocation table, std::string log_path,
+                           std::chrono::milliseconds pause)
     : table_(std::move(table)), log_path_(std::move(log_path)), pause_(pause) {
   thread_ = std::thread([this] {
     while (!stop_.load()) {
       {
         std::lock_guard lock(run_mu_);
-        if (!paused_ && LatestVersion(table_) >= 0) {
-          int code = RunToExit({kFerry, "optimize", table_}, {}, log_path_);
+        if (!paused_ && table_.LatestVersion() >= 0) {
+          int code = RunToExit(table_.WithFlags({kFerry, "optimize", table_.uri()}), table_.env(),
+                               log_path_);
           runs_.fetch_add(1);
           if (code != 0) {
             failures_.fetch_add(1);
@@ -434,11 +393,12 @@ int OptimizeLoop::Stop() {
 
 std::string FiguresLine(const Figures& f) {
   return fmt::format(
-      "TORTURE {}: kills={} failpoint_runs={} broker_faults={} optimize_runs={} messages={} "
+      "TORTURE {}: kills={} failpoint_runs={} broker_faults={}{} optimize_runs={} messages={} "
       "rows={} distinct={} duplicates={} missing={} verify_exit={} wall={:.1f}s seed={}",
-      f.source, f.kills, f.failpoint_runs, f.broker_faults, f.optimize_runs, f.messages,
-      f.verify.rows, f.verify.distinct, f.verify.duplicates, f.verify.missing, f.verify.exit_code,
-      f.wall_seconds, f.seed);
+      f.source, f.kills, f.failpoint_runs, f.broker_faults,
+      f.store_faults >= 0 ? fmt::format(" store_faults={}", f.store_faults) : "", f.optimize_runs,
+      f.messages, f.verify.rows, f.verify.distinct, f.verify.duplicates, f.verify.missing,
+      f.verify.exit_code, f.wall_seconds, f.seed);
 }
 
 }  // namespace ferry::fault

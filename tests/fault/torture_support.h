@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "torture_table.h"
+
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
 
@@ -41,12 +43,18 @@ struct TortureSettings {
   bool keep = false;
 
   static TortureSettings FromEnv(int64_t default_messages, int default_kills);
+  // The settings of a scenario whose tables live in an object store: in the short form (no
+  // FERRY_TORTURE_MESSAGES or FERRY_TORTURE_KILLS set) half the kills, as every ferry start
+  // there costs more (the store's probe, slower requests), so that each test stays within a few
+  // minutes; otherwise unchanged.
+  TortureSettings ForObjectStore() const;
   // "seed=... messages=... kills=..." and how to rerun with the same seed.
   std::string Describe() const;
 };
 
 // A child process with extra environment entries ("NAME=value", overriding the inherited
-// ones), stdout and stderr appended to `log_path` (or /dev/null when empty). It is killed with
+// ones), stdout and stderr appended to `log_path` (or /dev/null when empty), in the working
+// directory `cwd` (the test's when empty). It is killed with
 // SIGKILL when the test process dies (PR_SET_PDEATHSIG) and by the destructor if still running.
 // Every child has a deadline, ChildLimit() after its start: Wait() past it SIGKILLs the child
 // and fails the test naming it, so a hung child fails the test in minutes, not at the CTest
@@ -55,7 +63,8 @@ class Process {
  public:
   static Result<std::unique_ptr<Process>> Start(const std::vector<std::string>& argv,
                                                 const std::vector<std::string>& env = {},
-                                                const std::string& log_path = "");
+                                                const std::string& log_path = "",
+                                                const std::string& cwd = "");
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -118,24 +127,6 @@ std::string ReadFile(const std::string& path);
 // The last `lines` lines of a file (for failure messages).
 std::string Tail(const std::string& path, int lines = 30);
 
-// The newest version in TABLE/_delta_log (-1 when none), by listing only: cheap enough to poll.
-int64_t LatestVersion(const std::string& table);
-// Waits until TABLE has a version newer than its newest one at the call, `ferry` exits, or
-// `limit` passes.
-void WaitForNewVersion(const std::string& table, Process* ferry, std::chrono::milliseconds limit);
-
-// `ferry verify TABLE --id id --expect N --range 1..N --json`, its exit code and counts.
-struct VerifyResult {
-  int exit_code = -1;
-  int64_t rows = -1;
-  int64_t distinct = -1;
-  int64_t duplicates = -1;
-  int64_t missing = -1;
-  int64_t position_mismatches = -1;
-  std::string output;  // stdout and stderr, for failure messages
-};
-VerifyResult Verify(const std::string& table, int64_t expect);
-
 // Every failpoint name compiled into ferry, with what a test must do to reach it.
 struct FailpointSite {
   const char* name;
@@ -162,15 +153,17 @@ struct FailpointStep {
 // The full matrix: every site with every action, one run each. The short form: every site
 // crashes once (one run each), and every site meets one of the other actions in turn, about
 // six sites armed together in one run (ferry must retry each error and sit out each stall).
-// Triggers (the N-th hit) are drawn from `rng`.
-std::vector<FailpointStep> FailpointPlan(bool full_matrix, std::mt19937_64* rng);
+// Triggers (the N-th hit) are drawn from `rng`. `local_store`: the table is a local directory;
+// otherwise the sites of the local store (storage.local.*) are left out, as nothing reaches
+// them (an object store's faults come from the network: the store-fault phase).
+std::vector<FailpointStep> FailpointPlan(bool full_matrix, bool local_store, std::mt19937_64* rng);
 // Whether a run's log shows that `name` fired (crash line or an error naming it).
 bool Fired(const std::string& log, const std::string& name);
 
 // `ferry optimize TABLE` in a loop on its own thread, a pause between runs, until Stop().
 class OptimizeLoop {
  public:
-  OptimizeLoop(std::string table, std::string log_path, std::chrono::milliseconds pause);
+  OptimizeLoop(TableLocation table, std::string log_path, std::chrono::milliseconds pause);
   ~OptimizeLoop();
   // Joins the thread; returns the number of runs.
   int Stop();
@@ -182,7 +175,7 @@ class OptimizeLoop {
   int failures() const { return failures_.load(); }
 
  private:
-  const std::string table_;
+  const TableLocation table_;
   const std::string log_path_;
   const std::chrono::milliseconds pause_;
   std::atomic<bool> stop_{false};
@@ -193,14 +186,16 @@ class OptimizeLoop {
   std::thread thread_;
 };
 
-// One line per source for `make torture`:
+// One line per scenario for `make torture`:
 // "TORTURE kafka: kills=.. failpoint_runs=.. messages=.. rows=.. duplicates=.. missing=..
-//  wall=..s seed=.."
+//  wall=..s seed=.." (source "kafka-s3" for a table on S3, with store_faults=..).
 struct Figures {
   std::string source;
   int kills = 0;
   int failpoint_runs = 0;
   int broker_faults = 0;
+  // Faults between ferry and an object store (proxy faults, gateway outages); -1: none (local).
+  int store_faults = -1;
   int optimize_runs = 0;
   int64_t messages = 0;
   VerifyResult verify;

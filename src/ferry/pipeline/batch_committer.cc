@@ -102,13 +102,19 @@ Status BatchCommitter::Reload() {
   return LoadDedupIndex();
 }
 
-Result<std::optional<int64_t>> BatchCommitter::ReadPosition(const std::string& app_id) {
-  FERRY_ASSIGN_OR_RETURN(snapshot_, table_->Update(snapshot_));
+Result<std::optional<int64_t>> BatchCommitter::ReadPosition(const std::string& app_id,
+                                                            bool refresh) {
+  if (refresh) {
+    FERRY_ASSIGN_OR_RETURN(snapshot_, table_->Update(snapshot_));
+  }
   return snapshot_.position(app_id);
 }
 
-Result<std::optional<int64_t>> BatchCommitter::ReadDeadLetterPosition(const std::string& app_id) {
-  FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
+Result<std::optional<int64_t>> BatchCommitter::ReadDeadLetterPosition(const std::string& app_id,
+                                                                      bool refresh) {
+  if (refresh) {
+    FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
+  }
   return dead_snapshot_.position(app_id);
 }
 

@@ -137,10 +137,12 @@ class BatchCommitter {
   Status LoadDedupIndex();
   // Reloads the snapshot from the log, then the dedup index (fencing starts over from the table).
   Status Reload();
-  // `app_id`'s position in the table after reading the commits the snapshot has not seen.
-  Result<std::optional<int64_t>> ReadPosition(const std::string& app_id);
+  // `app_id`'s position in the table after reading the commits the snapshot has not seen
+  // (`refresh`; without it, as of the snapshot).
+  Result<std::optional<int64_t>> ReadPosition(const std::string& app_id, bool refresh = true);
   // The same in the dead-letter table. REQUIRES: has_dead_letter_table().
-  Result<std::optional<int64_t>> ReadDeadLetterPosition(const std::string& app_id);
+  Result<std::optional<int64_t>> ReadDeadLetterPosition(const std::string& app_id,
+                                                        bool refresh = true);
 
   const delta::Snapshot& snapshot() const { return snapshot_; }
 

@@ -220,6 +220,7 @@ Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::
 
 Status Pipeline::StartSource() {
   rate_limited_us_ = 0;
+  positions_fresh_ = false;
   FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
   Status st = source_->Start(this);
   if (!st.ok()) {
@@ -245,8 +246,10 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   // read, and the table handle is ours again.
   queue_->WaitIdle();
   PartitionState state{.key = partition.key, .app_id = options_.id + "/" + partition.key};
-  // Another writer may have moved the partition since our snapshot: read the log first.
-  Result<std::optional<int64_t>> committed = committer_->ReadPosition(state.app_id);
+  // Another writer may have moved the partition since our snapshot: read the log first (once
+  // for all the partitions of one assignment).
+  const bool refresh = !positions_fresh_;
+  Result<std::optional<int64_t>> committed = committer_->ReadPosition(state.app_id, refresh);
   if (!committed.ok()) {
     return committed.status().WithContext("pipeline {}: reading positions for {}", options_.id,
                                           partition.key);
@@ -255,13 +258,14 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   state.committed = *committed;
   state.delivered = state.committed;
   if (committer_->has_dead_letter_table()) {
-    Result<std::optional<int64_t>> dead = committer_->ReadDeadLetterPosition(state.app_id);
+    Result<std::optional<int64_t>> dead = committer_->ReadDeadLetterPosition(state.app_id, refresh);
     if (!dead.ok()) {
       return dead.status().WithContext("pipeline {}: reading the dead-letter position of {}",
                                        options_.id, partition.key);
     }
     state.dead_committed = *dead;
   }
+  positions_fresh_ = true;
   state.sealed = state.committed;
   state.dead_sealed = state.dead_committed;
   if (state.committed) {
@@ -775,6 +779,7 @@ Status Pipeline::RunLoop(StopSignal* stop) {
           options_.max_latency - (Clock::now() - batch_opened_));
       timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);
     }
+    positions_fresh_ = false;
     Status st = source_->Poll(room, timeout, &messages);
     if (!st.ok() && st.code() != StatusCode::kUnavailable) {
       result = st.WithContext("pipeline {}", options_.id);

@@ -271,6 +271,10 @@ class Pipeline final : private source::PartitionListener {
   // The last contact with the broker (an assignment, a head, a message), and the last error a
   // poll reported: what max_wait measures and what its error names.
   Clock::time_point last_contact_;
+  // The logs were read for the partitions assigned since the last poll began: the other
+  // partitions of one assignment (a rebalance hands out up to hundreds) need no read of their
+  // own, which on an object store is a listing each.
+  bool positions_fresh_ = false;
   std::string last_source_error_;
   bool broker_unreachable_ = false;
 

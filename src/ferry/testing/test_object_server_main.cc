@@ -3,7 +3,10 @@
 // memory, and `export` lines that point ferry, the awscli or the Azure SDKs at it; then runs
 // until Ctrl-C (or at once stops with --exit), and cleans up as the tests do.
 //
-//   test_object_server radosgw|azurite [--exit]
+//   test_object_server radosgw|azurite [--exit] [--memstore-mib N]
+//
+// --memstore-mib: radosgw's OSD capacity (memstore keeps every object in memory; default
+// RadosGw::Options'), for benchmarks that write more than a test does.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -59,15 +62,28 @@ void WaitForSignal() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 ||
-      (std::string_view(argv[1]) != "radosgw" && std::string_view(argv[1]) != "azurite")) {
-    fprintf(stderr, "usage: %s radosgw|azurite [--exit]\n", argv[0]);
+  bool exit_at_once = false;
+  ferry::testing::RadosGw::Options rgw_options;
+  bool usage = argc < 2 ||
+               (std::string_view(argv[1]) != "radosgw" && std::string_view(argv[1]) != "azurite");
+  for (int i = 2; i < argc && !usage; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--exit") {
+      exit_at_once = true;
+    } else if (arg == "--memstore-mib" && i + 1 < argc) {
+      rgw_options.memstore_bytes = strtoll(argv[++i], nullptr, 10) << 20;
+      usage = rgw_options.memstore_bytes <= 0;
+    } else {
+      usage = true;
+    }
+  }
+  if (usage) {
+    fprintf(stderr, "usage: %s radosgw|azurite [--exit] [--memstore-mib N]\n", argv[0]);
     return 2;
   }
-  const bool exit_at_once = argc > 2 && std::string_view(argv[2]) == "--exit";
   auto start = std::chrono::steady_clock::now();
   if (std::string_view(argv[1]) == "radosgw") {
-    auto server = ferry::testing::RadosGw::Start();
+    auto server = ferry::testing::RadosGw::Start(rgw_options);
     if (!server.ok()) {
       fprintf(stderr, "%s\n", server.status().ToString().c_str());
       return 1;

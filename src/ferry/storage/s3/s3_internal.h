@@ -6,6 +6,8 @@
 // counters; Send may be called from any thread.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -41,6 +43,10 @@ struct S3Core {
   std::shared_ptr<http::HttpClient> client;
   std::shared_ptr<AwsCredentialProvider> credentials;
   http::RetryCounters counters;
+  // Retries are logged at WARN, at most one line a second per store (a throttling storm would
+  // flood the log otherwise); the retries in between are counted in the next line.
+  std::atomic<int64_t> last_retry_log_ms{0};
+  std::atomic<int64_t> retries_not_logged{0};
   http::RetryPolicy policy;
   // Everything before the key: "http://host:port/bucket" or "https://bucket.host".
   std::string base_url;
@@ -51,6 +57,9 @@ struct S3Core {
 
   S3Core(S3StoreOptions o, std::shared_ptr<http::HttpClient> c,
          std::shared_ptr<AwsCredentialProvider> creds, std::string base);
+
+  // The retry policy's callback: the WARN line above.
+  void LogRetry(const http::RetryEvent& event);
 
   // The key inside the bucket of a store key: root + '/' + key.
   std::string ObjectKey(std::string_view key) const;

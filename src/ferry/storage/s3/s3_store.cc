@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -166,12 +167,29 @@ S3Core::S3Core(S3StoreOptions o, std::shared_ptr<http::HttpClient> c,
     : options(std::move(o)),
       client(std::move(c)),
       credentials(std::move(creds)),
-      policy(options.retry, &counters,
-             [](const http::RetryEvent& e) {
-               FERRY_LOG_DEBUG("s3: attempt {} failed ({}); retrying in {} ms", e.attempt,
-                               e.cause.ToString(), e.delay.count());
-             }),
+      policy(options.retry, &counters, [this](const http::RetryEvent& e) { LogRetry(e); }),
       base_url(std::move(base)) {}
+
+void S3Core::LogRetry(const http::RetryEvent& e) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = last_retry_log_ms.load();
+  if (last != 0 && now - last < 1000) {
+    retries_not_logged.fetch_add(1);
+    return;
+  }
+  if (!last_retry_log_ms.compare_exchange_strong(last, now)) {
+    retries_not_logged.fetch_add(1);
+    return;  // another thread logs this second
+  }
+  const int64_t others = retries_not_logged.exchange(0);
+  FERRY_LOG_WARN("s3://{}/{}: attempt {} of {} failed ({}); retrying in {} ms{}", options.bucket,
+                 options.root, e.attempt, options.retry.max_attempts, e.cause.ToString(),
+                 e.delay.count(),
+                 others > 0 ? fmt::format(" ({} more retries since the last message)", others)
+                            : std::string());
+}
 
 std::string S3Core::ObjectKey(std::string_view key) const {
   return JoinKey(options.root, key);
