@@ -282,6 +282,9 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
 }
 
 void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
+  // A partition given up may move on in another writer's hands before it comes back, even
+  // within one poll: the next assignment reads the log again.
+  positions_fresh_ = false;
   // A sealed batch holding the partition's rows is committed before the partition is given up
   // (as the serial loop committed it before polling again).
   queue_->WaitIdle();
