@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -79,6 +80,7 @@ class SchemaEvolutionTest : public ::testing::Test {
     int max_in_flight = 1;
     std::string id = "events";
     std::shared_ptr<storage::ObjectStore> store;  // default store_
+    std::optional<DedupSpec> dedup;
   };
 
   Result<std::unique_ptr<Pipeline>> Make(Messages* messages, const Setup& setup) {
@@ -124,6 +126,7 @@ class SchemaEvolutionTest : public ::testing::Test {
                             .evolution_limits = setup.limits,
                             .decoder_factory = factory,
                             .until_caught_up = true};
+    options.dedup = setup.dedup;
     options.commit.checkpoint = false;
     options.initial_backoff = std::chrono::milliseconds(1);
     bool dead_letter = setup.on_bad_record == OnBadRecord::kDeadLetter;
@@ -360,6 +363,26 @@ TEST_F(SchemaEvolutionTest, DerivedColumnsAcrossAnEvolution) {
   // The batch before the widening (with `extra`) was committed; nothing of the widening was.
   EXPECT_EQ(Latest().schema()->ToString(),
             "id BIGINT NOT NULL, n INT, _offset BIGINT, bucket INT, extra STRING");
+}
+
+// The dedup key over a column that widens, across batches that add a column and widen one: the
+// key is compiled again for each schema, and keys committed before a change still drop rows.
+TEST_F(SchemaEvolutionTest, DedupKeysAcrossAnEvolution) {
+  Messages m;
+  m.payloads[0] = {R"({"id": 1, "n": 5})",          R"({"id": 2, "n": 6, "extra": "x"})",
+                   R"({"id": 3, "n": 6})",          R"({"id": 4, "n": 3000000000})",
+                   R"({"id": 5, "n": 3000000000})", R"({"id": 6, "n": 5, "extra": "y"})"};
+  Setup setup{.ddl = "id BIGINT NOT NULL, n INT",
+              .mode = SchemaEvolution::kAddColumnsAndWiden,
+              .max_rows = 1,
+              .dedup = DedupSpec{.key = "n"}};
+  ASSERT_TRUE(RunOnce(&m, setup).ok());
+  EXPECT_EQ(Latest().schema()->ToString(),
+            "id BIGINT NOT NULL, n BIGINT, _offset BIGINT, extra STRING");
+  EXPECT_EQ(Rows(),
+            (std::vector<std::string>{"id=1|n=5|_offset=0|extra=null", "id=2|n=6|_offset=1|extra=x",
+                                      "id=4|n=3000000000|_offset=3|extra=null"}));
+  EXPECT_EQ(Metric("ferry_dedup_hits_total"), 3);
 }
 
 // Another writer (an operator's `ferry table add-columns`) adds a column while the pipeline runs
