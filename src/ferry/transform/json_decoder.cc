@@ -3,7 +3,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -183,7 +182,7 @@ class JsonDecoder::Impl {
         idx = node.names.Find(key);
       }
       if (idx < 0 && plan_.options.observe) {
-        idx = FindIgnoringCase(node, key);
+        idx = FindChildIgnoringCase(node, key);
       }
       if (idx < 0) {
         bool keep = root && plan_.unknown_column >= 0;
@@ -281,7 +280,11 @@ class JsonDecoder::Impl {
     }
     Status st = DecodeScalarText(n, v, t, from_string, text, col);
     if (!st.ok() && plan_.options.observe_misfits && (from_string || t == sj::json_type::number)) {
-      ObserveMisfit(n, text, from_string);
+      // A value that did not decode: reported when a wider type would hold it.
+      if (columnar::DataTypePtr needed = NeededType(n, text, from_string)) {
+        observations_->push_back(
+            {.path = plan_.Path(IndexOf(n)), .type = std::move(needed), .missing = false});
+      }
     }
     return st;
   }
@@ -484,28 +487,6 @@ class JsonDecoder::Impl {
     return raw;
   }
 
-  // ---- Schema evolution (options.observe): slow paths only ----
-
-  // The field of struct `node` whose name equals `key` ignoring ASCII case, or -1 (also when
-  // several do).
-  static int FindIgnoringCase(const JsonPlanNode& node, std::string_view key) {
-    int found = -1;
-    for (size_t i = 0; i < node.children.size(); ++i) {
-      std::string_view name = node.names.name(i);
-      if (name.size() == key.size() &&
-          std::equal(name.begin(), name.end(), key.begin(), [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) ==
-                   std::tolower(static_cast<unsigned char>(b));
-          })) {
-        if (found >= 0) {
-          return -1;
-        }
-        found = static_cast<int>(i);
-      }
-    }
-    return found;
-  }
-
   uint32_t IndexOf(const JsonPlanNode& node) const {
     return static_cast<uint32_t>(&node - plan_.nodes.data());
   }
@@ -524,14 +505,6 @@ class JsonDecoder::Impl {
     seen.type = std::move(*type);
     observations_->push_back(std::move(seen));
     return Status::OK();
-  }
-
-  // A scalar value that did not decode into `node`: reported when a wider type would hold it.
-  void ObserveMisfit(const JsonPlanNode& node, std::string_view text, bool is_string) {
-    if (columnar::DataTypePtr needed = NeededType(node, text, is_string)) {
-      observations_->push_back(
-          {.path = plan_.Path(IndexOf(node)), .type = std::move(needed), .missing = false});
-    }
   }
 
   // The JSON text of a value, syntax-checked (On-Demand does not check what it skips).

@@ -1,6 +1,7 @@
 #include "ferry/transform/json_infer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -258,6 +259,24 @@ DataTypePtr NeededType(const JsonPlanNode& node, std::string_view text, bool is_
     default:
       return nullptr;
   }
+}
+
+int FindChildIgnoringCase(const JsonPlanNode& node, std::string_view key) {
+  int found = -1;
+  for (size_t i = 0; i < node.children.size(); ++i) {
+    std::string_view name = node.names.name(i);
+    if (name.size() == key.size() &&
+        std::equal(name.begin(), name.end(), key.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      if (found >= 0) {
+        return -1;
+      }
+      found = static_cast<int>(i);
+    }
+  }
+  return found;
 }
 
 }  // namespace ferry::transform

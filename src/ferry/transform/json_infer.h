@@ -44,4 +44,8 @@ columnar::DataTypePtr UnifyInferredTypes(const columnar::DataTypePtr& a,
 // date with a time of day (TIMESTAMP_NTZ). `text` is the number token or the string's content.
 columnar::DataTypePtr NeededType(const JsonPlanNode& node, std::string_view text, bool is_string);
 
+// The field of struct `node` whose name equals `key` ignoring ASCII case (Delta's matching), or -1
+// when none does or several do.
+int FindChildIgnoringCase(const JsonPlanNode& node, std::string_view key);
+
 }  // namespace ferry::transform
