@@ -8,9 +8,11 @@
 #include <thread>
 #include <utility>
 
+#include "ferry/app/evolution_report.h"
 #include "ferry/app/table_location.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/parquet_codec.h"
+#include "ferry/delta/schema_evolution.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/pipeline/transform_stage.h"
@@ -177,11 +179,15 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
     }
     return std::unique_ptr<transform::Decoder>(std::move(*raw));
   }
+  const bool evolves = c.schema_evolution != "none";
   transform::JsonDecoderOptions o{.columns = columns,
                                   .unknown_fields_column = c.decode.unknown_fields_column,
                                   .timestamp_formats = c.decode.timestamp_formats,
                                   .date_formats = c.decode.date_formats,
-                                  .time_zone = c.time_zone};
+                                  .time_zone = c.time_zone,
+                                  .observe = evolves,
+                                  .observe_misfits = evolves,
+                                  .dates_keep_time = c.schema_evolution == "add_columns_and_widen"};
   if (c.decode.timestamp_epoch_unit == "millis") {
     o.epoch_unit = transform::EpochUnit::kMillis;
   } else if (c.decode.timestamp_epoch_unit == "micros") {
@@ -241,6 +247,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                  InvalidArgument("needs a [pipeline.kafka] or [pipeline.jetstream]"));
   }
 
+  FERRY_ASSIGN_OR_RETURN(delta::SchemaEvolution evolution,
+                         delta::ParseSchemaEvolution(c.schema_evolution));
   pipeline::TableSetupOptions setup{.schema_ddl = c.schema,
                                     .schema_origin = c.schema_location.ToString(),
                                     .partition_by = c.partition_by,
@@ -274,6 +282,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> store,
                          OpenStore(c, c.table, "table", !build.check_only));
   FERRY_ASSIGN_OR_RETURN(opened, pipeline::OpenOrCreateTable(store, "", setup));
+  if (build.check_only && build.report != nullptr) {
+    *build.report += ExplainSchemaEvolution(c, opened.snapshot);
+  }
   FERRY_ASSIGN_OR_RETURN(
       std::unique_ptr<transform::Decoder> decoder,
       MakeDecoder(c, pipeline::InputSchema(*opened.snapshot.schema(), setup.transform.columns)));
@@ -290,9 +301,19 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       .on_bad_record = c.on_bad_record == "skip"          ? pipeline::OnBadRecord::kSkip
                        : c.on_bad_record == "dead_letter" ? pipeline::OnBadRecord::kDeadLetter
                                                           : pipeline::OnBadRecord::kFail,
+      .schema_evolution = evolution,
+      .evolution_limits = {.max_new_fields = c.max_new_columns_per_batch,
+                           .max_fields = c.max_columns},
+      .unknown_fields_column = c.decode.unknown_fields_column,
       .until_caught_up = build.until_caught_up,
       .max_wait = build.max_wait,
   };
+  if (c.decode.format == config::DecodeConfig::Format::kJson) {
+    // The pipeline follows the table's schema: its own changes and anyone else's.
+    options.decoder_factory = [c](const columnar::SchemaPtr& input) {
+      return MakeDecoder(c, input);
+    };
+  }
   if (c.dedup) {
     options.dedup =
         pipeline::DedupSpec{.key = c.dedup->key,
@@ -321,10 +342,13 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   if (dead_letter) {
     FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> dead_store,
                            OpenStore(c, c.dead_letter_table, "dead_letter_table", true));
-    FERRY_ASSIGN_OR_RETURN(pipeline::OpenedTable dead,
-                           pipeline::OpenOrCreateTable(std::move(dead_store), "",
-                                                       {.schema_ddl = pipeline::kDeadLetterSchema,
-                                                        .schema_origin = "dead-letter table"}));
+    FERRY_ASSIGN_OR_RETURN(
+        pipeline::OpenedTable dead,
+        pipeline::OpenOrCreateTable(
+            std::move(dead_store), "",
+            {.schema_ddl = pipeline::kDeadLetterSchema,
+             .schema_origin = "dead-letter table",
+             .allow_missing_columns = evolution != delta::SchemaEvolution::kNone}));
     FERRY_RETURN_IF_ERROR(
         built->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
   }

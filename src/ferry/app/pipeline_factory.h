@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "ferry/base/result.h"
 #include "ferry/config/config.h"
@@ -22,6 +23,9 @@ struct BuildOptions {
   std::chrono::milliseconds max_wait{0};
   // `ferry config check`: validate everything, create nothing (the table is only read).
   bool check_only = false;
+  // With check_only: what schema evolution will do to the table, when it exists
+  // (evolution_report.h).
+  std::string* report = nullptr;
 };
 
 // Opens or creates the table, builds the decoder and the source factory. Errors name the

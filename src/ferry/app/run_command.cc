@@ -289,12 +289,16 @@ int Check(const std::string& path, const std::vector<std::string>& storage_flags
   metrics::Registry registry;
   int failures = 0;
   for (const config::PipelineConfig& p : cfg->pipelines) {
+    std::string report;
     Result<std::unique_ptr<pipeline::Pipeline>> built =
-        BuildPipeline(p, &registry, {.check_only = true});
+        BuildPipeline(p, &registry, {.check_only = true, .report = &report});
     if (!built.ok()) {
       std::fprintf(stderr, "pipeline %s: %s\n", p.id.c_str(),
                    Redact(built.status().message(), cfg->secrets).c_str());
       ++failures;
+    } else {
+      // What schema evolution will do to the existing table.
+      std::printf("%s", Redact(report, cfg->secrets).c_str());
     }
   }
   if (failures == 0) {

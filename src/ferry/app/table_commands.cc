@@ -1,5 +1,6 @@
 #include "ferry/app/table_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -8,8 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/app/table_location.h"
+#include "ferry/columnar/column_conform.h"
+#include "ferry/columnar/ddl.h"
 #include "ferry/delta/history.h"
+#include "ferry/delta/schema_evolution.h"
+#include "ferry/delta/schema_history.h"
 #include "ferry/delta/table.h"
+#include "ferry/delta/transaction.h"
 #include "ferry/delta/value_format.h"
 
 namespace ferry::app {
@@ -34,6 +40,35 @@ std::string Join(const std::vector<std::string>& items) {
     out += (out.empty() ? "" : ", ") + item;
   }
   return out;
+}
+
+OrderedJson HistoryJson(const std::vector<delta::SchemaVersion>& history) {
+  OrderedJson out = OrderedJson::array();
+  for (const delta::SchemaVersion& v : history) {
+    OrderedJson entry;
+    entry["version"] = v.version;
+    entry["timestamp"] = v.timestamp_ms;
+    entry["operation"] = v.operation;
+    if (v.initial) {
+      entry["schema"] = v.schema->ToString();
+    } else {
+      entry["changes"] = v.changes;
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+void PrintHistory(const std::vector<delta::SchemaVersion>& history) {
+  std::printf("schema history:\n");
+  for (const delta::SchemaVersion& v : history) {
+    std::string what =
+        v.initial ? (v.version == 0 ? "created: " : "oldest in the log: ") + v.schema->ToString()
+                  : (v.changes.empty() ? std::string("properties only")
+                                       : fmt::format("{}", fmt::join(v.changes, "; ")));
+    std::printf("  v%-6lld %s  %s\n", static_cast<long long>(v.version),
+                Time(v.timestamp_ms).c_str(), what.c_str());
+  }
 }
 
 OrderedJson InspectJson(const delta::Snapshot& snap) {
@@ -109,14 +144,111 @@ int RunInspect(const TableArgs& args) {
     std::fprintf(stderr, "ferry table inspect: %s\n", snap.status().ToString().c_str());
     return 1;
   }
+  // Which version added which column (a table whose log lost its first commits starts later).
+  auto history = delta::ReadSchemaHistory(**table, snap->version());
+  if (!history.ok()) {
+    std::fprintf(stderr, "ferry table inspect: schema history: %s\n",
+                 history.status().ToString().c_str());
+    return 1;
+  }
   if (args.json) {
-    std::printf(
-        "%s\n",
-        InspectJson(*snap).dump(-1, ' ', false, OrderedJson::error_handler_t::replace).c_str());
+    OrderedJson out = InspectJson(*snap);
+    out["schema_history"] = HistoryJson(*history);
+    std::printf("%s\n", out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace).c_str());
   } else {
     PrintInspect(args.path, *snap);
+    PrintHistory(*history);
   }
   return 0;
+}
+
+struct AddColumnsArgs {
+  std::string path;
+  std::string columns;
+  std::vector<std::string> storage_options;
+};
+
+// `ferry table add-columns`: the columns as one commit (metaData only), by the rules of schema
+// evolution (delta/schema_evolution.h); another writer's metaData first: merge again, retry.
+int RunAddColumns(const AddColumnsArgs& args) {
+  auto fail = [](const Status& st) {
+    std::fprintf(stderr, "ferry table add-columns: %s\n", st.ToString().c_str());
+    return 1;
+  };
+  Result<columnar::Schema> wanted = columnar::ParseDdlSchema(args.columns, "columns");
+  if (!wanted.ok()) {
+    return fail(wanted.status());
+  }
+  for (const columnar::Field& f : wanted->fields()) {
+    if (!f.nullable) {
+      return fail(InvalidArgument(
+          "column '{}': a column added to an existing table must be nullable (its rows so far "
+          "have no value)",
+          f.name));
+    }
+  }
+  auto options = StorageOptionsFromFlags(args.storage_options);
+  if (!options.ok()) {
+    return fail(options.status());
+  }
+  auto table = OpenTableAt(args.path, *options);
+  if (!table.ok()) {
+    return fail(table.status());
+  }
+  auto snap = (*table)->LoadSnapshot();
+  for (int attempt = 0; snap.ok() && attempt < 20; ++attempt) {
+    // Each column must be new, or a struct that gains fields.
+    auto merge =
+        delta::MergeSchema(*snap->schema(), *wanted,
+                           {.mode = delta::SchemaEvolution::kAddColumns,
+                            .limits = {.max_new_fields = INT64_MAX, .max_fields = INT64_MAX},
+                            .partition_columns = snap->partition_columns()});
+    if (!merge.ok()) {
+      return fail(merge.status().WithContext("table {}", (*table)->Describe()));
+    }
+    for (const columnar::Field& f : wanted->fields()) {
+      auto i = columnar::FindFieldIgnoringCase(snap->schema()->fields(), f.name);
+      if (!i) {
+        continue;
+      }
+      const std::string& name = snap->schema()->fields()[*i].name;
+      bool gains = std::any_of(merge->changes.begin(), merge->changes.end(),
+                               [&](const delta::SchemaChange& c) {
+                                 return c.field.size() > 1 && c.field.front() == name;
+                               });
+      if (!gains) {
+        return fail(
+            InvalidArgument("table {}: column '{}' exists already", (*table)->Describe(), name));
+      }
+    }
+    auto change = delta::PlanSchemaChange(*snap, *merge);
+    if (!change.ok()) {
+      return fail(change.status().WithContext("table {}", (*table)->Describe()));
+    }
+    std::vector<std::string> described;
+    for (const delta::SchemaChange& c : merge->changes) {
+      described.push_back(c.Describe());
+    }
+    delta::Transaction txn(**table, *snap);
+    txn.SetMetadata(change->metadata);
+    if (change->protocol) {
+      txn.SetProtocol(*change->protocol);
+    }
+    txn.SetOperation("ADD COLUMNS", {{"columns", wanted->ToString()}});
+    auto committed = txn.Commit();
+    if (committed.ok()) {
+      std::printf("%s: version %lld: %s\n", (*table)->Describe().c_str(),
+                  static_cast<long long>(committed->version),
+                  fmt::format("{}", fmt::join(described, "; ")).c_str());
+      return 0;
+    }
+    if (txn.conflict() != delta::Conflict::kMetadataChanged) {
+      return fail(committed.status());
+    }
+    snap = (*table)->LoadSnapshot();  // another writer changed the schema first: merge again
+  }
+  return fail(snap.ok() ? Unavailable("the table's schema kept changing; try again")
+                        : snap.status());
 }
 
 int RunHistory(const TableArgs& args) {
@@ -163,17 +295,31 @@ int RunHistory(const TableArgs& args) {
 }  // namespace
 
 void RegisterTableCommands(CLI::App& app, int* exit_code) {
-  CLI::App* table = app.add_subcommand("table", "Inspect Delta tables");
+  CLI::App* table = app.add_subcommand("table", "Inspect Delta tables, add columns");
   table->require_subcommand(1);
 
   auto inspect_args = std::make_shared<TableArgs>();
   CLI::App* inspect = table->add_subcommand(
-      "inspect", "Show a table's snapshot: protocol, schema, files, rows, bytes, positions");
+      "inspect",
+      "Show a table's snapshot: protocol, schema, files, rows, bytes, positions, and the schema "
+      "history (which version added which column)");
   inspect->add_option("PATH", inspect_args->path, "Table location (directory or URI)")->required();
   AddStorageOptionFlag(inspect, &inspect_args->storage_options);
   inspect->add_option("--version", inspect_args->version, "Version to show (default: latest)");
   inspect->add_flag("--json", inspect_args->json, "Print one JSON object");
   inspect->callback([inspect_args, exit_code] { *exit_code = RunInspect(*inspect_args); });
+
+  auto add_args = std::make_shared<AddColumnsArgs>();
+  CLI::App* add = table->add_subcommand(
+      "add-columns",
+      "Add nullable columns to a table in one commit, as schema evolution would: each column goes "
+      "at the end; a STRUCT column that exists gains the fields it lacks (\"loc STRUCT<alt: "
+      "DOUBLE>\"). Running pipelines fill the new columns from their next batch");
+  add->add_option("PATH", add_args->path, "Table location (directory or URI)")->required();
+  add->add_option("COLUMNS", add_args->columns, "Spark DDL, e.g. \"region STRING, score DOUBLE\"")
+      ->required();
+  AddStorageOptionFlag(add, &add_args->storage_options);
+  add->callback([add_args, exit_code] { *exit_code = RunAddColumns(*add_args); });
 
   auto history_args = std::make_shared<TableArgs>();
   CLI::App* history = table->add_subcommand("history", "List a table's commits, oldest first");

@@ -78,6 +78,13 @@ int64_t StructColumn::ByteSize() const {
   return n;
 }
 
+void StructColumn::Reshape(DataTypePtr type, std::vector<std::unique_ptr<Column>> children) {
+  FERRY_CHECK(type->id() == TypeId::kStruct && children.size() == type->fields().size());
+  type_ = std::move(type);
+  children_ = std::move(children);
+  FERRY_CHECK(ChildrenAligned());
+}
+
 bool StructColumn::ChildrenAligned() const {
   for (const auto& c : children_) {
     if (c->length() != length()) {
@@ -103,6 +110,12 @@ void ListColumn::AppendFrom(const Column& other, int64_t row) {
     child_->AppendFrom(*o.child_, i);
   }
   FinishRow();
+}
+
+void ListColumn::Reshape(DataTypePtr type, std::unique_ptr<Column> child) {
+  FERRY_CHECK(type->id() == TypeId::kList && child->length() == offsets_.back());
+  type_ = std::move(type);
+  child_ = std::move(child);
 }
 
 void ListColumn::Reserve(int64_t rows) {
@@ -145,6 +158,15 @@ void MapColumn::AppendFrom(const Column& other, int64_t row) {
     values_->AppendFrom(*o.values_, i);
   }
   FinishRow();
+}
+
+void MapColumn::Reshape(DataTypePtr type, std::unique_ptr<Column> keys,
+                        std::unique_ptr<Column> values) {
+  FERRY_CHECK(type->id() == TypeId::kMap && keys->length() == offsets_.back() &&
+              values->length() == offsets_.back());
+  type_ = std::move(type);
+  keys_ = std::move(keys);
+  values_ = std::move(values);
 }
 
 void MapColumn::Reserve(int64_t rows) {

@@ -243,6 +243,12 @@ class StructColumn final : public Column {
   void AppendValidity(bool valid) { PushValidity(valid); }
   bool ChildrenAligned() const;
 
+  // For converters (column_conform.h): takes the children out, then gives the column a new
+  // struct type and children. REQUIRES (Reshape): one child per field of `type`, each as long as
+  // the struct.
+  std::vector<std::unique_ptr<Column>> TakeChildren() { return std::move(children_); }
+  void Reshape(DataTypePtr type, std::vector<std::unique_ptr<Column>> children);
+
  private:
   std::vector<std::unique_ptr<Column>> children_;
 };
@@ -280,6 +286,11 @@ class ListColumn final : public Column {
   void Clear() override;
   void Truncate(int64_t rows) override;
   int64_t ByteSize() const override;
+
+  // For converters (column_conform.h), as StructColumn's. REQUIRES (Reshape): `child` has the
+  // element type of `type` and as many rows as the old child.
+  std::unique_ptr<Column> TakeChild() { return std::move(child_); }
+  void Reshape(DataTypePtr type, std::unique_ptr<Column> child);
 
  private:
   std::vector<int64_t> offsets_;
@@ -321,6 +332,11 @@ class MapColumn final : public Column {
   void Clear() override;
   void Truncate(int64_t rows) override;
   int64_t ByteSize() const override;
+
+  // For converters (column_conform.h), as StructColumn's.
+  std::unique_ptr<Column> TakeKeys() { return std::move(keys_); }
+  std::unique_ptr<Column> TakeValues() { return std::move(values_); }
+  void Reshape(DataTypePtr type, std::unique_ptr<Column> keys, std::unique_ptr<Column> values);
 
  private:
   std::vector<int64_t> offsets_;

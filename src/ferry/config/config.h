@@ -146,6 +146,11 @@ struct PipelineConfig {
   storage::StorageOptions storage;
   std::string schema;  // Spark DDL; empty = take the existing table's schema
   SourceLocation schema_location;
+  // none, add_columns, add_columns_and_widen (delta/schema_evolution.h): what a message field
+  // the table lacks, or a value too wide for its column, does to the table's schema.
+  std::string schema_evolution = "none";
+  int64_t max_new_columns_per_batch = 100;  // fields one batch may add (nested ones count)
+  int64_t max_columns = 1000;               // fields the table may hold, at every depth
   std::vector<std::string> partition_by;
   bool create_table = true;  // create the table when missing (needs `schema`)
   std::map<std::string, std::string> table_properties;

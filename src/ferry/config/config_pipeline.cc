@@ -250,6 +250,20 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
     p->schema = *schema;
     p->schema_location = t.Location("schema");
   }
+  FERRY_ASSIGN_OR_RETURN(
+      auto evolution, t.OneOf("schema_evolution", {"none", "add_columns", "add_columns_and_widen"},
+                              "expected none, add_columns or add_columns_and_widen"));
+  Set(evolution, &p->schema_evolution);
+  FERRY_ASSIGN_OR_RETURN(auto max_new, t.Int("max_new_columns_per_batch"));
+  FERRY_ASSIGN_OR_RETURN(auto max_columns, t.Int("max_columns"));
+  if (max_new && (*max_new < 1 || *max_new > 10000)) {
+    return t.Error("max_new_columns_per_batch", "must be between 1 and 10000");
+  }
+  if (max_columns && (*max_columns < 1 || *max_columns > 100000)) {
+    return t.Error("max_columns", "must be between 1 and 100000");
+  }
+  Set(max_new, &p->max_new_columns_per_batch);
+  Set(max_columns, &p->max_columns);
   FERRY_ASSIGN_OR_RETURN(auto partition_by, t.StringList("partition_by"));
   Set(partition_by, &p->partition_by);
   FERRY_ASSIGN_OR_RETURN(auto create, t.Bool("create_table"));
@@ -271,6 +285,12 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   FERRY_ASSIGN_OR_RETURN(auto decode, t.Table("decode"));
   if (decode) {
     FERRY_RETURN_IF_ERROR(ReadDecode(*decode, &p->decode));
+  }
+  if (p->schema_evolution != "none" && p->decode.format != DecodeConfig::Format::kJson) {
+    return t.Error("schema_evolution",
+                   fmt::format("schema_evolution = \"{}\" needs [pipeline.decode] format = "
+                               "\"json\" (raw messages have no fields)",
+                               p->schema_evolution));
   }
   FERRY_ASSIGN_OR_RETURN(auto batch, t.Table("batch"));
   if (batch) {

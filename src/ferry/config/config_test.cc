@@ -475,6 +475,37 @@ format = "raw"
   EXPECT_EQ(c->secrets, (std::vector<std::string>{"pa:ss@word", "t0k3n"}));
 }
 
+TEST(ConfigTest, SchemaEvolutionKeys) {
+  Result<Config> c = Parse(kIssueExample);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->pipelines[0].schema_evolution, "none");
+  EXPECT_EQ(c->pipelines[0].max_new_columns_per_batch, 100);
+  EXPECT_EQ(c->pipelines[0].max_columns, 1000);
+  std::string text(kIssueExample);
+  text.insert(text.find("partition_by"),
+              "schema_evolution = \"add_columns_and_widen\"\nmax_new_columns_per_batch = 5\n"
+              "max_columns = 50\n");
+  c = Parse(text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].schema_evolution, "add_columns_and_widen");
+  EXPECT_EQ(c->pipelines[0].max_new_columns_per_batch, 5);
+  EXPECT_EQ(c->pipelines[0].max_columns, 50);
+  std::string typo(kIssueExample);
+  typo.insert(typo.find("partition_by"), "schema_evolution = \"widen\"\n");
+  c = Parse(typo);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("schema_evolution"), std::string::npos)
+      << c.status().ToString();
+  std::string raw(kIssueExample);
+  raw.insert(raw.find("partition_by"), "schema_evolution = \"add_columns\"\n");
+  raw.replace(raw.find("format = \"json\""), 15, "format = \"raw\"");
+  c = Parse(raw);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("needs [pipeline.decode] format = \"json\""),
+            std::string::npos)
+      << c.status().ToString();
+}
+
 TEST(UnitsTest, SizesDurationsInterpolation) {
   EXPECT_EQ(*ParseSize("64MB"), 64'000'000);
   EXPECT_EQ(*ParseSize("64MiB"), 64 << 20);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ferry/columnar/column.h"
+#include "ferry/columnar/column_conform.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
 #include "ferry/parquet/file_reader.h"
@@ -62,7 +63,15 @@ Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& s
     const bool is_partition =
         std::find(snapshot.partition_columns().begin(), snapshot.partition_columns().end(),
                   fields[i].name) != snapshot.partition_columns().end();
-    std::optional<int> index = is_partition ? std::nullopt : file_schema.FieldIndex(fields[i].name);
+    std::optional<int> index;
+    if (!is_partition) {
+      // Delta matches names ignoring case.
+      std::optional<size_t> found =
+          columnar::FindFieldIgnoringCase(file_schema.fields(), fields[i].name);
+      if (found) {
+        index = static_cast<int>(*found);
+      }
+    }
     if (index) {
       batch_index[i] = static_cast<int>(projection.size());
       projection.push_back(*index);
@@ -84,8 +93,17 @@ Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& s
     if (batch_index[i] >= 0) {
       std::unique_ptr<columnar::Column>& column = data[static_cast<size_t>(batch_index[i])];
       if (!field.type->Equals(*column->type())) {
-        return where(NotSupported("column '{}' has type {} in the file but {} in the table",
-                                  field.name, column->type()->ToString(), field.type->ToString()));
+        // Written before the column widened or its structs gained fields (type_widening.h).
+        if (!columnar::CanConform(*column->type(), *field.type)) {
+          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
+                                    field.name, column->type()->ToString(),
+                                    field.type->ToString()));
+        }
+        auto conformed = columnar::ConformColumn(std::move(column), field.type, field.name);
+        if (!conformed.ok()) {
+          return where(conformed.status());
+        }
+        column = std::move(*conformed);
       }
       out.push_back(std::move(column));
       continue;

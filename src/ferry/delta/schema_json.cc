@@ -245,6 +245,10 @@ Result<std::string> SchemaToJson(const columnar::Schema& schema) {
   return out.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
+Result<columnar::DataTypePtr> ParseDeltaTypeName(std::string_view name) {
+  return ParsePrimitive(std::string(name), std::string(name));
+}
+
 Result<std::string> DeltaTypeName(const columnar::DataType& type) {
   switch (type.id()) {
     case TypeId::kBoolean:

@@ -32,6 +32,10 @@ Result<columnar::SchemaPtr> ParseSchemaJson(std::string_view json);
 // "nullable":..,"metadata":{..}}]}.
 Result<std::string> SchemaToJson(const columnar::Schema& schema);
 
+// A primitive type from its Delta name ("long", "decimal(12, 2)", "timestamp_ntz"): DataLoss for
+// an unknown name, NotSupported for variant and void.
+Result<columnar::DataTypePtr> ParseDeltaTypeName(std::string_view name);
+
 // The Delta name of a primitive type ("long", "decimal(12,2)", "timestamp_ntz").
 // InvalidArgument for nested types and types Delta lacks.
 Result<std::string> DeltaTypeName(const columnar::DataType& type);

@@ -6,6 +6,7 @@
 #include "ferry/delta/snapshot_internal.h"
 #include "ferry/delta/stats.h"
 #include "ferry/delta/table_features.h"
+#include "ferry/delta/type_widening.h"
 
 namespace ferry::delta {
 namespace {
@@ -166,6 +167,10 @@ Status FinishReplay(const std::string& where, SnapshotState* state) {
           state->metadata_file.empty() ? std::string() : " (" + state->metadata_file + ")");
     }
     state->schema = *schema;
+    if (SupportsTypeWidening(*state->protocol)) {
+      FERRY_RETURN_IF_ERROR(CheckTypeChangesReadable(*state->schema)
+                                .WithContext("{} at version {}", where, state->version));
+    }
   }
   for (const std::string& column : state->metadata->partition_columns) {
     if (state->schema->num_fields() > 0 && !state->schema->FieldIndex(column).has_value()) {

@@ -29,8 +29,16 @@ TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptio
       options_(std::move(options)),
       codec_(codec),
       stats_options_(std::move(stats_options)),
-      data_schema_(snapshot_.data_schema()) {
-  const columnar::Schema& schema = *snapshot_.schema();
+      schema_(options_.schema != nullptr ? options_.schema : snapshot_.schema()) {
+  const columnar::Schema& schema = *schema_;
+  std::vector<columnar::Field> data_fields;
+  for (const columnar::Field& field : schema.fields()) {
+    const auto& partition = snapshot_.partition_columns();
+    if (std::find(partition.begin(), partition.end(), field.name) == partition.end()) {
+      data_fields.push_back(field);
+    }
+  }
+  data_schema_ = std::make_shared<const columnar::Schema>(std::move(data_fields));
   for (const std::string& column : snapshot_.partition_columns()) {
     partition_indices_.push_back(*schema.FieldIndex(column));
   }
@@ -50,10 +58,10 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Create(const Table& table,
   if (snapshot.version() < 0) {
     return NotFound("{}: no Delta table to write to", table.Describe());
   }
-  FERRY_RETURN_IF_ERROR(
-      CheckWriteSupported(snapshot.protocol(), snapshot.metadata(), *snapshot.schema())
-          .WithContext("table {}", table.Describe()));
-  if (snapshot.schema()->num_fields() == 0) {
+  const columnar::Schema& schema = options.schema != nullptr ? *options.schema : *snapshot.schema();
+  FERRY_RETURN_IF_ERROR(CheckWriteSupported(snapshot.protocol(), snapshot.metadata(), schema)
+                            .WithContext("table {}", table.Describe()));
+  if (schema.num_fields() == 0) {
     return NotSupported("{}: the table has no schema (its metaData has no schemaString)",
                         table.Describe());
   }
@@ -65,11 +73,11 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Create(const Table& table,
     return InvalidArgument("target file size must be positive, not {}", options.target_file_size);
   }
   for (const std::string& column : snapshot.partition_columns()) {
-    auto index = snapshot.schema()->FieldIndex(column);
+    auto index = schema.FieldIndex(column);
     if (!index.has_value()) {
       return DataLoss("{}: partition column '{}' is not in the schema", table.Describe(), column);
     }
-    FERRY_RETURN_IF_ERROR(CheckPartitionColumnType(snapshot.schema()->field(*index)));
+    FERRY_RETURN_IF_ERROR(CheckPartitionColumnType(schema.field(*index)));
   }
   StatsOptions stats;
   stats.num_indexed_cols = properties.data_skipping_num_indexed_cols;
@@ -86,7 +94,7 @@ Status TableWriter::Fail(Status st) {
 }
 
 Status TableWriter::CheckBatch(const columnar::RecordBatch& batch) const {
-  const columnar::Schema& table_schema = *snapshot_.schema();
+  const columnar::Schema& table_schema = *schema_;
   const columnar::Schema& schema = batch.schema();
   if (schema.num_fields() != table_schema.num_fields()) {
     return InvalidArgument("batch has {} columns, the table {}: batch <{}>, table <{}>",

@@ -48,6 +48,9 @@ struct TableWriterOptions {
   // (default zstd) unless `codec_override` is set.
   parquet::WriterOptions parquet;
   std::string codec_override;
+  // The schema the commit of these files will set (a schema change, schema_evolution.h); null:
+  // the snapshot's. Partition columns are the snapshot's either way.
+  columnar::SchemaPtr schema;
 };
 
 class TableWriter {
@@ -82,6 +85,7 @@ class TableWriter {
   TableWriterOptions options_;
   parquet::CompressionCodec codec_;
   StatsOptions stats_options_;
+  columnar::SchemaPtr schema_;  // options_.schema, else the snapshot's
   columnar::SchemaPtr data_schema_;
   std::vector<int> partition_indices_;  // in the table schema, in partition-column order
   std::vector<int> data_indices_;       // the other columns

@@ -69,7 +69,7 @@ void Transaction::SetOperation(std::string operation, StringMap parameters) {
   operation_parameters_ = std::move(parameters);
 }
 
-Status Transaction::Validate() const {
+Status Transaction::Validate() {
   const Protocol& protocol = protocol_ ? *protocol_ : snapshot_.protocol();
   const Metadata& metadata = metadata_ ? *metadata_ : snapshot_.metadata();
   if (!metadata_.has_value() && snapshot_.version() < 0) {
@@ -82,6 +82,7 @@ Status Transaction::Validate() const {
   FERRY_RETURN_IF_ERROR(CheckWriteSupported(protocol, metadata, *schema));
   for (const RemoveFile& remove : removes_) {
     if (snapshot_.files().count(KeyOf(remove)) == 0) {
+      conflict_ = Conflict::kDeleteRead;
       return Aborted("ConcurrentDeleteRead: file {} is not live in version {}", remove.path,
                      snapshot_.version());
     }
@@ -89,6 +90,7 @@ Status Transaction::Validate() const {
   for (const auto& [app_id, expected] : expected_) {
     std::optional<int64_t> actual = snapshot_.position(app_id);
     if (actual != expected) {
+      conflict_ = Conflict::kTransaction;
       return Aborted(
           "ConcurrentTransaction: the position of '{}' is {} in version {}, expected {}; another "
           "writer committed it",
@@ -183,6 +185,7 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
   for (const Action& action : winner) {
     if (const auto* txn = std::get_if<Txn>(&action)) {
       if (positions_.count(txn->app_id) != 0 || expected_.count(txn->app_id) != 0) {
+        conflict_ = Conflict::kTransaction;
         return Aborted(
             "ConcurrentTransaction: version {} committed position {} for '{}', which this "
             "transaction also writes; another writer owns it now",
@@ -191,6 +194,7 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
     } else if (const auto* remove = std::get_if<RemoveFile>(&action)) {
       for (const RemoveFile& ours : removes_) {
         if (KeyOf(ours) == KeyOf(*remove)) {
+          conflict_ = Conflict::kDeleteDelete;
           return Aborted(
               "ConcurrentDeleteDelete: version {} removed {}, which this transaction removes too",
               version, remove->path);
@@ -198,11 +202,18 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
       }
     } else if (const auto* metadata = std::get_if<Metadata>(&action)) {
       if (metadata_.has_value() || !SameSchema(*metadata, snapshot_.metadata())) {
+        conflict_ = Conflict::kMetadataChanged;
         return Aborted(
             "MetadataChanged: version {} changed the table's schema or partitioning; "
             "re-validate the batch against the new schema",
             version);
       }
+    } else if (std::holds_alternative<Protocol>(action) && protocol_.has_value()) {
+      conflict_ = Conflict::kMetadataChanged;
+      return Aborted(
+          "MetadataChanged: version {} changed the table's protocol, which this transaction "
+          "changes too; re-validate the batch",
+          version);
     }
   }
   SnapshotState* state = MutableState(&snapshot_);

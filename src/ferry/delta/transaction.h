@@ -31,9 +31,11 @@
 //          that partition now; the batch must be abandoned (its files are orphans);
 //        - a remove of a file we remove (Remove(), e.g. two compactions of one file): Aborted
 //          (ConcurrentDeleteDelete); step 1 also checks that every file we remove is live;
-//        - a metaData that changes the schema or partition columns: Aborted (MetadataChanged)
-//          -- the caller must re-validate the batch against the new schema; a metaData that only
-//          changes properties, or a protocol change: re-run the write check of step 1;
+//        - a metaData that changes the schema or partition columns, or any metaData when this
+//          commit sets one, or a protocol when this commit sets one: Aborted (MetadataChanged)
+//          -- the caller must re-validate the batch against the new schema (schema_evolution.h:
+//          merge again, commit again); a metaData that only changes properties, or a protocol
+//          change: re-run the write check of step 1;
 //        - a table created (version 0) when we create: AlreadyExists;
 //        - anything else (blind appends, compaction, deletes: ferry's adds never conflict with
 //          them): apply the winner to the read snapshot and retry at v + 1.
@@ -46,7 +48,8 @@
 //      the commit: it is reported in CommitResult::checkpoint_status. After a checkpoint, old
 //      log files are cleaned up (log_cleanup.h; best effort, logged).
 //
-// Error codes: Aborted (a conflict the caller must handle: re-read the log), AlreadyExists
+// Error codes: Aborted (a conflict the caller must handle: re-read the log; conflict() says which),
+// AlreadyExists
 // (create of an existing table), NotSupported (a table feature ferry cannot write),
 // Unavailable (contention or an unknown outcome: reload the snapshot, then decide), IOError.
 //
@@ -88,6 +91,15 @@ struct CommitResult {
   int64_t checkpoint_micros = 0;  // time spent writing it
 };
 
+// Which conflict made Commit() return Aborted.
+enum class Conflict : uint8_t {
+  kNone,
+  kTransaction,      // another writer's txn for one of our appIds (or a position moved)
+  kDeleteRead,       // a file we remove is not live
+  kDeleteDelete,     // another writer removed a file we remove
+  kMetadataChanged,  // another writer's metaData or protocol (see step 4)
+};
+
 class Transaction {
  public:
   Transaction(const Table& table, Snapshot read_snapshot, CommitOptions options = {});
@@ -111,9 +123,11 @@ class Transaction {
 
   // Runs the commit protocol above. Call once.
   Result<CommitResult> Commit();
+  // After Commit() returned Aborted: why.
+  Conflict conflict() const { return conflict_; }
 
  private:
-  Status Validate() const;
+  Status Validate();
   std::string BuildCommit(int64_t version, const std::string& txn_id) const;
   // Step 3's read-back: is version `v` ours? nullopt if it does not exist.
   Result<std::optional<std::vector<Action>>> ReadVersion(int64_t version) const;
@@ -137,6 +151,7 @@ class Transaction {
   int64_t read_version_;
   int64_t timestamp_ms_ = 0;
   bool committed_ = false;
+  Conflict conflict_ = Conflict::kNone;
 };
 
 }  // namespace ferry::delta

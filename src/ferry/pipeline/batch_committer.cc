@@ -10,6 +10,8 @@
 #include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
+#include "ferry/delta/type_widening.h"
+#include "ferry/pipeline/schema_evolver.h"
 
 namespace ferry::pipeline {
 
@@ -49,6 +51,7 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
       stage_(std::move(stage)),
+      stage_schema_(snapshot_.schema()),
       dedup_(std::move(dedup)) {
   PublishTable(false);
 }
@@ -130,45 +133,170 @@ Status BatchCommitter::CommitDeadLetters(SealedBatch* batch) {
   for (const auto& [p, part] : batch->partitions) {
     landed = landed && (!part.has_dead || dead_snapshot_.position(part.app_id) == part.last);
   }
-  if (!landed) {
-    FERRY_ASSIGN_OR_RETURN(
-        auto writer, delta::TableWriter::Create(*dead_table_, dead_snapshot_, options_.writer));
-    FERRY_RETURN_IF_ERROR(writer->Write(batch->dead));
-    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-    delta::Transaction txn(*dead_table_, dead_snapshot_, options_.commit);
-    txn.AddFiles(std::move(adds));
-    for (const auto& [p, part] : batch->partitions) {
-      if (part.has_dead) {
-        txn.SetPosition(part.app_id, part.last);
-        txn.ExpectPosition(part.app_id, part.dead_expected);
-      }
+  for (int replans = 0; !landed; ++replans) {
+    bool metadata_changed = false;
+    Status st = WriteDeadLetters(batch, &metadata_changed);
+    if (st.ok()) {
+      break;
     }
-    txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"},
-                                          {"queryId", options_.id + "/dead_letter"},
-                                          {"epochId", std::to_string(epoch_)}});
-    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
-    dead_snapshot_ = std::move(result.snapshot);
-    metrics_.dead_rows->Increment(static_cast<double>(batch->dead.num_rows()));
-    FERRY_LOG_INFO("pipeline {}: {} bad records committed to the dead-letter table {} (version {})",
-                   options_.id, batch->dead.num_rows(), dead_table_->Describe(),
-                   dead_snapshot_.version());
+    if (!metadata_changed || replans >= kMaxReplans) {
+      return st;
+    }
+    FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
   }
   batch->dead_committed = true;
   // Between the two commits: a crash here must leave the counts unchanged after a restart.
   return FERRY_FAILPOINT("pipeline.after_dead_letter_commit");
 }
 
-Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
+Status BatchCommitter::WriteDeadLetters(SealedBatch* batch, bool* metadata_changed) {
+  *metadata_changed = false;
+  // The dead-letter table evolves with its pipeline: a table made by an older ferry (or by hand)
+  // gets the columns it lacks; columns it has beyond ferry's stay null.
+  std::optional<delta::SchemaChangeCommit> change;
+  if (!batch->dead.schema().Equals(*dead_snapshot_.schema())) {
+    Result<delta::SchemaMerge> merge =
+        delta::MergeSchema(*dead_snapshot_.schema(), batch->dead.schema(),
+                           {.mode = options_.schema_evolution,
+                            .limits = options_.evolution_limits,
+                            .partition_columns = dead_snapshot_.partition_columns()});
+    if (!merge.ok()) {
+      return InvalidArgument(
+          "pipeline {}: the dead-letter table {} cannot take ferry's dead letters: {}", options_.id,
+          dead_table_->Describe(), merge.status().message());
+    }
+    columnar::SchemaPtr schema = dead_snapshot_.schema();
+    if (merge->changed()) {
+      FERRY_ASSIGN_OR_RETURN(change, delta::PlanSchemaChange(dead_snapshot_, *merge));
+      schema = change->schema;
+    }
+    FERRY_RETURN_IF_ERROR(ConformBatch(&batch->dead, schema));
+  }
+  delta::TableWriterOptions writer_options = options_.writer;
+  if (change) {
+    writer_options.schema = change->schema;
+  }
+  FERRY_ASSIGN_OR_RETURN(auto writer,
+                         delta::TableWriter::Create(*dead_table_, dead_snapshot_, writer_options));
+  FERRY_RETURN_IF_ERROR(writer->Write(batch->dead));
+  FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+  delta::Transaction txn(*dead_table_, dead_snapshot_, options_.commit);
+  txn.AddFiles(std::move(adds));
+  for (const auto& [p, part] : batch->partitions) {
+    if (part.has_dead) {
+      txn.SetPosition(part.app_id, part.last);
+      txn.ExpectPosition(part.app_id, part.dead_expected);
+    }
+  }
+  if (change) {
+    txn.SetMetadata(change->metadata);
+    if (change->protocol) {
+      txn.SetProtocol(*change->protocol);
+    }
+  }
+  txn.SetOperation("STREAMING UPDATE", {{"outputMode", "Append"},
+                                        {"queryId", options_.id + "/dead_letter"},
+                                        {"epochId", std::to_string(epoch_)}});
+  Result<delta::CommitResult> result = txn.Commit();
+  if (!result.ok()) {
+    *metadata_changed = result.status().code() == StatusCode::kAborted &&
+                        txn.conflict() == delta::Conflict::kMetadataChanged;
+    return result.status();
+  }
+  dead_snapshot_ = std::move(result->snapshot);
+  metrics_.dead_rows->Increment(static_cast<double>(batch->dead.num_rows()));
+  FERRY_LOG_INFO("pipeline {}: {} bad records committed to the dead-letter table {} (version {})",
+                 options_.id, batch->dead.num_rows(), dead_table_->Describe(),
+                 dead_snapshot_.version());
+  return Status::OK();
+}
+
+Status BatchCommitter::RefreshStage() {
+  if (stage_schema_ == snapshot_.schema()) {
+    return Status::OK();
+  }
+  const columnar::SchemaPtr& table = snapshot_.schema();
+  Result<std::unique_ptr<TransformStage>> stage = TransformStage::Create(
+      InputSchema(*table, options_.transform.columns), options_.transform, table.get());
+  if (!stage.ok()) {
+    return stage.status().WithContext(
+        "pipeline {}: the schema of {} (version {}) no longer fits the derived columns",
+        options_.id, table_->Describe(), snapshot_.version());
+  }
+  stage_ = std::move(*stage);
+  stage_schema_ = table;
+  return Status::OK();
+}
+
+Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
+  FERRY_RETURN_IF_ERROR(RefreshStage());
+  const columnar::SchemaPtr& rows = batch->rows.schema_ptr();
+  if (rows == stage_->input_schema() || rows->Equals(*stage_->input_schema())) {
+    return Aligned{.stage = stage_.get(), .schema = snapshot_.schema()};  // the steady state
+  }
+  // The batch evolved, or the table did: merge the batch's schema into the table's.
+  auto rewind = [&](const Status& why) {
+    batch->schema_rewind = true;
+    return Aborted(
+        "SchemaConflict: the batch's schema ({}) does not fit the schema of {} at version {}: "
+        "{}; the batch is read again and decoded against the table's schema",
+        rows->ToString(), table_->Describe(), snapshot_.version(), why.message());
+  };
+  Result<std::unique_ptr<TransformStage>> natural =
+      TransformStage::Create(rows, options_.transform);
+  if (!natural.ok()) {
+    return rewind(natural.status());
+  }
+  Result<delta::SchemaMerge> merge =
+      delta::MergeSchema(*snapshot_.schema(), *(*natural)->table_schema(),
+                         {.mode = options_.schema_evolution,
+                          .limits = options_.evolution_limits,
+                          .partition_columns = snapshot_.partition_columns()});
+  if (!merge.ok()) {
+    return rewind(merge.status());
+  }
+  Aligned out;
+  columnar::SchemaPtr table = snapshot_.schema();
+  if (merge->changed()) {
+    Result<delta::SchemaChangeCommit> change = delta::PlanSchemaChange(snapshot_, *merge);
+    if (!change.ok()) {
+      return rewind(change.status());
+    }
+    table = change->schema;
+    out.change = std::move(*change);
+    for (const delta::SchemaChange& c : merge->changes) {
+      out.changes.push_back(c.Describe());
+    }
+  }
+  columnar::SchemaPtr input = InputSchema(*table, options_.transform.columns);
+  if (Status st = ConformBatch(&batch->rows, input); !st.ok()) {
+    return rewind(st);  // the rows are intact: ConformBatch moves nothing unless all conform
+  }
+  if (!merge->changed()) {
+    out.stage = stage_.get();
+    out.schema = snapshot_.schema();
+    return out;
+  }
+  Result<std::unique_ptr<TransformStage>> stage =
+      TransformStage::Create(input, options_.transform, table.get());
+  if (!stage.ok()) {
+    return rewind(stage.status());
+  }
+  evolved_stage_ = std::move(*stage);
+  out.stage = evolved_stage_.get();
+  out.schema = table;
+  return out;
+}
+
+Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_changed) {
+  *metadata_changed = false;
   Clock::time_point start = Clock::now();
-  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_write"));
-  // Dead letters first: once they are committed with their positions, the main commit may fail
-  // or crash without losing or repeating them.
-  FERRY_RETURN_IF_ERROR(CommitDeadLetters(batch));
+  FERRY_ASSIGN_OR_RETURN(Aligned aligned, Align(batch));
   columnar::RecordBatch transformed;
   const columnar::RecordBatch* rows = &batch->rows;
   batch->filtered = 0;
-  if (!stage_->empty()) {
-    transformed = stage_->Apply(batch->rows, &batch->filtered);
+  if (!aligned.stage->empty()) {
+    transformed = aligned.stage->Apply(batch->rows, &batch->filtered);
     rows = &transformed;
   }
   batch->dedup_hits = 0;
@@ -177,6 +305,7 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   if (dedup_ != nullptr) {
     // The batch before this one was remembered after its commit: its keys are seen here.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
+    FERRY_RETURN_IF_ERROR(dedup_->UseSchema(rows->schema_ptr()));
     std::vector<int64_t> keep = dedup_->Filter(*rows, &keys);
     batch->dedup_hits = rows->num_rows() - static_cast<int64_t>(keep.size());
     if (batch->dedup_hits > 0) {
@@ -185,8 +314,12 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
     }
   }
   batch->rows_written = rows->num_rows();
+  delta::TableWriterOptions writer_options = options_.writer;
+  if (aligned.change) {
+    writer_options.schema = aligned.schema;
+  }
   FERRY_ASSIGN_OR_RETURN(auto writer,
-                         delta::TableWriter::Create(*table_, snapshot_, options_.writer));
+                         delta::TableWriter::Create(*table_, snapshot_, writer_options));
   if (rows->num_rows() > 0) {
     FERRY_RETURN_IF_ERROR(writer->Write(*rows));
   }
@@ -218,10 +351,30 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
     }
     parameters["gaps"] = gaps.dump();
   }
+  if (aligned.change) {
+    // One metaData (and a protocol when it changes) in the commit of the data that needs it.
+    txn.SetMetadata(aligned.change->metadata);
+    if (aligned.change->protocol) {
+      txn.SetProtocol(*aligned.change->protocol);
+    }
+    parameters["schemaChanges"] = fmt::format("{}", fmt::join(aligned.changes, "; "));
+  }
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
-  FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
+  Result<delta::CommitResult> committed = txn.Commit();
+  if (!committed.ok()) {
+    *metadata_changed = committed.status().code() == StatusCode::kAborted &&
+                        txn.conflict() == delta::Conflict::kMetadataChanged;
+    return committed.status();
+  }
+  delta::CommitResult result = std::move(*committed);
   snapshot_ = std::move(result.snapshot);
   batch->version = result.version;
+  batch->schema_changes = std::move(aligned.changes);
+  if (aligned.change) {
+    metrics_.schema_changes->Increment();
+    FERRY_LOG_INFO("pipeline {}: version {} of {} changes the schema: {}", options_.id,
+                   result.version, table_->Describe(), fmt::join(batch->schema_changes, "; "));
+  }
   if (dedup_ != nullptr) {
     // Commits of other writers that landed before ours, then our own keys.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
@@ -247,8 +400,38 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
                    options_.id, result.checkpoint_version.value_or(-1),
                    result.checkpoint_status.ToString());
   }
+  return Status::OK();
+}
+
+Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
+  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_write"));
+  // Dead letters first: once they are committed with their positions, the main commit may fail
+  // or crash without losing or repeating them.
+  FERRY_RETURN_IF_ERROR(CommitDeadLetters(batch));
+  while (true) {
+    bool metadata_changed = false;
+    Status st = TransformWriteCommit(batch, &metadata_changed);
+    if (!metadata_changed || batch->replans >= kMaxReplans) {
+      FERRY_RETURN_IF_ERROR(st);
+      break;
+    }
+    // Another writer changed the table's metaData first: merge again with its schema.
+    ++batch->replans;
+    metrics_.schema_replans->Increment();
+    FERRY_LOG_INFO("pipeline {}: {}; merging the batch with the new schema and committing again",
+                   options_.id, st.message());
+    FERRY_ASSIGN_OR_RETURN(snapshot_, table_->Update(snapshot_));
+  }
+  NoteTableSchema(batch);
   // An error here leaves a durable commit behind an error: Commit finds it in the log.
   return FERRY_FAILPOINT("pipeline.after_commit");
+}
+
+void BatchCommitter::NoteTableSchema(SealedBatch* batch) const {
+  batch->table_schema = snapshot_.schema();
+  auto enabled = snapshot_.metadata().configuration.find(delta::kEnableTypeWideningProperty);
+  batch->widening_off =
+      enabled != snapshot_.metadata().configuration.end() && enabled->second != "true";
 }
 
 Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
@@ -302,6 +485,7 @@ Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
       FERRY_LOG_INFO("pipeline {}: the batch was committed after all (version {})", options_.id,
                      snapshot_.version());
       batch->version = snapshot_.version();
+      NoteTableSchema(batch);
       if (dedup_ != nullptr) {
         FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
       }

@@ -16,11 +16,21 @@
 //   3. The derived columns and `where` (TransformStage); then the dedup index catches up on
 //      other writers' commits and drops the rows whose key is committed already.
 //   4. The rows left are written as Parquet files. [pipeline.before_commit]
+//   3a. Schema (schema_evolver.h, delta/schema_evolution.h): when the batch's schema is not the
+//      table's input schema (the pipeline thread evolved it, or the table changed), it is merged
+//      into the table's: the batch's columns are conformed to the result (columns the batch lacks
+//      are null) and, when the result is not the table's schema, the commit of step 5 carries the
+//      metaData (and protocol) of the change. A batch whose values the table's schema cannot take
+//      (another writer gave a column this batch added a type its values do not fit) is given back
+//      as Aborted with `schema_rewind`: the pipeline reads it again from the table's positions
+//      and decodes it against the table's schema, where such values are bad records.
 //   5. One Delta commit adds the files and, for every partition in the batch, sets the txn
 //      position to the batch's last one, expecting the position of the batch sealed before it
-//      (SealedPartition::expected); skipped ranges go in commitInfo. Then the dedup index
-//      remembers the batch's keys and persists them (a failed Persist is logged: a restart reads
-//      that version from the log instead). [pipeline.after_commit]
+//      (SealedPartition::expected); skipped ranges go in commitInfo. If another writer's commit
+//      changed the table's metaData first (Conflict::kMetadataChanged), the snapshot is brought
+//      forward and the batch goes back to step 3a (at most kMaxReplans times). Then the dedup
+//      index remembers the batch's keys and persists them (a failed Persist is logged: a restart
+//      reads that version from the log instead). [pipeline.after_commit]
 //   6. A failed step: Aborted (another writer's txn for one of our partitions) goes back at once,
 //      the pipeline thread fences; a fatal code (InvalidArgument, NotSupported, DataLoss,
 //      Internal) goes back naming the table. Anything else (I/O, store unavailable, an unknown
@@ -46,6 +56,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/delta/schema_evolution.h"
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
@@ -89,6 +100,14 @@ struct SealedBatch {
   int64_t bytes = 0;
   int64_t version = -1;
   double commit_seconds = 0;  // the attempt that committed: files written, commit made
+  // Schema (step 3a): the table's schema after the commit, whether the table turns type
+  // widening off, what the commit changed ("add column x BIGINT"), how often the batch was
+  // merged again after another writer's metaData, and whether it must be read again.
+  columnar::SchemaPtr table_schema;
+  bool widening_off = false;
+  std::vector<std::string> schema_changes;
+  int replans = 0;
+  bool schema_rewind = false;
 };
 
 // The parts of PipelineOptions the writer thread uses.
@@ -98,6 +117,12 @@ struct BatchCommitterOptions {
   delta::CommitOptions commit;
   std::chrono::milliseconds initial_backoff{};
   std::chrono::milliseconds max_backoff{};
+  // Schema evolution (step 3a): the derived columns and `where` (to build the stage of a batch
+  // whose schema is not the table's), the mode and the limits. The dead-letter table evolves by
+  // the same mode.
+  TransformSpec transform;
+  delta::SchemaEvolution schema_evolution = delta::SchemaEvolution::kNone;
+  delta::SchemaEvolutionLimits evolution_limits;
 };
 
 class BatchCommitter {
@@ -108,11 +133,15 @@ class BatchCommitter {
     metrics::Counter* dead_rows = nullptr;
     metrics::Histogram* commit_seconds = nullptr;
     metrics::Histogram* checkpoint_seconds = nullptr;
+    metrics::Counter* schema_changes = nullptr;  // commits that changed the table's schema
+    metrics::Counter* schema_replans = nullptr;  // merged again after another writer's metaData
     // A failed attempt sets kRetrying with its error; each commit publishes the table's figures
     // (TableRecord; the small-file count is recounted at most every kTableScanInterval).
     metrics::Journal* journal = nullptr;
   };
   static constexpr std::chrono::seconds kTableScanInterval{10};
+  // Merges of one batch into a table whose metaData other writers keep changing (step 5).
+  static constexpr int kMaxReplans = 20;
 
   // `stage` maps the input schema to the table's; `dedup` may be null (no dedup).
   BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
@@ -149,13 +178,30 @@ class BatchCommitter {
   // ---- Either thread: fixed once the pipeline runs ----
 
   bool has_dead_letter_table() const { return dead_table_ != nullptr; }
-  const columnar::SchemaPtr& input_schema() const { return stage_->input_schema(); }
 
  private:
+  // Step 3a's result for one attempt.
+  struct Aligned {
+    const TransformStage* stage = nullptr;  // the rows' stage (input schema -> table schema)
+    columnar::SchemaPtr schema;             // the schema the files are written with
+    std::optional<delta::SchemaChangeCommit> change;
+    std::vector<std::string> changes;
+  };
   // Steps 2-5, once.
   Status WriteAndCommit(SealedBatch* batch);
+  // Steps 3-5 against the current snapshot; Aborted with conflict() kMetadataChanged in
+  // *metadata_changed when step 5 must be run again after the snapshot moved.
+  Status TransformWriteCommit(SealedBatch* batch, bool* metadata_changed);
+  // Step 3a.
+  Result<Aligned> Align(SealedBatch* batch);
+  // The stage of the table's own input schema, rebuilt when the table's schema changed.
+  Status RefreshStage();
+  // The table's schema (and whether it turns type widening off) into the batch's results.
+  void NoteTableSchema(SealedBatch* batch) const;
   // Step 2.
   Status CommitDeadLetters(SealedBatch* batch);
+  // Step 2's files and commit, once.
+  Status WriteDeadLetters(SealedBatch* batch, bool* metadata_changed);
   // The table's figures to the journal (if any). `checkpoint_written`: a checkpoint of the
   // snapshot's version was just written. `small_added`: small files the last commit added (the
   // count between two full recounts).
@@ -165,7 +211,9 @@ class BatchCommitter {
   const Metrics metrics_;
   std::unique_ptr<delta::Table> table_;
   delta::Snapshot snapshot_;
-  std::unique_ptr<TransformStage> stage_;
+  std::unique_ptr<TransformStage> stage_;  // for the table's schema (stage_schema_)
+  columnar::SchemaPtr stage_schema_;
+  std::unique_ptr<TransformStage> evolved_stage_;  // for the last batch that changed the schema
   std::unique_ptr<DedupIndex> dedup_;
   std::unique_ptr<delta::Table> dead_table_;
   delta::Snapshot dead_snapshot_;

@@ -143,11 +143,20 @@ Result<std::unique_ptr<DedupIndex>> DedupIndex::Create(const columnar::SchemaPtr
     return InvalidArgument("{}: dedup window and max_keys must be > 0", spec.origin);
   }
   auto index = std::unique_ptr<DedupIndex>(new DedupIndex());
-  FERRY_ASSIGN_OR_RETURN(index->key_, transform::Expression::Compile(
-                                          "CAST((" + spec.key + ") AS STRING)", *table_schema,
-                                          {.time_zone = spec.time_zone, .origin = spec.origin}));
   index->spec_ = std::move(spec);
+  FERRY_RETURN_IF_ERROR(index->UseSchema(table_schema));
   return index;
+}
+
+Status DedupIndex::UseSchema(const columnar::SchemaPtr& schema) {
+  if (key_ != nullptr && (schema == key_schema_ || schema->Equals(*key_schema_))) {
+    return Status::OK();
+  }
+  FERRY_ASSIGN_OR_RETURN(
+      key_, transform::Expression::Compile("CAST((" + spec_.key + ") AS STRING)", *schema,
+                                           {.time_zone = spec_.time_zone, .origin = spec_.origin}));
+  key_schema_ = schema;
+  return Status::OK();
 }
 
 void DedupIndex::Add(std::string key, int64_t time_ms) {
@@ -187,6 +196,7 @@ void DedupIndex::Expire(int64_t now_ms) {
 Status DedupIndex::AddFile(const delta::Table& table, const delta::Snapshot& snapshot,
                            const delta::AddFile& add) {
   FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch rows, delta::ReadLiveFile(table, snapshot, add));
+  FERRY_RETURN_IF_ERROR(UseSchema(rows.schema_ptr()));
   std::unique_ptr<columnar::Column> keys = key_->Evaluate(rows);
   const auto* text = keys->As<columnar::BinaryColumn>();
   for (int64_t i = 0; i < keys->length(); ++i) {

@@ -92,6 +92,10 @@ class DedupIndex {
   Status CatchUp(const delta::Table& table, const delta::Snapshot& snapshot,
                  std::optional<int64_t> up_to = std::nullopt);
 
+  // Compiles the key again for rows of `schema` when the table's schema changed since it was
+  // compiled (schema evolution). InvalidArgument when the key no longer compiles.
+  Status UseSchema(const columnar::SchemaPtr& schema);
+
   // The rows of `batch` (table schema) to write, and their keys (null keys are never dropped).
   std::vector<int64_t> Filter(const columnar::RecordBatch& batch,
                               std::vector<std::string>* kept_keys) const;
@@ -124,6 +128,7 @@ class DedupIndex {
 
   DedupSpec spec_;
   std::unique_ptr<transform::Expression> key_;
+  columnar::SchemaPtr key_schema_;                 // what key_ was compiled for
   std::unordered_map<std::string, int64_t> keys_;  // key -> commit time (ms)
   // (time, key), oldest first; an entry whose time is not the key's current one is stale.
   std::deque<std::pair<int64_t, std::string>> order_;

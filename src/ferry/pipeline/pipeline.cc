@@ -10,6 +10,7 @@
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/columnar/ddl.h"
+#include "ferry/delta/type_widening.h"
 
 namespace ferry::pipeline {
 
@@ -58,6 +59,16 @@ struct Pipeline::Metrics {
     committer.commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
                                                "Writing a batch's files and committing them", l);
     committer.journal = journal;
+    committer.schema_changes =
+        r->GetCounter("ferry_schema_changes_total",
+                      "Commits that changed the table's schema (schema_evolution)", l);
+    committer.schema_replans = r->GetCounter(
+        "ferry_schema_replans_total",
+        "Batches merged again with the table's schema after another writer changed its metaData",
+        l);
+    schema_rewinds = r->GetCounter(
+        "ferry_schema_rewinds_total",
+        "Batches read again because the table's new schema could not take their values", l);
   }
   metrics::Gauge* Position(const std::string& name, const std::string& help,
                            const std::string& partition) {
@@ -87,6 +98,7 @@ struct Pipeline::Metrics {
   metrics::Counter* filtered;
   metrics::Counter* dedup_hits;
   metrics::Counter* rate_limited;
+  metrics::Counter* schema_rewinds;
   // Bad records by what became of them (skipped, dead_letter) and why.
   metrics::Counter* Bad(const char* action, std::string_view reason) {
     return registry->GetCounter(
@@ -108,6 +120,9 @@ double Seconds(Clock::duration d) {
 // The `reason` label of a bad record, from the decoder's message (transform/json_decoder.h).
 std::string_view BadRecordReason(std::string_view error) {
   auto has = [&](std::string_view text) { return error.find(text) != std::string_view::npos; };
+  if (has("schema evolution")) {
+    return "schema";
+  }
   if (has("malformed")) {
     return "malformed";
   }
@@ -145,15 +160,14 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
     return InvalidArgument("pipeline {}: batch max_in_flight must be >= 0", options.id);
   }
   columnar::SchemaPtr input = InputSchema(*snapshot.schema(), options.transform.columns);
-  Result<std::unique_ptr<TransformStage>> stage = TransformStage::Create(input, options.transform);
+  // The table's order and types (a table that evolved has columns after the derived ones).
+  Result<std::unique_ptr<TransformStage>> stage =
+      TransformStage::Create(input, options.transform, snapshot.schema().get());
   if (!stage.ok()) {
     return stage.status().WithContext("pipeline {}", options.id);
   }
-  if (!(*stage)->table_schema()->Equals(*snapshot.schema())) {
-    return InvalidArgument(
-        "pipeline {}: the table's columns ({}) are not the input columns followed by the derived "
-        "ones ({})",
-        options.id, snapshot.schema()->ToString(), (*stage)->table_schema()->ToString());
+  if (options.schema_evolution != delta::SchemaEvolution::kNone && !options.decoder_factory) {
+    return InvalidArgument("pipeline {}: schema evolution needs a decoder factory", options.id);
   }
   Result<MetadataWriter> metadata = MetadataWriter::Create(*input, options.metadata_columns);
   if (!metadata.ok()) {
@@ -171,32 +185,50 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
     }
     dedup = std::move(*index);
   }
-  return std::unique_ptr<Pipeline>(new Pipeline(
-      std::move(options), std::move(table), std::move(snapshot), std::move(source_factory),
-      std::move(decoder), std::move(*metadata), std::move(*stage), std::move(dedup), registry));
+  auto widening = snapshot.metadata().configuration.find(delta::kEnableTypeWideningProperty);
+  auto evolver = std::make_unique<SchemaEvolver>(
+      SchemaEvolverOptions{.mode = options.schema_evolution,
+                           .limits = options.evolution_limits,
+                           .partition_columns = snapshot.partition_columns(),
+                           .transform = options.transform,
+                           .metadata_columns = options.metadata_columns,
+                           .unknown_fields_column = options.unknown_fields_column,
+                           .dedup = options.dedup},
+      snapshot.schema(),
+      widening != snapshot.metadata().configuration.end() && widening->second != "true");
+  return std::unique_ptr<Pipeline>(
+      new Pipeline(std::move(options), std::move(table), std::move(snapshot),
+                   std::move(source_factory), std::move(decoder), std::move(*metadata),
+                   std::move(*stage), std::move(dedup), std::move(evolver), registry));
 }
 
 Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                    delta::Snapshot snapshot, SourceFactory source_factory,
                    std::unique_ptr<transform::Decoder> decoder, MetadataWriter metadata,
                    std::unique_ptr<TransformStage> stage, std::unique_ptr<DedupIndex> dedup,
-                   metrics::Registry* registry)
+                   std::unique_ptr<SchemaEvolver> evolver, metrics::Registry* registry)
     : options_(std::move(options)),
       source_factory_(std::move(source_factory)),
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
       metrics_(std::make_unique<Metrics>(registry, options_.id)),
+      evolver_(std::move(evolver)),
+      input_schema_(stage->input_schema()),
+      known_table_(snapshot.schema()),
       committer_(std::make_unique<BatchCommitter>(
           BatchCommitterOptions{.id = options_.id,
                                 .writer = options_.writer,
                                 .commit = options_.commit,
                                 .initial_backoff = options_.initial_backoff,
-                                .max_backoff = options_.max_backoff},
+                                .max_backoff = options_.max_backoff,
+                                .transform = options_.transform,
+                                .schema_evolution = options_.schema_evolution,
+                                .evolution_limits = options_.evolution_limits},
           std::move(table), std::move(snapshot), std::move(stage), std::move(dedup),
           metrics_->committer)),
       queue_(
           std::make_unique<CommitQueue>(static_cast<size_t>(std::max(1, options_.max_in_flight)))) {
-  batch_ = columnar::RecordBatch::MakeEmpty(committer_->input_schema());
+  batch_ = columnar::RecordBatch::MakeEmpty(input_schema_);
   metrics_->version->Set(static_cast<double>(committer_->snapshot().version()));
 }
 
@@ -208,12 +240,17 @@ Pipeline::~Pipeline() {
 Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::Snapshot snapshot) {
   Result<columnar::Schema> expected = columnar::ParseDdlSchema(kDeadLetterSchema);
   FERRY_CHECK(expected.ok());
-  if (!snapshot.schema()->Equals(*expected)) {
-    return InvalidArgument("pipeline {}: the dead-letter table {} has columns ({}), not ({})",
+  // The table may have more columns (null in ferry's rows); under schema evolution it may also
+  // lack some, which its first commit adds (the dead-letter table evolves with its pipeline).
+  Result<delta::SchemaMerge> merge =
+      delta::MergeSchema(*snapshot.schema(), *expected, {.mode = options_.schema_evolution});
+  if (!merge.ok()) {
+    return InvalidArgument("pipeline {}: the dead-letter table {} has columns ({}), not ({}): {}",
                            options_.id, table->Describe(), snapshot.schema()->ToString(),
-                           expected->ToString());
+                           expected->ToString(), merge.status().message());
   }
-  dead_ = columnar::RecordBatch::MakeEmpty(snapshot.schema());
+  dead_ = columnar::RecordBatch::MakeEmpty(
+      std::make_shared<const columnar::Schema>(std::move(*expected)));
   committer_->SetDeadLetterTable(std::move(table), std::move(snapshot));
   return Status::OK();
 }
@@ -344,6 +381,15 @@ Status Pipeline::Take(const source::Message& m) {
     return Status::OK();
   }
   Status st = decoder_->Append(m.payload, &batch_);
+  if (decoder_->has_observations()) {  // never while messages fit the schema
+    st = Evolve(m, std::move(st));
+    if (st.code() == StatusCode::kNotSupported || st.code() == StatusCode::kInternal) {
+      return st.WithContext("pipeline {}: {}", options_.id, Describe(m));
+    }
+    if (st.code() == StatusCode::kResourceExhausted) {
+      return st;
+    }
+  }
   if (!st.ok()) {
     Status bad = st.WithContext("pipeline {}: {}", options_.id, Describe(m));
     if (options_.on_bad_record == OnBadRecord::kFail) {
@@ -355,6 +401,92 @@ Status Pipeline::Take(const source::Message& m) {
   row_partition_.push_back(m.partition);
   batch_bytes_[m.partition] += static_cast<int64_t>(m.payload.size());
   Consume(m);
+  return Status::OK();
+}
+
+Status Pipeline::Evolve(const source::Message& m, Status decoded) {
+  // Rows before this message are complete; a row it appended is dropped before a change.
+  auto drop_row = [&] {
+    if (decoded.ok()) {
+      for (int c = 0; c < batch_.num_columns(); ++c) {
+        batch_.mutable_column(c)->Truncate(static_cast<int64_t>(row_partition_.size()));
+      }
+    }
+  };
+  constexpr int kRounds = 4;  // a change, then the fields inside what it added, settle quickly
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<transform::FieldObservation> seen = decoder_->TakeObservations();
+    Result<std::optional<SchemaEvolver::Evolution>> plan = evolver_->Plan(input_schema_, seen);
+    if (!plan.ok()) {
+      drop_row();
+      StatusCode code = plan.status().code();
+      if (code == StatusCode::kNotSupported ||
+          (code == StatusCode::kResourceExhausted && !row_partition_.empty())) {
+        return plan.status();
+      }
+      if (decoded.ok()) {
+        return InvalidArgument("{}", plan.status().message());
+      }
+      // The decoder's reason first (it names the bad-record reason); then why no schema change
+      // helps.
+      std::string_view why = plan.status().message();
+      constexpr std::string_view kPrefix = "schema evolution: ";
+      if (why.starts_with(kPrefix)) {
+        why.remove_prefix(kPrefix.size());
+      }
+      return InvalidArgument("{} (the schema cannot take it: {})", decoded.message(), why);
+    }
+    if (!plan->has_value()) {
+      return decoded;  // nothing typed to add yet, or nothing wider helps: as decoded
+    }
+    drop_row();
+    FERRY_RETURN_IF_ERROR(SwitchInput((*plan)->input, {.int64_to_double = true}));
+    std::vector<std::string> changes;
+    for (const delta::SchemaChange& change : (*plan)->changes) {
+      changes.push_back(change.Describe());
+    }
+    FERRY_LOG_INFO("pipeline {}: {} asks for a schema change; the open batch now holds: {}",
+                   options_.id, Describe(m), fmt::join(changes, "; "));
+    decoded = decoder_->Append(m.payload, &batch_);
+    if (!decoder_->has_observations()) {
+      return decoded;
+    }
+  }
+  (void)decoder_->TakeObservations();
+  drop_row();
+  return InvalidArgument("schema evolution: the message's fields did not settle after {} changes",
+                         kRounds);
+}
+
+Status Pipeline::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOptions conform) {
+  if (input == input_schema_ || input->Equals(*input_schema_, /*check_metadata=*/true)) {
+    return Status::OK();
+  }
+  if (Status st = ConformBatch(&batch_, input, conform); !st.ok()) {
+    return Internal("pipeline {}: the open batch does not convert to the new schema: {}",
+                    options_.id, st.message());
+  }
+  Result<std::unique_ptr<transform::Decoder>> decoder = options_.decoder_factory(input);
+  if (!decoder.ok()) {
+    return NotSupported("pipeline {}: no decoder for the schema ({}): {}", options_.id,
+                        input->ToString(), decoder.status().message());
+  }
+  Result<MetadataWriter> metadata = MetadataWriter::Create(*input, options_.metadata_columns);
+  if (!metadata.ok()) {
+    return NotSupported("pipeline {}: {}", options_.id, metadata.status().message());
+  }
+  decoder_ = std::move(*decoder);
+  metadata_ = std::move(*metadata);
+  input_schema_ = input;
+  spare_ = columnar::RecordBatch();  // its columns are of the old schema
+  return Status::OK();
+}
+
+Status Pipeline::FollowTable() {
+  if (options_.decoder_factory) {
+    FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->NextInput(input_schema_)));
+  }
+  evolver_->OpenBatch(input_schema_);
   return Status::OK();
 }
 
@@ -436,13 +568,13 @@ void Pipeline::ClearBatch() {
 std::unique_ptr<SealedBatch> Pipeline::Seal() {
   auto sealed = std::make_unique<SealedBatch>();
   sealed->rows = std::move(batch_);
-  if (spare_.num_columns() > 0) {
+  if (spare_.num_columns() > 0 && spare_.schema_ptr() == input_schema_) {
     // The columns of a batch that came back: their memory is allocated and touched already, so
     // decoding into them neither moves growing buffers nor faults in fresh pages.
     batch_ = std::move(spare_);
     spare_ = columnar::RecordBatch();
   } else {
-    batch_ = columnar::RecordBatch::MakeEmpty(committer_->input_schema());
+    batch_ = columnar::RecordBatch::MakeEmpty(input_schema_);
   }
   for (const auto& [p, last] : batch_last_) {
     PartitionState& state = partitions_.at(p);
@@ -494,6 +626,7 @@ Status Pipeline::SubmitBatch() {
   queue_->Submit([committer = committer_.get(), batch, stop = stop_] {
     return committer->Commit(batch, stop);
   });
+  FERRY_RETURN_IF_ERROR(FollowTable());
   return options_.max_in_flight == 0 ? Settle(/*wait=*/true) : Status::OK();
 }
 
@@ -526,10 +659,20 @@ Status Pipeline::HandleOutcome(const Status& outcome) {
   spare_ = std::move(batch->rows);
   if (outcome.ok()) {
     AfterCommit(*batch);
+    if (batch->table_schema != nullptr && batch->table_schema != known_table_) {
+      known_table_ = batch->table_schema;
+      evolver_->SetTable(known_table_, batch->widening_off);
+      if (batch_last_.empty()) {
+        return FollowTable();  // the open batch is empty: decode into the table's schema now
+      }
+    }
     return Status::OK();
   }
   if (outcome.code() == StatusCode::kAborted) {
-    return Fence(outcome);
+    if (batch->schema_rewind) {
+      metrics_->schema_rewinds->Increment();
+    }
+    return Fence(outcome, batch->schema_rewind);
   }
   DiscardInFlight();
   return outcome;
@@ -602,10 +745,16 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
   }
 }
 
-Status Pipeline::Fence(const Status& why) {
+Status Pipeline::Fence(const Status& why, bool rewind) {
   // The batches still out were sealed on positions that are no longer ours.
   DiscardInFlight();
-  if (why.code() == StatusCode::kAborted) {
+  ++fences_;
+  if (rewind) {
+    FERRY_LOG_WARN(
+        "pipeline {}: {}; dropping {} uncommitted rows and reading every partition again from "
+        "the table's positions",
+        options_.id, why.message(), batch_.num_rows());
+  } else if (why.code() == StatusCode::kAborted) {
     metrics_->lost->Increment();
     metrics_->abandoned->Increment();
     FERRY_LOG_WARN(
@@ -626,6 +775,15 @@ Status Pipeline::Fence(const Status& why) {
   CloseSource();
   partitions_.clear();
   FERRY_RETURN_IF_ERROR(committer_->Reload());
+  // Changes of the dropped batches are gone with them: decode into the table's schema.
+  known_table_ = committer_->snapshot().schema();
+  const auto& config = committer_->snapshot().metadata().configuration;
+  auto widening = config.find(delta::kEnableTypeWideningProperty);
+  evolver_->SetTable(known_table_, widening != config.end() && widening->second != "true");
+  if (options_.decoder_factory) {
+    FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->table_input()));
+  }
+  evolver_->OpenBatch(input_schema_);
   return StartSource();
 }
 
@@ -817,6 +975,17 @@ Status Pipeline::RunLoop(StopSignal* stop) {
     Status bad;
     for (const source::Message& m : messages) {
       bad = Take(m);
+      if (bad.code() == StatusCode::kResourceExhausted) {
+        // The batch holds its limit of new columns: commit it, and the message opens the next.
+        int64_t fences = fences_;
+        bad = SubmitBatch();
+        if (bad.ok() && fences != fences_) {
+          break;  // fenced: the partitions start over from the table, this poll with them
+        }
+        if (bad.ok()) {
+          bad = Take(m);
+        }
+      }
       if (!bad.ok()) {
         break;
       }

@@ -33,6 +33,16 @@
 //      holds the old ones the batch is written again, otherwise another writer owns a partition
 //      (as above).
 //   5. A revoked partition's rows leave the open batch before anything else is delivered.
+//   6. Schema evolution (schema_evolver.h): a message the decoder finds fields or values in that
+//      the open batch's schema cannot hold is planned into a wider input schema; the open batch
+//      is conformed to it (earlier rows read the new fields as null), the decoder rebuilt and
+//      the message decoded again. The batch carries the schema to the writer thread, which merges
+//      it into the table's in the same commit as the data (batch_committer.h, step 3a). A batch
+//      that reaches max_new_columns_per_batch is sealed early and the message starts the next
+//      one. When a commit comes back with a table schema the decoder does not know yet (another
+//      writer's, or an operator's `ferry table add-columns`), the next batch decodes into it; a
+//      batch the table's schema cannot take is read again after the table's positions (as
+//      fencing does) and decoded against the table's schema.
 //
 // Overlap of steps 2 and 3, and what keeps it exactly-once (pipeline_test.cc checks each):
 //   - Commits are made strictly in batch order, one at a time (CommitQueue invariant 1); a
@@ -82,6 +92,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/delta/schema_evolution.h"
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
@@ -91,6 +102,7 @@
 #include "ferry/pipeline/commit_queue.h"
 #include "ferry/pipeline/dedup_index.h"
 #include "ferry/pipeline/metadata_columns.h"
+#include "ferry/pipeline/schema_evolver.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/source.h"
@@ -135,6 +147,16 @@ struct PipelineOptions {
   // Backoff between retries of a failed batch write or commit: doubles up to the maximum.
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
+  // Schema evolution (schema_evolver.h). Anything but kNone needs decoder_factory and a decoder
+  // that observes (JsonDecoderOptions::observe and observe_misfits).
+  delta::SchemaEvolution schema_evolution = delta::SchemaEvolution::kNone;
+  delta::SchemaEvolutionLimits evolution_limits;
+  // The decoder for another input schema. With it the pipeline follows the table's schema (its
+  // own changes and other writers'); without it the input schema stays the one it started with.
+  std::function<Result<std::unique_ptr<transform::Decoder>>(const columnar::SchemaPtr&)>
+      decoder_factory;
+  // The JSON decoder's unknown_fields_column (a column, never a field to add).
+  std::string unknown_fields_column;
   // How often broker heads are asked for (lag metrics).
   std::chrono::milliseconds heads_interval{5000};
   // Stop (returning OK after committing) once every assigned partition has reached the head
@@ -195,7 +217,8 @@ class Pipeline final : private source::PartitionListener {
   Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
            SourceFactory source_factory, std::unique_ptr<transform::Decoder> decoder,
            MetadataWriter metadata, std::unique_ptr<TransformStage> stage,
-           std::unique_ptr<DedupIndex> dedup, metrics::Registry* registry);
+           std::unique_ptr<DedupIndex> dedup, std::unique_ptr<SchemaEvolver> evolver,
+           metrics::Registry* registry);
 
   // PartitionListener (pipeline thread, inside Poll; both wait for the writer to be idle).
   Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
@@ -206,6 +229,14 @@ class Pipeline final : private source::PartitionListener {
   void CloseSource();
   // Step 2 for one message. InvalidArgument naming the message when it does not decode.
   Status Take(const source::Message& message);
+  // Step 6 for a message whose decoding (`decoded`) left observations: OK or a bad record
+  // (InvalidArgument) as Take goes on with it; ResourceExhausted when the batch must be committed
+  // before the message can add its fields; NotSupported or Internal: stop.
+  Status Evolve(const source::Message& message, Status decoded);
+  // The open batch conformed to `input`, and the decoder and metadata writer rebuilt for it.
+  Status SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOptions conform = {});
+  // Opens the next batch on the schema the table's holds or the pending one (SchemaEvolver).
+  Status FollowTable();
   // A bad record under kSkip / kDeadLetter. `error` names it.
   Status TakeBad(const source::Message& message, const Status& error);
   // The message's position is consumed by the open batch (with or without a row).
@@ -225,8 +256,9 @@ class Pipeline final : private source::PartitionListener {
   Status HandleOutcome(const Status& outcome);
   // Drops every sealed batch still out, ignoring their outcomes (they follow a failure).
   void DiscardInFlight();
-  // Step 4: drops the batches and restarts the source from the table.
-  Status Fence(const Status& why);
+  // Step 4: drops the batches and restarts the source from the table. `rewind`: a batch whose
+  // values the table's new schema cannot take (step 6), not another writer's partition.
+  Status Fence(const Status& why, bool rewind = false);
   // Step 3's end for a committed batch: positions, acks, metrics.
   void AfterCommit(const SealedBatch& batch);
   void ClearBatch();
@@ -251,6 +283,11 @@ class Pipeline final : private source::PartitionListener {
   std::unique_ptr<transform::Decoder> decoder_;
   MetadataWriter metadata_;
   std::unique_ptr<Metrics> metrics_;
+  // The schema the open batch and the decoder have, and its evolution (step 6).
+  std::unique_ptr<SchemaEvolver> evolver_;
+  columnar::SchemaPtr input_schema_;
+  columnar::SchemaPtr known_table_;  // the table's schema as the last outcome or reload told
+  int64_t fences_ = 0;               // Fence() calls, so a caller sees that one happened
 
   std::map<int32_t, PartitionState> partitions_;  // by source partition index
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ferry/columnar/column_conform.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/pipeline/metadata_columns.h"
 
@@ -12,22 +13,27 @@ std::string Join(const std::vector<std::string>& items) {
   return items.empty() ? "(none)" : fmt::format("{}", fmt::join(items, ", "));
 }
 
-// The table must hold exactly the expected columns; nullability may be stricter in the table
-// only where the data will never be null, so it must be equal or the table's nullable.
+// Every expected column must be in the table with its type or a type that holds it; the table
+// may hold more. Nullability may be stricter in the table only where the data will never be
+// null, so it must be equal or the table's nullable.
 Status CheckSchema(const columnar::Schema& table, const columnar::Schema& expected,
-                   const std::string& where) {
-  if (table.num_fields() != expected.num_fields()) {
-    return InvalidArgument(
-        "{}: the table has columns ({}) but the configuration declares ({}); declare the "
-        "table's schema, or leave `schema` out to use it",
-        where, table.ToString(), expected.ToString());
-  }
-  for (int i = 0; i < table.num_fields(); ++i) {
-    const columnar::Field& t = table.field(i);
-    const columnar::Field& e = expected.field(i);
-    if (t.name != e.name || !t.type->Equals(*e.type)) {
-      return InvalidArgument("{}: column {} is `{}` in the table but `{}` in the configuration",
-                             where, i + 1, t.ToString(), e.ToString());
+                   const std::string& where, bool allow_missing) {
+  for (const columnar::Field& e : expected.fields()) {
+    std::optional<size_t> i = columnar::FindFieldIgnoringCase(table.fields(), e.name);
+    if (!i) {
+      if (allow_missing) {
+        continue;
+      }
+      return InvalidArgument(
+          "{}: the configuration declares column `{}` but the table's columns are ({}); add it "
+          "to the table with `ferry table add-columns`, or leave `schema` out to use the "
+          "table's",
+          where, e.ToString(), table.ToString());
+    }
+    const columnar::Field& t = table.fields()[*i];
+    if (t.name != e.name || (!t.type->Equals(*e.type) && !columnar::CanConform(*e.type, *t.type))) {
+      return InvalidArgument("{}: column `{}` in the table is `{}` in the configuration", where,
+                             t.ToString(), e.ToString());
     }
     if (!t.nullable && e.nullable) {
       return InvalidArgument(
@@ -62,7 +68,8 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
   Result<delta::Snapshot> snapshot = table->LoadSnapshot();
   if (snapshot.ok()) {
     if (expected) {
-      FERRY_RETURN_IF_ERROR(CheckSchema(*snapshot->schema(), *expected, where));
+      FERRY_RETURN_IF_ERROR(
+          CheckSchema(*snapshot->schema(), *expected, where, options.allow_missing_columns));
     }
     if (!options.partition_by.empty() && options.partition_by != snapshot->partition_columns()) {
       return InvalidArgument(
@@ -95,7 +102,8 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
   if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
     // Another process created it first: use theirs if it agrees.
     FERRY_ASSIGN_OR_RETURN(delta::Snapshot theirs, table->LoadSnapshot());
-    FERRY_RETURN_IF_ERROR(CheckSchema(*theirs.schema(), *expected, where));
+    FERRY_RETURN_IF_ERROR(
+        CheckSchema(*theirs.schema(), *expected, where, options.allow_missing_columns));
     return OpenedTable{.table = std::move(table), .snapshot = std::move(theirs)};
   }
   if (!created.ok()) {

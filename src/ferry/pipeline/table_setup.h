@@ -2,10 +2,13 @@
 // check that the table and the configuration agree before any message is read.
 //
 //   schema declared, table missing   create it (when `create` is on), metadata columns appended
-//   schema declared, table present   the table's columns must equal the declared ones plus the
-//                                    metadata columns plus the derived columns (names, types,
-//                                    order; nullability may be stricter in the table) and the
-//                                    partition columns must match
+//   schema declared, table present   every declared column, metadata column and derived column
+//                                    must be in the table with the same type or one that holds
+//                                    it (the table's columns may have widened; nullability may be
+//                                    stricter in the table), and the partition columns must
+//                                    match; the table may have more columns (schema evolution or
+//                                    `ferry table add-columns` added them: the pipeline fills
+//                                    them too)
 //   no schema, table present         the table's schema is used; metadata columns must exist
 //   no schema, table missing         NotFound: nothing to create it from
 //
@@ -37,6 +40,9 @@ struct TableSetupOptions {
   std::map<std::string, std::string> metadata_columns;
   // Derived columns, appended after the declared and metadata columns (transform_stage.h).
   TransformSpec transform;
+  // Declared columns the table lacks are accepted (the dead-letter table under schema
+  // evolution: its first commit adds them).
+  bool allow_missing_columns = false;
 };
 
 struct OpenedTable {

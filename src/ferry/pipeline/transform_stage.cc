@@ -1,12 +1,16 @@
 #include "ferry/pipeline/transform_stage.h"
 
 #include <numeric>
+#include <optional>
 #include <set>
+
+#include "ferry/columnar/column_conform.h"
 
 namespace ferry::pipeline {
 
 Result<std::unique_ptr<TransformStage>> TransformStage::Create(columnar::SchemaPtr input,
-                                                               const TransformSpec& spec) {
+                                                               const TransformSpec& spec,
+                                                               const columnar::Schema* table) {
   auto stage = std::unique_ptr<TransformStage>(new TransformStage());
   stage->input_ = input;
   std::vector<columnar::Field> fields = input->fields();
@@ -24,9 +28,14 @@ Result<std::unique_ptr<TransformStage>> TransformStage::Create(columnar::SchemaP
                                           column.expr, *input,
                                           {.time_zone = spec.time_zone, .origin = column.origin}));
     fields.push_back({.name = column.name, .type = expr->type(), .nullable = true});
+    stage->derived_fields_.push_back(fields.back());
     stage->derived_.push_back(std::move(expr));
   }
   stage->table_ = std::make_shared<const columnar::Schema>(std::move(fields));
+  if (table != nullptr) {
+    FERRY_RETURN_IF_ERROR(stage->FollowTable(*table));
+  }
+  // `where` binds to the table's column order (compiled after FollowTable).
   if (!spec.where.empty()) {
     FERRY_ASSIGN_OR_RETURN(
         stage->where_,
@@ -40,10 +49,45 @@ Result<std::unique_ptr<TransformStage>> TransformStage::Create(columnar::SchemaP
   return stage;
 }
 
+Status TransformStage::FollowTable(const columnar::Schema& table) {
+  const columnar::Schema& natural = *table_;
+  if (table.num_fields() != natural.num_fields()) {
+    return InvalidArgument(
+        "the table's columns ({}) are not the input columns and the derived ones ({})",
+        table.ToString(), natural.ToString());
+  }
+  std::vector<int> order;
+  for (const columnar::Field& t : table.fields()) {
+    std::optional<int> i = natural.FieldIndex(t.name);
+    if (!i) {
+      return InvalidArgument("the table's column '{}' is neither an input nor a derived column",
+                             t.name);
+    }
+    const columnar::Field& ours = natural.field(*i);
+    bool derived = *i >= input_->num_fields();
+    if (!ours.type->Equals(*t.type) && !(derived && columnar::CanConform(*ours.type, *t.type))) {
+      return InvalidArgument("column '{}' is {} in the table but {} in the pipeline", t.name,
+                             t.type->ToString(), ours.type->ToString());
+    }
+    order.push_back(*i);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < order.size(); ++i) {
+    identity =
+        identity && order[i] == static_cast<int>(i) &&
+        natural.field(static_cast<int>(i)).type->Equals(*table.field(static_cast<int>(i)).type);
+  }
+  if (!identity) {
+    order_ = std::move(order);
+  }
+  table_ = std::make_shared<const columnar::Schema>(table.fields());
+  return Status::OK();
+}
+
 std::vector<std::string> TransformStage::derived_names() const {
   std::vector<std::string> names;
-  for (int i = input_->num_fields(); i < table_->num_fields(); ++i) {
-    names.push_back(table_->field(i).name);
+  for (const columnar::Field& f : derived_fields_) {
+    names.push_back(f.name);
   }
   return names;
 }
@@ -56,6 +100,19 @@ columnar::RecordBatch TransformStage::Apply(const columnar::RecordBatch& input,
   std::vector<std::unique_ptr<columnar::Column>> columns = input.Take(all).ReleaseColumns();
   for (const auto& expr : derived_) {
     columns.push_back(expr->Evaluate(input));
+  }
+  if (!order_.empty()) {
+    std::vector<std::unique_ptr<columnar::Column>> ordered;
+    for (size_t i = 0; i < order_.size(); ++i) {
+      std::unique_ptr<columnar::Column> column = std::move(columns[static_cast<size_t>(order_[i])]);
+      const columnar::DataTypePtr& type = table_->field(static_cast<int>(i)).type;
+      if (!column->type()->Equals(*type)) {
+        // A derived column whose table type is wider than its expression's (FollowTable checked).
+        column = *columnar::ConformColumn(std::move(column), type);
+      }
+      ordered.push_back(std::move(column));
+    }
+    columns = std::move(ordered);
   }
   columnar::RecordBatch out(table_, std::move(columns));
   if (where_ == nullptr) {

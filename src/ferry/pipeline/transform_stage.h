@@ -45,13 +45,21 @@ class TransformStage {
  public:
   // InvalidArgument naming the expression and column for a compile error, a derived column whose
   // name the input already has, or a non-BOOLEAN `where`.
+  // With `table` (the schema of an existing table, which schema evolution or an operator may
+  // have extended): the output follows the table's column order and types instead; every table
+  // column must be an input column of the same type or a derived column whose expression's type
+  // the table's holds (CanConform: a derived column widened with its input); InvalidArgument
+  // naming the column otherwise.
   static Result<std::unique_ptr<TransformStage>> Create(columnar::SchemaPtr input,
-                                                        const TransformSpec& spec);
+                                                        const TransformSpec& spec,
+                                                        const columnar::Schema* table = nullptr);
 
   const columnar::SchemaPtr& input_schema() const { return input_; }
   const columnar::SchemaPtr& table_schema() const { return table_; }
   // Names of the derived columns (the table columns the decoder does not fill).
   std::vector<std::string> derived_names() const;
+  // The derived columns as their expressions type them, in spec order.
+  const std::vector<columnar::Field>& derived_fields() const { return derived_fields_; }
   bool empty() const { return derived_.empty() && where_ == nullptr; }
 
   // The table-schema batch for `input` (input schema), minus the rows `where` drops; *filtered
@@ -59,9 +67,15 @@ class TransformStage {
   columnar::RecordBatch Apply(const columnar::RecordBatch& input, int64_t* filtered) const;
 
  private:
+  // Create's `table` step.
+  Status FollowTable(const columnar::Schema& table);
+
   columnar::SchemaPtr input_;
   columnar::SchemaPtr table_;
   std::vector<std::unique_ptr<transform::Expression>> derived_;
+  std::vector<columnar::Field> derived_fields_;
+  // With a table order: for each table column, its index in [input columns, derived columns].
+  std::vector<int> order_;
   std::unique_ptr<transform::Expression> where_;
 };
 

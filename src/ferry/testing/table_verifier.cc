@@ -1,8 +1,10 @@
 #include "ferry/testing/table_verifier.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "ferry/columnar/column.h"
+#include "ferry/columnar/column_conform.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/stats.h"
 #include "ferry/delta/value_format.h"
@@ -110,19 +112,29 @@ Result<std::vector<std::string>> ReadTableRows(const delta::Table& table,
     }
     FERRY_ASSIGN_OR_RETURN(auto reader, parquet::FileReader::Open(*file));
     FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch data, reader->ReadAll());
-    // Rebuild the table's columns: data columns by name, partition columns from the log.
+    // Rebuild the table's columns: data columns by name (converted to the table's type when the
+    // file was written before a column widened or a struct gained fields), partition columns
+    // from the log, columns the file lacks as nulls.
+    const int64_t num_rows = data.num_rows();
+    const columnar::SchemaPtr file_schema = data.schema_ptr();
+    std::vector<std::unique_ptr<Column>> file_columns = data.ReleaseColumns();
     std::vector<std::unique_ptr<Column>> columns;
     for (const columnar::Field& field : schema.fields()) {
-      const Column* data_column = data.GetColumn(field.name);
-      auto column = columnar::MakeColumn(field.type);
-      for (int64_t row = 0; row < data.num_rows(); ++row) {
-        if (data_column != nullptr) {
-          column->AppendFrom(*data_column, row);
-        } else {
-          auto it = add.partition_values.find(field.name);
-          FERRY_RETURN_IF_ERROR(delta::AppendPartitionValue(
-              it == add.partition_values.end() ? std::nullopt : it->second, column.get()));
+      std::optional<size_t> i = columnar::FindFieldIgnoringCase(file_schema->fields(), field.name);
+      if (i.has_value() && file_columns[*i] != nullptr) {
+        Result<std::unique_ptr<Column>> column =
+            columnar::ConformColumn(std::move(file_columns[*i]), field.type, field.name);
+        if (!column.ok()) {
+          return DataLoss("live file {}: {}", add.path, column.status().message());
         }
+        columns.push_back(std::move(*column));
+        continue;
+      }
+      auto column = columnar::MakeColumn(field.type);
+      for (int64_t row = 0; row < num_rows; ++row) {
+        auto it = add.partition_values.find(field.name);
+        FERRY_RETURN_IF_ERROR(delta::AppendPartitionValue(
+            it == add.partition_values.end() ? std::nullopt : it->second, column.get()));
       }
       columns.push_back(std::move(column));
     }

@@ -11,16 +11,36 @@
 // the reason, e.g. "field 'loc.lat': expected a number, found string \"abc\""; the pipeline
 // prefixes topic/partition/offset and routes the record to the dead-letter table).
 //
+// Schema evolution: a decoder asked to observe (JsonDecoderOptions::observe) also reports what
+// the schema it decodes into cannot hold: a field the schema lacks, with the type its value
+// needs, and a value that does not fit its field's type, with the type it needs. Reporting costs
+// nothing while messages fit the schema: observations are made only where a field is unknown or
+// a value fails. The pipeline turns them into a schema change (pipeline/schema_evolver.h).
+//
 // Thread-safety: a decoder keeps scratch buffers; use one per thread.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/base/status.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/columnar/types.h"
 
 namespace ferry::transform {
+
+struct FieldObservation {
+  // Struct field names from the top level down; "element", "key" and "value" enter arrays and
+  // maps (as delta::SchemaChange::field).
+  std::vector<std::string> path;
+  // The type the value needs. Null: nothing to go by yet (the value was null, or an object or
+  // array holding only nulls).
+  columnar::DataTypePtr type;
+  // True: the schema has no field at `path`. False: the field's type cannot hold the value.
+  bool missing = true;
+};
 
 class Decoder {
  public:
@@ -33,6 +53,13 @@ class Decoder {
   // REQUIRES: batch's schema equals the schema the decoder was created with, and the owned
   // columns have equal lengths.
   virtual Status Append(std::string_view payload, columnar::RecordBatch* batch) = 0;
+
+  // Observations made since they were last taken (only when the decoder observes).
+  bool has_observations() const { return !observations_.empty(); }
+  std::vector<FieldObservation> TakeObservations() { return std::exchange(observations_, {}); }
+
+ protected:
+  std::vector<FieldObservation> observations_;
 };
 
 }  // namespace ferry::transform

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ferry/columnar/ddl.h"
+#include "ferry/transform/json_infer.h"
 #include "ferry/transform/json_plan.h"
 #include "ferry/transform/json_scalar.h"
 #include "ferry/transform/json_syntax.h"
@@ -33,6 +34,11 @@ class JsonDecoder::Impl {
  public:
   explicit Impl(JsonPlan plan, columnar::SchemaPtr schema)
       : plan_(std::move(plan)), schema_(std::move(schema)) {}
+
+  // The decoder's observations (Decoder::observations_), filled when options.observe is on.
+  void set_observations(std::vector<FieldObservation>* observations) {
+    observations_ = observations;
+  }
 
   const std::vector<int>& output_columns() const { return plan_.output_columns; }
 
@@ -175,8 +181,16 @@ class JsonDecoder::Impl {
         }
         idx = node.names.Find(key);
       }
+      if (idx < 0 && plan_.options.observe) {
+        idx = FindChildIgnoringCase(node, key);
+      }
       if (idx < 0) {
-        FERRY_RETURN_IF_ERROR(SkipOrKeep(key, field.value(), root && plan_.unknown_column >= 0));
+        bool keep = root && plan_.unknown_column >= 0;
+        if (plan_.options.observe) {
+          FERRY_RETURN_IF_ERROR(ObserveUnknown(node, key, field.value(), keep));
+        } else {
+          FERRY_RETURN_IF_ERROR(SkipOrKeep(key, field.value(), keep).status());
+        }
         continue;
       }
       expect = static_cast<size_t>(idx) + 1;
@@ -264,6 +278,19 @@ class JsonDecoder::Impl {
     } else if (t == sj::json_type::number) {
       text = Token(v);
     }
+    Status st = DecodeScalarText(n, v, t, from_string, text, col);
+    if (!st.ok() && plan_.options.observe_misfits && (from_string || t == sj::json_type::number)) {
+      // A value that did not decode: reported when a wider type would hold it.
+      if (columnar::DataTypePtr needed = NeededType(n, text, from_string)) {
+        observations_->push_back(
+            {.path = plan_.Path(IndexOf(n)), .type = std::move(needed), .missing = false});
+      }
+    }
+    return st;
+  }
+
+  Status DecodeScalarText(const JsonPlanNode& n, sj::value& v, sj::json_type t, bool from_string,
+                          std::string_view text, Column* col) {
     switch (n.kind) {
       case JsonNodeKind::kBoolean: {
         if (t == sj::json_type::boolean) {
@@ -297,7 +324,14 @@ class JsonDecoder::Impl {
       case JsonNodeKind::kFixedBinary:
         return from_string ? AppendBase64Text(n, text, col) : TypeError("a base64 string", t, v);
       case JsonNodeKind::kDate:
-        return from_string ? AppendDateText(plan_, text, col) : TypeError("a date string", t, v);
+        if (!from_string) {
+          return TypeError("a date string", t, v);
+        }
+        if (plan_.options.dates_keep_time && text.size() > 10 &&
+            NeededType(n, text, true) != nullptr) {
+          return InvalidArgument("expected a date, found a time of day in \"{}\"", text);
+        }
+        return AppendDateText(plan_, text, col);
       case JsonNodeKind::kTimestamp:
         if (from_string) {
           return AppendTimestampText(plan_, n, text, col);
@@ -434,7 +468,7 @@ class JsonDecoder::Impl {
   }
 
   // An unknown field: checked for syntax, and kept in the unknown-fields object if asked.
-  Status SkipOrKeep(std::string_view key, sj::value v, bool keep) {
+  Result<std::string_view> SkipOrKeep(std::string_view key, sj::value v, bool keep) {
     sj::json_type t;
     if (auto e = v.type().get(t)) {
       return Malformed(e);
@@ -450,6 +484,26 @@ class JsonDecoder::Impl {
       unknown_.push_back(':');
       unknown_.append(*raw);
     }
+    return raw;
+  }
+
+  uint32_t IndexOf(const JsonPlanNode& node) const {
+    return static_cast<uint32_t>(&node - plan_.nodes.data());
+  }
+
+  // An unknown field of struct `node`: skipped (or kept) as usual, and reported with the type
+  // its value asks for.
+  Status ObserveUnknown(const JsonPlanNode& node, std::string_view key, sj::value v, bool keep) {
+    FERRY_ASSIGN_OR_RETURN(std::string_view raw, SkipOrKeep(key, v, keep));
+    FieldObservation seen{.path = plan_.Path(IndexOf(node)), .missing = true};
+    seen.path.emplace_back(key);
+    Result<columnar::DataTypePtr> type = InferJsonType(raw);
+    if (!type.ok()) {
+      error_path_.push_back(fmt::format(".{}", key));
+      return type.status();
+    }
+    seen.type = std::move(*type);
+    observations_->push_back(std::move(seen));
     return Status::OK();
   }
 
@@ -507,6 +561,7 @@ class JsonDecoder::Impl {
 
   JsonPlan plan_;
   columnar::SchemaPtr schema_;
+  std::vector<FieldObservation>* observations_ = nullptr;
   columnar::SchemaPtr checked_schema_;
   sj::parser parser_;
   std::unique_ptr<char[]> buffer_;
@@ -529,7 +584,9 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Create(columnar::SchemaPtr sch
   return std::unique_ptr<JsonDecoder>(new JsonDecoder(std::move(impl)));
 }
 
-JsonDecoder::JsonDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JsonDecoder::JsonDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  impl_->set_observations(&observations_);
+}
 JsonDecoder::~JsonDecoder() = default;
 
 const std::vector<int>& JsonDecoder::output_columns() const {

@@ -56,6 +56,15 @@ struct JsonDecoderOptions {
   bool strings_as_numbers = true;
   // Deepest nesting accepted anywhere in a message.
   int max_depth = 1000;
+  // Schema evolution (decoder.h): report the fields the schema lacks, at any depth, with the
+  // type their values ask for (json_infer.h), and take a field that differs from a column only
+  // in case for that column (Delta's names are case-insensitive).
+  bool observe = false;
+  // Also report values that fail to decode but would fit a wider type (json_infer.h NeededType).
+  bool observe_misfits = false;
+  // With observe_misfits: a DATE field whose string has a time of day other than midnight fails
+  // (and is reported as needing TIMESTAMP_NTZ) instead of losing the time, as Spark's cast does.
+  bool dates_keep_time = false;
 };
 
 class JsonDecoder final : public Decoder {

@@ -59,12 +59,14 @@ JsonNodeKind KindOf(TypeId id) {
 }
 
 // Appends the node of `field` (and its subtree) and returns its index.
-Result<uint32_t> AddNode(const Field& field, const std::string& path, JsonPlan* plan) {
+Result<uint32_t> AddNode(const Field& field, const std::string& path, uint32_t parent,
+                         JsonPlan* plan) {
   const DataType& t = *field.type;
   JsonPlanNode node;
   node.kind = KindOf(t.id());
   node.nullable = field.nullable;
   node.name = field.name;
+  node.parent = parent;
   if (t.id() == TypeId::kDecimal) {
     node.precision = t.precision();
     node.scale = t.scale();
@@ -82,7 +84,7 @@ Result<uint32_t> AddNode(const Field& field, const std::string& path, JsonPlan* 
   std::vector<uint32_t> children;
   std::vector<std::string> names;
   for (const Field& child : t.fields()) {
-    FERRY_ASSIGN_OR_RETURN(uint32_t c, AddNode(child, path + "." + child.name, plan));
+    FERRY_ASSIGN_OR_RETURN(uint32_t c, AddNode(child, path + "." + child.name, index, plan));
     children.push_back(c);
     names.push_back(child.name);
   }
@@ -139,6 +141,16 @@ int FieldNameIndex::Find(std::string_view name) const {
   return -1;
 }
 
+std::vector<std::string> JsonPlan::Path(uint32_t index) const {
+  std::vector<std::string> path;
+  while (index != 0) {
+    path.push_back(nodes[index].name);  // field names, or "element" / "key" / "value"
+    index = nodes[index].parent;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
 Result<JsonPlan> JsonPlan::Build(const columnar::Schema& schema, JsonDecoderOptions options) {
   JsonPlan plan;
   std::vector<int> columns;
@@ -182,7 +194,7 @@ Result<JsonPlan> JsonPlan::Build(const columnar::Schema& schema, JsonDecoderOpti
       continue;
     }
     const Field& f = schema.field(c);
-    FERRY_ASSIGN_OR_RETURN(uint32_t node, AddNode(f, f.name, &plan));
+    FERRY_ASSIGN_OR_RETURN(uint32_t node, AddNode(f, f.name, 0, &plan));
     children.push_back(node);
     names.push_back(f.name);
     plan.root_columns.push_back(c);

@@ -74,6 +74,7 @@ struct JsonPlanNode {
   bool utc_adjusted = true;
   // kStruct: the fields' nodes; kList: {element}; kMap: {key, value}.
   std::vector<uint32_t> children;
+  uint32_t parent = 0;   // the enclosing node (0, the root, for top-level columns)
   FieldNameIndex names;  // kStruct and the root
 };
 
@@ -91,6 +92,10 @@ struct JsonPlan {
   JsonDecoderOptions options;
 
   static Result<JsonPlan> Build(const columnar::Schema& schema, JsonDecoderOptions options);
+
+  // The schema path of node `index` (FieldObservation::path): field names from the top level,
+  // "element", "key", "value" inside arrays and maps.
+  std::vector<std::string> Path(uint32_t index) const;
 };
 
 }  // namespace ferry::transform

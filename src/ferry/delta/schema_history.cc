@@ -1,0 +1,93 @@
+#include "ferry/delta/schema_history.h"
+
+#include <algorithm>
+
+#include "ferry/columnar/column_conform.h"
+#include "ferry/delta/log_files.h"
+#include "ferry/delta/schema_evolution.h"
+#include "ferry/delta/schema_json.h"
+#include "ferry/delta/table.h"
+
+namespace ferry::delta {
+
+std::vector<std::string> DescribeSchemaChanges(const columnar::Schema& before,
+                                               const columnar::Schema& after) {
+  std::vector<std::string> out;
+  if (before.Equals(after)) {
+    return out;
+  }
+  for (const columnar::Field& f : before.fields()) {
+    if (!columnar::FindFieldIgnoringCase(after.fields(), f.name)) {
+      out.push_back(fmt::format("drop column {}", f.name));
+    }
+  }
+  Result<SchemaMerge> merge =
+      MergeSchema(before, after,
+                  {.mode = SchemaEvolution::kAddColumnsAndWiden,
+                   .limits = {.max_new_fields = INT64_MAX, .max_fields = INT64_MAX}});
+  if (!merge.ok() || (out.empty() && !merge->changed())) {
+    // Not columns added or widened (a narrowing, a renamed or reordered column, nullability).
+    return {fmt::format("replace the schema: ({})", after.ToString())};
+  }
+  for (const SchemaChange& change : merge->changes) {
+    out.push_back(change.Describe());
+  }
+  return out;
+}
+
+Result<std::vector<SchemaVersion>> ReadSchemaHistory(const Table& table,
+                                                     std::optional<int64_t> up_to) {
+  FERRY_ASSIGN_OR_RETURN(auto infos, table.store().List(table.log_dir() + "/"));
+  std::vector<std::pair<int64_t, int64_t>> commits;  // version, modification time
+  for (const storage::ObjectInfo& info : infos) {
+    std::optional<LogFileName> name = ParseLogFileName(info.key);
+    if (name && name->kind == LogFileKind::kCommit && (!up_to || name->version <= *up_to)) {
+      commits.emplace_back(name->version, info.modification_time_ms);
+    }
+  }
+  std::sort(commits.begin(), commits.end());
+  std::vector<SchemaVersion> out;
+  columnar::SchemaPtr current;
+  if (!commits.empty() && commits.front().first > 0) {
+    // The first commits were cleaned up: start from the schema just before the oldest one.
+    Result<Snapshot> start = table.LoadSnapshot(commits.front().first - 1);
+    if (start.ok()) {
+      current = start->schema();
+      out.push_back({.version = start->version(),
+                     .timestamp_ms = start->timestamp_ms(),
+                     .initial = true,
+                     .schema = current});
+    }
+  }
+  for (const auto& [version, mtime] : commits) {
+    FERRY_ASSIGN_OR_RETURN(std::vector<Action> actions, table.ReadCommit(version));
+    const Metadata* metadata = nullptr;
+    SchemaVersion entry{.version = version, .timestamp_ms = mtime};
+    for (const Action& action : actions) {
+      if (const auto* m = std::get_if<Metadata>(&action)) {
+        metadata = m;
+      } else if (const auto* info = std::get_if<CommitInfo>(&action)) {
+        entry.operation = info->operation.value_or("");
+        entry.timestamp_ms = info->in_commit_timestamp.value_or(info->timestamp.value_or(mtime));
+      }
+    }
+    if (metadata == nullptr) {
+      continue;
+    }
+    Result<columnar::SchemaPtr> schema = ParseSchemaJson(metadata->schema_string);
+    if (!schema.ok()) {
+      return schema.status().WithContext("{}: metaData of version {}", table.Describe(), version);
+    }
+    entry.schema = *schema;
+    if (current == nullptr) {
+      entry.initial = true;
+    } else {
+      entry.changes = DescribeSchemaChanges(*current, *entry.schema);
+    }
+    current = entry.schema;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace ferry::delta
