@@ -223,7 +223,7 @@ max_latency = "150ms"
       if ((*rng)() % 3 == 0) {
         std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 800)(*rng)));
       } else {
-        WaitForNewVersion(table, ferries[victim].get(), milliseconds(20000));
+        WaitForNewVersion(TableLocation::Local(table), ferries[victim].get(), milliseconds(20000));
         std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 600)(*rng)));
       }
       ASSERT_TRUE(ferries[victim]->Running()) << "ferry exited before kill " << k << ":\n"
@@ -295,7 +295,7 @@ TEST_F(SchemaEvolutionTortureTest, FieldsAppearAndTypesWidenBetweenKills) {
   producers.push_back(std::move(*phases));
   KillLoop({config}, settings_.kills, &rng, table, &producers);
 
-  VerifyResult v = Verify(table, n);
+  VerifyResult v = Verify(TableLocation::Local(table), n);
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_EQ(v.rows, n) << v.output;
   EXPECT_EQ(v.duplicates, 0) << v.output;
@@ -397,7 +397,7 @@ TEST_F(SchemaEvolutionTortureTest, TwoProcessesEvolveOneTableBetweenKills) {
   }
   KillLoop(configs, settings_.kills, &rng, table, &producers);
 
-  VerifyResult v = Verify(table, 2 * n);
+  VerifyResult v = Verify(TableLocation::Local(table), 2 * n);
   EXPECT_EQ(v.exit_code, 0) << v.output;
   EXPECT_EQ(v.rows, 2 * n) << v.output;
   EXPECT_EQ(v.duplicates, 0) << v.output;

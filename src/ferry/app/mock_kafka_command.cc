@@ -272,7 +272,12 @@ void ServeUntilStopped(MockCluster& mc, int signal_fd, bool exit_on_eof) {
 }
 
 int RunMockKafka(const MockKafkaOptions& o) {
-  if (Status st = SetupLogging(LogOptions{}); !st.ok()) {
+  // librdkafka's debug lines are logged at debug level: shown only when asked for.
+  LogOptions log;
+  if (!o.debug.empty()) {
+    log.level = "debug";
+  }
+  if (Status st = SetupLogging(log); !st.ok()) {
     std::fprintf(stderr, "ferry mock-kafka: %s\n", st.ToString().c_str());
     return 1;
   }
