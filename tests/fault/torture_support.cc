@@ -255,6 +255,9 @@ std::string ReadFile(const std::string& path) {
 
 std::string Tail(const std::string& path, int lines) {
   std::string text = ReadFile(path);
+  if (text.empty()) {
+    return "(" + path + " is empty)";
+  }
   size_t at = text.size();
   for (int i = 0; i <= lines && at != std::string::npos && at > 0; ++i) {
     at = text.rfind('\n', at - 1);
