@@ -48,6 +48,9 @@ Result<std::string> AzureBlobCli::Run(const std::vector<std::string>& args, int*
   argv.insert(argv.end(), args.begin(), args.end());
   ProgramOptions options;
   options.env = {"AZURE_STORAGE_CONNECTION_STRING=" + connection_string_};
+  if (!ca_file_.empty()) {
+    options.env.push_back("NODE_EXTRA_CA_CERTS=" + ca_file_);
+  }
   FERRY_ASSIGN_OR_RETURN(ProgramOutput out, RunProgram(argv, timeout_, options));
   if (exit_code != nullptr) {
     *exit_code = out.exit_code;
@@ -151,6 +154,24 @@ std::string AzureBlobCli::RaceBody(int writer) {
   }
   body.resize(65536);
   return body;
+}
+
+Result<std::string> AzureBlobCli::ContainerSas(std::string_view container, int minutes) const {
+  FERRY_ASSIGN_OR_RETURN(std::string out,
+                         Run({"sas", std::string(container), std::to_string(minutes)}));
+  std::vector<std::string> lines = Lines(out);
+  if (lines.empty() || lines.back().empty()) {
+    return Internal("blob.mjs sas {}: no signature printed", container);
+  }
+  return lines.back();
+}
+
+Result<std::string> AzureBlobCli::BlockCounts(std::string_view container,
+                                              std::string_view blob) const {
+  FERRY_ASSIGN_OR_RETURN(std::string out,
+                         Run({"blocks", std::string(container), std::string(blob)}));
+  std::vector<std::string> lines = Lines(out);
+  return lines.empty() ? std::string() : lines.back();
 }
 
 Result<std::string> AzureBlobCli::Get(std::string_view container, std::string_view blob) const {
