@@ -9,13 +9,19 @@
 // tests (ONE_PROCESS in CMake): one emulator serves them, a container each.
 #include "ferry/storage/azure/azure_store.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/record_batch.h"
@@ -24,6 +30,7 @@
 #include "ferry/delta/transaction.h"
 #include "ferry/storage/store_factory.h"
 #include "ferry/testing/azurite.h"
+#include "ferry/testing/subprocess.h"
 
 namespace ferry {
 namespace {
@@ -458,6 +465,48 @@ TEST_F(AzureStoreTest, DeltaCommitsRacingFromFourWritersAllLandOnce) {
   }
   EXPECT_EQ(versions.size(), static_cast<size_t>(kWriters * kCommits + 1));
   RecordProperty("commits_retried", retried.load());
+
+  // The table as an independent client sees it: the SDK downloads it, the log is replayed here
+  // (adds only: nothing was removed), and DuckDB reads the live files row for row.
+  char tmpl[] = "/tmp/ferry-azure-table-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  Status downloaded = azurite_->Cli().DownloadPrefix(container_, "race/", dir);
+  ASSERT_TRUE(downloaded.ok()) << downloaded.ToString();
+  std::vector<std::string> files;
+  for (int v = 0; v <= kWriters * kCommits; ++v) {
+    std::ifstream in(fmt::format("{}/_delta_log/{:020}.json", dir, v));
+    ASSERT_TRUE(in.good()) << "version " << v << " was not downloaded";
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json action = nlohmann::json::parse(line, nullptr, false);
+      if (action.contains("add")) {
+        files.push_back(dir + "/" + action["add"]["path"].get<std::string>());
+      }
+    }
+  }
+  ASSERT_EQ(files.size(), static_cast<size_t>(kWriters * kCommits));
+  std::string list;
+  for (const std::string& file : files) {
+    list += (list.empty() ? "'" : ", '") + file + "'";
+  }
+  auto node = testing::FindProgram("node", {}, "Node.js");
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  auto duck = testing::RunProgram(
+      {*node, std::string(FERRY_SOURCE_DIR) + "/tests/duckdb/query.mjs",
+       "SELECT string_agg(id::VARCHAR || ':' || writer::VARCHAR, ',' ORDER BY id) AS rows FROM "
+       "read_parquet([" +
+           list + "])"},
+      std::chrono::minutes(5));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(duck.ok()) << duck.status().ToString();
+  ASSERT_EQ(duck->exit_code, 0) << duck->err;
+  std::string want;
+  for (int w = 0; w < kWriters; ++w) {
+    for (int c = 0; c < kCommits; ++c) {
+      want += fmt::format("{}{}:{}", want.empty() ? "" : ",", w * 100 + c, w);
+    }
+  }
+  EXPECT_EQ(nlohmann::json::parse(duck->out, nullptr, false).value("rows", ""), want) << duck->out;
 }
 
 }  // namespace

@@ -153,7 +153,8 @@ TEST(StoreFactoryTest, AzureLocationsThatCannotWorkAreRefusedByName) {
              {"upload_part_size", "1KiB"}},
             "upload_part_size 1024 is outside"},
            {{{"azure_storage_account_name", "acct1"}, {"azure_federated_token_file", "/t"}},
-            "azure_federated_token_file (AZURE_FEDERATED_TOKEN_FILE) is set but"},
+            "azure_federated_token_file (AZURE_FEDERATED_TOKEN_FILE) is set without "
+            "azure_client_id"},
            {{{"azure_storage_use_emulator", "maybe"}}, "azure_storage_use_emulator"},
        }) {
     auto store = OpenTableStore(*az, options, OpenMode::kExisting);

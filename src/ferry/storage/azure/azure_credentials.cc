@@ -90,7 +90,7 @@ Result<std::unique_ptr<AzureCredentialProvider>> MakeAzureCredentialProvider(
     const std::string what = workload ? "azure_federated_token_file (AZURE_FEDERATED_TOKEN_FILE)"
                                       : "azure_client_secret";
     if (std::string missing = MissingEntraSettings(o); !missing.empty()) {
-      return InvalidArgument("Azure credentials: {} is set but {} is not", what, missing);
+      return InvalidArgument("Azure credentials: {} is set without {}", what, missing);
     }
     if (o.client == nullptr) {
       return Internal("Azure credentials: Entra ID tokens need an HTTP client");
