@@ -41,13 +41,13 @@ function(ferry_cc_library)
 endfunction()
 
 # ferry_cc_test(NAME module_test SRCS x_test.cc DEPS ferry_module LABELS unit [TIMEOUT 120]
-#               [ONE_PROCESS])
-# One GoogleTest binary; each TEST becomes a CTest test carrying LABELS. With ONE_PROCESS the
-# binary is a single CTest test instead: its TESTs run in one process and share what they start
-# once (a test server such as Azurite::Shared(), ~1.5 s of CPU per start), at the price of running
-# one after the other.
+#               [WHOLE_BINARY])
+# One GoogleTest binary; each TEST becomes a CTest test carrying LABELS. WHOLE_BINARY registers
+# the binary as one CTest test instead: for suites that share one costly server (a radosgw
+# cluster, ~2-3 s of CPU to start) across all their tests, which one process per TEST would
+# start again for each.
 function(ferry_cc_test)
-  cmake_parse_arguments(ARG "ONE_PROCESS" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "WHOLE_BINARY" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -83,7 +83,7 @@ function(ferry_cc_test)
   else()
     set(cost 0)
   endif()
-  if(ARG_ONE_PROCESS)
+  if(ARG_WHOLE_BINARY)
     add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
     set_tests_properties(${ARG_NAME} PROPERTIES
         LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} COST ${cost})

@@ -6,7 +6,7 @@
 // Delta commits racing from several writers.
 //
 // Azure-specific until the shared parameterised suites run here too. One process for all its
-// tests (ONE_PROCESS in CMake): one emulator serves them, a container each.
+// tests (WHOLE_BINARY in CMake): one emulator serves them, a container each.
 #include "ferry/storage/azure/azure_store.h"
 
 #include <fmt/format.h>
