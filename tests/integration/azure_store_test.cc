@@ -164,6 +164,7 @@ TEST_F(AzureStoreTest, TheObjectStoreContract) {
   // The store's keys are below its root; the SDK sees them under it.
   EXPECT_EQ(SdkList("t/"), (std::vector<std::string>{"t/a/x.json", "t/empty"}));
   EXPECT_EQ(store->Describe("a/x.json"), azurite_->endpoint() + "/" + container_ + "/t/a/x.json");
+  EXPECT_EQ(store->Describe("."), azurite_->endpoint() + "/" + container_ + "/t");
 }
 
 TEST_F(AzureStoreTest, ListingPagesDirectoriesAndStartAfter) {

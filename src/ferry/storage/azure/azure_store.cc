@@ -167,10 +167,14 @@ std::string AzureErrorCode(const http::HttpOutcome& outcome) {
 }
 
 Status AzureError(const http::HttpOutcome& outcome, std::string_view what) {
+  // The http layer's message begins with the request ("GET https://..."): not twice.
+  const bool named = outcome.status.message().starts_with(what);
   if (outcome.status_code() == 404) {
-    return Status(StatusCode::kNotFound, fmt::format("{}: {}", what, outcome.status.message()));
+    return Status(
+        StatusCode::kNotFound,
+        named ? outcome.status.message() : fmt::format("{}: {}", what, outcome.status.message()));
   }
-  return outcome.status.WithContext("{}", what);
+  return named ? outcome.status : outcome.status.WithContext("{}", what);
 }
 
 AzureBlobStore::AzureBlobStore(std::shared_ptr<AzureCore> core) : core_(std::move(core)) {}
@@ -217,6 +221,10 @@ const http::RetryCounters& AzureBlobStore::counters() const {
 }
 
 std::string AzureBlobStore::Describe(std::string_view key) const {
+  // The root itself (a table at the store's root describes itself as ".").
+  if (key.empty() || key == ".") {
+    return core_->DescribeBlob(core_->options.root);
+  }
   return core_->DescribeBlob(core_->BlobName(key));
 }
 

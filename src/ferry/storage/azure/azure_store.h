@@ -86,7 +86,7 @@ class AzureBlobStore final : public ObjectStore {
   Status Delete(std::string_view key) override;
   Status DeleteMany(const std::vector<std::string>& keys) override;
   Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override;
-  // "<endpoint>/<container>/<root>/<key>", e.g.
+  // "<endpoint>/<container>/<root>/<key>" ("<endpoint>/<container>/<root>" for "." or ""), e.g.
   // "https://myaccount.blob.core.windows.net/lake/events/_delta_log/00000000000000000000.json".
   std::string Describe(std::string_view key) const override;
 
