@@ -7,10 +7,12 @@ JOBS ?= $(shell nproc)
 # the cores busy; the run is then as long as its longest test (the Kafka torture, ~160 s).
 TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 
-# Debian 12 packages ferry builds, tests and demos with. Node.js and npm are taken from the
-# machine when present (the DuckDB cross-checks need Node >= 18) and from Debian otherwise.
-# The last line is the S3 test server (Ceph's radosgw on a one-host cluster) and the clients the
-# tests check it with (docs/testing-servers.md).
+# Debian 12 packages ferry builds, tests, demos and packages with. Node.js and npm are taken from
+# the machine when present (the DuckDB cross-checks need Node >= 18) and from Debian otherwise.
+# The next-to-last line is the S3 test server (Ceph's radosgw on a one-host cluster) and the
+# clients the tests check it with (docs/testing-servers.md); the last, the man pages, `make
+# package` and its test (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze
+# for the unit).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
@@ -18,17 +20,20 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium \
-  curl ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3
+  curl ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
+  help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
 
 DUCKDB_DIR := tests/duckdb
 # puppeteer-core (drives Debian's chromium; it downloads no browser) and ajv: the status page test.
 BROWSER_DIR := tests/browser
 # The Azure Blob test server (Azurite) and its independent client (@azure/storage-blob).
 AZURITE_DIR := tests/azurite
+# s3rver: an S3 server that ignores If-None-Match, which ferry must refuse to commit to.
+S3RVER_DIR := tests/s3rver
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
-        fuzz bench torture clean
+        fuzz bench torture install package clean
 
 setup: setup-deb setup-npm
 
@@ -63,6 +68,11 @@ setup-npm:
 	  echo "setup: npm ci in $(AZURITE_DIR) (pinned azurite, @azure/storage-blob; log: $(SETUP_LOG))"; \
 	  cd $(AZURITE_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
+	@if [ ! -f $(S3RVER_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(S3RVER_DIR)/package-lock.json -nt $(S3RVER_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "setup: npm ci in $(S3RVER_DIR) (pinned s3rver; log: $(SETUP_LOG))"; \
+	  cd $(S3RVER_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
+	fi
 
 build: setup-deb
 	cmake --preset dev >/dev/null
@@ -82,13 +92,33 @@ release: setup-deb
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
+# `make install` and `make package` ship the `package` preset's build: the ferry binary alone, at
+# release flags with Debian's hardening flags, failpoints compiled out, with its man pages
+# (docs/OPERATIONS.md, "Installing"). PREFIX (default /usr/local) and DESTDIR (staging) as usual.
+PREFIX ?= /usr/local
+
+install: setup-deb
+	cmake --preset package -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build --preset package -j $(JOBS)
+	DESTDIR="$(DESTDIR)" cmake --install build/package --strip --component ferry
+
+# build/package/ferry_<version>_<arch>.deb (CPack DEB; packaging/CMakeLists.txt), then lintian.
+package: setup-deb
+	cmake --preset package -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+	cmake --build --preset package -j $(JOBS)
+	rm -f build/package/ferry_*.deb
+	cd build/package && cpack -G DEB
+	lintian --fail-on error build/package/ferry_*.deb
+
 lint:
 	@tools/check_format.sh
 	@tools/check_layers.sh
 
 # Every test: lint, all labels on the dev build, the unit tests again under ASan+UBSan, and the
 # bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each, one per core at a time: about
-# 1.5 minutes in all on 2 cores).
+# 1.5 minutes in all on 2 cores). As root, the label `package` includes package_test: `make
+# install` and `make package` (a release build of ferry alone, which it runs first, beside the
+# tests that mostly wait), then the .deb installed, run and purged (tests/package/).
 test: setup lint build asan-unit
 	cd build/dev && ctest --output-on-failure -j $(TEST_JOBS) --timeout 600
 	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900

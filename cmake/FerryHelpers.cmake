@@ -47,6 +47,9 @@ endfunction()
 # cluster, ~2-3 s of CPU to start) across all their tests, which one process per TEST would
 # start again for each.
 function(ferry_cc_test)
+  if(NOT FERRY_TESTS)
+    return()
+  endif()
   cmake_parse_arguments(ARG "WHOLE_BINARY" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
@@ -93,6 +96,29 @@ function(ferry_cc_test)
       DISCOVERY_MODE PRE_TEST
       PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} COST ${cost}
       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endfunction()
+
+# ferry_cc_test_suite(NAME suite SRCS suite.cc DEPS ...)
+# The TEST_Ps of a conformance suite (CONVENTIONS.md: one suite per interface) as an object
+# library, linked into every test binary that instantiates it for its own implementations
+# (INSTANTIATE_TEST_SUITE_P there). Objects, not an archive: the linker would drop the suite's
+# registrations, which nothing references by name. Compiled like the tests (-O0).
+function(ferry_cc_test_suite)
+  if(NOT FERRY_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  set(target ferry_${ARG_NAME})
+  add_library(${target} OBJECT ${ARG_SRCS})
+  ferry_apply_common(${target})
+  if(NOT FERRY_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0)
+  endif()
+  target_link_libraries(${target} PUBLIC ${ARG_DEPS} GTest::gtest GTest::gmock)
+  target_compile_definitions(${target} PRIVATE
+      FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+      FERRY_TESTDATA_DIR="${PROJECT_SOURCE_DIR}/../shared/testdata"
+      FERRY_BINARY_DIR="${PROJECT_BINARY_DIR}")
 endfunction()
 
 # ferry_cc_binary(NAME tool SRCS main.cc DEPS ...)

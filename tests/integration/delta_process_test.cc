@@ -1,11 +1,13 @@
 // Delta commits across processes (delta_table_tool.cc is the writer):
 //   - several processes appending blind to one table at once: every commit lands at its own
 //     version, versions are contiguous, no version is overwritten, no add is lost;
-//   - two processes holding the same txn appId commit in lock-step rounds: exactly one wins
-//     each round, the other gets ConcurrentTransaction and re-reads the winner's position;
+//   - four processes holding the same txn appId commit in lock-step rounds, on local disk and on
+//     S3 (radosgw): exactly one wins each round, the others get ConcurrentTransaction and
+//     re-read the winner's position;
 //   - a writer SIGKILLed at each failpoint of the commit and checkpoint path leaves a readable
 //     table holding the whole commit or none of it, and the next commit succeeds (and retries
 //     a checkpoint the crash cut short).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -26,6 +28,9 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/storage/local_store.h"
+#include "ferry/storage/s3/s3_store.h"
+#include "ferry/testing/radosgw.h"
+#include "ferry/testing/s3_test_store.h"
 #include "ferry/testing/table_verifier.h"
 
 namespace ferry {
@@ -188,21 +193,96 @@ TEST_F(DeltaProcessTest, ConcurrentBlindAppendsAllLandAtContiguousVersions) {
               static_cast<long long>(kLast));
 }
 
-TEST_F(DeltaProcessTest, SameAppIdExactlyOneWinnerPerRound) {
-  constexpr int kRounds = 10;
+// ---- N processes racing for one commit version, round after round, on each kind of store.
+
+// Where the race runs: "Local" (a temp dir) or "S3" (a table on the test binary's radosgw,
+// reached by the writers through the standard AWS variables alone).
+class CommitRaceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::shared_ptr<storage::ObjectStore> store;
+    if (GetParam() == "S3") {
+      Result<testing::RadosGw*> rgw = testing::RadosGw::Shared();
+      ASSERT_TRUE(rgw.ok()) << rgw.status().ToString();
+      rgw_ = *rgw;
+      Result<std::string> bucket = testing::NewRadosGwBucket(*rgw_);
+      ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+      location_ = "s3://" + *bucket + "/race/t";
+      env_ = rgw_->Cli().AwsEnv();
+      // Only the five standard variables (not the awscli's AWS_DEFAULT_REGION).
+      env_.insert(env_.end(), {"AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP=true"});
+      auto s3 = storage::s3::OpenS3Store(*bucket, "race/t", testing::RadosGwStorageOptions(*rgw_));
+      ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+      store = std::move(*s3);
+    } else {
+      char tmpl[] = "/tmp/ferry-delta-race-XXXXXX";
+      ASSERT_NE(mkdtemp(tmpl), nullptr);
+      dir_ = location_ = tmpl;
+      store = *storage::LocalStore::Create(dir_);
+    }
+    table_ = *delta::Table::Open(store, "");
+    delta::TableSpec spec;
+    spec.schema = ToolSchema();
+    auto snap = table_->Create(spec);
+    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  }
+  void TearDown() override {
+    if (!dir_.empty()) {
+      std::filesystem::remove_all(dir_);
+    }
+    if (rgw_ != nullptr) {
+      EXPECT_TRUE(rgw_->Alive()) << rgw_->Log();
+    }
+  }
+
+  // `delta_table_tool ARGS...` with the test's environment changes (env(1) sets them).
+  Result<std::unique_ptr<ChildProcess>> StartTool(const std::vector<std::string>& args) {
+    // The last change to each variable; env(1) takes its options (--unset) before assignments.
+    std::map<std::string, std::string> last;
+    for (const std::string& change : env_) {
+      last[change.substr(0, change.find('='))] = change;
+    }
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    for (const auto& [name, change] : last) {
+      if (change.find('=') == std::string::npos) {
+        argv.push_back("--unset=" + name);
+      }
+    }
+    for (const auto& [name, change] : last) {
+      if (change.find('=') != std::string::npos) {
+        argv.push_back(change);
+      }
+    }
+    argv.push_back(kTool);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return ChildProcess::Start(argv);
+  }
+
+  testing::RadosGw* rgw_ = nullptr;
+  std::string dir_;
+  std::string location_;
+  std::vector<std::string> env_;
+  std::unique_ptr<delta::Table> table_;
+};
+
+// Four processes hold the same txn appId and commit in lock-step rounds: each round exactly one
+// wins the next version, the others get ConcurrentTransaction and re-read the winner's position.
+TEST_P(CommitRaceTest, SameAppIdExactlyOneWinnerPerRound) {
+  constexpr int kWriters = 4;
+  constexpr int kRounds = 25;
   std::vector<std::unique_ptr<ChildProcess>> children;
-  for (int w = 1; w <= 2; ++w) {
-    auto child = ChildProcess::Start(
-        {kTool, "rounds", dir_, std::to_string(w), "pipe/kafka/orders/0", std::to_string(kRounds)});
+  for (int w = 1; w <= kWriters; ++w) {
+    auto child = StartTool(
+        {"rounds", location_, std::to_string(w), "pipe/kafka/orders/0", std::to_string(kRounds)});
     ASSERT_TRUE(child.ok()) << child.status().ToString();
     children.push_back(std::move(*child));
   }
-  std::map<int, int> wins;
+  std::map<size_t, int> wins;
   for (int round = 0; round < kRounds; ++round) {
     for (auto& child : children) {
       auto line = child->ReadLine(std::chrono::seconds(60));
       ASSERT_TRUE(line.ok()) << line.status().ToString();
-      EXPECT_EQ(*line, "ready " + std::to_string(round) + " " + std::to_string(round));
+      ASSERT_EQ(*line, "ready " + std::to_string(round) + " " + std::to_string(round));
     }
     for (auto& child : children) {
       ASSERT_TRUE(child->WriteLine("go").ok());
@@ -213,7 +293,7 @@ TEST_F(DeltaProcessTest, SameAppIdExactlyOneWinnerPerRound) {
       ASSERT_TRUE(line.ok()) << line.status().ToString();
       if (line->rfind("won ", 0) == 0) {
         won++;
-        wins[static_cast<int>(w)]++;
+        wins[w]++;
         EXPECT_EQ(*line, "won " + std::to_string(round) + " " + std::to_string(round + 1) + " " +
                              std::to_string(round + 1));
       } else {
@@ -225,19 +305,29 @@ TEST_F(DeltaProcessTest, SameAppIdExactlyOneWinnerPerRound) {
         EXPECT_EQ(*reread, "reread " + std::to_string(round) + " " + std::to_string(round + 1));
       }
     }
-    EXPECT_EQ(won, 1) << "round " << round;
+    ASSERT_EQ(won, 1) << "round " << round;
   }
   for (auto& child : children) {
     EXPECT_EQ(child->Wait(), 0);
   }
   auto snap = table_->LoadSnapshot();
-  ASSERT_TRUE(snap.ok());
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   EXPECT_EQ(snap->version(), kRounds);
   EXPECT_EQ(snap->position("pipe/kafka/orders/0"), kRounds);
   // Only the winners' files are in the table (the losers' are orphans).
   EXPECT_EQ(snap->num_files(), kRounds);
-  EXPECT_EQ(TableRows().size(), static_cast<size_t>(kRounds));
+  auto rows = testing::ReadTableRows(*table_, *snap);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(rows->size(), static_cast<size_t>(kRounds));
+  std::string spread;
+  for (const auto& [w, n] : wins) {
+    spread += fmt::format(" writer {}: {}", w + 1, n);
+  }
+  std::printf("%s: rounds won by%s\n", GetParam().c_str(), spread.c_str());
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, CommitRaceTest, ::testing::Values("Local", "S3"),
+                         [](const auto& p) { return p.param; });
 
 // ---- `ferry table inspect|history` on a table with positions (the real binary).
 

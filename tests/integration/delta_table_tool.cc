@@ -1,12 +1,14 @@
-// Test-only writer process for delta_process_test.cc: appends to a Delta table on local disk so
-// that several processes can write one table at once, or be killed at a failpoint
-// (FERRY_FAILPOINTS in the environment, failpoint.h).
+// Test-only writer process for delta_process_test.cc: appends to a Delta table so that several
+// processes can write one table at once, or be killed at a failpoint (FERRY_FAILPOINTS in the
+// environment, failpoint.h). TABLE is a local directory or a table URI (s3://bucket/prefix),
+// opened through storage::OpenTableStore with the storage options of the environment
+// (AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, ...; storage_options.h) and the AWS credential chain.
 //
-//   delta_table_tool append DIR WRITER COMMITS ROWS
+//   delta_table_tool append TABLE WRITER COMMITS ROWS
 //       COMMITS blind appends of ROWS rows each (one file per commit), keeping the post-commit
 //       snapshot between commits. Row ids are WRITER * 1e6 + commit * 1000 + row. Prints
 //       "committed <version> <attempts>" per commit.
-//   delta_table_tool rounds DIR WRITER APP_ID ROUNDS
+//   delta_table_tool rounds TABLE WRITER APP_ID ROUNDS
 //       For each round: reload the table, write a one-row file, print "ready <round> <position>",
 //       wait for a line on stdin, then commit the file with SetPosition(APP_ID, position + 1).
 //       Prints "won <round> <version> <position>" or "lost <round> <code>: <message>" followed,
@@ -16,14 +18,17 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
-#include "ferry/storage/local_store.h"
+#include "ferry/storage/store_factory.h"
+#include "ferry/storage/table_uri.h"
 
 namespace ferry {
 namespace {
@@ -101,20 +106,30 @@ Status Rounds(const delta::Table& table, int64_t writer, const std::string& app_
   return Status::OK();
 }
 
+Result<std::shared_ptr<storage::ObjectStore>> Open(const std::string& location) {
+  FERRY_ASSIGN_OR_RETURN(storage::TableUri uri, storage::ParseTableUri(location));
+  const storage::StorageOptions options =
+      storage::StorageOptionsFromEnvironment([](std::string_view name) {
+        const char* v = std::getenv(std::string(name).c_str());
+        return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+      });
+  return storage::OpenTableStore(uri, options, storage::OpenMode::kExisting);
+}
+
 int Main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
   if ((cmd != "append" || argc != 6) && (cmd != "rounds" || argc != 6)) {
     std::fprintf(stderr,
-                 "usage: delta_table_tool append DIR WRITER COMMITS ROWS\n"
-                 "       delta_table_tool rounds DIR WRITER APP_ID ROUNDS\n");
+                 "usage: delta_table_tool append TABLE WRITER COMMITS ROWS\n"
+                 "       delta_table_tool rounds TABLE WRITER APP_ID ROUNDS\n");
     return 2;
   }
-  auto store = storage::LocalStore::Create(argv[2]);
+  Result<std::shared_ptr<storage::ObjectStore>> store = Open(argv[2]);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
     return 1;
   }
-  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
+  auto table = delta::Table::Open(*store, "");
   if (!table.ok()) {
     std::fprintf(stderr, "%s\n", table.status().ToString().c_str());
     return 1;

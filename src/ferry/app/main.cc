@@ -18,6 +18,7 @@
 #include "ferry/app/status_command.h"
 #include "ferry/app/table_commands.h"
 #include "ferry/app/verify_command.h"
+#include "ferry/app/version.h"
 
 int main(int argc, char** argv) {
   ferry::app::TuneAllocator();  // before the first large allocation
@@ -30,7 +31,9 @@ int main(int argc, char** argv) {
       return 70;
     }
     CLI::App app{"ferry: Kafka and NATS JetStream into Delta Lake tables, exactly once"};
-    app.set_version_flag("--version", std::string("ferry ") + FERRY_VERSION);
+    app.set_version_flag(
+        "--version", [] { return ferry::app::VersionText(); },
+        "Print the version, the commit it was built from and the library versions, and exit");
     app.require_subcommand(1);
     // Commands report failure through exit_code (their callbacks never throw).
     int exit_code = 0;

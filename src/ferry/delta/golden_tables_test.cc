@@ -1,5 +1,8 @@
 // ferry's snapshot reader against the golden tables Spark wrote (../shared/testdata/delta-golden,
-// delta-io/delta @ bb1057f4367f) and the app-txn tables of delta-kernel-rs (delta-kernel).
+// delta-io/delta @ bb1057f4367f) and the app-txn tables of delta-kernel-rs (delta-kernel), read
+// through an ObjectStore: one suite for every store (testing/delta_suites.h), the tables on
+// local disk in delta_test and uploaded to S3 (radosgw) in s3_delta_test, with the same
+// expectations.
 //
 // Expected values are taken from the Delta projects' own tests and generators, never from
 // ferry's output. Sources, abbreviated in the table below:
@@ -12,9 +15,10 @@
 //        test_get_all_returns_every_txn_unfiltered)
 //   PROTOCOL  PROTOCOL.md of delta-io/delta (feature support rules)
 // Rows are counted with ferry's Parquet reader from the footers of the live files (minus each
-// file's deletion-vector cardinality), not from the log's stats.
+// file's deletion-vector cardinality), read through the store, not from the log's stats.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -27,87 +31,42 @@
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_features.h"
 #include "ferry/parquet/file_reader.h"
-#include "ferry/storage/local_store.h"
+#include "ferry/testing/delta_suites.h"
 
-namespace ferry::delta {
+namespace ferry::testing {
+
+using delta::AppendPartitionValue;
+using delta::CheckWriteSupported;
+using delta::DecodeUriPath;
+using delta::EscapePartitionPathName;
+using delta::ReadHistory;
+
 namespace {
 
-const std::string kGolden = std::string(FERRY_TESTDATA_DIR) + "/delta-golden/";
-const std::string kKernelRs = std::string(FERRY_TESTDATA_DIR) + "/delta-kernel/";
-
-constexpr int64_t kAny = -1;
-
-struct Expected {
-  std::string table;  // directory under testdata
-  int64_t version;
-  int32_t reader;
-  int32_t writer;
-  std::vector<std::string> columns;  // top-level schema, in order; empty = no schema
-  std::vector<std::string> partition_columns;
-  int64_t num_files;            // kAny when the source does not pin it
-  std::optional<int64_t> rows;  // nullopt: the log names files that do not exist
-  std::map<std::string, int64_t> txns;
-  std::string source;
-};
-
-std::unique_ptr<Table> OpenGolden(const std::string& dir) {
-  auto store = storage::LocalStore::Create(dir);
-  EXPECT_TRUE(store.ok()) << dir << ": " << store.status().ToString();
-  if (!store.ok()) {
-    return nullptr;
-  }
-  auto table = Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
-  return table.ok() ? std::move(*table) : nullptr;
-}
-
-Result<Snapshot> Load(const std::string& dir, std::optional<int64_t> version = {}) {
-  auto table = OpenGolden(dir);
-  if (table == nullptr) {
-    return Internal("cannot open {}", dir);
-  }
-  return table->LoadSnapshot(version);
-}
-
-// Rows of the live files, read from their Parquet footers, minus deletion-vector cardinality.
-Result<int64_t> CountRows(const std::string& dir, const Snapshot& snap) {
-  int64_t rows = 0;
-  for (const auto& [key, add] : snap.files()) {
-    FERRY_ASSIGN_OR_RETURN(std::string path, DecodeUriPath(add.path));
-    FERRY_ASSIGN_OR_RETURN(auto reader, parquet::FileReader::OpenLocal(dir + "/" + path));
-    rows += reader->num_rows();
-    if (add.deletion_vector) {
-      rows -= add.deletion_vector->cardinality;
-    }
-  }
-  return rows;
-}
-
-std::vector<std::string> ColumnNames(const Snapshot& snap) {
-  std::vector<std::string> names;
-  for (const auto& field : snap.schema()->fields()) {
-    names.push_back(field.name);
-  }
-  return names;
-}
+// Key prefixes of the testdata store, and the directory they were uploaded from (for the
+// expectations that come from the files themselves).
+const std::string kGolden = "delta-golden/";
+const std::string kKernelRs = "delta-kernel/";
+const std::string kGoldenDir = std::string(FERRY_TESTDATA_DIR) + "/delta-golden/";
 
 // clang-format off
-const std::vector<Expected> kTables = {
+const std::vector<GoldenExpected> kTables = {
   {"basic-with-inserts-deletes-checkpoint", 13, 1, 2, {"id"}, {}, 7, 41, {},
    "LRS 'simple end to end with inserts and deletes and checkpoint' (version 13, ids); GEN "
    "(7 files: five rewritten, 50-60, 60-66)"},
-  {"basic-with-inserts-updates", 1, 1, 2, {"id", "str"}, {}, kAny, 100, {},
+  {"basic-with-inserts-updates", 1, 1, 2, {"id", "str"}, {}, kAnyFiles, 100, {},
    "LRS 'simple end to end with inserts and updates'; GEN (write + UPDATE)"},
-  {"basic-with-inserts-merge", 1, 1, 2, {"id", "str"}, {}, kAny, 140, {},
+  {"basic-with-inserts-merge", 1, 1, 2, {"id", "str"}, {}, kAnyFiles, 140, {},
    "LRS 'simple end to end with inserts and merge'; GEN (write + MERGE)"},
-  {"basic-with-inserts-overwrite-restore", 3, 1, 2, {"id"}, {}, kAny, 200, {},
+  {"basic-with-inserts-overwrite-restore", 3, 1, 2, {"id"}, {}, kAnyFiles, 200, {},
    "LRS 'simple end to end with restore'"},
-  {"basic-with-vacuum-protocol-check-feature", 1, 3, 7, {"id", "str"}, {}, kAny, 100, {},
+  {"basic-with-vacuum-protocol-check-feature", 1, 3, 7, {"id", "str"}, {}, kAnyFiles, 100, {},
    "DTRS 'simple end to end with vacuum protocol check feature'; GEN (write + ALTER)"},
-  {"only-checkpoint-files", 2, 1, 2, {"id"}, {}, kAny, 25, {},
+  {"only-checkpoint-files", 2, 1, 2, {"id"}, {}, kAnyFiles, 25, {},
    "LRS 'end to end only checkpoint files'; GEN (write, DELETE, append)"},
   {"checkpoint", 14, 1, 2, {"intCol"}, {}, 1, std::nullopt, {},
    "LRS \"standalone DeltaLogSuite: 'checkpoint'\" (version 14, 1 file)"},
-  {"log-replay-latest-metadata-protocol", 2, 3, 7, {"col1", "col2"}, {}, kAny, 40, {},
+  {"log-replay-latest-metadata-protocol", 2, 3, 7, {"col1", "col2"}, {}, kAnyFiles, 40, {},
    "LRS 'fetches the latest protocol and metadata'; GEN (2 writes of 20 rows + upgrade)"},
   {"log-replay-dv-key-cases", 3, 3, 7, {"id"}, {}, 1, 47, {},
    "LRS 'DV cases with same path different DV keys' (1 file, cardinality 3); GEN (50 rows, "
@@ -122,9 +81,9 @@ const std::vector<Expected> kTables = {
    {}, "LRS 'delete and re-add same file in different transactions'"},
   {"deltalog-getChanges", 2, 1, 2, {"part", "id"}, {}, 0, 0, {{"fakeAppId", 3}},
    "LRS 'get the last transaction version for appID'; GEN (add then remove fake/path/1)"},
-  {"multi-part-checkpoint", 1, 1, 2, {"id"}, {}, kAny, 31, {},
+  {"multi-part-checkpoint", 1, 1, 2, {"id"}, {}, kAnyFiles, 31, {},
    "DTRS 'end to end: multi-part checkpoint'"},
-  {"corrupted-last-checkpoint-kernel", 11, 1, 2, {"id"}, {}, kAny, 100, {},
+  {"corrupted-last-checkpoint-kernel", 11, 1, 2, {"id"}, {}, kAnyFiles, 100, {},
    "DTRS \"handle corrupted '_last_checkpoint' file\"; GEN (11 appends + overwrite)"},
   {"corrupted-last-checkpoint", 10, 1, 2, {}, {}, 11, std::nullopt, {},
    "GEN 'corrupted-last-checkpoint' (versions 0..10, one AddFile each; written without a "
@@ -143,7 +102,7 @@ const std::vector<Expected> kTables = {
    "GEN 'deltalog-commit-info' (Metadata() without schema, one AddFile 'abc')"},
   {"data-reader-primitives", 0, 1, 2,
    {"as_int", "as_long", "as_byte", "as_short", "as_boolean", "as_float", "as_double",
-    "as_string", "as_binary", "as_big_decimal"}, {}, kAny, 11, {},
+    "as_string", "as_binary", "as_big_decimal"}, {}, kAnyFiles, 11, {},
    "DTRS 'table primitives'"},
   {"data-reader-partition-values", 0, 1, 2,
    {"as_int", "as_long", "as_byte", "as_short", "as_boolean", "as_float", "as_double",
@@ -155,45 +114,45 @@ const std::vector<Expected> kTables = {
   {"data-reader-array-primitives", 0, 1, 2,
    {"as_array_int", "as_array_long", "as_array_byte", "as_array_short", "as_array_boolean",
     "as_array_float", "as_array_double", "as_array_string", "as_array_binary",
-    "as_array_big_decimal"}, {}, kAny, 10, {}, "DTRS 'table with array of primitives'"},
+    "as_array_big_decimal"}, {}, kAnyFiles, 10, {}, "DTRS 'table with array of primitives'"},
   {"data-reader-array-complex-objects", 0, 1, 2,
-   {"i", "3d_int_list", "4d_int_list", "list_of_maps", "list_of_records"}, {}, kAny, 10, {},
+   {"i", "3d_int_list", "4d_int_list", "list_of_maps", "list_of_records"}, {}, kAnyFiles, 10, {},
    "DTRS 'table with complex array types'"},
-  {"data-reader-map", 0, 1, 2, {"i", "a", "b", "c", "d", "e", "f"}, {}, kAny, 10, {},
+  {"data-reader-map", 0, 1, 2, {"i", "a", "b", "c", "d", "e", "f"}, {}, kAnyFiles, 10, {},
    "DTRS 'table with complex map types'"},
-  {"data-reader-nested-struct", 0, 1, 2, {"a", "b"}, {}, kAny, 10, {},
+  {"data-reader-nested-struct", 0, 1, 2, {"a", "b"}, {}, kAnyFiles, 10, {},
    "DTRS 'table with nested struct'"},
   {"data-reader-nullable-field-invalid-schema-key", 0, 1, 2, {"array_can_contain_null"}, {},
-   kAny, 1, {}, "GEN 'data-reader-nullable-field-invalid-schema-key' (one row)"},
+   kAnyFiles, 1, {}, "GEN 'data-reader-nullable-field-invalid-schema-key' (one row)"},
   {"data-reader-escaped-chars", 2, 1, 2, {"_1", "_2"}, {"_2"}, 3, 3, {},
    "LRS 'escaped chars sequences in path'; GEN (3 appends)"},
-  {"data-reader-date-types-UTC", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1, {},
+  {"data-reader-date-types-UTC", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1, {},
    "GEN 'data-reader-date-types-*' (one row)"},
-  {"data-reader-date-types-JST", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1, {},
+  {"data-reader-date-types-JST", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1, {},
    "GEN 'data-reader-date-types-*'"},
-  {"data-reader-date-types-PST", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1, {},
+  {"data-reader-date-types-PST", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1, {},
    "GEN 'data-reader-date-types-*'"},
-  {"data-reader-date-types-Iceland", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1, {},
+  {"data-reader-date-types-Iceland", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1, {},
    "GEN 'data-reader-date-types-*'"},
-  {"data-reader-date-types-America/Los_Angeles", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1,
+  {"data-reader-date-types-America/Los_Angeles", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1,
    {}, "GEN 'data-reader-date-types-*'"},
-  {"data-reader-date-types-Asia/Beirut", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1, {},
+  {"data-reader-date-types-Asia/Beirut", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1, {},
    "GEN 'data-reader-date-types-*'"},
-  {"data-reader-date-types-Etc/GMT+9", 0, 1, 2, {"timestamp", "date"}, {}, kAny, 1, {},
+  {"data-reader-date-types-Etc/GMT+9", 0, 1, 2, {"timestamp", "date"}, {}, kAnyFiles, 1, {},
    "GEN 'data-reader-date-types-*'"},
   {"data-reader-timestamp_ntz", 1, 3, 7, {"id", "tsNtz", "tsNtzPartition"}, {"tsNtzPartition"},
-   kAny, 9, {}, "DTRS 'read table with timestamp_ntz columns' (9 rows)"},
+   kAnyFiles, 9, {}, "DTRS 'read table with timestamp_ntz columns' (9 rows)"},
   {"data-reader-timestamp_ntz-id-mode", 1, 3, 7, {"id", "tsNtz", "tsNtzPartition"},
-   {"tsNtzPartition"}, kAny, 9, {}, "DTRS 'read table with timestamp_ntz columns'"},
+   {"tsNtzPartition"}, kAnyFiles, 9, {}, "DTRS 'read table with timestamp_ntz columns'"},
   {"data-reader-timestamp_ntz-name-mode", 1, 3, 7, {"id", "tsNtz", "tsNtzPartition"},
-   {"tsNtzPartition"}, kAny, 9, {}, "DTRS 'read table with timestamp_ntz columns'"},
-  {"kernel-timestamp-INT96", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAny, 5, {},
+   {"tsNtzPartition"}, kAnyFiles, 9, {}, "DTRS 'read table with timestamp_ntz columns'"},
+  {"kernel-timestamp-INT96", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAnyFiles, 5, {},
    "DTRS 'timestamp table parquet timestamp format' (5 rows)"},
-  {"kernel-timestamp-TIMESTAMP_MICROS", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAny, 5, {},
+  {"kernel-timestamp-TIMESTAMP_MICROS", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAnyFiles, 5, {},
    "DTRS 'timestamp table parquet timestamp format'"},
-  {"kernel-timestamp-TIMESTAMP_MILLIS", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAny, 5, {},
+  {"kernel-timestamp-TIMESTAMP_MILLIS", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAnyFiles, 5, {},
    "DTRS 'timestamp table parquet timestamp format'"},
-  {"kernel-timestamp-PST", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAny, 5, {},
+  {"kernel-timestamp-PST", 0, 1, 2, {"id", "part", "time"}, {"part"}, kAnyFiles, 5, {},
    "DTRS 'timestamp in written in PST'"},
   {"kernel-timestamp-partition-col-ISO8601", 0, 1, 2, {"str", "ts"}, {"ts"}, 2, 2, {},
    "DTRS 'table with partition column in ISO8601 timestamp format'"},
@@ -203,35 +162,35 @@ const std::vector<Expected> kTables = {
    "DTRS 'end to end: reading basic-decimal-table-legacy'"},
   {"decimal-various-scale-precision", 0, 1, 2, {}, {}, 1, 3, {},
    "GEN 'decimal-various-scale-precision' (3 rows, repartition(1))"},
-  {"124-decimal-decode-bug", 0, 1, 2, {"large_decimal"}, {}, kAny, 1, {},
+  {"124-decimal-decode-bug", 0, 1, 2, {"large_decimal"}, {}, kAnyFiles, 1, {},
    "GEN '124-decimal-decode-bug' (one row)"},
-  {"125-iterator-bug", 11, 1, 2, {"col1"}, {}, kAny, 5, {},
+  {"125-iterator-bug", 11, 1, 2, {"col1"}, {}, kAnyFiles, 5, {},
    "DTRS 'table with empty parquet files' (rows 1..5); GEN (12 appends)"},
   {"parquet-decimal-dictionaries", 0, 1, 2, {"id", "col1", "col2", "col3"}, {}, 1, 1000000, {},
    "GEN 'parquet-decimal-dictionaries-*' (1,000,000 rows, repartition(1))"},
   {"parquet-decimal-dictionaries-v2", 0, 1, 2, {"id", "col1", "col2", "col3"}, {}, 1, 1000000,
    {}, "GEN 'parquet-decimal-dictionaries-v2'"},
-  {"parquet-decimal-type", 0, 1, 2, {"id", "col1", "col2", "col3"}, {}, kAny, 99998, {},
+  {"parquet-decimal-type", 0, 1, 2, {"id", "col1", "col2", "col3"}, {}, kAnyFiles, 99998, {},
    "GEN 'parquet-decimal-type' (99,998 rows)"},
-  {"parquet-all-types", 0, 3, 7, {}, {}, kAny, 200, {}, "GEN 'generateAllTypesTable' (200 rows)"},
-  {"parquet-all-types-legacy-format", 0, 3, 7, {}, {}, kAny, 200, {},
+  {"parquet-all-types", 0, 3, 7, {}, {}, kAnyFiles, 200, {}, "GEN 'generateAllTypesTable' (200 rows)"},
+  {"parquet-all-types-legacy-format", 0, 3, 7, {}, {}, kAnyFiles, 200, {},
    "GEN 'generateAllTypesTable'"},
-  {"table-with-columnmapping-mode-name", 0, 2, 5, {}, {}, kAny, 6, {},
+  {"table-with-columnmapping-mode-name", 0, 2, 5, {}, {}, kAnyFiles, 6, {},
    "DTRS 'table with `name` column mapping mode' (5 rows + all-null row)"},
-  {"table-with-columnmapping-mode-id", 0, 2, 5, {}, {}, kAny, 6, {},
+  {"table-with-columnmapping-mode-id", 0, 2, 5, {}, {}, kAnyFiles, 6, {},
    "DTRS 'table with `id` column mapping mode'"},
-  {"table-with-icebegCompatV2Enabled", 0, 2, 7, {}, {}, kAny, 6, {},
+  {"table-with-icebegCompatV2Enabled", 0, 2, 7, {}, {}, kAnyFiles, 6, {},
    "GEN 'generateCMIcebegCompatTableHelper' (same rows as the column-mapping tables)"},
-  {"type-widening", 2, 3, 7, {}, {}, kAny, 2, {}, "DTRS 'table with type widening on basic types'"},
-  {"type-widening-nested", 2, 3, 7, {}, {}, kAny, 2, {},
+  {"type-widening", 2, 3, 7, {}, {}, kAnyFiles, 2, {}, "DTRS 'table with type widening on basic types'"},
+  {"type-widening-nested", 2, 3, 7, {}, {}, kAnyFiles, 2, {},
    "DTRS 'table with type widening to nested types'"},
-  {"dv-partitioned-with-checkpoint", 15, 3, 7, {"part", "col1", "col2"}, {"part"}, kAny, 35, {},
+  {"dv-partitioned-with-checkpoint", 15, 3, 7, {"part", "col1", "col2"}, {"part"}, kAnyFiles, 35, {},
    "GEN 'dv-partitioned-with-checkpoint' (50 rows, 15 single-row DELETEs)"},
-  {"dv-with-columnmapping", 15, 3, 7, {"part", "col1", "col2"}, {"part"}, kAny, 35, {},
+  {"dv-with-columnmapping", 15, 3, 7, {"part", "col1", "col2"}, {"part"}, kAnyFiles, 35, {},
    "GEN 'dv-with-columnmapping'"},
-  {"v2-checkpoint-json", 2, 3, 7, {"id"}, {}, kAny, 10, {},
+  {"v2-checkpoint-json", 2, 3, 7, {"id"}, {}, kAnyFiles, 10, {},
    "GEN 'v2-checkpoint-json' (CREATE, ALTER, insert of range(10))"},
-  {"v2-checkpoint-parquet", 2, 3, 7, {"id"}, {}, kAny, 10, {}, "GEN 'v2-checkpoint-parquet'"},
+  {"v2-checkpoint-parquet", 2, 3, 7, {"id"}, {}, kAnyFiles, 10, {}, "GEN 'v2-checkpoint-parquet'"},
   {"data-skipping-basic-stats-all-types", 0, 1, 2, {}, {}, 1, 1, {},
    "GEN 'writeBasicStatsAllTypesTable' (one row)"},
   {"data-skipping-basic-stats-all-types-checkpoint", 0, 1, 2, {}, {}, 1, 1, {},
@@ -245,97 +204,51 @@ const std::vector<Expected> kTables = {
   {"data-skipping-partition-and-data-column", 3, 1, 2, {"part", "id"}, {}, 4, 4, {},
    "GEN (4 one-row writes)"},
   {"commit-info-containing-arbitrary-operationParams-types", 2, 1, 7, {"id", "month"},
-   {"month"}, kAny, 2, {}, "GEN (CTAS, INSERT, OPTIMIZE)"},
-  {"time-travel-start", 0, 1, 2, {"id"}, {}, kAny, 10, {}, "GEN 'generateCommits' (10 rows)"},
-  {"time-travel-start-start20", 1, 1, 2, {"id"}, {}, kAny, 20, {}, "GEN 'generateCommits'"},
-  {"time-travel-start-start20-start40", 2, 1, 2, {"id"}, {}, kAny, 30, {},
+   {"month"}, kAnyFiles, 2, {}, "GEN (CTAS, INSERT, OPTIMIZE)"},
+  {"time-travel-start", 0, 1, 2, {"id"}, {}, kAnyFiles, 10, {}, "GEN 'generateCommits' (10 rows)"},
+  {"time-travel-start-start20", 1, 1, 2, {"id"}, {}, kAnyFiles, 20, {}, "GEN 'generateCommits'"},
+  {"time-travel-start-start20-start40", 2, 1, 2, {"id"}, {}, kAnyFiles, 30, {},
    "GEN 'generateCommits'"},
-  {"time-travel-schema-changes-a", 0, 1, 2, {"id"}, {}, kAny, 10, {},
+  {"time-travel-schema-changes-a", 0, 1, 2, {"id"}, {}, kAnyFiles, 10, {},
    "GEN 'time-travel-schema-changes-a' (range(10))"},
-  {"time-travel-partition-changes-a", 0, 1, 2, {"id", "part5"}, {"part5"}, kAny, 10, {},
+  {"time-travel-partition-changes-a", 0, 1, 2, {"id", "part5"}, {"part5"}, kAnyFiles, 10, {},
    "GEN 'time-travel-partition-changes-a' (range(10) partitioned by id % 5)"},
-  {"time-travel-schema-changes-b", 1, 1, 2, {"id", "part"}, {}, kAny, 20, {},
+  {"time-travel-schema-changes-b", 1, 1, 2, {"id", "part"}, {}, kAnyFiles, 20, {},
    "GEN 'time-travel-schema-changes-b' (mergeSchema adds part)"},
-  {"time-travel-partition-changes-b", 1, 1, 2, {"id", "part2"}, {"part2"}, kAny, 10, {},
+  {"time-travel-partition-changes-b", 1, 1, 2, {"id", "part2"}, {"part2"}, kAnyFiles, 10, {},
    "GEN 'time-travel-partition-changes-b' (overwrite partitioned by part2)"},
-  {"snapshot-data0", 0, 1, 2, {"col1", "col2"}, {}, kAny, 10, {}, "LRS 'snapshot'; GEN"},
-  {"snapshot-data1", 1, 1, 2, {"col1", "col2"}, {}, kAny, 20, {}, "LRS 'snapshot'; GEN"},
-  {"snapshot-data2", 2, 1, 2, {"col1", "col2"}, {}, kAny, 10, {}, "LRS 'snapshot'; GEN"},
-  {"snapshot-data3", 3, 1, 2, {"col1", "col2"}, {}, kAny, 30, {}, "LRS 'snapshot'; GEN"},
-  {"snapshot-data2-deleted", 4, 1, 2, {"col1", "col2"}, {}, kAny, 20, {}, "LRS 'snapshot'; GEN"},
+  {"snapshot-data0", 0, 1, 2, {"col1", "col2"}, {}, kAnyFiles, 10, {}, "LRS 'snapshot'; GEN"},
+  {"snapshot-data1", 1, 1, 2, {"col1", "col2"}, {}, kAnyFiles, 20, {}, "LRS 'snapshot'; GEN"},
+  {"snapshot-data2", 2, 1, 2, {"col1", "col2"}, {}, kAnyFiles, 10, {}, "LRS 'snapshot'; GEN"},
+  {"snapshot-data3", 3, 1, 2, {"col1", "col2"}, {}, kAnyFiles, 30, {}, "LRS 'snapshot'; GEN"},
+  {"snapshot-data2-deleted", 4, 1, 2, {"col1", "col2"}, {}, kAnyFiles, 20, {}, "LRS 'snapshot'; GEN"},
   {"snapshot-repartitioned", 5, 1, 2, {"col1", "col2"}, {}, 2, 20, {}, "LRS 'snapshot'; GEN"},
-  {"snapshot-vacuumed", 5, 1, 2, {"col1", "col2"}, {}, kAny, 20, {}, "LRS 'snapshot'; GEN"},
+  {"snapshot-vacuumed", 5, 1, 2, {"col1", "col2"}, {}, kAnyFiles, 20, {}, "LRS 'snapshot'; GEN"},
   {"collations-table", 0, 1, 7, {"id", "utf8_binary_col", "utf8_lcase_col", "unicode_col"}, {},
    0, 0, {}, "the table's own log (a CREATE TABLE without rows)"},
   {"collations-preview-table", 0, 1, 7,
    {"id", "utf8_binary_col", "utf8_lcase_col", "unicode_col"}, {}, 0, 0, {},
    "the table's own log (a CREATE TABLE without rows)"},
-  {"hive/deltatbl-not-allow-write", 0, 1, 2, {"a", "b"}, {}, kAny, 10, {}, "GEN (10 rows)"},
-  {"hive/deltatbl-schema-match", 0, 1, 2, {"a", "b", "c"}, {"b"}, kAny, 10, {}, "GEN"},
-  {"hive/deltatbl-non-partitioned", 0, 1, 2, {"c1", "c2"}, {}, kAny, 10, {}, "GEN"},
-  {"hive/deltatbl-partitioned", 0, 1, 2, {"c1", "c2"}, {"c2"}, kAny, 10, {}, "GEN"},
+  {"hive/deltatbl-not-allow-write", 0, 1, 2, {"a", "b"}, {}, kAnyFiles, 10, {}, "GEN (10 rows)"},
+  {"hive/deltatbl-schema-match", 0, 1, 2, {"a", "b", "c"}, {"b"}, kAnyFiles, 10, {}, "GEN"},
+  {"hive/deltatbl-non-partitioned", 0, 1, 2, {"c1", "c2"}, {}, kAnyFiles, 10, {}, "GEN"},
+  {"hive/deltatbl-partitioned", 0, 1, 2, {"c1", "c2"}, {"c2"}, kAnyFiles, 10, {}, "GEN"},
   {"hive/deltatbl-partition-prune", 0, 1, 2, {"city", "date", "name", "cnt"}, {"date", "city"},
-   kAny, 5, {}, "GEN (5 rows); SGT testDsv2Internal (partitioning date, city)"},
-  {"hive/deltatbl-touch-files-needed-for-partitioned", 0, 1, 2, {"c1", "c2"}, {"c2"}, kAny, 10,
+   kAnyFiles, 5, {}, "GEN (5 rows); SGT testDsv2Internal (partitioning date, city)"},
+  {"hive/deltatbl-touch-files-needed-for-partitioned", 0, 1, 2, {"c1", "c2"}, {"c2"}, kAnyFiles, 10,
    {}, "GEN"},
-  {"hive/deltatbl-special-chars-in-partition-column", 0, 1, 2, {"c1", "c2"}, {"c2"}, kAny, 10, {},
+  {"hive/deltatbl-special-chars-in-partition-column", 0, 1, 2, {"c1", "c2"}, {"c2"}, kAnyFiles, 10, {},
    "GEN (values '+ =%0' and '+ =%1')"},
-  {"hive/deltatbl-map-types-correctly", 0, 1, 2, {}, {}, kAny, 1, {}, "GEN (one TestClass row)"},
+  {"hive/deltatbl-map-types-correctly", 0, 1, 2, {}, {}, kAnyFiles, 1, {}, "GEN (one TestClass row)"},
   {"hive/deltatbl-column-names-case-insensitive", 0, 1, 2, {"FooBar", "BarFoo"}, {"BarFoo"},
-   kAny, 10, {}, "GEN"},
-  {"hive/deltatbl-incorrect-format-config", 0, 1, 2, {"a", "b"}, {}, kAny, 10, {}, "GEN"},
-  {"hive/deltatbl-deleted-path", 0, 1, 2, {"c1", "c2"}, {}, kAny, 10, {}, "GEN"},
+   kAnyFiles, 10, {}, "GEN"},
+  {"hive/deltatbl-incorrect-format-config", 0, 1, 2, {"a", "b"}, {}, kAnyFiles, 10, {}, "GEN"},
+  {"hive/deltatbl-deleted-path", 0, 1, 2, {"c1", "c2"}, {}, kAnyFiles, 10, {}, "GEN"},
 };
 // clang-format on
 
-class GoldenSnapshotTest : public ::testing::TestWithParam<Expected> {};
-
-TEST_P(GoldenSnapshotTest, MatchesTheDeltaTestSuites) {
-  const Expected& e = GetParam();
-  SCOPED_TRACE(e.table + " -- expected values from " + e.source);
-  std::string dir = kGolden + e.table;
-  auto snap = Load(dir);
-  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
-  EXPECT_EQ(snap->version(), e.version);
-  EXPECT_EQ(snap->protocol().min_reader_version, e.reader);
-  EXPECT_EQ(snap->protocol().min_writer_version, e.writer);
-  if (!e.columns.empty() || snap->schema()->num_fields() == 0) {
-    EXPECT_EQ(ColumnNames(*snap), e.columns);
-  }
-  EXPECT_EQ(snap->partition_columns(), e.partition_columns);
-  if (e.num_files != kAny) {
-    EXPECT_EQ(snap->num_files(), e.num_files);
-  }
-  if (e.rows.has_value()) {
-    auto rows = CountRows(dir, *snap);
-    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-    EXPECT_EQ(*rows, *e.rows);
-  }
-  std::map<std::string, int64_t> txns;
-  for (const auto& [app_id, txn] : snap->txns()) {
-    txns[app_id] = txn.version;
-  }
-  EXPECT_EQ(txns, e.txns);
-}
-
-INSTANTIATE_TEST_SUITE_P(Golden, GoldenSnapshotTest, ::testing::ValuesIn(kTables),
-                         [](const auto& p) {
-                           std::string name;
-                           for (char c : p.param.table) {
-                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           }
-                           return name;
-                         });
-
-struct ExpectedError {
-  std::string table;
-  StatusCode code;
-  std::string message;  // a part of the message
-  std::string source;
-};
-
 // clang-format off
-const std::vector<ExpectedError> kErrors = {
+const std::vector<GoldenExpectedError> kErrors = {
   {"versions-not-contiguous", StatusCode::kDataLoss, "version 1 is missing",
    "DTRS 'error - version not contiguous' (versions [0, 2])"},
   {"deltalog-invalid-protocol-version", StatusCode::kNotSupported, "reader version 99",
@@ -361,10 +274,103 @@ const std::vector<ExpectedError> kErrors = {
 };
 // clang-format on
 
-class GoldenErrorTest : public ::testing::TestWithParam<ExpectedError> {};
+}  // namespace
+
+const std::vector<GoldenExpected>& GoldenTables() {
+  return kTables;
+}
+
+const std::vector<GoldenExpectedError>& GoldenErrors() {
+  return kErrors;
+}
+
+std::string GoldenTestName(const std::string& store, const std::string& table) {
+  std::string name = store + "_";
+  for (char c : table) {
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  }
+  return name;
+}
+
+void GoldenTest::OpenTestdata(const StoreFactory& factory) {
+  ASSERT_TRUE(factory.testdata) << factory.name << " has no testdata store";
+  auto store = factory.testdata();
+  ASSERT_TRUE(store.ok()) << factory.name << ": " << store.status().ToString();
+  testdata_ = std::move(*store);
+}
+
+std::unique_ptr<delta::Table> GoldenTest::OpenTable(const std::string& dir) {
+  auto table = delta::Table::Open(testdata_, dir);
+  EXPECT_TRUE(table.ok()) << dir << ": " << table.status().ToString();
+  return table.ok() ? std::move(*table) : nullptr;
+}
+
+Result<delta::Snapshot> GoldenTest::Load(const std::string& dir, std::optional<int64_t> version) {
+  auto table = OpenTable(dir);
+  if (table == nullptr) {
+    return Internal("cannot open {}", dir);
+  }
+  return table->LoadSnapshot(version);
+}
+
+Result<int64_t> GoldenTest::CountRows(const std::string& dir, const delta::Snapshot& snapshot) {
+  auto table = OpenTable(dir);
+  if (table == nullptr) {
+    return Internal("cannot open {}", dir);
+  }
+  int64_t rows = 0;
+  for (const auto& [key, add] : snapshot.files()) {
+    FERRY_ASSIGN_OR_RETURN(std::string path, DecodeUriPath(add.path));
+    FERRY_ASSIGN_OR_RETURN(auto file, testdata_->OpenForRead(table->Key(path)));
+    FERRY_ASSIGN_OR_RETURN(auto reader, parquet::FileReader::Open(std::move(file)));
+    rows += reader->num_rows();
+    if (add.deletion_vector) {
+      rows -= add.deletion_vector->cardinality;
+    }
+  }
+  return rows;
+}
+
+namespace {
+
+std::vector<std::string> ColumnNames(const delta::Snapshot& snap) {
+  std::vector<std::string> names;
+  for (const auto& field : snap.schema()->fields()) {
+    names.push_back(field.name);
+  }
+  return names;
+}
+
+TEST_P(GoldenSnapshotTest, MatchesTheDeltaTestSuites) {
+  const GoldenExpected& e = std::get<1>(GetParam());
+  SCOPED_TRACE(e.table + " -- expected values from " + e.source);
+  std::string dir = kGolden + e.table;
+  auto snap = Load(dir);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->version(), e.version);
+  EXPECT_EQ(snap->protocol().min_reader_version, e.reader);
+  EXPECT_EQ(snap->protocol().min_writer_version, e.writer);
+  if (!e.columns.empty() || snap->schema()->num_fields() == 0) {
+    EXPECT_EQ(ColumnNames(*snap), e.columns);
+  }
+  EXPECT_EQ(snap->partition_columns(), e.partition_columns);
+  if (e.num_files != kAnyFiles) {
+    EXPECT_EQ(snap->num_files(), e.num_files);
+  }
+  if (e.rows.has_value()) {
+    auto rows = CountRows(dir, *snap);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    EXPECT_EQ(*rows, *e.rows);
+  }
+  std::map<std::string, int64_t> txns;
+  for (const auto& [app_id, txn] : snap->txns()) {
+    txns[app_id] = txn.version;
+  }
+  EXPECT_EQ(txns, e.txns);
+}
 
 TEST_P(GoldenErrorTest, FailsWithTheNamedError) {
-  const ExpectedError& e = GetParam();
+  const GoldenExpectedError& e = std::get<1>(GetParam());
   SCOPED_TRACE(e.table + " -- expected from " + e.source);
   auto snap = Load(kGolden + e.table);
   ASSERT_FALSE(snap.ok());
@@ -372,34 +378,10 @@ TEST_P(GoldenErrorTest, FailsWithTheNamedError) {
   EXPECT_NE(snap.status().message().find(e.message), std::string::npos) << snap.status().ToString();
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, GoldenErrorTest, ::testing::ValuesIn(kErrors), [](const auto& p) {
-  std::string name;
-  for (char c : p.param.table) {
-    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  }
-  return name;
-});
-
-// Every directory of delta-golden is covered by one of the two tables above (or is a parent of
-// nested tables), so a new golden table cannot slip through untested.
-TEST(GoldenCoverageTest, EveryGoldenTableIsChecked) {
-  std::set<std::string> covered;
-  for (const Expected& e : kTables) {
-    covered.insert(e.table.substr(0, e.table.find('/')));
-  }
-  for (const ExpectedError& e : kErrors) {
-    covered.insert(e.table);
-  }
-  for (const auto& entry : std::filesystem::directory_iterator(kGolden)) {
-    std::string name = entry.path().filename().string();
-    EXPECT_TRUE(covered.count(name) == 1) << "golden table not covered: " << name;
-  }
-}
-
 // LRS 'snapshot': the live files are exactly the data files the test expects from the
 // directory listing at each step.
-TEST(GoldenDetailsTest, SnapshotFilesMatchDirectoryListing) {
-  auto names = [](const Snapshot& snap) {
+TEST_P(GoldenDetailsTest, SnapshotFilesMatchDirectoryListing) {
+  auto names = [](const delta::Snapshot& snap) {
     std::set<std::string> out;
     for (const auto& [key, add] : snap.files()) {
       out.insert(add.path);
@@ -408,7 +390,7 @@ TEST(GoldenDetailsTest, SnapshotFilesMatchDirectoryListing) {
   };
   auto dir_files = [](const std::string& table) {
     std::set<std::string> out;
-    for (const auto& entry : std::filesystem::directory_iterator(kGolden + table)) {
+    for (const auto& entry : std::filesystem::directory_iterator(kGoldenDir + table)) {
       std::string name = entry.path().filename().string();
       if (entry.is_regular_file() && name.size() > 14 &&
           name.substr(name.size() - 14) == "snappy.parquet") {
@@ -439,7 +421,7 @@ TEST(GoldenDetailsTest, SnapshotFilesMatchDirectoryListing) {
 }
 
 // LRS 'special characters in path', 'delete and re-add same file', 'DV cases'.
-TEST(GoldenDetailsTest, PathsModificationTimesAndDeletionVectors) {
+TEST_P(GoldenDetailsTest, PathsModificationTimesAndDeletionVectors) {
   auto special = Load(kGolden + "log-replay-special-characters-b");
   ASSERT_TRUE(special.ok());
   ASSERT_EQ(special->files().size(), 1u);
@@ -463,7 +445,7 @@ TEST(GoldenDetailsTest, PathsModificationTimesAndDeletionVectors) {
 }
 
 // LRS 'escaped chars sequences in path': partition values bar+%21.. round-trip the escaping.
-TEST(GoldenDetailsTest, EscapedPartitionValues) {
+TEST_P(GoldenDetailsTest, EscapedPartitionValues) {
   auto snap = Load(kGolden + "data-reader-escaped-chars");
   ASSERT_TRUE(snap.ok());
   std::set<std::string> values;
@@ -478,7 +460,7 @@ TEST(GoldenDetailsTest, EscapedPartitionValues) {
 
 // DTRS 'table with partition column in ISO8601 timestamp format': ts values 1704103200000000
 // and 1704198600000000 micros.
-TEST(GoldenDetailsTest, Iso8601TimestampPartitionValues) {
+TEST_P(GoldenDetailsTest, Iso8601TimestampPartitionValues) {
   auto snap = Load(kGolden + "kernel-timestamp-partition-col-ISO8601");
   ASSERT_TRUE(snap.ok());
   auto column = columnar::MakeColumn(columnar::DataType::Timestamp());
@@ -494,7 +476,7 @@ TEST(GoldenDetailsTest, Iso8601TimestampPartitionValues) {
 
 // Time travel: GEN 'time-travel-*' (version 0 holds the first write only) and DTRS 'time
 // travel with schema change' / 'with partition change' (expectedVersion 0).
-TEST(GoldenDetailsTest, TimeTravel) {
+TEST_P(GoldenDetailsTest, TimeTravel) {
   auto v0 = Load(kGolden + "time-travel-start-start20-start40", 0);
   ASSERT_TRUE(v0.ok());
   EXPECT_EQ(v0->version(), 0);
@@ -517,7 +499,7 @@ TEST(GoldenDetailsTest, TimeTravel) {
 }
 
 // KRS test_txn and test_get_all_returns_every_txn_unfiltered.
-TEST(GoldenDetailsTest, AppTransactionsOfKernelRs) {
+TEST_P(GoldenDetailsTest, AppTransactionsOfKernelRs) {
   for (const char* table : {"app-txn-no-checkpoint", "app-txn-checkpoint"}) {
     SCOPED_TRACE(table);
     auto snap = Load(kKernelRs + table);
@@ -537,7 +519,7 @@ TEST(GoldenDetailsTest, AppTransactionsOfKernelRs) {
 }
 
 // LRS 'get the last transaction version for appID'.
-TEST(GoldenDetailsTest, LatestTransactionVersion) {
+TEST_P(GoldenDetailsTest, LatestTransactionVersion) {
   auto snap = Load(kGolden + "deltalog-getChanges");
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ(snap->position("fakeAppId"), 3);
@@ -545,8 +527,8 @@ TEST(GoldenDetailsTest, LatestTransactionVersion) {
 }
 
 // GEN 'deltalog-commit-info' (the standalone test 'get commit info').
-TEST(GoldenDetailsTest, CommitInfo) {
-  auto table = OpenGolden(kGolden + "deltalog-commit-info");
+TEST_P(GoldenDetailsTest, CommitInfo) {
+  auto table = OpenTable(kGolden + "deltalog-commit-info");
   auto history = ReadHistory(*table);
   ASSERT_TRUE(history.ok()) << history.status().ToString();
   ASSERT_EQ(history->size(), 1u);
@@ -557,7 +539,7 @@ TEST(GoldenDetailsTest, CommitInfo) {
 
 // Which golden tables ferry may append to (PROTOCOL.md "Table Features", "Column Mapping",
 // "Writer Version Requirements"): only those whose every writer feature ferry implements.
-TEST(GoldenDetailsTest, WriteSupport) {
+TEST_P(GoldenDetailsTest, WriteSupport) {
   struct Case {
     const char* table;
     bool writable;
@@ -591,4 +573,4 @@ TEST(GoldenDetailsTest, WriteSupport) {
 }
 
 }  // namespace
-}  // namespace ferry::delta
+}  // namespace ferry::testing

@@ -1,5 +1,7 @@
 // Writing tables: create, append through TableWriter + Transaction, read back, conflicts,
-// ambiguous store outcomes, checkpoints, incremental updates.
+// ambiguous store outcomes, checkpoints, incremental updates, time travel. One suite for every
+// store (testing/delta_suites.h): in-memory and local disk in delta_test, S3 (radosgw) in
+// s3_delta_test.
 #include "ferry/delta/table.h"
 
 #include <gtest/gtest.h>
@@ -15,11 +17,33 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/parquet/file_reader.h"
-#include "ferry/storage/memory_store.h"
+#include "ferry/testing/delta_suites.h"
 #include "ferry/testing/fault_injecting_store.h"
 #include "ferry/testing/table_verifier.h"
 
-namespace ferry::delta {
+namespace ferry::testing {
+
+using delta::Action;
+using delta::AddFile;
+using delta::CommitFileName;
+using delta::CommitInfo;
+using delta::CommitOptions;
+using delta::CommitResult;
+using delta::DecodeUriPath;
+using delta::Metadata;
+using delta::ParseLastCheckpoint;
+using delta::Protocol;
+using delta::ReadParquetActions;
+using delta::SchemaToJson;
+using delta::Snapshot;
+using delta::StringMap;
+using delta::Table;
+using delta::TableSpec;
+using delta::TableWriter;
+using delta::TableWriterOptions;
+using delta::Transaction;
+using delta::Txn;
+
 namespace {
 
 using columnar::DataType;
@@ -92,57 +116,66 @@ columnar::RecordBatch WideBatch(int64_t begin, int64_t end) {
   return batch;
 }
 
-class TableTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    store_ = std::make_shared<storage::InMemoryStore>();
-    table_ = *Table::Open(store_, "db/events");
-  }
-  void TearDown() override { failpoint::DisarmAll(); }
+}  // namespace
 
-  Snapshot CreateWide(StringMap configuration = {}) {
-    TableSpec spec;
-    spec.schema = WideSchema();
-    spec.partition_columns = {"p_str", "p_int", "p_date", "p_ts"};
-    spec.configuration = std::move(configuration);
-    auto snap = table_->Create(spec);
-    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
-    return snap.ok() ? *snap : Snapshot();
-  }
+void TableTest::SetUp() {
+  Result<TestStore> made = GetParam().fresh();
+  ASSERT_TRUE(made.ok()) << GetParam().name << ": " << made.status().ToString();
+  fixture_ = std::move(*made);
+  store_ = fixture_.store;
+  auto table = Table::Open(store_, "db/events");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  table_ = std::move(*table);
+}
 
-  // Writes `batch` and commits it with the given positions.
-  Result<CommitResult> Append(const Snapshot& snapshot, const columnar::RecordBatch& batch,
-                              std::map<std::string, int64_t> positions = {},
-                              CommitOptions options = {}) {
-    FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(*table_, snapshot));
-    FERRY_RETURN_IF_ERROR(writer->Write(batch));
-    FERRY_ASSIGN_OR_RETURN(auto adds, writer->Finish());
-    Transaction txn(*table_, snapshot, options);
-    txn.AddFiles(std::move(adds));
-    for (const auto& [app_id, v] : positions) {
-      txn.SetPosition(app_id, v);
+void TableTest::TearDown() {
+  failpoint::DisarmAll();
+  table_.reset();
+  store_.reset();
+  fixture_.store.reset();
+  if (fixture_.cleanup) {
+    fixture_.cleanup();
+  }
+}
+
+Snapshot TableTest::CreateWide(StringMap configuration) {
+  TableSpec spec;
+  spec.schema = WideSchema();
+  spec.partition_columns = {"p_str", "p_int", "p_date", "p_ts"};
+  spec.configuration = std::move(configuration);
+  auto snap = table_->Create(spec);
+  EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+  return snap.ok() ? *snap : Snapshot();
+}
+
+Result<CommitResult> TableTest::Append(const Snapshot& snapshot, const columnar::RecordBatch& batch,
+                                       std::map<std::string, int64_t> positions,
+                                       CommitOptions options) {
+  FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(*table_, snapshot));
+  FERRY_RETURN_IF_ERROR(writer->Write(batch));
+  FERRY_ASSIGN_OR_RETURN(auto adds, writer->Finish());
+  Transaction txn(*table_, snapshot, options);
+  txn.AddFiles(std::move(adds));
+  for (const auto& [app_id, v] : positions) {
+    txn.SetPosition(app_id, v);
+  }
+  return txn.Commit();
+}
+
+std::vector<std::string> TableTest::Sorted(std::vector<std::string> rows) {
+  for (std::string& row : rows) {
+    size_t pos = row.find("|p_str=|");
+    if (pos != std::string::npos) {
+      row.replace(pos, 8, "|p_str=null|");
     }
-    return txn.Commit();
   }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
 
-  // Rows sorted; an empty partition string reads back as null (Spark writes "" as the
-  // default partition).
-  std::vector<std::string> Sorted(std::vector<std::string> rows) {
-    for (std::string& row : rows) {
-      size_t pos = row.find("|p_str=|");
-      if (pos != std::string::npos) {
-        row.replace(pos, 8, "|p_str=null|");
-      }
-    }
-    std::sort(rows.begin(), rows.end());
-    return rows;
-  }
+namespace {
 
-  std::shared_ptr<storage::InMemoryStore> store_;
-  std::unique_ptr<Table> table_;
-};
-
-TEST_F(TableTest, CreateWritesProtocolAndMetadata) {
+TEST_P(TableTest, CreateWritesProtocolAndMetadata) {
   Snapshot snap = CreateWide({{"delta.appendOnly", "true"}});
   EXPECT_EQ(snap.version(), 0);
   EXPECT_EQ(snap.protocol(), (Protocol{1, 2, std::nullopt, std::nullopt}));
@@ -163,7 +196,7 @@ TEST_F(TableTest, CreateWritesProtocolAndMetadata) {
   EXPECT_EQ(table_->Create(again).status().code(), StatusCode::kAlreadyExists);
 }
 
-TEST_F(TableTest, CreateRefusesBadSpecs) {
+TEST_P(TableTest, CreateRefusesBadSpecs) {
   TableSpec spec;
   spec.schema = WideSchema();
   spec.partition_columns = {"nope"};
@@ -180,7 +213,7 @@ TEST_F(TableTest, CreateRefusesBadSpecs) {
   EXPECT_EQ(table_->LoadSnapshot().status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(TableTest, TimestampNtzTablesGetTheFeature) {
+TEST_P(TableTest, TimestampNtzTablesGetTheFeature) {
   TableSpec spec;
   spec.schema = std::make_shared<const columnar::Schema>(
       std::vector<Field>{{"t", DataType::Timestamp(columnar::TimeUnit::kMicros, false), true, {}}});
@@ -192,7 +225,7 @@ TEST_F(TableTest, TimestampNtzTablesGetTheFeature) {
 
 // Round trip: partitioned by string, int, date and timestamp, with nulls and special
 // characters; the table reads back with exactly the rows written.
-TEST_F(TableTest, RoundTripPartitionedWithNullsAndSpecialCharacters) {
+TEST_P(TableTest, RoundTripPartitionedWithNullsAndSpecialCharacters) {
   Snapshot snap = CreateWide();
   auto batch = WideBatch(0, 200);
   auto result = Append(snap, batch, {{"pipe/kafka/t/0", 199}});
@@ -203,10 +236,10 @@ TEST_F(TableTest, RoundTripPartitionedWithNullsAndSpecialCharacters) {
   EXPECT_EQ(loaded->files(), result->snapshot.files());
   EXPECT_EQ(loaded->position("pipe/kafka/t/0"), 199);
   EXPECT_EQ(loaded->num_records(), 200);
-  auto rows = testing::ReadTableRows(*table_, *loaded);
+  auto rows = ReadTableRows(*table_, *loaded);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  EXPECT_EQ(*rows, Sorted(testing::RenderRows(batch)));
-  EXPECT_TRUE(testing::VerifyFiles(*table_, *loaded).ok());
+  EXPECT_EQ(*rows, Sorted(RenderRows(batch)));
+  EXPECT_TRUE(VerifyFiles(*table_, *loaded).ok());
   // Paths: Hive-escaped directories, URI-encoded in the log; nulls and "" as the default
   // partition; partition columns are not in the data files.
   bool saw_escaped = false;
@@ -238,7 +271,7 @@ TEST_F(TableTest, RoundTripPartitionedWithNullsAndSpecialCharacters) {
   EXPECT_TRUE(saw_null);
 }
 
-TEST_F(TableTest, TargetFileSizeRollsFiles) {
+TEST_P(TableTest, TargetFileSizeRollsFiles) {
   TableSpec spec;
   spec.schema = std::make_shared<const columnar::Schema>(
       std::vector<Field>{{"id", DataType::Int64(), true, {}}, {"s", DataType::String(), true, {}}});
@@ -257,7 +290,7 @@ TEST_F(TableTest, TargetFileSizeRollsFiles) {
       batch.mutable_column(1)->As<columnar::BinaryColumn>()->Append(
           "value-" + std::to_string((b * 7919 + i * 104729) % 1000003));
     }
-    for (auto& row : testing::RenderRows(batch)) {
+    for (auto& row : RenderRows(batch)) {
       expected.push_back(row);
     }
     ASSERT_TRUE((*writer)->Write(batch).ok());
@@ -269,11 +302,11 @@ TEST_F(TableTest, TargetFileSizeRollsFiles) {
   txn.AddFiles(*adds);
   auto result = txn.Commit();
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(*testing::ReadTableRows(*table_, result->snapshot), Sorted(expected));
-  EXPECT_TRUE(testing::VerifyFiles(*table_, result->snapshot).ok());
+  EXPECT_EQ(*ReadTableRows(*table_, result->snapshot), Sorted(expected));
+  EXPECT_TRUE(VerifyFiles(*table_, result->snapshot).ok());
 }
 
-TEST_F(TableTest, BatchesMustMatchTheSchema) {
+TEST_P(TableTest, BatchesMustMatchTheSchema) {
   Snapshot snap = CreateWide();
   auto writer = TableWriter::Create(*table_, snap);
   ASSERT_TRUE(writer.ok());
@@ -296,7 +329,7 @@ TEST_F(TableTest, BatchesMustMatchTheSchema) {
   EXPECT_NE(st.message().find("'id'"), std::string::npos) << st.ToString();
 }
 
-TEST_F(TableTest, BlindAppendsRetryAtTheNextVersion) {
+TEST_P(TableTest, BlindAppendsRetryAtTheNextVersion) {
   Snapshot base = CreateWide();
   // Two writers from the same snapshot: the second loses version 1 and lands at 2.
   auto first = Append(base, WideBatch(0, 10), {{"app/a", 9}});
@@ -311,14 +344,13 @@ TEST_F(TableTest, BlindAppendsRetryAtTheNextVersion) {
   EXPECT_EQ(second->snapshot.position("app/b"), 19);
   auto loaded = table_->LoadSnapshot();
   EXPECT_EQ(loaded->files(), second->snapshot.files());
-  EXPECT_EQ(*testing::ReadTableRows(*table_, *loaded),
-            Sorted(testing::RenderRows(WideBatch(0, 20))));
+  EXPECT_EQ(*ReadTableRows(*table_, *loaded), Sorted(RenderRows(WideBatch(0, 20))));
 }
 
 // An I/O error while resolving a lost race (the `delta.commit.on_conflict` failpoint, which the
 // torture harness arms but cannot make a race hit on purpose): the loser's commit fails, nothing
 // enters the log, and a retry from a fresh snapshot lands after the winner.
-TEST_F(TableTest, ErrorWhileResolvingAConflictCommitsNothingAndARetryLands) {
+TEST_P(TableTest, ErrorWhileResolvingAConflictCommitsNothingAndARetryLands) {
   Snapshot base = CreateWide();
   ASSERT_TRUE(Append(base, WideBatch(0, 10), {{"app/a", 9}}).ok());
   ASSERT_TRUE(failpoint::Arm("delta.commit.on_conflict", "error(EIO)@1").ok());
@@ -333,11 +365,10 @@ TEST_F(TableTest, ErrorWhileResolvingAConflictCommitsNothingAndARetryLands) {
   auto retried = Append(*after, WideBatch(10, 20), {{"app/b", 19}});
   ASSERT_TRUE(retried.ok()) << retried.status().ToString();
   EXPECT_EQ(retried->version, 2);
-  EXPECT_EQ(*testing::ReadTableRows(*table_, retried->snapshot),
-            Sorted(testing::RenderRows(WideBatch(0, 20))));
+  EXPECT_EQ(*ReadTableRows(*table_, retried->snapshot), Sorted(RenderRows(WideBatch(0, 20))));
 }
 
-TEST_F(TableTest, SameAppIdConflictIsConcurrentTransaction) {
+TEST_P(TableTest, SameAppIdConflictIsConcurrentTransaction) {
   Snapshot base = CreateWide();
   ASSERT_TRUE(Append(base, WideBatch(0, 10), {{"pipe/kafka/t/0", 9}}).ok());
   auto loser = Append(base, WideBatch(0, 10), {{"pipe/kafka/t/0", 9}});
@@ -346,7 +377,7 @@ TEST_F(TableTest, SameAppIdConflictIsConcurrentTransaction) {
   EXPECT_EQ(table_->LoadSnapshot()->version(), 1);
 }
 
-TEST_F(TableTest, ExpectedPositionsAreChecked) {
+TEST_P(TableTest, ExpectedPositionsAreChecked) {
   Snapshot base = CreateWide();
   auto first = Append(base, WideBatch(0, 10), {{"p", 9}});
   ASSERT_TRUE(first.ok());
@@ -364,7 +395,7 @@ TEST_F(TableTest, ExpectedPositionsAreChecked) {
   EXPECT_EQ(committed->snapshot.position("p"), 19);
 }
 
-TEST_F(TableTest, SchemaChangeByAnotherWriterAborts) {
+TEST_P(TableTest, SchemaChangeByAnotherWriterAborts) {
   Snapshot base = CreateWide();
   Transaction alter(*table_, base);
   Metadata changed = base.metadata();
@@ -388,12 +419,12 @@ TEST_F(TableTest, SchemaChangeByAnotherWriterAborts) {
 }
 
 // The store applied the put but the reply was lost: the commit reads its own txnId back.
-TEST_F(TableTest, AmbiguousPutOutcomeIsResolvedByReadingBack) {
-  auto faulty = std::make_shared<testing::FaultInjectingStore>(store_);
+TEST_P(TableTest, AmbiguousPutOutcomeIsResolvedByReadingBack) {
+  auto faulty = std::make_shared<FaultInjectingStore>(store_);
   table_ = *Table::Open(faulty, "db/events");
   Snapshot base = CreateWide();
-  using Op = testing::FaultInjectingStore::Op;
-  using When = testing::FaultInjectingStore::When;
+  using Op = FaultInjectingStore::Op;
+  using When = FaultInjectingStore::When;
   faulty->InjectError(Op::kPutIfAbsent, When::kAfter, Unavailable("reply lost"));
   auto applied = Append(base, WideBatch(0, 10), {{"p", 9}});
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
@@ -412,16 +443,15 @@ TEST_F(TableTest, AmbiguousPutOutcomeIsResolvedByReadingBack) {
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->version(), 3);
   EXPECT_EQ(loaded->position("p"), 29);
-  EXPECT_EQ(*testing::ReadTableRows(*table_, *loaded),
-            Sorted(testing::RenderRows(WideBatch(0, 30))));
+  EXPECT_EQ(*ReadTableRows(*table_, *loaded), Sorted(RenderRows(WideBatch(0, 30))));
 }
 
-TEST_F(TableTest, CheckpointsEveryIntervalAndCarryPositions) {
+TEST_P(TableTest, CheckpointsEveryIntervalAndCarryPositions) {
   Snapshot snap = CreateWide({{"delta.checkpointInterval", "3"}});
   std::vector<std::string> expected;
   for (int i = 1; i <= 7; ++i) {
     auto batch = WideBatch(i * 10, i * 10 + 10);
-    for (auto& row : testing::RenderRows(batch)) {
+    for (auto& row : RenderRows(batch)) {
       expected.push_back(row);
     }
     auto result = Append(snap, batch, {{"app/" + std::to_string(i % 2), i}});
@@ -445,7 +475,7 @@ TEST_F(TableTest, CheckpointsEveryIntervalAndCarryPositions) {
   EXPECT_EQ(loaded->position("app/1"), 7);
   EXPECT_EQ(loaded->metadata(), snap.metadata());
   EXPECT_EQ(loaded->files(), snap.files());
-  EXPECT_EQ(*testing::ReadTableRows(*table_, *loaded), Sorted(expected));
+  EXPECT_EQ(*ReadTableRows(*table_, *loaded), Sorted(expected));
   // The checkpoint itself holds the txns (read it directly).
   auto files = store_->List("db/events/_delta_log/00000000000000000006.checkpoint");
   ASSERT_EQ(files->size(), 1u);
@@ -459,7 +489,7 @@ TEST_F(TableTest, CheckpointsEveryIntervalAndCarryPositions) {
   EXPECT_EQ(txns, 2);
 }
 
-TEST_F(TableTest, FailedCheckpointIsRetriedByTheNextCommit) {
+TEST_P(TableTest, FailedCheckpointIsRetriedByTheNextCommit) {
   Snapshot snap = CreateWide({{"delta.checkpointInterval", "2"}});
   auto one = Append(snap, WideBatch(0, 5));
   ASSERT_TRUE(one.ok());
@@ -477,7 +507,7 @@ TEST_F(TableTest, FailedCheckpointIsRetriedByTheNextCommit) {
             3);
 }
 
-TEST_F(TableTest, IncrementalUpdateEqualsAFullLoad) {
+TEST_P(TableTest, IncrementalUpdateEqualsAFullLoad) {
   Snapshot base = CreateWide({{"delta.checkpointInterval", "4"}});
   Snapshot mine = base;
   for (int i = 0; i < 9; ++i) {
@@ -497,7 +527,7 @@ TEST_F(TableTest, IncrementalUpdateEqualsAFullLoad) {
   EXPECT_EQ(same->version(), updated->version());
 }
 
-TEST_F(TableTest, StatsAreWrittenForEveryAdd) {
+TEST_P(TableTest, StatsAreWrittenForEveryAdd) {
   Snapshot snap = CreateWide();
   auto result = Append(snap, WideBatch(0, 50));
   ASSERT_TRUE(result.ok());
@@ -510,16 +540,10 @@ TEST_F(TableTest, StatsAreWrittenForEveryAdd) {
   EXPECT_EQ(result->snapshot.num_records(), 50);
 }
 
-}  // namespace
-}  // namespace ferry::delta
-
-namespace ferry::delta {
-namespace {
-
 // Time travel far below the checkpoint _last_checkpoint names lists only a window before the
 // target; the result equals a full replay, also after log cleanup removed the early commits.
-TEST(TimeTravelTest, FarBelowTheLatestCheckpoint) {
-  auto store = std::make_shared<storage::InMemoryStore>();
+TEST_P(TableTest, TimeTravelFarBelowTheLatestCheckpoint) {
+  std::shared_ptr<storage::ObjectStore> store = store_;
   auto table = *Table::Open(store, "tt");
   TableSpec spec;
   spec.schema = std::make_shared<const columnar::Schema>(
@@ -560,4 +584,4 @@ TEST(TimeTravelTest, FarBelowTheLatestCheckpoint) {
 }
 
 }  // namespace
-}  // namespace ferry::delta
+}  // namespace ferry::testing

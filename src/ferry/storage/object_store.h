@@ -61,8 +61,9 @@ class ObjectStore {
   Result<std::vector<ObjectInfo>> List(std::string_view prefix) { return List(prefix, {}); }
 
   // Opens an object for reading whole or by range. NotFound if it does not exist. The file
-  // stays readable even if the object is replaced or deleted afterwards (it reads the version
-  // that existed at open).
+  // reads the version that existed at open, never a mix of two: a local file stays readable
+  // even if the object is replaced or deleted afterwards; an S3 file (which keeps the first
+  // 64 KiB it read at open) fails later reads with DataLoss instead.
   virtual Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) = 0;
 
   // NotFound if the object does not exist.

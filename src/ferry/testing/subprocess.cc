@@ -18,7 +18,8 @@ extern char** environ;
 namespace ferry::testing {
 namespace {
 
-// The test's environment with `overrides` applied ("KEY=VALUE" sets KEY, "KEY" removes it).
+// The test's environment with `overrides` applied ("KEY=VALUE" sets KEY, "KEY" removes it; the
+// last override of a key wins).
 std::vector<std::string> BuildEnv(const std::vector<std::string>& overrides) {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -32,8 +33,15 @@ std::vector<std::string> BuildEnv(const std::vector<std::string>& overrides) {
       env.push_back(std::move(entry));
     }
   }
-  for (const std::string& o : overrides) {
-    if (o.find('=') != std::string::npos) {
+  // A key given twice takes its last value (getenv would find the first of two entries).
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const std::string& o = overrides[i];
+    const std::string key = o.substr(0, o.find('='));
+    bool later = false;
+    for (size_t j = i + 1; j < overrides.size(); ++j) {
+      later = later || overrides[j].substr(0, overrides[j].find('=')) == key;
+    }
+    if (!later && o.find('=') != std::string::npos) {
       env.push_back(o);
     }
   }

@@ -25,7 +25,8 @@
 namespace ferry::testing {
 
 struct ProgramOptions {
-  // Changes to the test's environment: "KEY=VALUE" sets KEY, "KEY" (no '=') removes it.
+  // Changes to the test's environment: "KEY=VALUE" sets KEY, "KEY" (no '=') removes it; of two
+  // changes to one key, the later wins.
   std::vector<std::string> env;
   // The child's working directory; empty: the test's.
   std::string cwd;

@@ -35,6 +35,20 @@ TEST(RunProgramTest, SetsAndRemovesEnvironmentVariablesAndChangesDirectory) {
   EXPECT_EQ(out->out, "a=b unset /\n");
 }
 
+// Of two changes to one key the later wins (a test's override of a variable its base
+// environment sets): the child sees one entry, the later value.
+TEST(RunProgramTest, TheLaterOfTwoChangesToOneVariableWins) {
+  ProgramOptions options;
+  options.env = {"FERRY_SUBPROCESS_TEST_X=one", "FERRY_SUBPROCESS_TEST_Y=1",
+                 "FERRY_SUBPROCESS_TEST_X=two", "FERRY_SUBPROCESS_TEST_Y"};
+  auto out = RunProgram({"/bin/sh", "-c",
+                         "echo \"$FERRY_SUBPROCESS_TEST_X ${FERRY_SUBPROCESS_TEST_Y-unset} "
+                         "$(env | grep -c ^FERRY_SUBPROCESS_TEST_X=)\""},
+                        std::chrono::seconds(60), options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->out, "two unset 1\n");
+}
+
 TEST(RunProgramTest, KillsAProgramThatOutlivesItsTimeoutAndSaysWhich) {
   auto out =
       RunProgram({"/bin/sh", "-c", "echo started; exec sleep 600"}, std::chrono::milliseconds(300));

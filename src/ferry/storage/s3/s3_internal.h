@@ -62,8 +62,9 @@ struct S3Core {
   http::HttpOutcome Send(const S3Call& call) const;
 };
 
-// The status of a failed S3 call for `what` ("GET s3://b/k"): NotFound for 404, the
-// classification's code otherwise, with the S3 error in the message.
+// The status of a failed S3 call for `what` ("GET s3://b/k"): InvalidArgument for a bucket that
+// does not exist (NoSuchBucket), NotFound for another 404, the classification's code otherwise,
+// with the S3 error in the message.
 Status S3Error(const http::HttpOutcome& outcome, std::string_view what);
 
 // The multipart / single-PUT writer of OpenAtomicWriter (s3_writer.cc).

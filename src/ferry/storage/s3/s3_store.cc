@@ -49,6 +49,14 @@ int64_t ParseIsoMillis(std::string_view s) {
   return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
 }
 
+// A key of a ListObjectsV2 answer with encoding-type=url: S3 encodes it as HTML forms do, a
+// space as '+' and a '+' as %2B (botocore decodes it with unquote_plus), so '+' is a space.
+Result<std::string> DecodeListedKey(std::string_view encoded) {
+  std::string plus_as_space(encoded);
+  std::replace(plus_as_space.begin(), plus_as_space.end(), '+', ' ');
+  return http::UriDecode(plus_as_space);
+}
+
 std::string RandomHex() {
   std::random_device rd;
   std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
@@ -94,6 +102,12 @@ class S3ReadFile final : public RandomAccessFile {
     if (r.status_code() == 412) {
       return DataLoss("{}: the object changed since it was opened (ETag {} no longer matches)",
                       name_, etag_);
+    }
+    if (r.status_code() == 404 && !etag_.empty()) {
+      // The version this file reads is gone: the same case as a replaced object, and not one a
+      // caller may take for a file that never existed (it opened it).
+      return DataLoss("{}: the object was deleted since it was opened ({})", name_,
+                      r.status.message());
     }
     if (!r.ok()) {
       return S3Error(r, "GET " + name_);
@@ -170,6 +184,11 @@ http::HttpOutcome S3Core::Send(const S3Call& call) const {
 }
 
 Status S3Error(const http::HttpOutcome& outcome, std::string_view what) {
+  if (outcome.status_code() == 404 && ParseAwsError(outcome.response).code == "NoSuchBucket") {
+    // A configuration error, not a missing object: a table reader must not take a missing
+    // bucket for a table that does not exist yet (and create it, or report "no Delta table").
+    return InvalidArgument("{}: the bucket does not exist ({})", what, outcome.status.message());
+  }
   if (outcome.status_code() == 404) {
     return Status(StatusCode::kNotFound, fmt::format("{}: {}", what, outcome.status.message()));
   }
@@ -246,10 +265,7 @@ Result<std::vector<ObjectInfo>> S3Store::List(std::string_view prefix, const Lis
                       full_prefix, doc.status().message());
     }
     for (const http::XmlElement* c : doc->Children("Contents")) {
-      // encoding-type=url: form encoding, a space may come as '+' (a literal '+' comes as %2B).
-      std::string encoded(c->ChildText("Key").value_or(""));
-      std::replace(encoded.begin(), encoded.end(), '+', ' ');
-      FERRY_ASSIGN_OR_RETURN(std::string key, http::UriDecode(encoded));
+      FERRY_ASSIGN_OR_RETURN(std::string key, DecodeListedKey(c->ChildText("Key").value_or("")));
       if (key.size() <= root.size() || key.compare(0, root.size(), root) != 0) {
         continue;
       }

@@ -15,7 +15,11 @@
 //     a request, Content-MD5.
 //   - OpenForRead: a GET of the first 64 KiB (Range) gives the size, the ETag and, for the small
 //     files of the log, the whole object in one request; further reads are ranged GETs with
-//     `If-Match: <ETag>`, so a file never mixes two versions of an object (412: DataLoss).
+//     `If-Match: <ETag>`, so a file never mixes two versions of an object: a read past the first
+//     64 KiB of an object replaced or deleted since the open fails with DataLoss (the contract
+//     of object_store.h asks more, a file that stays readable; S3 keeps no old version to read).
+//   - A bucket that does not exist is InvalidArgument for every call (never NotFound, which a
+//     table reader would take for a table that does not exist yet).
 //   - List: ListObjectsV2 pages of 1000 (delimiter '/' unless recursive, start-after,
 //     continuation tokens, url-encoded keys).
 //   - OpenAtomicWriter: bytes are buffered up to `part_size`; a file that ends below it is one

@@ -4,6 +4,7 @@
 // upload (CreateMultipartUpload, UploadPart, CompleteMultipartUpload), aborted on failure.
 #include <fmt/format.h>
 
+#include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/http/digest.h"
 #include "ferry/http/xml.h"
@@ -49,6 +50,8 @@ class S3MultipartUpload final : public MultipartUpload {
 
   // Its ETag, as S3 returned it (quoted).
   Result<std::string> UploadPart(int number, std::string_view data) override {
+    FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("storage.s3.before_upload_part")
+                              .WithContext("upload part {} of {}", number, name_));
     S3Call call{.method = "PUT",
                 .object_key = object_key_,
                 .query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id_}},
