@@ -21,6 +21,8 @@
 //                                      signed with the account key, valid MINUTES; prints its
 //                                      query string
 //   blocks CONTAINER BLOB              "committed N uncommitted M": the blob's block lists
+//   upload CONTAINER PREFIX DIR        every file under DIR as the blob PREFIX/<relative path>,
+//                                      16 at once; prints how many
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -30,7 +32,7 @@ import {
   generateBlobSASQueryParameters,
 } from '@azure/storage-blob';
 
-const usage = 'usage: node blob.mjs create-container|put|race|get|list|download|sas|blocks ARGS...';
+const usage = 'usage: node blob.mjs create-container|put|race|get|list|download|sas|blocks|upload ARGS...';
 
 // AccountName and AccountKey of the connection string.
 function sharedKeyCredential() {
@@ -135,6 +137,18 @@ async function run(service, argv, out) {
     case 'blocks': {
       const list = await container.getBlockBlobClient(args[1]).getBlockList('all');
       print(`committed ${(list.committedBlocks ?? []).length} uncommitted ${(list.uncommittedBlocks ?? []).length}`);
+      return 0;
+    }
+    case 'upload': {
+      const [, prefix, dir] = args;
+      const files = fs.readdirSync(dir, { recursive: true })
+        .filter((f) => fs.statSync(path.join(dir, f)).isFile());
+      for (let at = 0; at < files.length; at += 16) {
+        await Promise.all(files.slice(at, at + 16).map((f) => container
+          .getBlockBlobClient(`${prefix}/${f.split(path.sep).join('/')}`)
+          .uploadFile(path.join(dir, f))));
+      }
+      print(files.length);
       return 0;
     }
     default:

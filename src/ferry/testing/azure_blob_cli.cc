@@ -190,4 +190,17 @@ Status AzureBlobCli::DownloadPrefix(std::string_view container, std::string_view
   return Run({"download", std::string(container), std::string(prefix), local_dir}).status();
 }
 
+Result<int64_t> AzureBlobCli::UploadDirectory(const std::string& local_dir,
+                                              std::string_view container,
+                                              std::string_view prefix) const {
+  FERRY_ASSIGN_OR_RETURN(std::string out,
+                         Run({"upload", std::string(container), std::string(prefix), local_dir}));
+  int64_t count = 0;
+  auto [end, ec] = std::from_chars(out.data(), out.data() + out.size(), count);
+  if (ec != std::errc()) {
+    return Internal("blob.mjs upload {}: no count in its output: {}", local_dir, out);
+  }
+  return count;
+}
+
 }  // namespace ferry::testing

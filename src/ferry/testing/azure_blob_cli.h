@@ -53,6 +53,10 @@ class AzureBlobCli {
   // leading '/') as the relative path, e.g. a table for DuckDB to read.
   Status DownloadPrefix(std::string_view container, std::string_view prefix,
                         const std::string& local_dir) const;
+  // Uploads every file under `local_dir` as the blob "<prefix>/<relative path>" (Put Blob by the
+  // SDK, 16 at once); how many.
+  Result<int64_t> UploadDirectory(const std::string& local_dir, std::string_view container,
+                                  std::string_view prefix) const;
 
   // Runs several blob.mjs commands in turn in one node process (each node start loads the SDK,
   // ~1 s of CPU) and returns each one's output, e.g. {{"put", C, B, "text", "--if-none-match"},
