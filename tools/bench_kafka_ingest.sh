@@ -16,8 +16,9 @@
 #
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
-# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), BENCH_DIR (default:
-# a mktemp dir, removed).
+# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), TABLE (the table's
+# location, default $BENCH_DIR/delta/bench; an az:// or s3:// URI reached with the store's
+# environment variables: tools/bench_azure_ingest.sh), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -41,6 +42,7 @@ else
   DIR=$(mktemp -d /tmp/ferry-bench-kafka.XXXXXX)
   keep=0
 fi
+TABLE=${TABLE:-$DIR/delta/bench}
 mock=""
 cleanup() {
   if [ -n "$mock" ]; then
@@ -89,7 +91,7 @@ level = "info"
 
 [[pipeline]]
 id = "bench"
-table = "$DIR/delta/bench"
+table = "$TABLE"
 schema = "id BIGINT NOT NULL, dateTime STRING, user STRING, payload STRING"
 metadata_columns = { partition = "_partition", offset = "_offset" }
 
@@ -126,7 +128,7 @@ cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time.txt")
 
 kcat2=$(run_kcat)
 
-json=$("$FERRY" table inspect "$DIR/delta/bench" --json)
+json=$("$FERRY" table inspect "$TABLE" --json)
 rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
 version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
