@@ -22,7 +22,9 @@
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
 # [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), STORE (local, s3),
-# ROUNDS, MEMSTORE_MIB (4096), BENCH_DIR (default: a mktemp dir, removed).
+# ROUNDS, MEMSTORE_MIB (4096), TABLE (without STORE=s3: the table's location, default
+# $BENCH_DIR/delta/bench; an az:// or s3:// URI reached with the store's environment variables, as
+# tools/bench_azure_ingest.sh does), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -176,7 +178,7 @@ if [ "$STORE" = s3 ]; then
   exit 0
 fi
 
-run_ferry "$DIR/delta/bench" bench
+run_ferry "${TABLE:-$DIR/delta/bench}" bench
 
 kcat2=$(run_kcat)
 

@@ -17,11 +17,30 @@
 //   list CONTAINER PREFIX              the names under PREFIX, one a line
 //   download CONTAINER PREFIX DIR      every blob under PREFIX into DIR (name below PREFIX as the
 //                                      relative path); prints how many
+//   sas CONTAINER MINUTES              a container SAS (read, add, create, write, delete, list)
+//                                      signed with the account key, valid MINUTES; prints its
+//                                      query string
+//   blocks CONTAINER BLOB              "committed N uncommitted M": the blob's block lists
+//   upload CONTAINER PREFIX DIR        every file under DIR as the blob PREFIX/<relative path>,
+//                                      16 at once; prints how many
 import fs from 'node:fs';
 import path from 'node:path';
-import { BlobServiceClient } from '@azure/storage-blob';
+import {
+  BlobServiceClient,
+  ContainerSASPermissions,
+  StorageSharedKeyCredential,
+  generateBlobSASQueryParameters,
+} from '@azure/storage-blob';
 
-const usage = 'usage: node blob.mjs create-container|put|race|get|list|download ARGS...';
+const usage = 'usage: node blob.mjs create-container|put|race|get|list|download|sas|blocks|upload ARGS...';
+
+// AccountName and AccountKey of the connection string.
+function sharedKeyCredential() {
+  const fields = Object.fromEntries(process.env.AZURE_STORAGE_CONNECTION_STRING.split(';')
+    .filter((f) => f.includes('='))
+    .map((f) => [f.slice(0, f.indexOf('=')), f.slice(f.indexOf('=') + 1)]));
+  return new StorageSharedKeyCredential(fields.AccountName, fields.AccountKey);
+}
 
 function outcome(e) {
   // A RestError from the service: its HTTP status and error code are the outcome.
@@ -102,6 +121,34 @@ async function run(service, argv, out) {
         count++;
       }
       print(count);
+      return 0;
+    }
+    case 'sas': {
+      const minutes = Number(args[1] ?? '60');
+      const sas = generateBlobSASQueryParameters({
+        containerName: args[0],
+        permissions: ContainerSASPermissions.parse('racwdl'),
+        startsOn: new Date(Date.now() - 5 * 60 * 1000),
+        expiresOn: new Date(Date.now() + minutes * 60 * 1000),
+      }, sharedKeyCredential());
+      print(sas.toString());
+      return 0;
+    }
+    case 'blocks': {
+      const list = await container.getBlockBlobClient(args[1]).getBlockList('all');
+      print(`committed ${(list.committedBlocks ?? []).length} uncommitted ${(list.uncommittedBlocks ?? []).length}`);
+      return 0;
+    }
+    case 'upload': {
+      const [, prefix, dir] = args;
+      const files = fs.readdirSync(dir, { recursive: true })
+        .filter((f) => fs.statSync(path.join(dir, f)).isFile());
+      for (let at = 0; at < files.length; at += 16) {
+        await Promise.all(files.slice(at, at + 16).map((f) => container
+          .getBlockBlobClient(`${prefix}/${f.split(path.sep).join('/')}`)
+          .uploadFile(path.join(dir, f))));
+      }
+      print(files.length);
       return 0;
     }
     default:

@@ -29,6 +29,9 @@
 #include "ferry/delta/transaction.h"
 #include "ferry/storage/local_store.h"
 #include "ferry/storage/s3/s3_store.h"
+#include "ferry/storage/store_factory.h"
+#include "ferry/storage/table_uri.h"
+#include "ferry/testing/azure_test_store.h"
 #include "ferry/testing/radosgw.h"
 #include "ferry/testing/s3_test_store.h"
 #include "ferry/testing/table_verifier.h"
@@ -195,8 +198,9 @@ TEST_F(DeltaProcessTest, ConcurrentBlindAppendsAllLandAtContiguousVersions) {
 
 // ---- N processes racing for one commit version, round after round, on each kind of store.
 
-// Where the race runs: "Local" (a temp dir) or "S3" (a table on the test binary's radosgw,
-// reached by the writers through the standard AWS variables alone).
+// Where the race runs: "Local" (a temp dir), "S3" (a table on the test binary's radosgw,
+// reached by the writers through the standard AWS variables alone) or "Azure" (a table on the
+// test binary's Azurite, reached through AZURE_STORAGE_USE_EMULATOR and AZURE_STORAGE_ENDPOINT).
 class CommitRaceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -214,6 +218,20 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
       auto s3 = storage::s3::OpenS3Store(*bucket, "race/t", testing::RadosGwStorageOptions(*rgw_));
       ASSERT_TRUE(s3.ok()) << s3.status().ToString();
       store = std::move(*s3);
+    } else if (GetParam() == "Azure") {
+      Result<testing::Azurite*> azurite = testing::Azurite::Shared();
+      ASSERT_TRUE(azurite.ok()) << azurite.status().ToString();
+      azurite_ = *azurite;
+      Result<std::string> container = testing::NewAzuriteContainer(*azurite_);
+      ASSERT_TRUE(container.ok()) << container.status().ToString();
+      location_ = "az://" + *container + "/race/t";
+      env_ = {"AZURE_STORAGE_USE_EMULATOR=true", "AZURE_STORAGE_ENDPOINT=" + azurite_->endpoint()};
+      auto uri = storage::ParseTableUri(location_);
+      ASSERT_TRUE(uri.ok()) << uri.status().ToString();
+      auto azure = storage::OpenTableStore(*uri, testing::AzuriteStorageOptions(*azurite_),
+                                           storage::OpenMode::kCreate);
+      ASSERT_TRUE(azure.ok()) << azure.status().ToString();
+      store = std::move(*azure);
     } else {
       char tmpl[] = "/tmp/ferry-delta-race-XXXXXX";
       ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -232,6 +250,9 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
     }
     if (rgw_ != nullptr) {
       EXPECT_TRUE(rgw_->Alive()) << rgw_->Log();
+    }
+    if (azurite_ != nullptr) {
+      EXPECT_TRUE(azurite_->Alive()) << azurite_->Log();
     }
   }
 
@@ -259,6 +280,7 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
   }
 
   testing::RadosGw* rgw_ = nullptr;
+  testing::Azurite* azurite_ = nullptr;
   std::string dir_;
   std::string location_;
   std::vector<std::string> env_;
@@ -326,7 +348,7 @@ TEST_P(CommitRaceTest, SameAppIdExactlyOneWinnerPerRound) {
   std::printf("%s: rounds won by%s\n", GetParam().c_str(), spread.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, CommitRaceTest, ::testing::Values("Local", "S3"),
+INSTANTIATE_TEST_SUITE_P(Stores, CommitRaceTest, ::testing::Values("Local", "S3", "Azure"),
                          [](const auto& p) { return p.param; });
 
 // ---- `ferry table inspect|history` on a table with positions (the real binary).

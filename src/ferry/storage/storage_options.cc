@@ -64,7 +64,10 @@ const std::vector<StorageOptionSpec>& KnownStorageOptions() {
        {"aws_endpoint", "endpoint_url", "endpoint"},
        false,
        "endpoint of an S3-compatible store (MinIO, Ceph RGW, R2), e.g. http://127.0.0.1:7480"},
-      {"aws_allow_http", {"allow_http"}, false, "allow an http:// endpoint (default false)"},
+      {"aws_allow_http",
+       {"allow_http", "azure_allow_http"},
+       false,
+       "allow an http:// endpoint, on S3 and Azure (default false)"},
       {"aws_virtual_hosted_style_request",
        {"virtual_hosted_style_request"},
        false,
@@ -75,7 +78,56 @@ const std::vector<StorageOptionSpec>& KnownStorageOptions() {
        false,
        "write even when the store ignores If-None-Match (one writer per table only; default "
        "false)"},
-      {"aws_ca_bundle", {"ca_bundle"}, false, "PEM file of extra CA certificates to trust"},
+      {"aws_ca_bundle",
+       {"ca_bundle"},
+       false,
+       "PEM file of extra CA certificates to trust, on S3 and Azure"},
+      // Azure Blob Storage and ADLS Gen2.
+      {"azure_storage_account_name",
+       {"account_name"},
+       false,
+       "storage account (when the location does not name it)"},
+      {"azure_storage_account_key",
+       {"azure_storage_access_key", "azure_storage_master_key", "account_key", "access_key",
+        "master_key"},
+       true,
+       "account key: Shared Key authorization"},
+      {"azure_storage_sas_key",
+       {"azure_storage_sas_token", "sas_key", "sas_token"},
+       true,
+       "shared access signature (the query string, with or without '?')"},
+      {"azure_storage_token", {"bearer_token"}, true, "Entra ID access token, used as is"},
+      {"azure_storage_client_id",
+       {"azure_client_id", "client_id"},
+       false,
+       "Entra ID application (client) id, for a client secret or workload identity"},
+      {"azure_storage_client_secret",
+       {"azure_client_secret", "client_secret"},
+       true,
+       "Entra ID client secret"},
+      {"azure_storage_tenant_id",
+       {"azure_tenant_id", "tenant_id", "azure_storage_authority_id", "azure_authority_id",
+        "authority_id"},
+       false,
+       "Entra ID tenant id"},
+      {"azure_federated_token_file",
+       {"federated_token_file"},
+       false,
+       "file of a federated token (workload identity, as AKS mounts it)"},
+      {"azure_storage_authority_host",
+       {"azure_authority_host", "authority_host"},
+       false,
+       "Entra ID authority (default https://login.microsoftonline.com)"},
+      {"azure_storage_endpoint",
+       {"azure_endpoint"},
+       false,
+       "the account's Blob endpoint, everything before /CONTAINER (default "
+       "https://ACCOUNT.blob.core.windows.net)"},
+      {"azure_storage_use_emulator",
+       {"azure_use_emulator", "use_emulator"},
+       false,
+       "the local storage emulator (Azurite): its account and key, http://127.0.0.1:10000 or "
+       "AZURITE_BLOB_STORAGE_URL (default false)"},
       // Every store.
       {"allow_invalid_certificates",
        {"aws_allow_invalid_certificates"},
@@ -88,8 +140,8 @@ const std::vector<StorageOptionSpec>& KnownStorageOptions() {
       {"upload_part_size",
        {"multipart_part_size"},
        false,
-       "size of the parts of a multipart upload, and the size from which a file is uploaded in "
-       "parts (default 16MiB, at least 5MiB)"},
+       "size of the parts of a multipart upload (Azure: of the blocks), and the size from which a "
+       "file is uploaded in parts (default 16MiB; at least 5MiB on S3, 64KiB on Azure)"},
       {"upload_parts_in_flight",
        {"multipart_concurrency"},
        false,
@@ -180,13 +232,27 @@ StorageOptions MergeStorageOptions(const std::vector<const StorageOptions*>& lay
 StorageOptions StorageOptionsFromEnvironment(const EnvLookup& env) {
   StorageOptions out;
   for (const StorageOptionSpec& spec : KnownStorageOptions()) {
-    if (!spec.name.starts_with("aws_") || spec.name == "aws_access_key_id" ||
-        spec.name == "aws_secret_access_key" || spec.name == "aws_session_token" ||
-        spec.name == "aws_profile") {
-      continue;  // credentials and the profile: the credential chain reads them in its order
+    // The canonical name, then the azure_ aliases (AZURE_CLIENT_ID and the other names the AKS
+    // workload identity webhook sets).
+    std::vector<std::string_view> names;
+    if (spec.name.starts_with("aws_") && spec.name != "aws_access_key_id" &&
+        spec.name != "aws_secret_access_key" && spec.name != "aws_session_token" &&
+        spec.name != "aws_profile") {
+      // (AWS credentials and the profile: the credential chain reads them in its order.)
+      names.push_back(spec.name);
+    } else if (spec.name.starts_with("azure_")) {
+      names.push_back(spec.name);
     }
-    if (std::optional<std::string> v = env(Upper(spec.name)); v && !v->empty()) {
-      out[std::string(spec.name)] = *v;
+    for (std::string_view alias : spec.aliases) {
+      if (alias.starts_with("azure_")) {
+        names.push_back(alias);
+      }
+    }
+    for (std::string_view name : names) {
+      if (std::optional<std::string> v = env(Upper(name)); v && !v->empty()) {
+        out[std::string(spec.name)] = *v;
+        break;
+      }
     }
   }
   if (out.count("aws_region") == 0) {

@@ -10,9 +10,11 @@
 //   2. `[pipeline.storage]` of the pipeline;
 //   3. `[storage]`, global to the file;
 //   4. the environment: each canonical `aws_*` / `azure_*` name read as its upper-case variable
-//      (AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP, AZURE_STORAGE_ACCOUNT_NAME, ...), plus
-//      AWS_DEFAULT_REGION for the region. (The AWS credential variables are read by the
-//      credential chain itself, in its order: storage/s3/credentials.h.)
+//      (AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP, AZURE_STORAGE_ACCOUNT_NAME, ...), and the
+//      `azure_*` aliases likewise (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE,
+//      AZURE_AUTHORITY_HOST, as AKS sets them), plus AWS_DEFAULT_REGION for the region. (The AWS
+//      credential variables are read by the credential chain itself, in its order:
+//      storage/s3/credentials.h.)
 //
 // Thread-safety: values and pure functions.
 #pragma once

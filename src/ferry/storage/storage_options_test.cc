@@ -65,6 +65,39 @@ TEST(StorageOptionsTest, FlagsLayersAndEnvironment) {
                                     {"aws_virtual_hosted_style_request", "true"}}));
 }
 
+// AZURE_* variables: the canonical names, and the aliases the AKS workload identity webhook sets.
+TEST(StorageOptionsTest, AzureOptionsComeFromTheEnvironmentUnderTheirAksNames) {
+  const std::map<std::string, std::string> vars = {
+      {"AZURE_STORAGE_ACCOUNT_NAME", "lakeacct"},
+      {"AZURE_STORAGE_ACCOUNT_KEY", "a2V5"},
+      {"AZURE_CLIENT_ID", "client"},
+      {"AZURE_TENANT_ID", "tenant"},
+      {"AZURE_FEDERATED_TOKEN_FILE", "/var/run/secrets/azure/tokens/azure-identity-token"},
+      {"AZURE_AUTHORITY_HOST", "https://login.microsoftonline.com/"},
+      {"AZURE_STORAGE_USE_EMULATOR", "false"}};
+  StorageOptions env =
+      StorageOptionsFromEnvironment([&](std::string_view name) -> std::optional<std::string> {
+        auto it = vars.find(std::string(name));
+        return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+      });
+  EXPECT_EQ(env["azure_storage_account_name"], "lakeacct");
+  EXPECT_EQ(env["azure_storage_account_key"], "a2V5");
+  EXPECT_EQ(env["azure_storage_client_id"], "client");
+  EXPECT_EQ(env["azure_storage_tenant_id"], "tenant");
+  EXPECT_EQ(env["azure_federated_token_file"],
+            "/var/run/secrets/azure/tokens/azure-identity-token");
+  EXPECT_EQ(env["azure_storage_authority_host"], "https://login.microsoftonline.com/");
+  EXPECT_EQ(env["azure_storage_use_emulator"], "false");
+  // The Azure secrets are redacted like AWS's.
+  const std::string text = DescribeStorageOptions({{"azure_storage_account_key", "k3y"},
+                                                   {"azure_storage_sas_key", "sig=s1g"},
+                                                   {"azure_storage_client_secret", "cl13nt"},
+                                                   {"azure_storage_token", "t0k"}});
+  for (const char* secret : {"k3y", "s1g", "cl13nt", "t0k"}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << text;
+  }
+}
+
 TEST(StorageOptionsTest, BooleansAndRedaction) {
   StorageOptions o{{"aws_allow_http", "TRUE"},
                    {"aws_virtual_hosted_style_request", "maybe"},

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "ferry/storage/azure/azure_store.h"
 #include "ferry/storage/local_store.h"
 #include "ferry/storage/s3/s3_store.h"
 
@@ -15,6 +16,11 @@ Result<std::shared_ptr<ObjectStore>> OpenTableStore(const TableUri& uri,
       // An object store has no directories: the table's location exists once it has an object.
       FERRY_ASSIGN_OR_RETURN(std::unique_ptr<s3::S3Store> store,
                              s3::OpenS3Store(uri.bucket, uri.key_prefix, options));
+      return std::shared_ptr<ObjectStore>(std::move(store));
+    }
+    case StoreKind::kAzure: {
+      FERRY_ASSIGN_OR_RETURN(std::unique_ptr<azure::AzureBlobStore> store,
+                             azure::OpenAzureStore(uri, options));
       return std::shared_ptr<ObjectStore>(std::move(store));
     }
     case StoreKind::kLocal:

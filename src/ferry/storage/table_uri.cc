@@ -101,12 +101,127 @@ Result<TableUri> ParseS3Uri(TableUri uri, std::string_view rest, std::string_vie
   return uri;
 }
 
+// Container names: 3-63 of a-z 0-9 '-', beginning and ending with a letter or digit, no "--".
+bool IsContainerName(std::string_view name) {
+  if (name.size() < 3 || name.size() > 63 || name.front() == '-' || name.back() == '-' ||
+      name.find("--") != std::string_view::npos) {
+    return false;
+  }
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Account names: 3-24 of a-z 0-9.
+bool IsAccountName(std::string_view name) {
+  if (name.size() < 3 || name.size() > 24) {
+    return false;
+  }
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// "account.dfs.core.windows.net" or "account.blob.<suffix>": sets the account and the Blob
+// endpoint host.
+Status ParseAzureHost(TableUri* uri, std::string_view host, std::string_view what) {
+  const std::string lower = Lower(host);
+  const size_t dot = lower.find('.');
+  const std::string account = lower.substr(0, dot);
+  std::string_view rest = dot == std::string::npos ? "" : std::string_view(lower).substr(dot + 1);
+  std::string_view suffix;
+  if (rest.starts_with("blob.")) {
+    suffix = rest.substr(5);
+  } else if (rest.starts_with("dfs.")) {
+    suffix = rest.substr(4);
+  }
+  if (suffix.empty() || !IsAccountName(account)) {
+    return InvalidArgument(
+        "{}: '{}' is not an Azure storage host (ACCOUNT.dfs.core.windows.net or "
+        "ACCOUNT.blob.core.windows.net, the account 3 to 24 lower-case letters and digits)",
+        Subject(what, uri->original), host);
+  }
+  uri->account = account;
+  uri->host = account + ".blob." + std::string(suffix);
+  return Status::OK();
+}
+
+// Sets the container and the prefix from "container/prefix..." (the path after the authority
+// or the host), checking both.
+Status SetAzureContainerAndPrefix(TableUri* uri, std::string_view container,
+                                  std::string_view prefix, std::string_view what) {
+  while (!prefix.empty() && prefix.back() == '/') {
+    prefix.remove_suffix(1);
+  }
+  uri->bucket = std::string(container);
+  uri->key_prefix = std::string(prefix);
+  if (!IsContainerName(uri->bucket)) {
+    return InvalidArgument(
+        "{}: '{}' is not a container name (3 to 63 lower-case letters, digits and single '-', "
+        "beginning and ending with a letter or digit)",
+        Subject(what, uri->original), uri->bucket);
+  }
+  if (!uri->key_prefix.empty() && !ValidateKey(uri->key_prefix).ok()) {
+    return InvalidArgument("{}: the blob name prefix '{}' has an empty, '.' or '..' segment",
+                           Subject(what, uri->original), uri->key_prefix);
+  }
+  uri->kind = StoreKind::kAzure;
+  return Status::OK();
+}
+
+// az://container[/prefix], azure://..., abfs[s]://container[/prefix], and all of them as
+// SCHEME://container@host[/prefix].
+Result<TableUri> ParseAzureUri(TableUri uri, std::string_view rest, std::string_view what) {
+  if (!rest.starts_with("//")) {
+    return InvalidArgument("{}: an {} URI is {}://CONTAINER/PREFIX or {}://CONTAINER@HOST/PREFIX",
+                           Subject(what, uri.original), uri.scheme, uri.scheme, uri.scheme);
+  }
+  rest.remove_prefix(2);
+  const size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  const size_t at = authority.find('@');
+  if (at != std::string_view::npos) {
+    FERRY_RETURN_IF_ERROR(ParseAzureHost(&uri, authority.substr(at + 1), what));
+    authority = authority.substr(0, at);
+  }
+  FERRY_RETURN_IF_ERROR(SetAzureContainerAndPrefix(&uri, authority, path, what));
+  return uri;
+}
+
+// https://account.blob.core.windows.net/container[/prefix] (or .dfs.).
+Result<TableUri> ParseAzureHttpsUri(TableUri uri, std::string_view rest, std::string_view what) {
+  if (!rest.starts_with("//")) {
+    return InvalidArgument("{}: expected https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX",
+                           Subject(what, uri.original));
+  }
+  rest.remove_prefix(2);
+  const size_t slash = rest.find('/');
+  FERRY_RETURN_IF_ERROR(ParseAzureHost(&uri, rest.substr(0, slash), what));
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  const size_t next = path.find('/');
+  FERRY_RETURN_IF_ERROR(SetAzureContainerAndPrefix(
+      &uri, path.substr(0, next), next == std::string_view::npos ? "" : path.substr(next + 1),
+      what));
+  return uri;
+}
+
 }  // namespace
 
 std::string TableUri::Canonical() const {
   switch (kind) {
     case StoreKind::kS3:
       return key_prefix.empty() ? "s3://" + bucket : "s3://" + bucket + "/" + key_prefix;
+    case StoreKind::kAzure: {
+      std::string out = host.empty() ? "az://" + bucket : "https://" + host + "/" + bucket;
+      return key_prefix.empty() ? out : out + "/" + key_prefix;
+    }
     case StoreKind::kLocal:
       break;
   }
@@ -114,7 +229,8 @@ std::string TableUri::Canonical() const {
 }
 
 std::string SupportedTableSchemes() {
-  return "file:// (or a plain local path), s3://, s3a://";
+  return "file:// (or a plain local path), s3://, s3a://, az://, azure://, abfs://, abfss://, "
+         "https://ACCOUNT.blob.core.windows.net/";
 }
 
 Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
@@ -136,6 +252,13 @@ Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
   }
   if (uri.scheme == "s3" || uri.scheme == "s3a") {
     return ParseS3Uri(std::move(uri), rest, what);
+  }
+  if (uri.scheme == "az" || uri.scheme == "azure" || uri.scheme == "abfs" ||
+      uri.scheme == "abfss") {
+    return ParseAzureUri(std::move(uri), rest, what);
+  }
+  if (uri.scheme == "https") {
+    return ParseAzureHttpsUri(std::move(uri), rest, what);
   }
   return InvalidArgument(
       "{}: scheme '{}' is not supported; supported: {}. (A local path that contains ':' can be "

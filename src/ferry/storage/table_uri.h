@@ -8,6 +8,16 @@
 //   file:///data/delta/events                  local path, absolute (file://localhost/... too)
 //   s3://bucket/prefix/events                  S3 or an S3-compatible store (storage/s3/)
 //   s3a://bucket/prefix/events                 the same, as Spark's Hadoop connector writes it
+//   az://container/prefix/events               Azure Blob Storage or ADLS Gen2 (storage/azure/);
+//   azure://container/prefix/events            the account from the storage options
+//   abfss://container@account.dfs.core.windows.net/prefix/events
+//                                              the same, as Spark and Databricks write it (also
+//                                              abfs://, and az://container@account.<host>/...)
+//   https://account.blob.core.windows.net/container/prefix/events
+//                                              the same, as a Blob (or .dfs.) endpoint URL
+//
+// Azure locations always reach the account through its Blob endpoint (account.blob.<suffix>),
+// also when written with the ADLS Gen2 (dfs) host, as delta-rs does.
 //
 // Thread-safety: plain values and pure functions.
 #pragma once
@@ -19,7 +29,7 @@
 
 namespace ferry::storage {
 
-enum class StoreKind { kLocal, kS3 };
+enum class StoreKind { kLocal, kS3, kAzure };
 
 struct TableUri {
   StoreKind kind = StoreKind::kLocal;
@@ -29,12 +39,18 @@ struct TableUri {
   std::string scheme;
   // kLocal: the directory, with `file://` removed and trailing slashes trimmed.
   std::string path;
-  // kS3: the bucket, and the table's key prefix inside it (no leading or trailing '/').
+  // kS3: the bucket; kAzure: the container. And the table's key (blob name) prefix inside it
+  // (no leading or trailing '/').
   std::string bucket;
   std::string key_prefix;
+  // kAzure: the storage account, "" when the location does not name it (az://container/...);
+  // and the account's Blob endpoint host ("account.blob.core.windows.net"), "" likewise.
+  std::string account;
+  std::string host;
 
-  // The location in one canonical spelling (s3a:// as s3://, no trailing slash), to tell that
-  // two spellings name one table.
+  // The location in one canonical spelling (s3a:// as s3://, no trailing slash; an Azure location
+  // that names its account as https://account.blob.<suffix>/container/prefix), to tell that two
+  // spellings name one table.
   std::string Canonical() const;
 };
 

@@ -45,7 +45,7 @@ TEST(TableUriTest, FileUrisAreLocal) {
 
 TEST(TableUriTest, UnsupportedSchemesAreRefusedByName) {
   for (const char* text : {"gs://bucket/events", "hdfs://nn:8020/events",
-                           "abfss://c@a.dfs.core.windows.net/t", "ftp://h/t", "events:"}) {
+                           "wasbs://c@a.blob.core.windows.net/t", "ftp://h/t", "events:"}) {
     auto uri = ParseTableUri(text, "dead_letter_table");
     ASSERT_FALSE(uri.ok()) << text;
     const std::string message = uri.status().message();
@@ -86,6 +86,92 @@ TEST(TableUriTest, S3UrisNameABucketAndAPrefix) {
     ASSERT_FALSE(uri.ok()) << text;
     EXPECT_NE(uri.status().message().find(message), std::string::npos) << uri.status().message();
   }
+}
+
+TEST(TableUriTest, AzureUrisNameAContainerAPrefixAndMaybeTheAccount) {
+  for (const auto& [text, container, prefix, account, host] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>>{
+           {"az://lake/raw/events", "lake", "raw/events", "", ""},
+           {"azure://lake/raw/events/", "lake", "raw/events", "", ""},
+           {"abfss://lake@acct1.dfs.core.windows.net/raw/events", "lake", "raw/events", "acct1",
+            "acct1.blob.core.windows.net"},
+           {"abfs://lake@Acct1.blob.core.windows.net", "lake", "", "acct1",
+            "acct1.blob.core.windows.net"},
+           {"az://lake@acct1.dfs.core.chinacloudapi.cn/t", "lake", "t", "acct1",
+            "acct1.blob.core.chinacloudapi.cn"},
+           {"https://acct1.blob.core.windows.net/lake/raw/events", "lake", "raw/events", "acct1",
+            "acct1.blob.core.windows.net"},
+           {"https://acct1.dfs.core.windows.net/lake", "lake", "", "acct1",
+            "acct1.blob.core.windows.net"},
+       }) {
+    auto uri = ParseTableUri(text);
+    ASSERT_TRUE(uri.ok()) << text << ": " << uri.status().ToString();
+    EXPECT_EQ(uri->kind, StoreKind::kAzure) << text;
+    EXPECT_EQ(uri->bucket, container) << text;
+    EXPECT_EQ(uri->key_prefix, prefix) << text;
+    EXPECT_EQ(uri->account, account) << text;
+    EXPECT_EQ(uri->host, host) << text;
+  }
+  // One table, however it is spelled.
+  const std::string canonical = "https://acct1.blob.core.windows.net/lake/raw/events";
+  for (const char* text : {"abfss://lake@acct1.dfs.core.windows.net/raw/events/",
+                           "abfs://lake@acct1.blob.core.windows.net/raw/events",
+                           "https://acct1.dfs.core.windows.net/lake/raw/events"}) {
+    EXPECT_EQ(ParseTableUri(text)->Canonical(), canonical) << text;
+  }
+  EXPECT_EQ(ParseTableUri("azure://lake/t/")->Canonical(), "az://lake/t");
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"az:/x", "an az URI is az://CONTAINER/PREFIX"},
+           {"az://Lake/t", "'Lake' is not a container name"},
+           {"az://a--b/t", "'a--b' is not a container name"},
+           {"az://lake//t", "has an empty, '.' or '..' segment"},
+           {"abfss://lake@acct1.example.com/t", "'acct1.example.com' is not an Azure storage host"},
+           {"abfss://lake@a.dfs.core.windows.net/t", "is not an Azure storage host"},
+           {"https://example.com/lake/t", "'example.com' is not an Azure storage host"},
+       }) {
+    auto uri = ParseTableUri(text, "table");
+    ASSERT_FALSE(uri.ok()) << text;
+    EXPECT_EQ(uri.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(uri.status().message().find(message), std::string::npos) << uri.status().message();
+    EXPECT_NE(uri.status().message().find(text), std::string::npos) << uri.status().message();
+  }
+}
+
+// A misconfigured Azure location is refused before any request, naming what is missing or wrong.
+TEST(StoreFactoryTest, AzureLocationsThatCannotWorkAreRefusedByName) {
+  auto az = ParseTableUri("az://lake/t");
+  ASSERT_TRUE(az.ok());
+  for (const auto& [options, message] : std::vector<std::pair<StorageOptions, std::string>>{
+           {{}, "table az://lake/t: no storage account; set azure_storage_account_name"},
+           {{{"azure_storage_account_name", "acct1"},
+             {"azure_storage_endpoint", "http://10.0.0.1:10000/acct1"}},
+            "azure_storage_endpoint = http://10.0.0.1:10000/acct1 is plain http"},
+           {{{"azure_storage_account_name", "acct1"}},
+            "no Azure credentials found for account 'acct1'"},
+           {{{"azure_storage_account_name", "acct1"},
+             {"azure_storage_account_key", "a2V5"},
+             {"upload_part_size", "1KiB"}},
+            "upload_part_size 1024 is outside"},
+           {{{"azure_storage_account_name", "acct1"}, {"azure_federated_token_file", "/t"}},
+            "azure_federated_token_file (AZURE_FEDERATED_TOKEN_FILE) is set without "
+            "azure_client_id"},
+           {{{"azure_storage_use_emulator", "maybe"}}, "azure_storage_use_emulator"},
+       }) {
+    auto store = OpenTableStore(*az, options, OpenMode::kExisting);
+    ASSERT_FALSE(store.ok()) << message;
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument) << store.status().ToString();
+    EXPECT_NE(store.status().message().find(message), std::string::npos)
+        << message << " / " << store.status().ToString();
+  }
+  auto named = ParseTableUri("abfss://lake@acct1.dfs.core.windows.net/t");
+  ASSERT_TRUE(named.ok());
+  auto conflict =
+      OpenTableStore(*named, {{"azure_storage_account_name", "acct2"}}, OpenMode::kExisting);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_NE(conflict.status().message().find("names the storage account 'acct1' but "
+                                             "azure_storage_account_name is 'acct2'"),
+            std::string::npos)
+      << conflict.status().ToString();
 }
 
 TEST(TableUriTest, SiblingLocation) {

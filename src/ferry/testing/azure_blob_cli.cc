@@ -48,6 +48,9 @@ Result<std::string> AzureBlobCli::Run(const std::vector<std::string>& args, int*
   argv.insert(argv.end(), args.begin(), args.end());
   ProgramOptions options;
   options.env = {"AZURE_STORAGE_CONNECTION_STRING=" + connection_string_};
+  if (!ca_file_.empty()) {
+    options.env.push_back("NODE_EXTRA_CA_CERTS=" + ca_file_);
+  }
   FERRY_ASSIGN_OR_RETURN(ProgramOutput out, RunProgram(argv, timeout_, options));
   if (exit_code != nullptr) {
     *exit_code = out.exit_code;
@@ -153,6 +156,24 @@ std::string AzureBlobCli::RaceBody(int writer) {
   return body;
 }
 
+Result<std::string> AzureBlobCli::ContainerSas(std::string_view container, int minutes) const {
+  FERRY_ASSIGN_OR_RETURN(std::string out,
+                         Run({"sas", std::string(container), std::to_string(minutes)}));
+  std::vector<std::string> lines = Lines(out);
+  if (lines.empty() || lines.back().empty()) {
+    return Internal("blob.mjs sas {}: no signature printed", container);
+  }
+  return lines.back();
+}
+
+Result<std::string> AzureBlobCli::BlockCounts(std::string_view container,
+                                              std::string_view blob) const {
+  FERRY_ASSIGN_OR_RETURN(std::string out,
+                         Run({"blocks", std::string(container), std::string(blob)}));
+  std::vector<std::string> lines = Lines(out);
+  return lines.empty() ? std::string() : lines.back();
+}
+
 Result<std::string> AzureBlobCli::Get(std::string_view container, std::string_view blob) const {
   return Run({"get", std::string(container), std::string(blob)});
 }
@@ -167,6 +188,19 @@ Result<std::vector<std::string>> AzureBlobCli::List(std::string_view container,
 Status AzureBlobCli::DownloadPrefix(std::string_view container, std::string_view prefix,
                                     const std::string& local_dir) const {
   return Run({"download", std::string(container), std::string(prefix), local_dir}).status();
+}
+
+Result<int64_t> AzureBlobCli::UploadDirectory(const std::string& local_dir,
+                                              std::string_view container,
+                                              std::string_view prefix) const {
+  FERRY_ASSIGN_OR_RETURN(std::string out,
+                         Run({"upload", std::string(container), std::string(prefix), local_dir}));
+  int64_t count = 0;
+  auto [end, ec] = std::from_chars(out.data(), out.data() + out.size(), count);
+  if (ec != std::errc()) {
+    return Internal("blob.mjs upload {}: no count in its output: {}", local_dir, out);
+  }
+  return count;
 }
 
 }  // namespace ferry::testing

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "ferry/testing/loopback.h"
 #include "ferry/testing/nats_server.h"
@@ -101,16 +102,41 @@ Azurite::~Azurite() {
   std::filesystem::remove_all(dir_, ec);
 }
 
+Status Azurite::MakeCertificate() const {
+  FERRY_ASSIGN_OR_RETURN(std::string openssl, FindProgram("openssl", {}, "the Debian openssl"));
+  FERRY_ASSIGN_OR_RETURN(
+      ProgramOutput out,
+      RunProgram({openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                  "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                  "-keyout", dir_ + "/key.pem", "-out", dir_ + "/cert.pem"},
+                 std::chrono::seconds(60)));
+  if (out.exit_code != 0) {
+    return Unavailable("azurite: openssl req failed ({}): {}", out.exit_code, out.err);
+  }
+  return Status::OK();
+}
+
 Status Azurite::Spawn(const std::string& node, const std::string& main) {
   ProgramOptions options;
   options.cwd = dir_;  // the emulator writes nothing with in-memory persistence; if it did, here
   options.die_with_parent = !keep_;
-  FERRY_ASSIGN_OR_RETURN(
-      process_, Subprocess::Start({node, main, "--inMemoryPersistence", "--extentMemoryLimit",
+  std::vector<std::string> argv = {node,
+                                   main,
+                                   "--inMemoryPersistence",
+                                   "--extentMemoryLimit",
                                    std::to_string(options_.memory_limit_mb),
-                                   "--skipApiVersionCheck", "--disableTelemetry", "--blobHost",
-                                   "127.0.0.1", "--blobPort", std::to_string(port_)},
-                                  dir_ + "/azurite.log", options));
+                                   "--skipApiVersionCheck",
+                                   "--disableTelemetry",
+                                   "--blobHost",
+                                   "127.0.0.1",
+                                   "--blobPort",
+                                   std::to_string(port_)};
+  if (options_.oauth) {
+    FERRY_RETURN_IF_ERROR(MakeCertificate());
+    argv.insert(argv.end(),
+                {"--cert", dir_ + "/cert.pem", "--key", dir_ + "/key.pem", "--oauth", "basic"});
+  }
+  FERRY_ASSIGN_OR_RETURN(process_, Subprocess::Start(argv, dir_ + "/azurite.log", options));
   auto deadline = std::chrono::steady_clock::now() + options_.ready_timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!process_.Alive()) {
@@ -130,7 +156,12 @@ Status Azurite::Spawn(const std::string& node, const std::string& main) {
 }
 
 std::string Azurite::endpoint() const {
-  return "http://127.0.0.1:" + std::to_string(port_) + "/" + kAccount;
+  return std::string(options_.oauth ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
+         "/" + kAccount;
+}
+
+std::string Azurite::ca_file() const {
+  return options_.oauth ? dir_ + "/cert.pem" : "";
 }
 
 const std::string& Azurite::account() {
@@ -144,8 +175,9 @@ const std::string& Azurite::account_key() {
 }
 
 std::string Azurite::connection_string() const {
-  return std::string("DefaultEndpointsProtocol=http;AccountName=") + kAccount +
-         ";AccountKey=" + kAccountKey + ";BlobEndpoint=" + endpoint() + ";";
+  return std::string("DefaultEndpointsProtocol=") + (options_.oauth ? "https" : "http") +
+         ";AccountName=" + kAccount + ";AccountKey=" + kAccountKey + ";BlobEndpoint=" + endpoint() +
+         ";";
 }
 
 bool Azurite::Alive() const {
@@ -161,7 +193,7 @@ std::string Azurite::Log() const {
 }
 
 AzureBlobCli Azurite::Cli() const {
-  return AzureBlobCli(connection_string());
+  return AzureBlobCli(connection_string(), std::chrono::minutes(5), ca_file());
 }
 
 Status Azurite::CreateContainer(std::string_view container) const {

@@ -5,6 +5,11 @@
 // is the emulator's published development account, devstoreaccount1 and its well-known key; URLs
 // are path-style: http://127.0.0.1:PORT/devstoreaccount1/CONTAINER/BLOB.
 //
+// With Options::oauth, the emulator serves HTTPS with a self-signed certificate for 127.0.0.1 (made
+// with the openssl CLI in its temp dir: ca_file()) and accepts Microsoft Entra ID bearer tokens
+// (`--oauth basic`: it checks each token's issuer, audience and lifetime, not its signature), as
+// well as Shared Key.
+//
 // Start-up: a temp dir /tmp/ferry-azurite-XXXXXX (the working directory and azurite.log), a free
 // port, the process, then wait until the port accepts connections. A port taken between picking
 // and binding it (a race with another test) is retried with a new port.
@@ -37,6 +42,8 @@ class Azurite {
     int64_t memory_limit_mb = 1024;
     // How long Start waits for the port to accept connections.
     std::chrono::milliseconds ready_timeout{60000};
+    // HTTPS and bearer tokens (above).
+    bool oauth = false;
   };
 
   // NotFound when node or the npm package is missing (`make setup-npm`); Unavailable when the
@@ -50,8 +57,10 @@ class Azurite {
   Azurite(const Azurite&) = delete;
   Azurite& operator=(const Azurite&) = delete;
 
-  // "http://127.0.0.1:PORT/devstoreaccount1": the account's blob endpoint.
+  // "http://127.0.0.1:PORT/devstoreaccount1": the account's blob endpoint (https with oauth).
   std::string endpoint() const;
+  // With oauth: the PEM certificate clients must trust ("" otherwise).
+  std::string ca_file() const;
   int port() const { return port_; }
   static const std::string& account();
   static const std::string& account_key();
@@ -75,6 +84,7 @@ class Azurite {
  private:
   Azurite(Options options, std::string dir, int port);
   Status Spawn(const std::string& node, const std::string& main);
+  Status MakeCertificate() const;
 
   const Options options_;
   const std::string dir_;

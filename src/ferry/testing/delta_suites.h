@@ -7,7 +7,8 @@
 //   FERRY_INSTANTIATE_GOLDEN_SUITES(Local, ::testing::Values(LocalDiskStoreFactory()));
 //
 // (the golden suites need StoreFactory::testdata; TableTest only `fresh`). delta_test does it
-// for the local stores, tests/integration/s3_delta_test for S3 on radosgw.
+// for the local stores, tests/integration/s3_delta_test for S3 on radosgw, azure_delta_test for
+// Azure Blob on Azurite.
 // (The suites are in namespace ferry::testing; instantiate them there.)
 #pragma once
 

@@ -2,7 +2,8 @@
 // ObjectStore implementation. A suite is written once (testing/object_store_suite.h, the Delta
 // suites of delta/store_suites.h) and instantiated per binary for the factories that binary
 // has: the unit binaries for the local stores (below), the S3 integration binaries for radosgw
-// (testing/s3_test_store.h); another store adds a factory and one INSTANTIATE line per suite.
+// (testing/s3_test_store.h), the Azure ones for Azurite (testing/azure_test_store.h); another
+// store adds a factory and one INSTANTIATE line per suite.
 //
 // Thread-safety: the factories' functions may be called from any thread.
 #pragma once

@@ -1,15 +1,14 @@
 #include "ferry/storage/s3/credentials.h"
 
-#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <stdlib.h>
 
-#include <condition_variable>
 #include <mutex>
-#include <thread>
 
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
 #include "ferry/http/headers.h"
+#include "ferry/storage/refreshing_credentials.h"
 #include "ferry/storage/s3/aws_profile.h"
 #include "ferry/storage/s3/credentials_internal.h"
 
@@ -17,25 +16,9 @@ namespace ferry::storage::s3 {
 
 namespace {
 
-using SystemClock = std::chrono::system_clock;
-
-std::string FormatTime(SystemClock::time_point t) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(SystemClock::to_time_t(t)));
-}
-
-// What a credential error tells a caller: retry (Unavailable) or fix the configuration. Never a
-// code a store could mistake for an answer about an object (NotFound, AlreadyExists, Aborted).
+// What a credential error tells a caller: retry (Unavailable) or fix the configuration.
 Status CallerStatus(const Status& s, std::string_view description) {
-  Status out = s.WithContext("AWS credentials from {}", description);
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotSupported:
-    case StatusCode::kUnavailable:
-    case StatusCode::kCancelled:
-      return out;
-    default:
-      return Status(StatusCode::kUnavailable, out.message());
-  }
+  return CredentialCallerStatus(s, fmt::format("AWS credentials from {}", description));
 }
 
 // Finding the source failed: keep the codes a caller acts on; anything else (an unreadable
@@ -63,136 +46,19 @@ class StaticProvider final : public AwsCredentialProvider {
   const AwsCredentials credentials_;
 };
 
+// The refresh logic shared with the other stores (storage/refreshing_credentials.h).
 class RefreshingProvider final : public AwsCredentialProvider {
  public:
   RefreshingProvider(std::string description, CredentialFetch fetch, RefreshOptions options)
       : description_(std::move(description)),
-        fetch_(std::move(fetch)),
-        options_(options),
-        failure_backoff_(options.retry_backoff) {}
+        cache_("AWS credentials from " + description_, std::move(fetch), options) {}
 
-  ~RefreshingProvider() override {
-    std::unique_lock lock(mu_);
-    stopping_ = true;
-    lock.unlock();
-    if (background_.joinable()) {
-      background_.join();  // bounded by fetch_timeout
-    }
-  }
-
-  Result<AwsCredentials> Get(http::Deadline deadline) override {
-    std::unique_lock lock(mu_);
-    for (;;) {
-      SystemClock::time_point now = SystemClock::now();
-      if (cached_ && now < cached_->usable_until) {
-        if (now >= cached_->refresh_at && !fetching_ && !stopping_ &&
-            now >= next_background_attempt_) {
-          StartBackgroundRefresh();
-        }
-        return cached_->credentials;
-      }
-      if (!fetching_) {
-        break;
-      }
-      // Another caller (or the background thread) is fetching: wait for its result.
-      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && fetching_) {
-        return Unavailable("AWS credentials from {}: timed out waiting for a refresh in progress{}",
-                           description_, cached_ ? " (the cached credentials have expired)" : "");
-      }
-    }
-    fetching_ = true;
-    lock.unlock();
-    Result<AwsCredentials> fetched = fetch_(deadline);
-    lock.lock();
-    fetching_ = false;
-    cv_.notify_all();
-    if (!fetched.ok()) {
-      return CallerStatus(fetched.status(), description_);
-    }
-    Install(std::move(fetched).value());
-    if (SystemClock::now() >= cached_->usable_until) {
-      return Unavailable(
-          "AWS credentials from {}: the new credentials expire at {}, too soon to "
-          "use (is the clock right?)",
-          description_, FormatTime(*cached_->credentials.expiration));
-    }
-    return cached_->credentials;
-  }
-
+  Result<AwsCredentials> Get(http::Deadline deadline) override { return cache_.Get(deadline); }
   std::string Describe() const override { return description_; }
 
  private:
-  struct Cached {
-    AwsCredentials credentials;
-    SystemClock::time_point refresh_at;
-    SystemClock::time_point usable_until;
-  };
-
-  // REQUIRES: mu_ held.
-  void Install(AwsCredentials credentials) {
-    Cached c{.credentials = std::move(credentials),
-             .refresh_at = SystemClock::time_point::max(),
-             .usable_until = SystemClock::time_point::max()};
-    if (c.credentials.expiration) {
-      SystemClock::time_point expiry = *c.credentials.expiration;
-      SystemClock::duration lifetime =
-          std::max(SystemClock::duration(0), expiry - SystemClock::now());
-      SystemClock::duration margin =
-          std::min<SystemClock::duration>(options_.max_margin, lifetime / 4);
-      c.refresh_at = expiry - margin;
-      c.usable_until =
-          expiry - std::min<SystemClock::duration>(std::chrono::seconds(30), lifetime / 10);
-    }
-    cached_ = std::move(c);
-  }
-
-  // REQUIRES: mu_ held, !fetching_.
-  void StartBackgroundRefresh() {
-    fetching_ = true;
-    if (background_.joinable()) {
-      background_.join();  // the last refresh ended: it cleared fetching_ and returns
-    }
-    background_ = std::thread([this] { BackgroundRefresh(); });
-  }
-
-  void BackgroundRefresh() {
-    Result<AwsCredentials> fetched = fetch_(http::DeadlineAfter(options_.fetch_timeout));
-    std::lock_guard lock(mu_);
-    fetching_ = false;
-    if (fetched.ok()) {
-      Install(std::move(fetched).value());
-      failure_backoff_ = options_.retry_backoff;
-      next_background_attempt_ = {};
-      FERRY_LOG_DEBUG("AWS credentials from {} refreshed{}", description_,
-                      cached_->credentials.expiration
-                          ? "; they expire at " + FormatTime(*cached_->credentials.expiration)
-                          : std::string());
-    } else {
-      next_background_attempt_ = SystemClock::now() + failure_backoff_;
-      FERRY_LOG_WARN(
-          "AWS credentials from {}: refresh failed, retrying in {} ms; the current ones stay in "
-          "use until {}: {}",
-          description_, failure_backoff_.count(), FormatTime(cached_->usable_until),
-          fetched.status().ToString());
-      failure_backoff_ =
-          std::min<std::chrono::milliseconds>(failure_backoff_ * 2, std::chrono::minutes(1));
-    }
-    cv_.notify_all();
-  }
-
   const std::string description_;
-  const CredentialFetch fetch_;
-  const RefreshOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  // All below guarded by mu_.
-  std::optional<Cached> cached_;
-  bool fetching_ = false;
-  bool stopping_ = false;
-  SystemClock::time_point next_background_attempt_{};
-  std::chrono::milliseconds failure_backoff_;
-  // The last background refresh; joined before the next starts and in the destructor.
-  std::thread background_;
+  RefreshingCredentials<AwsCredentials> cache_;
 };
 
 std::optional<std::string> NonEmpty(const EnvLookup& env, std::string_view name) {

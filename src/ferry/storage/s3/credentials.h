@@ -18,12 +18,13 @@
 // instance metadata is "configured" by being reachable: when it does not answer, the chain
 // reports that no credentials were found, naming every place it looked.
 //
-// Temporary credentials (4-6) are cached and refreshed before they expire: from `margin`
-// before expiry (5 minutes, or a quarter of the lifetime for short-lived ones) a background
-// thread fetches new ones while callers keep getting the current ones, so a refresh never blocks
-// ingestion. A failed background refresh is logged and retried after a backoff; callers block
-// only when the cached credentials have expired (or are about to: within a tenth of their
-// lifetime, at most 30 seconds).
+// Temporary credentials (4-6) are cached and refreshed before they expire by the refresh logic
+// all stores share (storage/refreshing_credentials.h): from `margin` before expiry (5 minutes, or
+// a quarter of the lifetime for short-lived ones) a background thread fetches new ones while
+// callers keep getting the current ones, so a refresh never blocks ingestion. A failed
+// background refresh is logged and retried after a backoff; callers block only when the cached
+// credentials have expired (or are about to: within a tenth of their lifetime, at most 30
+// seconds).
 //
 // Secrets (secret key, session token, web identity token, container authorization token) never
 // reach a log line or an error message.
@@ -41,6 +42,7 @@
 #include "ferry/base/result.h"
 #include "ferry/http/client.h"
 #include "ferry/http/deadline.h"
+#include "ferry/storage/refreshing_credentials.h"
 
 namespace ferry::storage::s3 {
 
@@ -108,14 +110,8 @@ std::unique_ptr<AwsCredentialProvider> MakeStaticCredentialProvider(AwsCredentia
 // the cache described above.
 using CredentialFetch = std::function<Result<AwsCredentials>(http::Deadline deadline)>;
 
-struct RefreshOptions {
-  // Refresh this long before expiry, at most (a quarter of the lifetime for shorter ones).
-  std::chrono::seconds max_margin{300};
-  // Give up on one background fetch after this long.
-  std::chrono::seconds fetch_timeout{30};
-  // Wait at least this long after a failed background fetch before the next.
-  std::chrono::milliseconds retry_backoff{1000};
-};
+// The refresh timing of storage/refreshing_credentials.h, shared with the other stores.
+using RefreshOptions = CredentialRefreshOptions;
 
 std::unique_ptr<AwsCredentialProvider> MakeRefreshingCredentialProvider(
     std::string description, CredentialFetch fetch, RefreshOptions options = {});

@@ -12,6 +12,7 @@
 
 #include "ferry/base/log.h"
 #include "ferry/http/digest.h"
+#include "ferry/http/header_values.h"
 #include "ferry/http/xml.h"
 #include "ferry/storage/s3/aws_error.h"
 #include "ferry/storage/s3/s3_internal.h"
@@ -47,38 +48,6 @@ int64_t ParseIsoMillis(std::string_view s) {
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
-}
-
-// "Wed, 02 Dec 2026 05:29:03 GMT" (Last-Modified) -> milliseconds; 0 when malformed.
-int64_t ParseHttpDateMillis(std::string_view s) {
-  struct tm tm {};
-  const std::string text(s);
-  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S", &tm);
-  return end == nullptr ? 0 : static_cast<int64_t>(timegm(&tm)) * 1000;
-}
-
-// Content-Range "bytes 0-65535/1234567" -> 1234567.
-std::optional<uint64_t> TotalFromContentRange(std::string_view range) {
-  size_t slash = range.rfind('/');
-  if (slash == std::string_view::npos) {
-    return std::nullopt;
-  }
-  uint64_t total = 0;
-  std::string_view digits = range.substr(slash + 1);
-  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), total);
-  if (ec != std::errc() || p != digits.data() + digits.size()) {
-    return std::nullopt;
-  }
-  return total;
-}
-
-std::optional<uint64_t> ContentLength(const http::HttpResponse& r) {
-  std::optional<std::string_view> v = r.headers.Get("Content-Length");
-  uint64_t n = 0;
-  if (!v || std::from_chars(v->data(), v->data() + v->size(), n).ec != std::errc()) {
-    return std::nullopt;
-  }
-  return n;
 }
 
 // A key of a ListObjectsV2 answer with encoding-type=url: S3 encodes it as HTML forms do, a
@@ -364,7 +333,7 @@ Result<std::shared_ptr<const RandomAccessFile>> S3Store::OpenForRead(std::string
   uint64_t size = r.response.body.size();
   if (r.status_code() == 206) {
     std::optional<uint64_t> total =
-        TotalFromContentRange(r.response.headers.GetOr("Content-Range"));
+        http::TotalFromContentRange(r.response.headers.GetOr("Content-Range"));
     if (!total) {
       return DataLoss("{}: a ranged GET answered without a usable Content-Range", name);
     }
@@ -383,8 +352,8 @@ Result<ObjectInfo> S3Store::Stat(std::string_view key) {
     return S3Error(r, "HEAD " + core_->DescribeObject(object_key));
   }
   ObjectInfo info{.key = std::string(key)};
-  info.size = ContentLength(r.response).value_or(0);
-  info.modification_time_ms = ParseHttpDateMillis(r.response.headers.GetOr("Last-Modified"));
+  info.size = http::ContentLength(r.response).value_or(0);
+  info.modification_time_ms = http::ParseHttpDateMillis(r.response.headers.GetOr("Last-Modified"));
   return info;
 }
 
