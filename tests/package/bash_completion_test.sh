@@ -64,7 +64,7 @@ expect_has() {
 expect_has "ferry " "config mock-kafka optimize parquet produce run status table vacuum verify" words
 expect "ferry r" "run"
 expect "ferry --v" "--version"
-expect "ferry table " "history inspect"
+expect "ferry table " "add-columns history inspect"
 expect "ferry parquet from" "from-json"
 expect "ferry run --c" "--config"
 expect_has "ferry run -" "--config --help --pipeline --until-caught-up -c -h -p" flags
