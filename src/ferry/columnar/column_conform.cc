@@ -11,21 +11,6 @@ bool IsSmallInteger(TypeId id) {
   return id == TypeId::kInt8 || id == TypeId::kInt16 || id == TypeId::kInt32;
 }
 
-int IntegerWidth(TypeId id) {
-  switch (id) {
-    case TypeId::kInt8:
-      return 1;
-    case TypeId::kInt16:
-      return 2;
-    case TypeId::kInt32:
-      return 4;
-    case TypeId::kInt64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) {
     return false;
@@ -45,8 +30,8 @@ bool CanConformPrimitive(const DataType& from, const DataType& to, ConformOption
   if (options.int64_to_double && f == TypeId::kInt64 && t == TypeId::kFloat64) {
     return true;
   }
-  if (IntegerWidth(f) > 0 && IntegerWidth(t) > 0) {
-    return IntegerWidth(f) <= IntegerWidth(t);
+  if (SignedIntegerWidth(f) > 0 && SignedIntegerWidth(t) > 0) {
+    return SignedIntegerWidth(f) <= SignedIntegerWidth(t);
   }
   if (t == TypeId::kFloat64) {
     return f == TypeId::kFloat32 || IsSmallInteger(f);
@@ -201,6 +186,21 @@ Result<std::unique_ptr<Column>> Conform(std::unique_ptr<Column> column, const Da
 }
 
 }  // namespace
+
+int SignedIntegerWidth(TypeId id) {
+  switch (id) {
+    case TypeId::kInt8:
+      return 1;
+    case TypeId::kInt16:
+      return 2;
+    case TypeId::kInt32:
+      return 4;
+    case TypeId::kInt64:
+      return 8;
+    default:
+      return 0;
+  }
+}
 
 std::optional<size_t> FindFieldIgnoringCase(const std::vector<Field>& fields,
                                             std::string_view name) {

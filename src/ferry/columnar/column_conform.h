@@ -36,6 +36,10 @@ struct ConformOptions {
   bool int64_to_double = false;
 };
 
+// The bytes of a signed integer type (1, 2, 4, 8); 0 for every other type. Conforming here and
+// type widening in the Delta log (delta/type_widening.h) compare integer types by it.
+int SignedIntegerWidth(TypeId id);
+
 // True when every value of `from` has a place in `to` by the rules above (equal types too).
 bool CanConform(const DataType& from, const DataType& to, ConformOptions options = {});
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/columnar/column_conform.h"
 #include "ferry/delta/schema_json.h"
 #include "ferry/delta/table_features.h"
 
@@ -16,21 +17,6 @@ using columnar::TypeId;
 bool Lists(const std::optional<std::vector<std::string>>& features, std::string_view name) {
   return features.has_value() &&
          std::find(features->begin(), features->end(), name) != features->end();
-}
-
-int IntegerWidth(TypeId id) {
-  switch (id) {
-    case TypeId::kInt8:
-      return 1;
-    case TypeId::kInt16:
-      return 2;
-    case TypeId::kInt32:
-      return 4;
-    case TypeId::kInt64:
-      return 8;
-    default:
-      return 0;
-  }
 }
 
 bool WiderDecimal(const DataType& from, const DataType& to) {
@@ -102,8 +88,8 @@ bool IsSupportedTypeChange(const DataType& from, const DataType& to) {
   TypeId f = from.id();
   TypeId t = to.id();
   bool small = f == TypeId::kInt8 || f == TypeId::kInt16 || f == TypeId::kInt32;
-  if (IntegerWidth(f) > 0 && IntegerWidth(t) > 0) {
-    return IntegerWidth(f) <= IntegerWidth(t);
+  if (columnar::SignedIntegerWidth(f) > 0 && columnar::SignedIntegerWidth(t) > 0) {
+    return columnar::SignedIntegerWidth(f) <= columnar::SignedIntegerWidth(t);
   }
   if (t == TypeId::kFloat64) {
     return f == TypeId::kFloat32 || small;
@@ -131,7 +117,7 @@ bool IsEvolutionTypeChange(const DataType& from, const DataType& to) {
   }
   TypeId f = from.id();
   TypeId t = to.id();
-  return (IntegerWidth(f) > 0 && IntegerWidth(t) > 0) ||
+  return (columnar::SignedIntegerWidth(f) > 0 && columnar::SignedIntegerWidth(t) > 0) ||
          (f == TypeId::kFloat32 && t == TypeId::kFloat64) ||
          (f == TypeId::kDecimal && t == TypeId::kDecimal) ||
          (f == TypeId::kDate && t == TypeId::kTimestamp);
