@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "azure_torture_store.h"
 #include "jetstream_test_client.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
@@ -196,6 +197,24 @@ TEST_F(JetStreamTortureTest, KillsServerRestartsStoreFaultsAndEveryFailpointOnS3
                       .dead = (*store)->Table("dead"),
                       .store_faults = store->get(),
                       .suffix = "-s3"},
+                     &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
+
+// The same scenario into tables on Azure Blob Storage (Azurite), ferry reaching it through the
+// proxy in Azure's dialect (azure_torture_store.h): 503 ServerBusy, resets, stalled uploads, the
+// account unreachable for a while.
+TEST_F(JetStreamTortureTest, KillsServerRestartsStoreFaultsAndEveryFailpointOnAzure) {
+  // Azurite's memory cap: room for the long form's tables and the files optimize replaced.
+  auto store = AzureTortureStore::Start(settings_.seed, /*memory_limit_mb=*/2048);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  JetStreamTortureSource source(server_.get());
+  Figures figures;
+  RunTortureScenario(&source, settings_.ForObjectStore(), dir_.string(),
+                     {.table = (*store)->Table("table"),
+                      .dead = (*store)->Table("dead"),
+                      .store_faults = store->get(),
+                      .suffix = "-azure"},
                      &figures);
   fmt::print("{}\n", FiguresLine(figures));
 }

@@ -179,7 +179,9 @@ properties = {{ "session.timeout.ms" = "{}", "heartbeat.interval.ms" = "300", "t
       fmt::print("torture kafka: group offsets after {}: {}\n", what, offsets.status().ToString());
       return;
     }
-    std::map<std::string, int64_t> txns = TablePositions(table);
+    Result<std::map<std::string, int64_t>> positions = TablePositions(table);
+    ASSERT_TRUE(positions.ok()) << what << ": " << positions.status().ToString();
+    const std::map<std::string, int64_t>& txns = *positions;
     for (const auto& [p, committed] : *offsets) {
       if (committed < 0) {
         continue;  // nothing committed to the group for this partition

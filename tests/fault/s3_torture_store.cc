@@ -1,28 +1,11 @@
 #include "s3_torture_store.h"
 
 #include <fmt/format.h>
-#include <gtest/gtest.h>
-
-#include <chrono>
-#include <sstream>
-#include <thread>
-
-#include "torture_support.h"
-
-#include "ferry/http/client.h"
 
 namespace ferry::fault {
 namespace {
 
-using std::chrono::milliseconds;
-using std::chrono::seconds;
-
 constexpr char kBucket[] = "torture";
-// Commits ferry must make through the proxy's faults in step 1.
-constexpr int kPiecesThroughFaults = 10;
-// How long the gateway stays down at least (step 2): longer than a request's 4 attempts with
-// their backoff (under a second), so that batches fail and the pipeline retries them.
-constexpr seconds kOutage{4};
 
 }  // namespace
 
@@ -31,8 +14,8 @@ Result<std::unique_ptr<S3TortureStore>> S3TortureStore::Start(uint64_t seed,
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<testing::RadosGw> rgw,
                          testing::RadosGw::Start({.memstore_bytes = memstore_bytes}));
   FERRY_RETURN_IF_ERROR(rgw->CreateBucket(kBucket));
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<S3FaultProxy> proxy,
-                         S3FaultProxy::Start(rgw->port(), seed));
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<StoreFaultProxy> proxy,
+                         StoreFaultProxy::Start(rgw->port(), seed));
   return std::unique_ptr<S3TortureStore>(new S3TortureStore(std::move(rgw), std::move(proxy)));
 }
 
@@ -60,106 +43,16 @@ TableLocation S3TortureStore::Table(const std::string& name) const {
                                {"timeout=5s", "max_retries=4"}, DirectOptions());
 }
 
-int S3TortureStore::Inject(Process* ferry, const TableLocation& table, int metrics_port,
-                           int64_t ids, const std::function<void(int64_t n)>& publish,
-                           const std::string& log) {
-  // 1. Faults on the way to the store while ferry commits piece after piece.
-  const ProxyCounts before = proxy_->counts();
-  const int64_t piece = std::max<int64_t>(1, ids / 2 / kPiecesThroughFaults);
-  proxy_->SetMix({.slow_down = 0.12, .reset_before = 0.05, .reset_after = 0.05, .stall = 0.03});
-  for (int i = 0; i < kPiecesThroughFaults && ferry->Running(); ++i) {
-    publish(piece);
-    WaitForNewVersion(table, ferry, seconds(90));
-  }
-  proxy_->SetMix({});
-  const ProxyCounts after = proxy_->counts();
-  int faults = static_cast<int>(after.faults() - before.faults());
-  fmt::print(
-      "store faults: {} requests through the proxy, 503 SlowDown {}, reset before {}, reset "
-      "after {}, stalled {}\n",
-      after.requests - before.requests, after.slow_down - before.slow_down,
-      after.reset_before - before.reset_before, after.reset_after - before.reset_after,
-      after.stall - before.stall);
-  EXPECT_GT(faults, 0) << "no request met a fault";
-  EXPECT_TRUE(ferry->Running()) << "ferry exited during the proxy's faults:\n" << Tail(log);
-
-  // 2. The gateway down while ids arrive.
-  const int64_t version_at_stop = table.LatestVersion();
-  const double failed_before =
-      std::max(0.0, ScrapeMetric(metrics_port, "ferry_commits_total", "outcome=\"failed\""));
-  Status stopped = rgw_->StopGateway();
-  EXPECT_TRUE(stopped.ok()) << stopped.ToString();
-  ++faults;
-  const auto down_since = std::chrono::steady_clock::now();
-  publish(ids);  // the rest
-  double failed_during = failed_before;
-  while (
-      ferry->Running() &&
-      (std::chrono::steady_clock::now() - down_since < kOutage || failed_during <= failed_before) &&
-      std::chrono::steady_clock::now() - down_since < seconds(60)) {
-    std::this_thread::sleep_for(milliseconds(200));
-    failed_during = std::max(
-        failed_during, ScrapeMetric(metrics_port, "ferry_commits_total", "outcome=\"failed\""));
-  }
-  const double down_for =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - down_since).count();
-  Status restarted = rgw_->RestartGateway();
-  EXPECT_TRUE(restarted.ok()) << restarted.ToString() << "\n" << rgw_->Log();
-  EXPECT_TRUE(ferry->Running()) << "ferry exited while the store was down:\n" << Tail(log);
-  WaitForNewVersion(table, ferry, seconds(90));
-
-  // 3. It went on, and said so.
-  const int64_t version_after = table.LatestVersion();
-  EXPECT_GT(version_after, version_at_stop) << "no commit after the gateway came back:\n"
-                                            << Tail(log);
-  EXPECT_GT(failed_during, failed_before)
-      << "ferry_commits_total{outcome=\"failed\"} did not count the batches the store refused "
-         "while it was down ("
-      << failed_before << " before, " << failed_during << " during)";
-  const std::string text = ReadFile(log);
-  EXPECT_NE(text.find("not committed"), std::string::npos)
-      << "the log does not say that a batch could not be committed:\n"
-      << Tail(log);
-  fmt::print(
-      "store faults: gateway down {:.1f} s, ferry_commits_total{{outcome=\"failed\"}} {} -> {}, "
-      "versions {} -> {}\n",
-      down_for, failed_before, failed_during, version_at_stop, version_after);
-  return faults;
+Status S3TortureStore::TakeDown() {
+  return rgw_->StopGateway();
 }
 
-double ScrapeMetric(int port, const std::string& name, const std::string& labels) {
-  static const std::unique_ptr<http::HttpClient> client = [] {
-    http::HttpClientOptions options;
-    options.allow_http = true;
-    options.default_timeout = milliseconds(3000);
-    options.connect_timeout = milliseconds(1000);
-    auto c = http::HttpClient::Create(options);
-    return c.ok() ? std::move(*c) : nullptr;
-  }();
-  if (client == nullptr) {
-    return -1;
-  }
-  http::HttpRequest request;
-  request.url = fmt::format("http://127.0.0.1:{}/metrics", port);
-  http::HttpOutcome out = client->Send(request);
-  if (!out.ok()) {
-    return -1;
-  }
-  double sum = 0;
-  std::istringstream lines(out.response.body);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (!line.starts_with(name) || line.size() <= name.size() ||
-        (line[name.size()] != '{' && line[name.size()] != ' ')) {
-      continue;
-    }
-    const size_t space = line.rfind(' ');
-    if (line.substr(0, space).find(labels) == std::string::npos) {
-      continue;
-    }
-    sum += std::strtod(line.c_str() + space + 1, nullptr);
-  }
-  return sum;
+Status S3TortureStore::BringBack() {
+  return rgw_->RestartGateway();
+}
+
+std::string S3TortureStore::ServerLog() const {
+  return rgw_->Log();
 }
 
 }  // namespace ferry::fault

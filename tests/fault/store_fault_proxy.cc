@@ -1,4 +1,4 @@
-#include "s3_fault_proxy.h"
+#include "store_fault_proxy.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -207,8 +207,19 @@ bool RelayResponse(Reader* upstream, std::string_view method,
   }
 }
 
-std::string SlowDownResponse(std::string_view target) {
-  std::string body = fmt::format(
+std::string SlowDownResponse(StoreDialect dialect, std::string_view target) {
+  if (dialect == StoreDialect::kAzure) {
+    // As Azure Storage throttles: 503 with the code in the body and in x-ms-error-code.
+    const std::string body =
+        "\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ServerBusy</Code>"
+        "<Message>The server is busy.\nRequestId:ferry-fault-proxy</Message></Error>";
+    return fmt::format(
+        "HTTP/1.1 503 The server is busy.\r\nContent-Type: application/xml\r\n"
+        "x-ms-error-code: ServerBusy\r\nx-ms-request-id: ferry-fault-proxy\r\n"
+        "Content-Length: {}\r\nConnection: keep-alive\r\n\r\n{}",
+        body.size(), body);
+  }
+  const std::string body = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code><Message>Please "
       "reduce your request rate.</Message><Resource>{}</Resource><RequestId>ferry-fault-proxy"
       "</RequestId></Error>",
@@ -221,7 +232,8 @@ std::string SlowDownResponse(std::string_view target) {
 
 }  // namespace
 
-Result<std::unique_ptr<S3FaultProxy>> S3FaultProxy::Start(int upstream_port, uint64_t seed) {
+Result<std::unique_ptr<StoreFaultProxy>> StoreFaultProxy::Start(int upstream_port, uint64_t seed,
+                                                                StoreDialect dialect) {
   FERRY_ASSIGN_OR_RETURN(int listener, testing::ListenOnLoopback(0));
   Result<int> port = testing::LocalPort(listener);
   int pipe_fds[2];
@@ -229,22 +241,23 @@ Result<std::unique_ptr<S3FaultProxy>> S3FaultProxy::Start(int upstream_port, uin
     ::close(listener);
     return port.ok() ? ErrnoStatus(errno, "pipe", "S3 fault proxy") : port.status();
   }
-  std::unique_ptr<S3FaultProxy> proxy(
-      new S3FaultProxy(upstream_port, listener, *port, pipe_fds[0], pipe_fds[1], seed));
+  std::unique_ptr<StoreFaultProxy> proxy(
+      new StoreFaultProxy(upstream_port, listener, *port, pipe_fds[0], pipe_fds[1], seed, dialect));
   proxy->accept_thread_ = std::thread([p = proxy.get()] { p->AcceptLoop(); });
   return proxy;
 }
 
-S3FaultProxy::S3FaultProxy(int upstream_port, int listener, int port, int wake_read, int wake_write,
-                           uint64_t seed)
+StoreFaultProxy::StoreFaultProxy(int upstream_port, int listener, int port, int wake_read,
+                                 int wake_write, uint64_t seed, StoreDialect dialect)
     : upstream_port_(upstream_port),
+      dialect_(dialect),
       listener_(listener),
       port_(port),
       wake_read_(wake_read),
       wake_write_(wake_write),
       rng_(seed) {}
 
-S3FaultProxy::~S3FaultProxy() {
+StoreFaultProxy::~StoreFaultProxy() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -264,21 +277,31 @@ S3FaultProxy::~S3FaultProxy() {
   ::close(wake_write_);
 }
 
-std::string S3FaultProxy::endpoint() const {
+std::string StoreFaultProxy::endpoint() const {
   return fmt::format("http://127.0.0.1:{}", port_);
 }
 
-void S3FaultProxy::SetMix(const FaultMix& mix) {
+void StoreFaultProxy::SetMix(const FaultMix& mix) {
   std::lock_guard<std::mutex> lock(mu_);
   mix_ = mix;
 }
 
-ProxyCounts S3FaultProxy::counts() const {
+void StoreFaultProxy::SetDown(bool down) {
+  std::lock_guard<std::mutex> lock(mu_);
+  down_ = down;
+  if (down) {
+    for (int fd : sockets_) {
+      ::shutdown(fd, SHUT_RDWR);  // each connection's thread sees it end and closes it
+    }
+  }
+}
+
+ProxyCounts StoreFaultProxy::counts() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counts_;
 }
 
-bool S3FaultProxy::Track(int fd) {
+bool StoreFaultProxy::Track(int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) {
     return false;
@@ -287,15 +310,20 @@ bool S3FaultProxy::Track(int fd) {
   return true;
 }
 
-void S3FaultProxy::Untrack(int fd) {
+void StoreFaultProxy::Untrack(int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   sockets_.erase(fd);
 }
 
-S3FaultProxy::Fault S3FaultProxy::Draw(FaultMix* mix) {
+StoreFaultProxy::Fault StoreFaultProxy::Draw(FaultMix* mix, bool* down) {
   std::lock_guard<std::mutex> lock(mu_);
   *mix = mix_;
   ++counts_.requests;
+  if (down_) {
+    ++counts_.refused;
+    *down = true;
+    return Fault::kNone;
+  }
   double x = std::uniform_real_distribution<double>(0, 1)(rng_);
   struct Choice {
     double p;
@@ -315,7 +343,7 @@ S3FaultProxy::Fault S3FaultProxy::Draw(FaultMix* mix) {
   return Fault::kNone;
 }
 
-void S3FaultProxy::AcceptLoop() {
+void StoreFaultProxy::AcceptLoop() {
   while (true) {
     pollfd fds[2] = {{wake_read_, POLLIN, 0}, {listener_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -339,7 +367,7 @@ void S3FaultProxy::AcceptLoop() {
   }
 }
 
-void S3FaultProxy::Serve(int client) {
+void StoreFaultProxy::Serve(int client) {
   int upstream = -1;
   Reader from_client(client);
   std::optional<Reader> from_upstream;
@@ -361,10 +389,15 @@ void S3FaultProxy::Serve(int client) {
     }
     const uint64_t body = ContentLength(*head);
     FaultMix mix;
-    const Fault fault = Draw(&mix);
+    bool down = false;
+    const Fault fault = Draw(&mix, &down);
+    if (down) {
+      reset_client = true;
+      break;
+    }
     if (fault == Fault::kSlowDown) {
       if (!from_client.Copy(body, [](std::string_view) { return true; }) ||
-          !WriteAll(client, SlowDownResponse(target))) {
+          !WriteAll(client, SlowDownResponse(dialect_, target))) {
         break;
       }
       continue;

@@ -1,9 +1,11 @@
-// S3FaultProxy: an HTTP/1.1 relay on 127.0.0.1 between ferry and an S3 server (radosgw) that
-// breaks requests the way a flaky network and a throttling store do. It reads each request's
+// StoreFaultProxy: an HTTP/1.1 relay on 127.0.0.1 between ferry and an object store (radosgw for
+// S3, Azurite for Azure Blob) that breaks requests the way a flaky network and a throttling store
+// do. It reads each request's
 // head (and its Content-Length) and decides, by a seeded draw against the current FaultMix, what
 // happens to it:
-//   - kSlowDown: the proxy answers `503 SlowDown` with S3's XML error body itself; the server
-//     never sees the request (as S3 throttling a prefix);
+//   - kSlowDown: the proxy answers 503 itself in the store's dialect (S3's `SlowDown` XML error,
+//     or Azure's `ServerBusy` with its x-ms-error-code header); the server never sees the request
+//     (as S3 throttling a prefix, or an Azure account over its request rate);
 //   - kResetBefore: the client's connection is reset (RST) before anything is forwarded: the
 //     request was not sent;
 //   - kResetAfter: the whole request is forwarded and the server's answer read, then the client's
@@ -14,7 +16,9 @@
 //     passes; then both connections close. A stalled upload is never complete on the server.
 // Anything else is relayed unchanged, keep-alive included (one upstream connection per client
 // connection). While the server refuses connections (the gateway stopped), every new request's
-// client connection is reset (counted as `refused`).
+// client connection is reset (counted as `refused`). SetDown(true) makes the proxy behave the same
+// with the server still up (an outage of a store whose data must survive it: Azurite keeps its
+// blobs in memory): open connections are cut and every new request is reset until SetDown(false).
 //
 // Thread-safety: thread-safe. One accepting thread and one detached thread per client
 // connection; the destructor shuts every socket down and waits for all of them to end.
@@ -55,32 +59,41 @@ struct ProxyCounts {
   int64_t faults() const { return slow_down + reset_before + reset_after + stall; }
 };
 
-class S3FaultProxy {
+// The store whose error answers the proxy speaks.
+enum class StoreDialect { kS3, kAzure };
+
+class StoreFaultProxy {
  public:
-  static Result<std::unique_ptr<S3FaultProxy>> Start(int upstream_port, uint64_t seed);
-  ~S3FaultProxy();
-  S3FaultProxy(const S3FaultProxy&) = delete;
-  S3FaultProxy& operator=(const S3FaultProxy&) = delete;
+  static Result<std::unique_ptr<StoreFaultProxy>> Start(int upstream_port, uint64_t seed,
+                                                        StoreDialect dialect = StoreDialect::kS3);
+  ~StoreFaultProxy();
+  StoreFaultProxy(const StoreFaultProxy&) = delete;
+  StoreFaultProxy& operator=(const StoreFaultProxy&) = delete;
 
   int port() const { return port_; }
   // "http://127.0.0.1:PORT"
   std::string endpoint() const;
   // Applies to requests whose head arrives from now on. FaultMix{} relays everything.
   void SetMix(const FaultMix& mix);
+  // Down: cuts every open connection and resets each new one (counted as `refused`) until
+  // SetDown(false).
+  void SetDown(bool down);
   ProxyCounts counts() const;
 
  private:
   enum class Fault { kNone, kSlowDown, kResetBefore, kResetAfter, kStall };
-  S3FaultProxy(int upstream_port, int listener, int port, int wake_read, int wake_write,
-               uint64_t seed);
+  StoreFaultProxy(int upstream_port, int listener, int port, int wake_read, int wake_write,
+                  uint64_t seed, StoreDialect dialect);
   void AcceptLoop();
   void Serve(int client);
-  Fault Draw(FaultMix* mix);
+  // The fault for the next request; *down when the proxy is down (the request is refused).
+  Fault Draw(FaultMix* mix, bool* down);
   // Registers a socket so that the destructor can shut it down; false when stopping.
   bool Track(int fd);
   void Untrack(int fd);
 
   const int upstream_port_;
+  const StoreDialect dialect_;
   const int listener_;
   const int port_;
   const int wake_read_;
@@ -91,6 +104,7 @@ class S3FaultProxy {
   ProxyCounts counts_;     // guarded by mu_
   std::set<int> sockets_;  // guarded by mu_: every open client and upstream socket
   bool stopping_ = false;  // guarded by mu_
+  bool down_ = false;      // guarded by mu_
   int serving_ = 0;        // guarded by mu_: connection threads (detached) still running
   std::condition_variable served_;
   std::thread accept_thread_;

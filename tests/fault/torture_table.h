@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ferry/base/result.h"
 #include "ferry/storage/object_store.h"
 #include "ferry/storage/storage_options.h"
 
@@ -61,8 +62,9 @@ class TableLocation {
 // `limit` passes.
 void WaitForNewVersion(const TableLocation& table, Process* ferry, std::chrono::milliseconds limit);
 
-// The table's txn versions by appId (no data read); empty when it cannot be read.
-std::map<std::string, int64_t> TablePositions(const TableLocation& table);
+// The table's txn versions by appId (no data read; empty when the table has no commit yet). A
+// read that fails is tried five times, a second apart, then its error returned.
+Result<std::map<std::string, int64_t>> TablePositions(const TableLocation& table);
 // Every row of the latest snapshot, rendered ("col=value|..."; testing::RenderRow); empty when
 // the table has no commit yet. A table that cannot be read is a test failure.
 std::vector<std::string> TableRows(const TableLocation& table);
