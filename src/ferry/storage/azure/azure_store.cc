@@ -10,6 +10,7 @@
 #include "ferry/http/header_values.h"
 #include "ferry/http/xml.h"
 #include "ferry/storage/azure/azure_internal.h"
+#include "ferry/storage/ranged_read_file.h"
 
 namespace ferry::storage::azure {
 namespace {
@@ -27,65 +28,6 @@ bool IsFolder(const http::HttpResponse& r) {
   return IsFolderMetadata(r.headers.GetOr("x-ms-meta-hdi_isfolder")) ||
          http::EqualsIgnoreCase(r.headers.GetOr("x-ms-resource-type"), "directory");
 }
-
-// A file read by ranged Get Blob calls, pinned to the ETag it was opened at.
-class AzureReadFile final : public RandomAccessFile {
- public:
-  AzureReadFile(std::shared_ptr<AzureCore> core, std::string blob, uint64_t size, std::string etag,
-                std::string head)
-      : core_(std::move(core)),
-        blob_(std::move(blob)),
-        size_(size),
-        etag_(std::move(etag)),
-        head_(std::move(head)),
-        name_(core_->DescribeBlob(blob_)) {}
-
-  uint64_t size() const override { return size_; }
-  const std::string& name() const override { return name_; }
-
-  Status ReadAt(uint64_t offset, uint64_t n, std::string* out) const override {
-    if (offset > size_ || n > size_ - offset) {
-      return DataLoss("{}: read of {} bytes at {} is past its end ({} bytes)", name_, n, offset,
-                      size_);
-    }
-    if (offset + n <= head_.size()) {
-      out->assign(head_, offset, n);
-      return Status::OK();
-    }
-    if (n == 0) {
-      out->clear();
-      return Status::OK();
-    }
-    out->resize(n);
-    AzureCall call{.method = "GET", .blob = blob_};
-    call.headers.Set("x-ms-range", fmt::format("bytes={}-{}", offset, offset + n - 1));
-    if (!etag_.empty()) {
-      call.headers.Set("If-Match", etag_);
-    }
-    call.response_buffer = std::span<char>(out->data(), n);
-    http::HttpOutcome r = core_->Send(call);
-    if (r.status_code() == 412) {
-      return DataLoss("{}: the blob changed since it was opened (ETag {} no longer matches)", name_,
-                      etag_);
-    }
-    if (!r.ok()) {
-      return AzureError(r, "GET " + name_);
-    }
-    if (r.response.body_size != n) {
-      return DataLoss("{}: asked for {} bytes at {}, got {}", name_, n, offset,
-                      r.response.body_size);
-    }
-    return Status::OK();
-  }
-
- private:
-  const std::shared_ptr<AzureCore> core_;
-  const std::string blob_;
-  const uint64_t size_;
-  const std::string etag_;
-  const std::string head_;  // the first bytes, read at open
-  const std::string name_;
-};
 
 }  // namespace
 
@@ -307,38 +249,33 @@ Result<std::vector<ObjectInfo>> AzureBlobStore::List(std::string_view prefix,
 Result<std::shared_ptr<const RandomAccessFile>> AzureBlobStore::OpenForRead(std::string_view key) {
   FERRY_RETURN_IF_ERROR(ValidateKey(key));
   const std::string blob = core_->BlobName(key);
-  const std::string name = core_->DescribeBlob(blob);
-  AzureCall call{.method = "GET", .blob = blob};
-  call.headers.Set("x-ms-range", fmt::format("bytes=0-{}", kFirstRead - 1));
-  http::HttpOutcome r = core_->Send(call);
-  if (r.status_code() == 416) {
-    // An empty blob has no byte 0.
-    FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(key));
-    if (info.size != 0) {
-      return DataLoss("{}: a range from byte 0 was refused but the blob holds {} bytes", name,
-                      info.size);
-    }
-    return std::shared_ptr<const RandomAccessFile>(
-        std::make_shared<AzureReadFile>(core_, blob, 0, "", ""));
-  }
-  if (!r.ok()) {
-    return AzureError(r, "GET " + name);
-  }
-  if (IsFolder(r.response)) {
-    return NotFound("GET {}: a directory, not a blob", name);
-  }
-  uint64_t size = r.response.body.size();
-  if (r.status_code() == 206) {
-    std::optional<uint64_t> total =
-        http::TotalFromContentRange(r.response.headers.GetOr("Content-Range"));
-    if (!total) {
-      return DataLoss("{}: a ranged GET answered without a usable Content-Range", name);
-    }
-    size = *total;
-  }
-  std::string etag(r.response.headers.GetOr("ETag"));
-  return std::shared_ptr<const RandomAccessFile>(std::make_shared<AzureReadFile>(
-      core_, blob, size, std::move(etag), std::move(r.response.body)));
+  RangedGets gets{
+      .name = core_->DescribeBlob(blob),
+      .noun = "blob",
+      .get =
+          [core = core_, blob](uint64_t offset, uint64_t n, const std::string& etag,
+                               std::span<char> into) {
+            AzureCall call{.method = "GET", .blob = blob};
+            call.headers.Set("x-ms-range", fmt::format("bytes={}-{}", offset, offset + n - 1));
+            if (!etag.empty()) {
+              call.headers.Set("If-Match", etag);
+            }
+            call.response_buffer = into;
+            return core->Send(call);
+          },
+      .error = [](const http::HttpOutcome& r,
+                  const std::string& what) { return AzureError(r, what); },
+  };
+  const std::string name = gets.name;
+  return OpenRangedReadFile(
+      std::move(gets), kFirstRead,
+      [&]() -> Result<uint64_t> {
+        FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(key));
+        return info.size;
+      },
+      [&](const http::HttpResponse& first) {
+        return IsFolder(first) ? NotFound("GET {}: a directory, not a blob", name) : Status::OK();
+      });
 }
 
 Result<ObjectInfo> AzureBlobStore::Stat(std::string_view key) {

@@ -14,6 +14,7 @@
 #include "ferry/http/digest.h"
 #include "ferry/http/header_values.h"
 #include "ferry/http/xml.h"
+#include "ferry/storage/ranged_read_file.h"
 #include "ferry/storage/s3/aws_error.h"
 #include "ferry/storage/s3/s3_internal.h"
 #include "ferry/storage/s3/sigv4.h"
@@ -63,71 +64,6 @@ std::string RandomHex() {
   std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
   return fmt::format("{:016x}{:016x}", rng(), rng());
 }
-
-// A file read by ranged GETs, pinned to the ETag it was opened at.
-class S3ReadFile final : public RandomAccessFile {
- public:
-  S3ReadFile(std::shared_ptr<S3Core> core, std::string object_key, uint64_t size, std::string etag,
-             std::string head)
-      : core_(std::move(core)),
-        object_key_(std::move(object_key)),
-        size_(size),
-        etag_(std::move(etag)),
-        head_(std::move(head)),
-        name_(core_->DescribeObject(object_key_)) {}
-
-  uint64_t size() const override { return size_; }
-  const std::string& name() const override { return name_; }
-
-  Status ReadAt(uint64_t offset, uint64_t n, std::string* out) const override {
-    if (offset > size_ || n > size_ - offset) {
-      return DataLoss("{}: read of {} bytes at {} is past its end ({} bytes)", name_, n, offset,
-                      size_);
-    }
-    if (offset + n <= head_.size()) {
-      out->assign(head_, offset, n);
-      return Status::OK();
-    }
-    if (n == 0) {
-      out->clear();
-      return Status::OK();
-    }
-    out->resize(n);
-    S3Call call{.method = "GET", .object_key = object_key_};
-    call.headers.Set("Range", fmt::format("bytes={}-{}", offset, offset + n - 1));
-    if (!etag_.empty()) {
-      call.headers.Set("If-Match", etag_);
-    }
-    call.response_buffer = std::span<char>(out->data(), n);
-    http::HttpOutcome r = core_->Send(call);
-    if (r.status_code() == 412) {
-      return DataLoss("{}: the object changed since it was opened (ETag {} no longer matches)",
-                      name_, etag_);
-    }
-    if (r.status_code() == 404 && !etag_.empty()) {
-      // The version this file reads is gone: the same case as a replaced object, and not one a
-      // caller may take for a file that never existed (it opened it).
-      return DataLoss("{}: the object was deleted since it was opened ({})", name_,
-                      r.status.message());
-    }
-    if (!r.ok()) {
-      return S3Error(r, "GET " + name_);
-    }
-    if (r.response.body_size != n) {
-      return DataLoss("{}: asked for {} bytes at {}, got {}", name_, n, offset,
-                      r.response.body_size);
-    }
-    return Status::OK();
-  }
-
- private:
-  const std::shared_ptr<S3Core> core_;
-  const std::string object_key_;
-  const uint64_t size_;
-  const std::string etag_;
-  const std::string head_;  // the first bytes, read at open
-  const std::string name_;
-};
 
 }  // namespace
 
@@ -313,35 +249,26 @@ Result<std::vector<ObjectInfo>> S3Store::List(std::string_view prefix, const Lis
 Result<std::shared_ptr<const RandomAccessFile>> S3Store::OpenForRead(std::string_view key) {
   FERRY_RETURN_IF_ERROR(ValidateKey(key));
   const std::string object_key = core_->ObjectKey(key);
-  const std::string name = core_->DescribeObject(object_key);
-  S3Call call{.method = "GET", .object_key = object_key};
-  call.headers.Set("Range", fmt::format("bytes=0-{}", kFirstRead - 1));
-  http::HttpOutcome r = core_->Send(call);
-  if (r.status_code() == 416) {
-    // An empty object has no byte 0.
+  RangedGets gets{
+      .name = core_->DescribeObject(object_key),
+      .noun = "object",
+      .get =
+          [core = core_, object_key](uint64_t offset, uint64_t n, const std::string& etag,
+                                     std::span<char> into) {
+            S3Call call{.method = "GET", .object_key = object_key};
+            call.headers.Set("Range", fmt::format("bytes={}-{}", offset, offset + n - 1));
+            if (!etag.empty()) {
+              call.headers.Set("If-Match", etag);
+            }
+            call.response_buffer = into;
+            return core->Send(call);
+          },
+      .error = [](const http::HttpOutcome& r, const std::string& what) { return S3Error(r, what); },
+  };
+  return OpenRangedReadFile(std::move(gets), kFirstRead, [&]() -> Result<uint64_t> {
     FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(key));
-    if (info.size != 0) {
-      return DataLoss("{}: a range from byte 0 was refused but the object holds {} bytes", name,
-                      info.size);
-    }
-    return std::shared_ptr<const RandomAccessFile>(
-        std::make_shared<S3ReadFile>(core_, object_key, 0, "", ""));
-  }
-  if (!r.ok()) {
-    return S3Error(r, "GET " + name);
-  }
-  uint64_t size = r.response.body.size();
-  if (r.status_code() == 206) {
-    std::optional<uint64_t> total =
-        http::TotalFromContentRange(r.response.headers.GetOr("Content-Range"));
-    if (!total) {
-      return DataLoss("{}: a ranged GET answered without a usable Content-Range", name);
-    }
-    size = *total;
-  }
-  std::string etag(r.response.headers.GetOr("ETag"));
-  return std::shared_ptr<const RandomAccessFile>(std::make_shared<S3ReadFile>(
-      core_, object_key, size, std::move(etag), std::move(r.response.body)));
+    return info.size;
+  });
 }
 
 Result<ObjectInfo> S3Store::Stat(std::string_view key) {
