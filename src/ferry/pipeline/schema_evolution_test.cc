@@ -13,6 +13,7 @@
 #include "ferry/delta/transaction.h"
 #include "ferry/delta/type_widening.h"
 #include "ferry/pipeline/pipeline.h"
+#include "ferry/pipeline/schema_evolver.h"
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/storage/memory_store.h"
 #include "ferry/testing/fake_source.h"
@@ -414,6 +415,35 @@ TEST_F(SchemaEvolutionTest, AColumnAddedUnderARunningPipelineIsFilled) {
   ASSERT_EQ(rows.size(), 6u);
   EXPECT_EQ(rows.back(), "id=5|_offset=5|region=r5");
   EXPECT_EQ(Latest().schema()->ToString(), "id BIGINT NOT NULL, _offset BIGINT, region STRING");
+}
+
+// A fenced pipeline drops its batch and decodes into the table's schema again, where another
+// writer may have given a field another type and its own additions may be missing: its empty
+// batch takes that schema whatever its columns were. Rows keep the rules (no type that does not
+// convert, no column without a place). TwoWritersEvolveOneTable met this only under ASan's
+// timing ("the open batch does not convert to the new schema").
+TEST(ConformBatchTest, AnEmptyBatchTakesAnySchemaARowfulOneOnlyAConvertibleOne) {
+  using columnar::DataType;
+  auto ours = std::make_shared<columnar::Schema>(
+      std::vector<columnar::Field>{{"id", DataType::Int64(), false},
+                                   {"clash", DataType::String()},
+                                   {"only_b", DataType::Int64()}});
+  auto table = std::make_shared<columnar::Schema>(
+      std::vector<columnar::Field>{{"id", DataType::Int64(), false}, {"clash", DataType::Int64()}});
+  columnar::RecordBatch empty = columnar::RecordBatch::MakeEmpty(ours);
+  ASSERT_TRUE(ConformBatch(&empty, table).ok());
+  EXPECT_TRUE(empty.schema().Equals(*table));
+  EXPECT_EQ(empty.num_columns(), 2);
+  EXPECT_EQ(empty.num_rows(), 0);
+
+  columnar::RecordBatch rowful = columnar::RecordBatch::MakeEmpty(ours);
+  for (int c = 0; c < rowful.num_columns(); ++c) {
+    rowful.mutable_column(c)->AppendNull();
+  }
+  Status refused = ConformBatch(&rowful, table);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.ToString();
+  EXPECT_NE(refused.message().find("clash"), std::string::npos) << refused.ToString();
+  EXPECT_TRUE(rowful.schema().Equals(*ours)) << "a refused batch is unchanged";
 }
 
 // Two pipelines (their own partitions, one table) evolve the table at once, with the same and

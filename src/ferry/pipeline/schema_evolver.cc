@@ -151,6 +151,10 @@ Status ConformBatch(columnar::RecordBatch* batch, const columnar::SchemaPtr& sch
     }
     return Status::OK();
   }
+  if (batch->num_rows() == 0) {
+    *batch = columnar::RecordBatch::MakeEmpty(schema);
+    return Status::OK();
+  }
   std::vector<int> source(static_cast<size_t>(schema->num_fields()), -1);
   std::vector<bool> used(static_cast<size_t>(from.num_fields()), false);
   for (int i = 0; i < schema->num_fields(); ++i) {

@@ -51,7 +51,9 @@ struct SchemaEvolverOptions {
 
 // Conforms `batch` to `schema` (columnar/column_conform.h): its columns matched by name ignoring
 // case, columns of `schema` it lacks added as nulls. InvalidArgument naming the column when one
-// does not conform or has no place in `schema`; the batch is then unchanged.
+// does not conform or has no place in `schema`; the batch is then unchanged. A batch without
+// rows becomes an empty batch of `schema` whatever its columns were (a fenced pipeline's batch,
+// whose own additions and types may have lost to another writer's).
 Status ConformBatch(columnar::RecordBatch* batch, const columnar::SchemaPtr& schema,
                     columnar::ConformOptions options = {});
 
