@@ -9,6 +9,7 @@
 #include "ferry/http/url.h"
 #include "ferry/storage/azure/azure_credentials.h"
 #include "ferry/storage/azure/azure_store.h"
+#include "ferry/storage/transfer_options.h"
 
 namespace ferry::storage::azure {
 namespace {
@@ -87,25 +88,10 @@ Result<std::unique_ptr<AzureBlobStore>> OpenAzureStore(const TableUri& location,
         "azure_storage_use_emulator=true for an emulator) to allow it",
         s.endpoint);
   }
-  FERRY_ASSIGN_OR_RETURN(int64_t part_size, SizeOption(o, "upload_part_size", 16LL << 20));
-  s.part_size = static_cast<size_t>(part_size);
-  FERRY_ASSIGN_OR_RETURN(int64_t in_flight, IntOption(o, "upload_parts_in_flight", 4));
-  s.parts_in_flight = static_cast<int>(std::min<int64_t>(in_flight, 64));
-  FERRY_ASSIGN_OR_RETURN(s.request_timeout,
-                         DurationOption(o, "timeout", std::chrono::milliseconds(60'000)));
-  FERRY_ASSIGN_OR_RETURN(s.retry_timeout,
-                         DurationOption(o, "retry_timeout", std::chrono::milliseconds(180'000)));
-  FERRY_ASSIGN_OR_RETURN(int64_t attempts, IntOption(o, "max_retries", 10));
-  s.retry.max_attempts = static_cast<int>(std::clamp<int64_t>(attempts, 1, 1000));
-
   http::HttpClientOptions client_options;
-  FERRY_ASSIGN_OR_RETURN(client_options.connect_timeout,
-                         DurationOption(o, "connect_timeout", std::chrono::milliseconds(10'000)));
-  client_options.default_timeout = s.request_timeout;
+  FERRY_RETURN_IF_ERROR(ReadTransferOptions(o, &s, &client_options));
   client_options.allow_http = allow_http;
   client_options.ca_file = OptionOr(o, "aws_ca_bundle");
-  FERRY_ASSIGN_OR_RETURN(client_options.allow_invalid_certificates,
-                         BoolOption(o, "allow_invalid_certificates", false));
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<http::HttpClient> client,
                          http::HttpClient::Create(client_options));
 
