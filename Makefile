@@ -125,10 +125,13 @@ lint:
 # bounded fuzz runs (every fuzzer for FUZZ_TEST_SECONDS, 30 s each, one per core at a time: about
 # 1.5 minutes in all on 2 cores). As root, the label `package` includes package_test: `make
 # install` and `make package` (a release build of ferry alone, which it runs first, beside the
-# tests that mostly wait), then the .deb installed, run and purged (tests/package/).
+# tests that mostly wait), then the .deb installed, run and purged (tests/package/). After a
+# failed ctest, tools/print_test_failures.sh repeats why each test failed at the end of the log.
 test: setup lint build asan-unit
-	cd build/dev && ctest --output-on-failure -j $(TEST_JOBS) --timeout 600
-	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900
+	cd build/dev && ctest --output-on-failure -j $(TEST_JOBS) --timeout 600 || \
+	  { $(CURDIR)/tools/print_test_failures.sh $(CURDIR)/build/dev; exit 1; }
+	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900 || \
+	  { $(CURDIR)/tools/print_test_failures.sh $(CURDIR)/build/asan; exit 1; }
 	tools/run_fuzzers.sh build/asan $${FUZZ_TEST_SECONDS:-30}
 
 test-unit: build
