@@ -11,6 +11,7 @@
 #include "ferry/delta/log_cleanup.h"
 #include "ferry/delta/log_files.h"
 #include "ferry/delta/optimize.h"
+#include "ferry/delta/schema_history.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
@@ -420,6 +421,75 @@ TEST_F(HygieneTest, CleanupAfterCheckpointsKeepsTheTableReadable) {
     EXPECT_TRUE(table_->LoadSnapshot(version).ok()) << version;
   }
   ExpectClean(120);
+}
+
+// The store of `table`, whose first listing of the log is followed at once by a log cleanup 31
+// days later (the commits below the newest checkpoint go): what a reader sees when a writer's
+// cleanup runs between its listing and its reads.
+class CleanupAfterFirstListStore final : public storage::ObjectStore {
+ public:
+  CleanupAfterFirstListStore(std::shared_ptr<storage::ObjectStore> base, const Table* table)
+      : base_(std::move(base)), table_(table) {}
+  Result<std::vector<storage::ObjectInfo>> List(std::string_view prefix,
+                                                const storage::ListOptions& options) override {
+    auto listing = base_->List(prefix, options);
+    if (!cleaned_ && prefix == table_->log_dir() + "/") {
+      cleaned_ = true;
+      auto snapshot = table_->LoadSnapshot();
+      EXPECT_TRUE(snapshot.ok());
+      auto result = CleanupLog(*table_, *snapshot, WallMillis() + 31 * kDayMs);
+      EXPECT_TRUE(result.ok() && result->commits_deleted > 0);
+    }
+    return listing;
+  }
+  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
+    return base_->OpenForRead(key);
+  }
+  Result<storage::ObjectInfo> Stat(std::string_view key) override { return base_->Stat(key); }
+  Status PutIfAbsent(std::string_view key, std::string_view data) override {
+    return base_->PutIfAbsent(key, data);
+  }
+  Status Put(std::string_view key, std::string_view data) override { return base_->Put(key, data); }
+  Status Delete(std::string_view key) override { return base_->Delete(key); }
+  Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override {
+    return base_->OpenAtomicWriter(key);
+  }
+  std::string Describe(std::string_view key) const override { return base_->Describe(key); }
+
+ private:
+  std::shared_ptr<storage::ObjectStore> base_;
+  const Table* table_;
+  bool cleaned_ = false;
+};
+
+// `ferry table inspect` beside a writer whose log cleanup deletes commits while the history is
+// read (seen with delta.logRetentionDuration of minutes: "schema history: NotFound"), and after
+// it: the history starts at the checkpoint the cleanup kept.
+TEST_F(HygieneTest, SchemaHistoryReadsOnThroughALogCleanup) {
+  Create({{"delta.checkpointInterval", "5"}});
+  for (int64_t begin = 0; begin < 120; begin += 10) {
+    ASSERT_TRUE(Append(begin, begin + 10).ok());
+  }
+  auto before = ReadSchemaHistory(*table_);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_EQ(before->size(), 1u);
+  EXPECT_EQ(before->front().version, 0);
+
+  auto racing = std::make_shared<CleanupAfterFirstListStore>(store_, table_.get());
+  auto reader = Table::Open(racing, "t");
+  ASSERT_TRUE(reader.ok());
+  auto during = ReadSchemaHistory(**reader);
+  ASSERT_TRUE(during.ok()) << during.status().ToString();
+  EXPECT_FALSE(table_->LoadSnapshot(9).ok());  // the cleanup ran: versions below 10 are gone
+
+  auto after = ReadSchemaHistory(*table_);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  for (const auto* history : {&*during, &*after}) {
+    ASSERT_EQ(history->size(), 1u);
+    EXPECT_EQ(history->front().version, 10);
+    EXPECT_TRUE(history->front().initial);
+    EXPECT_EQ(history->front().schema->ToString(), Schema()->ToString());
+  }
 }
 
 TEST_F(HygieneTest, LogCleanupHonorsTheTableRetention) {

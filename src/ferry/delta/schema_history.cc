@@ -35,8 +35,9 @@ std::vector<std::string> DescribeSchemaChanges(const columnar::Schema& before,
   return out;
 }
 
-Result<std::vector<SchemaVersion>> ReadSchemaHistory(const Table& table,
-                                                     std::optional<int64_t> up_to) {
+namespace {
+
+Result<std::vector<SchemaVersion>> ReadOnce(const Table& table, std::optional<int64_t> up_to) {
   FERRY_ASSIGN_OR_RETURN(auto infos, table.store().List(table.log_dir() + "/"));
   std::vector<std::pair<int64_t, int64_t>> commits;  // version, modification time
   for (const storage::ObjectInfo& info : infos) {
@@ -48,11 +49,18 @@ Result<std::vector<SchemaVersion>> ReadSchemaHistory(const Table& table,
   std::sort(commits.begin(), commits.end());
   std::vector<SchemaVersion> out;
   columnar::SchemaPtr current;
+  std::optional<int64_t> initial_version;
   if (!commits.empty() && commits.front().first > 0) {
-    // The first commits were cleaned up: start from the schema just before the oldest one.
+    // The first commits were cleaned up: start from the schema just before the oldest commit
+    // left, or, as after a cleanup (which keeps a checkpoint at that commit and deletes every
+    // file below it), at that commit itself.
     Result<Snapshot> start = table.LoadSnapshot(commits.front().first - 1);
+    if (!start.ok()) {
+      start = table.LoadSnapshot(commits.front().first);
+    }
     if (start.ok()) {
       current = start->schema();
+      initial_version = start->version();
       out.push_back({.version = start->version(),
                      .timestamp_ms = start->timestamp_ms(),
                      .initial = true,
@@ -60,6 +68,9 @@ Result<std::vector<SchemaVersion>> ReadSchemaHistory(const Table& table,
     }
   }
   for (const auto& [version, mtime] : commits) {
+    if (initial_version && version <= *initial_version) {
+      continue;  // in the initial entry
+    }
     FERRY_ASSIGN_OR_RETURN(std::vector<Action> actions, table.ReadCommit(version));
     const Metadata* metadata = nullptr;
     SchemaVersion entry{.version = version, .timestamp_ms = mtime};
@@ -88,6 +99,22 @@ Result<std::vector<SchemaVersion>> ReadSchemaHistory(const Table& table,
     out.push_back(std::move(entry));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<SchemaVersion>> ReadSchemaHistory(const Table& table,
+                                                     std::optional<int64_t> up_to) {
+  // A writer's log cleanup (log_cleanup.h) may delete the oldest commits between the listing and
+  // their reading: a commit that was listed and is gone was cleaned up, and a new listing starts
+  // after it. Cleanup never deletes the newest checkpoint or what follows it, so this ends.
+  constexpr int kAttempts = 5;
+  Result<std::vector<SchemaVersion>> history = ReadOnce(table, up_to);
+  for (int attempt = 1; attempt < kAttempts && history.status().code() == StatusCode::kNotFound;
+       ++attempt) {
+    history = ReadOnce(table, up_to);
+  }
+  return history;
 }
 
 }  // namespace ferry::delta
