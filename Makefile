@@ -10,9 +10,9 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # Debian 12 packages ferry builds, tests, demos and packages with. Node.js and npm are taken from
 # the machine when present (the DuckDB cross-checks need Node >= 18) and from Debian otherwise.
 # The next-to-last line is the S3 test server (Ceph's radosgw on a one-host cluster) and the
-# clients the tests check it with (docs/testing-servers.md); the last, the man pages, `make
-# package` and its test (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze
-# for the unit).
+# clients the tests check it with (docs/testing-servers.md), with jq, which the benchmark scripts
+# read `--json` output with; the last, the man pages, `make package` and its test
+# (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze for the unit).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
@@ -20,7 +20,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium \
-  curl ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
+  curl jq ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
   help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
 
 DUCKDB_DIR := tests/duckdb

@@ -192,8 +192,8 @@ done
 record_bare "$((ROUNDS + 1))"
 
 # $json is the last run's table.
-files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
-version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+files=$(jq -r .num_files <<<"$json")
+version=$(jq -r .version <<<"$json")
 
 bare_median=$(median "${bare_runs[@]}")
 ferry_median=$(median "${ferry_runs[@]}")

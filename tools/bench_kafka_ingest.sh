@@ -140,9 +140,11 @@ TOML
   cpu_user=$(sed -n 's/.*User time (seconds): *//p' "$DIR/time-$name.txt")
   cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time-$name.txt")
   json=$("$FERRY" table inspect "$table" --json)
-  rows=$(sed -n 's/.*"num_rows": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
-  files=$(sed -n 's/.*"num_files": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
-  version=$(sed -n 's/.*"version": *\([0-9]*\).*/\1/p' <<<"$json" | head -1)
+  # jq: the greedy sed this replaced took the last "version" of the line, the schema history's
+  # (it printed "version 0" for every table).
+  rows=$(jq -r .num_rows <<<"$json")
+  files=$(jq -r .num_files <<<"$json")
+  version=$(jq -r .version <<<"$json")
   if [ "${rows:-0}" != "$COUNT" ]; then
     echo "FAIL: $table holds ${rows:-?} rows, expected $COUNT" >&2
     exit 1

@@ -24,7 +24,10 @@
 # max_latency, 2026-12-02). FETCH_WAIT_MS=500 measures what the mock does at the default.
 #
 # Environment: STORES, RATE (2000), DURATION (60), PARTITIONS (8), MAX_LATENCY, POLL_MS (10),
-# FETCH_WAIT_MS (10), MEMSTORE_MIB (2048), BENCH_DIR (default: a mktemp dir, removed).
+# FETCH_WAIT_MS (10), MEMSTORE_MIB (2048), BENCH_DIR (default: a mktemp dir, removed; the local
+# table is BENCH_DIR/delta/lat), PIPELINE_TOML (lines added to [[pipeline]], e.g.
+# table_properties) and EXTRA_TOML (tables appended to the configuration, e.g.
+# [pipeline.maintenance]): tools/bench_table_health.sh runs it so.
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
@@ -90,6 +93,7 @@ for store in $STORES; do
 id = "latency"
 table = "$table"
 schema = "id BIGINT NOT NULL, sent TIMESTAMP"
+${PIPELINE_TOML:-}
 
 [pipeline.kafka]
 brokers = "$BROKERS"
@@ -99,6 +103,7 @@ start = "earliest"
 properties = { "fetch.wait.max.ms" = "$FETCH_WAIT_MS" }
 
 $batch
+${EXTRA_TOML:-}
 TOML
   "$FERRY" run --config "$DIR/$store.toml" 2>"$DIR/ferry-$store.log" &
   ferry_pid=$!
