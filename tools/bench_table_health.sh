@@ -41,13 +41,14 @@ runner=$!
 
 sample() {
   local inspect version active ondisk logs checkpoint replay
+  # The checkpoint first: read after the version, it may be newer than it.
+  checkpoint=$(jq -r '.version // empty' "$table/_delta_log/_last_checkpoint" 2>/dev/null || true)
   inspect=$("$FERRY" table inspect "$table" --json 2>"$DIR/inspect.err") ||
     { echo "| $1 | inspect failed: $(head -c 200 "$DIR/inspect.err") | | | | | |"; return; }
   version=$(jq -r .version <<<"$inspect")
   active=$(jq -r .num_files <<<"$inspect")
   ondisk=$(find "$table" -path "$table/_delta_log" -prune -o -name '*.parquet' -print | wc -l)
   logs=$(find "$table/_delta_log" -maxdepth 1 -type f | wc -l)
-  checkpoint=$(jq -r '.version // empty' "$table/_delta_log/_last_checkpoint" 2>/dev/null || true)
   replay=$((version - ${checkpoint:--1}))
   echo "| $1 | $version | $active | $ondisk | $logs | ${checkpoint:-none} | $replay |"
 }
