@@ -18,6 +18,7 @@
 #include "ferry/delta/vacuum.h"
 #include "ferry/delta/verify.h"
 #include "ferry/storage/memory_store.h"
+#include "ferry/testing/forwarding_store.h"
 #include "ferry/testing/table_verifier.h"
 
 namespace ferry::delta {
@@ -426,13 +427,14 @@ TEST_F(HygieneTest, CleanupAfterCheckpointsKeepsTheTableReadable) {
 // The store of `table`, whose first listing of the log is followed at once by a log cleanup 31
 // days later (the commits below the newest checkpoint go): what a reader sees when a writer's
 // cleanup runs between its listing and its reads.
-class CleanupAfterFirstListStore final : public storage::ObjectStore {
+class CleanupAfterFirstListStore final : public testing::ForwardingStore {
  public:
   CleanupAfterFirstListStore(std::shared_ptr<storage::ObjectStore> base, const Table* table)
-      : base_(std::move(base)), table_(table) {}
+      : ForwardingStore(std::move(base)), table_(table) {}
+  using ForwardingStore::List;
   Result<std::vector<storage::ObjectInfo>> List(std::string_view prefix,
                                                 const storage::ListOptions& options) override {
-    auto listing = base_->List(prefix, options);
+    auto listing = ForwardingStore::List(prefix, options);
     if (!cleaned_ && prefix == table_->log_dir() + "/") {
       cleaned_ = true;
       auto snapshot = table_->LoadSnapshot();
@@ -442,22 +444,8 @@ class CleanupAfterFirstListStore final : public storage::ObjectStore {
     }
     return listing;
   }
-  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
-    return base_->OpenForRead(key);
-  }
-  Result<storage::ObjectInfo> Stat(std::string_view key) override { return base_->Stat(key); }
-  Status PutIfAbsent(std::string_view key, std::string_view data) override {
-    return base_->PutIfAbsent(key, data);
-  }
-  Status Put(std::string_view key, std::string_view data) override { return base_->Put(key, data); }
-  Status Delete(std::string_view key) override { return base_->Delete(key); }
-  Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override {
-    return base_->OpenAtomicWriter(key);
-  }
-  std::string Describe(std::string_view key) const override { return base_->Describe(key); }
 
  private:
-  std::shared_ptr<storage::ObjectStore> base_;
   const Table* table_;
   bool cleaned_ = false;
 };

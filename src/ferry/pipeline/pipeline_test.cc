@@ -14,6 +14,7 @@
 #include "ferry/storage/memory_store.h"
 #include "ferry/testing/fake_source.h"
 #include "ferry/testing/fault_injecting_store.h"
+#include "ferry/testing/forwarding_store.h"
 #include "ferry/testing/table_verifier.h"
 #include "ferry/transform/json_decoder.h"
 
@@ -78,9 +79,10 @@ struct Broker {
 
 // Holds the next commit of table `events` (its put-if-absent of a log entry) until Open(): the
 // tests see what the pipeline thread does while a batch is in the writer thread.
-class GatedStore final : public storage::ObjectStore {
+class GatedStore final : public testing::ForwardingStore {
  public:
-  explicit GatedStore(std::shared_ptr<storage::ObjectStore> base) : base_(std::move(base)) {}
+  explicit GatedStore(std::shared_ptr<storage::ObjectStore> base)
+      : ForwardingStore(std::move(base)) {}
 
   // The next commit waits at the gate.
   void Arm() {
@@ -99,15 +101,6 @@ class GatedStore final : public storage::ObjectStore {
     return holding_;
   }
 
-  using ObjectStore::List;
-  Result<std::vector<storage::ObjectInfo>> List(std::string_view prefix,
-                                                const storage::ListOptions& options) override {
-    return base_->List(prefix, options);
-  }
-  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
-    return base_->OpenForRead(key);
-  }
-  Result<storage::ObjectInfo> Stat(std::string_view key) override { return base_->Stat(key); }
   Status PutIfAbsent(std::string_view key, std::string_view data) override {
     if (key.starts_with("events/_delta_log/") && key.ends_with(".json")) {
       std::unique_lock lock(mu_);
@@ -118,17 +111,10 @@ class GatedStore final : public storage::ObjectStore {
         holding_ = false;
       }
     }
-    return base_->PutIfAbsent(key, data);
+    return ForwardingStore::PutIfAbsent(key, data);
   }
-  Status Put(std::string_view key, std::string_view data) override { return base_->Put(key, data); }
-  Status Delete(std::string_view key) override { return base_->Delete(key); }
-  Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override {
-    return base_->OpenAtomicWriter(key);
-  }
-  std::string Describe(std::string_view key) const override { return base_->Describe(key); }
 
  private:
-  std::shared_ptr<storage::ObjectStore> base_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool armed_ = false;
