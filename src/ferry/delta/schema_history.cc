@@ -51,13 +51,9 @@ Result<std::vector<SchemaVersion>> ReadOnce(const Table& table, std::optional<in
   columnar::SchemaPtr current;
   std::optional<int64_t> initial_version;
   if (!commits.empty() && commits.front().first > 0) {
-    // The first commits were cleaned up: start from the schema just before the oldest commit
-    // left, or, as after a cleanup (which keeps a checkpoint at that commit and deletes every
-    // file below it), at that commit itself.
-    Result<Snapshot> start = table.LoadSnapshot(commits.front().first - 1);
-    if (!start.ok()) {
-      start = table.LoadSnapshot(commits.front().first);
-    }
+    // The first commits were cleaned up: start from the oldest commit left. A cleanup keeps a
+    // checkpoint at that commit and deletes every file below it, so no earlier version loads.
+    Result<Snapshot> start = table.LoadSnapshot(commits.front().first);
     if (start.ok()) {
       current = start->schema();
       initial_version = start->version();
