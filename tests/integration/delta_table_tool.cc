@@ -22,6 +22,9 @@
 #include <string>
 #include <string_view>
 
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/delta/table.h"
@@ -148,5 +151,8 @@ int Main(int argc, char** argv) {
 }  // namespace ferry
 
 int main(int argc, char** argv) {
+  // stdout carries the protocol lines the test reads ("ready", "won", "reread"); the library's
+  // log lines (a store's retry warnings under load) go to stderr, where they cannot be misread.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("delta_table_tool"));
   return ferry::Main(argc, argv);
 }
