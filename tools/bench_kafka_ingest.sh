@@ -22,7 +22,8 @@
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
 # [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), STORE (local, s3),
-# ROUNDS, MEMSTORE_MIB (4096), TABLE (without STORE=s3: the table's location, default
+# ROUNDS, MEMSTORE_MIB (4096), LOG_LEVEL (info), EXTRA_TOML (appended to every run's configuration, e.g.
+# $'[pipeline.storage]\nupload_part_size = "8MiB"'), TABLE (without STORE=s3: the table's location, default
 # $BENCH_DIR/delta/bench; an az:// or s3:// URI reached with the store's environment variables, as
 # tools/bench_azure_ingest.sh does), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
@@ -101,7 +102,7 @@ run_ferry() {
   local table=$1 name=$2
   cat >"$DIR/$name.toml" <<TOML
 [log]
-level = "info"
+level = "${LOG_LEVEL:-info}"
 
 [[pipeline]]
 id = "bench"
@@ -129,6 +130,7 @@ max_in_flight = $MAX_IN_FLIGHT
 [pipeline.writer]
 codec = "$CODEC"
 ${LEVEL:+compression_level = $LEVEL}
+${EXTRA_TOML:-}
 TOML
   local a b json
   a=$(now)
