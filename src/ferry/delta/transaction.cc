@@ -10,8 +10,7 @@
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/delta/actions_json.h"
-#include "ferry/delta/checkpoint_writer.h"
-#include "ferry/delta/log_cleanup.h"
+#include "ferry/delta/checkpointer.h"
 #include "ferry/delta/log_files.h"
 #include "ferry/delta/log_segment.h"
 #include "ferry/delta/schema_json.h"
@@ -321,31 +320,18 @@ Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
   if (!options_.checkpoint) {
     return result;
   }
-  auto properties = result.snapshot.properties();
-  int64_t interval = properties.ok() ? properties->checkpoint_interval : 10;
-  int64_t due = version - version % interval;
-  std::optional<int64_t> newest = result.snapshot.newest_checkpoint_version();
-  if (due > 0 && (!newest.has_value() || *newest < due)) {
+  if (CheckpointDue(version, CheckpointInterval(result.snapshot),
+                    result.snapshot.newest_checkpoint_version())) {
+    CheckpointOutcome checkpoint = WriteCheckpointAndCleanUp(table_, result.snapshot);
     result.checkpoint_version = version;
-    Status st = FERRY_FAILPOINT("delta.commit.before_checkpoint");
-    int64_t checkpoint_start = MonotonicMicros();
-    if (st.ok()) {
-      st = WriteCheckpoint(table_, result.snapshot);
-    }
-    result.checkpoint_micros = MonotonicMicros() - checkpoint_start;
-    if (st.ok()) {
+    result.checkpoint_micros = checkpoint.micros;
+    if (checkpoint.status.ok()) {
       state->newest_checkpoint_version = version;
-      // Metadata cleanup (log_cleanup.h) after each checkpoint; best effort.
-      auto cleanup = CleanupLog(table_, result.snapshot, WallMillis());
-      if (!cleanup.ok()) {
-        FERRY_LOG_WARN("log cleanup of {} after checkpoint {} failed: {}", table_.Describe(),
-                       version, cleanup.status().ToString());
-      }
     } else {
       FERRY_LOG_WARN("checkpoint of {} at version {} failed (the next commit retries): {}",
-                     table_.Describe(), version, st.ToString());
+                     table_.Describe(), version, checkpoint.status.ToString());
     }
-    result.checkpoint_status = st;
+    result.checkpoint_status = std::move(checkpoint.status);
   }
   return result;
 }

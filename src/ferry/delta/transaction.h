@@ -44,7 +44,7 @@
 //   6. The post-commit snapshot is the read snapshot plus the winners plus our actions (no log
 //      re-read). If a checkpoint is due -- the newest checkpoint is older than the last multiple
 //      of delta.checkpointInterval at or below v, so a checkpoint a crash skipped is retried by
-//      the next commit -- write it (checkpoint_writer.h). A checkpoint failure does not fail
+//      the next commit -- write it (checkpointer.h, checkpoint_writer.h). A checkpoint failure does not fail
 //      the commit: it is reported in CommitResult::checkpoint_status. After a checkpoint, old
 //      log files are cleaned up (log_cleanup.h; best effort, logged).
 //
@@ -75,7 +75,8 @@ struct CommitOptions {
   int max_attempts = 200;
   int64_t initial_backoff_ms = 1;
   int64_t max_backoff_ms = 100;
-  // Write checkpoints when due (off in tests that count log files).
+  // Write checkpoints when due (checkpointer.h), on the committing thread. Off in tests that
+  // count log files, and in ferry run's pipelines, which write them on a thread of their own.
   bool checkpoint = true;
 };
 

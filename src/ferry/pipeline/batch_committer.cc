@@ -53,10 +53,42 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
       stage_(std::move(stage)),
       stage_schema_(snapshot_.schema()),
       dedup_(std::move(dedup)) {
-  PublishTable(false);
+  main_commit_ = options_.commit;
+  if (main_commit_.checkpoint) {
+    // Checkpoints of the main table off the commit path (delta/checkpointer.h): at ten commits
+    // a second they would otherwise hold up every tenth batch for as long as they take, and
+    // they grow with the table. The dead-letter table, committed rarely, keeps them inline.
+    main_commit_.checkpoint = false;
+    checkpointer_ = std::make_unique<delta::BackgroundCheckpointer>(*table_);
+    checkpointer_->Offer(snapshot_);
+  }
+  PublishTable(nullptr);
 }
 
-void BatchCommitter::PublishTable(bool checkpoint_written, int64_t small_added) {
+BatchCommitter::~BatchCommitter() {
+  if (checkpointer_ != nullptr) {
+    checkpointer_->Finish(snapshot_);
+    ReportCheckpoints();
+  }
+}
+
+const delta::CheckpointOutcome* BatchCommitter::ReportCheckpoints() {
+  finished_checkpoints_ = checkpointer_->TakeFinished();
+  const delta::CheckpointOutcome* newest = nullptr;
+  for (const delta::CheckpointOutcome& done : finished_checkpoints_) {
+    if (done.status.ok()) {
+      metrics_.checkpoint_seconds->Observe(static_cast<double>(done.micros) / 1e6);
+      newest = &done;
+    } else {
+      FERRY_LOG_WARN("pipeline {}: checkpoint of {} at version {} failed (the next one due is "
+                     "written instead): {}",
+                     options_.id, table_->Describe(), done.version, done.status.ToString());
+    }
+  }
+  return newest;
+}
+
+void BatchCommitter::PublishTable(const delta::CheckpointOutcome* checkpoint, int64_t small_added) {
   if (metrics_.journal == nullptr) {
     return;
   }
@@ -78,9 +110,9 @@ void BatchCommitter::PublishTable(bool checkpoint_written, int64_t small_added) 
                              .small_files = small_files_,
                              .checkpoint_version = snapshot_.newest_checkpoint_version(),
                              .time_ms = WallMillis()};
-  if (checkpoint_written) {
-    table.checkpoint_version = snapshot_.version();
-    table.checkpoint_ms = table.time_ms;
+  if (checkpoint != nullptr) {
+    table.checkpoint_version = checkpoint->version;
+    table.checkpoint_ms = checkpoint->wall_ms;
   }
   metrics_.journal->SetTable(options_.id, table);
 }
@@ -324,6 +356,7 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
     FERRY_RETURN_IF_ERROR(writer->Write(*rows));
   }
   FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+  Clock::time_point written = Clock::now();
   batch->files = static_cast<int64_t>(adds.size());
   batch->bytes = 0;
   int64_t small_added = 0;
@@ -333,7 +366,7 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   }
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
 
-  delta::Transaction txn(*table_, snapshot_, options_.commit);
+  delta::Transaction txn(*table_, snapshot_, main_commit_);
   txn.AddFiles(std::move(adds));
   for (const auto& [p, part] : batch->partitions) {
     txn.SetPosition(part.app_id, part.last);
@@ -367,6 +400,9 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
     return committed.status();
   }
   delta::CommitResult result = std::move(*committed);
+  FERRY_LOG_DEBUG("pipeline {}: version {}: transform and write {:.0f} ms, commit {:.0f} ms",
+                  options_.id, result.version, Seconds(written - start) * 1e3,
+                  Seconds(Clock::now() - written) * 1e3);
   snapshot_ = std::move(result.snapshot);
   batch->version = result.version;
   batch->schema_changes = std::move(aligned.changes);
@@ -390,16 +426,12 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   }
   batch->commit_seconds = Seconds(Clock::now() - start);
   metrics_.commit_seconds->Observe(batch->commit_seconds);
-  bool checkpointed = result.checkpoint_version && result.checkpoint_status.ok();
-  if (checkpointed) {
-    metrics_.checkpoint_seconds->Observe(static_cast<double>(result.checkpoint_micros) / 1e6);
+  const delta::CheckpointOutcome* checkpoint = nullptr;
+  if (checkpointer_ != nullptr) {
+    checkpoint = ReportCheckpoints();  // those finished since the last commit
+    checkpointer_->Offer(snapshot_);
   }
-  PublishTable(checkpointed && *result.checkpoint_version == snapshot_.version(), small_added);
-  if (!result.checkpoint_status.ok()) {
-    FERRY_LOG_WARN("pipeline {}: checkpoint at version {} failed (the next commit retries it): {}",
-                   options_.id, result.checkpoint_version.value_or(-1),
-                   result.checkpoint_status.ToString());
-  }
+  PublishTable(checkpoint, small_added);
   return Status::OK();
 }
 

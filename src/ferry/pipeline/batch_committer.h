@@ -30,7 +30,9 @@
 //      changed the table's metaData first (Conflict::kMetadataChanged), the snapshot is brought
 //      forward and the batch goes back to step 3a (at most kMaxReplans times). Then the dedup
 //      index remembers the batch's keys and persists them (a failed Persist is logged: a restart
-//      reads that version from the log instead). [pipeline.after_commit]
+//      reads that version from the log instead). When a checkpoint of the table is due, it is
+//      written on a thread of its own (delta/checkpointer.h), never on this path; the next
+//      commit reports it. [pipeline.after_commit]
 //   6. A failed step: Aborted (another writer's txn for one of our partitions) goes back at once,
 //      the pipeline thread fences; a fatal code (InvalidArgument, NotSupported, DataLoss,
 //      Internal) goes back naming the table. Anything else (I/O, store unavailable, an unknown
@@ -56,6 +58,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/delta/checkpointer.h"
 #include "ferry/delta/schema_evolution.h"
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/table.h"
@@ -147,6 +150,8 @@ class BatchCommitter {
   BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
                  delta::Snapshot snapshot, std::unique_ptr<TransformStage> stage,
                  std::unique_ptr<DedupIndex> dedup, Metrics metrics);
+  // Waits for a running checkpoint and writes the one due at the last commit, if any.
+  ~BatchCommitter();
   BatchCommitter(const BatchCommitter&) = delete;
   BatchCommitter& operator=(const BatchCommitter&) = delete;
 
@@ -202,14 +207,22 @@ class BatchCommitter {
   Status CommitDeadLetters(SealedBatch* batch);
   // Step 2's files and commit, once.
   Status WriteDeadLetters(SealedBatch* batch, bool* metadata_changed);
-  // The table's figures to the journal (if any). `checkpoint_written`: a checkpoint of the
-  // snapshot's version was just written. `small_added`: small files the last commit added (the
-  // count between two full recounts).
-  void PublishTable(bool checkpoint_written, int64_t small_added = 0);
+  // The table's figures to the journal (if any). `checkpoint`: the newest checkpoint written
+  // since the last call, if any. `small_added`: small files the last commit added (the count
+  // between two full recounts).
+  void PublishTable(const delta::CheckpointOutcome* checkpoint, int64_t small_added = 0);
+  // The checkpoints finished since the last call into the metrics (or a warning); the newest
+  // that worked, if any (valid until the next call).
+  const delta::CheckpointOutcome* ReportCheckpoints();
 
   const BatchCommitterOptions options_;
   const Metrics metrics_;
   std::unique_ptr<delta::Table> table_;
+  delta::CommitOptions main_commit_;  // options_.commit, checkpoints left to checkpointer_
+  // Writes the main table's checkpoints when options_.commit.checkpoint (after table_: it
+  // refers to it, and is destroyed first).
+  std::unique_ptr<delta::BackgroundCheckpointer> checkpointer_;
+  std::vector<delta::CheckpointOutcome> finished_checkpoints_;
   delta::Snapshot snapshot_;
   std::unique_ptr<TransformStage> stage_;  // for the table's schema (stage_schema_)
   columnar::SchemaPtr stage_schema_;
