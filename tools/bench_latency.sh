@@ -23,8 +23,17 @@
 # 0.5 s more, which measured the mock rather than ferry (p50 881 ms locally with a 1 s
 # max_latency, 2026-12-02). FETCH_WAIT_MS=500 measures what the mock does at the default.
 #
+# The producer lingers LINGER_MS (default 50; librdkafka's default is 5) so that its record
+# batches hold a few messages each. The mock finds a Fetch's offset by walking the partition's
+# record batches from the oldest ("FIXME: Maintain an index" in rdkafka_mock.c), so its CPU grows
+# with the batches it holds: at 5 ms (about one message per batch at 2,000 msg/s over 8
+# partitions) the mock went from 10 % to 48 % of a core in the first 70 s and kept growing until
+# its 5 MiB per partition retention, and the rows waited in it (p99 0.14 s in the first minute,
+# 0.58 s by the third, with ferry's own commit path flat). The linger is part of the figure:
+# `sent` is stamped before it.
+#
 # Environment: STORES, RATE (2000), DURATION (60), PARTITIONS (8), MAX_LATENCY, POLL_MS (10),
-# FETCH_WAIT_MS (10), MEMSTORE_MIB (2048), BENCH_DIR (default: a mktemp dir, removed; the local
+# FETCH_WAIT_MS (10), LINGER_MS (50), MEMSTORE_MIB (2048), BENCH_DIR (default: a mktemp dir, removed; the local
 # table is BENCH_DIR/delta/lat), PIPELINE_TOML (lines added to [[pipeline]], e.g.
 # table_properties) and EXTRA_TOML (tables appended to the configuration, e.g.
 # [pipeline.maintenance]): tools/bench_table_health.sh runs it so.
@@ -40,6 +49,7 @@ PARTITIONS=${PARTITIONS:-8}
 MAX_LATENCY=${MAX_LATENCY:-}
 POLL_MS=${POLL_MS:-10}
 FETCH_WAIT_MS=${FETCH_WAIT_MS:-10}
+LINGER_MS=${LINGER_MS:-50}
 MEMSTORE_MIB=${MEMSTORE_MIB:-2048}
 COUNT=$((RATE * DURATION))
 source "$(dirname "$0")/bench_radosgw.sh"
@@ -66,7 +76,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "ferry publish-to-visible latency: $RATE msg/s for $DURATION s, $PARTITIONS partitions," \
-  "max_latency ${MAX_LATENCY:-default (1s)}, fetch.wait.max.ms $FETCH_WAIT_MS, stores: $STORES ($FERRY)"
+  "max_latency ${MAX_LATENCY:-default (1s)}, fetch.wait.max.ms $FETCH_WAIT_MS, producer linger.ms $LINGER_MS, stores: $STORES ($FERRY)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 topics=()
@@ -112,7 +122,7 @@ TOML
     >"$DIR/watch-$store.txt" 2>&1 &
   watch_pid=$!
   "$FERRY" produce kafka --brokers "$BROKERS" --topic "lat-$store" --count "$COUNT" \
-    --rate "$RATE" --key 'k{{seq}}' \
+    --rate "$RATE" --key 'k{{seq}}' -X "linger.ms=$LINGER_MS" \
     --template "{\"id\": {{seq}}, \"sent\": \"{{now:yyyy-MM-dd'T'HH:mm:ss.SSSSSSX}}\"}" \
     2>"$DIR/produce-$store.log"
   rc=0
