@@ -73,6 +73,7 @@ void BackgroundCheckpointer::RecordLocked(CheckpointOutcome outcome) {
   if (outcome.status.ok()) {
     newest_ = Newer(newest_, outcome.version);
   }
+  last_failed_ = !outcome.status.ok();
   done_.push_back(std::move(outcome));
 }
 
@@ -133,7 +134,9 @@ void BackgroundCheckpointer::Finish(const Snapshot& last) {
   {
     std::lock_guard lock(mu_);
     newest_ = Newer(newest_, last.newest_checkpoint_version());
-    if (last.version() < 0 || !DueLocked(last)) {
+    // After a failure the store may be down: a stopping pipeline does not wait for its retries
+    // again (the next commit to the table writes the checkpoint).
+    if (last.version() < 0 || last_failed_ || !DueLocked(last)) {
       return;
     }
   }

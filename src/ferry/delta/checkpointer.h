@@ -73,8 +73,8 @@ class BackgroundCheckpointer {
   // The checkpoints finished since the last call, oldest first.
   std::vector<CheckpointOutcome> TakeFinished();
   // Waits for the running checkpoint and stops the thread; then, if a checkpoint is due at
-  // `last` (the writer's latest snapshot), writes it on the calling thread. Later offers are
-  // ignored; later calls only wait.
+  // `last` (the writer's latest snapshot) and the last one tried here did not fail, writes it on
+  // the calling thread. Later offers are ignored.
   void Finish(const Snapshot& last);
   // The newest checkpoint known: of the offered snapshots' logs, or written here.
   std::optional<int64_t> newest() const;
@@ -95,6 +95,7 @@ class BackgroundCheckpointer {
   std::optional<int64_t> newest_;
   bool running_ = false;  // job_ set or being written
   bool stop_ = false;
+  bool last_failed_ = false;  // the last checkpoint written here failed
   std::vector<CheckpointOutcome> done_;
   std::thread thread_;
 };

@@ -200,6 +200,23 @@ TEST_F(CheckpointerTest, AFailedCheckpointIsWrittenByTheNextDueOffer) {
   EXPECT_EQ(gate_->writes(), 2);
 }
 
+TEST_F(CheckpointerTest, FinishDoesNotTryAgainRightAfterAFailure) {
+  BackgroundCheckpointer checkpointer(*table_);
+  gate_->FailNext();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(CommitOne().ok());
+    checkpointer.Offer(snapshot_);
+  }
+  std::vector<CheckpointOutcome> done = WaitForOutcomes(checkpointer, 1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_FALSE(done[0].status.ok());
+  // The store may be down: stopping does not wait for its retries once more.
+  checkpointer.Finish(snapshot_);
+  EXPECT_TRUE(checkpointer.TakeFinished().empty());
+  EXPECT_EQ(gate_->writes(), 1);
+  EXPECT_EQ(LastCheckpointVersion(), std::nullopt);
+}
+
 TEST_F(CheckpointerTest, FinishWritesTheCheckpointDueAtTheLastSnapshot) {
   BackgroundCheckpointer checkpointer(*table_);
   for (int i = 0; i < 7; ++i) {
