@@ -14,6 +14,9 @@
 //       Prints "won <round> <version> <position>" or "lost <round> <code>: <message>" followed,
 //       after a reload, by "reread <round> <position>".
 // The table (columns id BIGINT, writer BIGINT, n BIGINT) is created by the test.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -21,9 +24,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/record_batch.h"

@@ -63,7 +63,9 @@ CheckpointOutcome WriteCheckpointAndCleanUp(const Table& table, const Snapshot& 
 BackgroundCheckpointer::BackgroundCheckpointer(const Table& table)
     : table_(table), thread_([this] { Run(); }) {}
 
-BackgroundCheckpointer::~BackgroundCheckpointer() { Stop(); }
+BackgroundCheckpointer::~BackgroundCheckpointer() {
+  Stop();
+}
 
 bool BackgroundCheckpointer::DueLocked(const Snapshot& snapshot) const {
   return CheckpointDue(snapshot.version(), CheckpointInterval(snapshot), newest_);

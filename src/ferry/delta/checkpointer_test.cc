@@ -78,8 +78,8 @@ class CheckpointerTest : public ::testing::Test {
     gate_ = std::make_shared<CheckpointGate>(memory_);
     table_ = *Table::Open(gate_, "t");
     TableSpec spec;
-    spec.schema = std::make_shared<const columnar::Schema>(std::vector<columnar::Field>{
-        {"id", columnar::DataType::Int64(), true, {}}});
+    spec.schema = std::make_shared<const columnar::Schema>(
+        std::vector<columnar::Field>{{"id", columnar::DataType::Int64(), true, {}}});
     spec.configuration = {{"delta.checkpointInterval", "5"}};
     auto created = table_->Create(spec);
     ASSERT_TRUE(created.ok()) << created.status().ToString();

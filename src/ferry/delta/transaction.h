@@ -44,9 +44,9 @@
 //   6. The post-commit snapshot is the read snapshot plus the winners plus our actions (no log
 //      re-read). If a checkpoint is due -- the newest checkpoint is older than the last multiple
 //      of delta.checkpointInterval at or below v, so a checkpoint a crash skipped is retried by
-//      the next commit -- write it (checkpointer.h, checkpoint_writer.h). A checkpoint failure does not fail
-//      the commit: it is reported in CommitResult::checkpoint_status. After a checkpoint, old
-//      log files are cleaned up (log_cleanup.h; best effort, logged).
+//      the next commit -- write it (checkpointer.h, checkpoint_writer.h). A checkpoint failure does
+//      not fail the commit: it is reported in CommitResult::checkpoint_status. After a checkpoint,
+//      old log files are cleaned up (log_cleanup.h; best effort, logged).
 //
 // Error codes: Aborted (a conflict the caller must handle: re-read the log; conflict() says which),
 // AlreadyExists

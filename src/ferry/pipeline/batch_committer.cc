@@ -80,9 +80,10 @@ const delta::CheckpointOutcome* BatchCommitter::ReportCheckpoints() {
       metrics_.checkpoint_seconds->Observe(static_cast<double>(done.micros) / 1e6);
       newest = &done;
     } else {
-      FERRY_LOG_WARN("pipeline {}: checkpoint of {} at version {} failed (the next one due is "
-                     "written instead): {}",
-                     options_.id, table_->Describe(), done.version, done.status.ToString());
+      FERRY_LOG_WARN(
+          "pipeline {}: checkpoint of {} at version {} failed (the next one due is "
+          "written instead): {}",
+          options_.id, table_->Describe(), done.version, done.status.ToString());
     }
   }
   return newest;
