@@ -55,7 +55,7 @@ seed_corpus() {
 max_len() {
   case "$1" in
     parquet_reader_fuzzer) echo 1048576 ;;
-    expression_fuzzer | ddl_fuzzer) echo 4096 ;;
+    expression_fuzzer | ddl_fuzzer | avro_schema_fuzzer) echo 4096 ;;
     *) echo 65536 ;;
   esac
 }
