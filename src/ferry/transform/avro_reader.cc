@@ -1,0 +1,754 @@
+#include "ferry/transform/avro_reader.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "ferry/base/varint.h"
+#include "ferry/columnar/column.h"
+#include "ferry/transform/utf8.h"
+
+namespace ferry::transform::avro {
+
+using columnar::Column;
+using columnar::DataType;
+using columnar::TypeId;
+
+enum class Conv : uint8_t {
+  kNull,  // the writer's null: a null row
+  kBool,
+  kIntToInt32,
+  kIntToInt64,
+  kIntToFloat32,
+  kIntToFloat64,
+  kIntToDate,
+  kLongToInt64,
+  kLongToFloat32,
+  kLongToFloat64,
+  kMillisToMicros,
+  kFloatToFloat32,
+  kFloatToFloat64,
+  kDoubleToFloat64,
+  kTextToString,  // string or bytes, UTF-8 checked
+  kTextToBinary,  // string or bytes
+  kEnumToString,
+  kFixedToBinary,
+  kDecimalBytes,
+  kDecimalFixed,
+  kRecord,
+  kArray,
+  kMap,
+  kUnion,
+};
+
+struct ReadOp {
+  Conv conv = Conv::kNull;
+  const Node* writer = nullptr;
+  std::string path;
+  bool nullable = true;   // the column takes nulls
+  int32_t precision = 0;  // kDecimal*: the column's
+  // kRecord: one op per writer field (null: skipped) and the struct child it fills; the struct
+  // children no writer field fills get null. kArray: children[0] the element. kMap: children[0]
+  // the value. kUnion: one op per writer branch.
+  std::vector<std::unique_ptr<ReadOp>> children;
+  std::vector<int> child_index;
+  std::vector<int> unfilled;
+  // kUnion into the STRUCT of member<i>: the member each branch fills (-1: the null branch).
+  bool members = false;
+  std::vector<int> member_of_branch;
+};
+
+namespace {
+
+constexpr int kMaxDataDepth = 256;      // nesting in a datum (recursive writer types)
+constexpr int64_t kSlackItems = 65536;  // items beyond the bytes left (zero-byte items)
+
+// Field lookup: exact, then ignoring case.
+int FindField(const std::vector<columnar::Field>& fields, std::string_view name) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].name == name) {
+      return static_cast<int>(i);
+    }
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string& f = fields[i].name;
+    if (f.size() == name.size() && std::equal(f.begin(), f.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+std::string Join(std::string_view path, std::string_view part) {
+  return path.empty() ? std::string(part) : fmt::format("{}.{}", path, part);
+}
+
+Status Mismatch(const Node& w, const DataType& col, const std::string& path) {
+  return InvalidArgument("Avro: field '{}': the writer's {}{} cannot be read into {}", path,
+                         AvroTypeName(w.type), w.named() ? fmt::format(" \"{}\"", w.name) : "",
+                         col.ToString());
+}
+
+// Whether the union maps to the STRUCT of member<i> (avro_schema.h).
+bool MapsToMembers(const Node& u) {
+  int others = 0;
+  bool ints = true;
+  bool floats = true;
+  for (const Node* b : u.branches) {
+    if (b->type == AvroType::kNull) {
+      continue;
+    }
+    ++others;
+    ints = ints && (b->type == AvroType::kInt || b->type == AvroType::kLong);
+    floats = floats && (b->type == AvroType::kFloat || b->type == AvroType::kDouble);
+  }
+  return others > 1 && !ints && !floats;
+}
+
+Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nullable,
+                                     const std::string& path, int depth);
+
+Status PlanRecordFields(const Node& w, const std::vector<columnar::Field>& fields,
+                        const std::string& path, int depth, ReadOp* op) {
+  std::vector<bool> filled(fields.size(), false);
+  for (const FieldDef& f : w.fields) {
+    int index = FindField(fields, f.name);
+    if (index < 0 || filled[static_cast<size_t>(index)]) {
+      op->children.push_back(nullptr);
+      op->child_index.push_back(-1);
+      continue;
+    }
+    filled[static_cast<size_t>(index)] = true;
+    const columnar::Field& target = fields[static_cast<size_t>(index)];
+    FERRY_ASSIGN_OR_RETURN(
+        auto child, Plan(*f.type, *target.type, target.nullable, Join(path, f.name), depth + 1));
+    op->children.push_back(std::move(child));
+    op->child_index.push_back(index);
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (filled[i]) {
+      continue;
+    }
+    if (!fields[i].nullable) {
+      return InvalidArgument(
+          "Avro: field '{}': the column is NOT NULL and the writer's record \"{}\" has no such "
+          "field",
+          Join(path, fields[i].name), w.name);
+    }
+    op->unfilled.push_back(static_cast<int>(i));
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nullable,
+                                     const std::string& path, int depth) {
+  if (depth > Schema::kMaxDepth) {
+    return InvalidArgument("Avro: field '{}': nested deeper than {} levels", path,
+                           Schema::kMaxDepth);
+  }
+  auto op = std::make_unique<ReadOp>();
+  op->writer = &w;
+  op->path = path;
+  op->nullable = nullable;
+  const TypeId c = col.id();
+  auto conv = [&](Conv k) -> Result<std::unique_ptr<ReadOp>> {
+    op->conv = k;
+    return std::move(op);
+  };
+  switch (w.type) {
+    case AvroType::kNull:
+      return conv(Conv::kNull);
+    case AvroType::kBoolean:
+      if (c == TypeId::kBoolean)
+        return conv(Conv::kBool);
+      break;
+    case AvroType::kInt:
+      if (c == TypeId::kDate && w.logical == LogicalType::kDate)
+        return conv(Conv::kIntToDate);
+      if (w.logical == LogicalType::kDate)
+        break;
+      if (c == TypeId::kInt32)
+        return conv(Conv::kIntToInt32);
+      if (c == TypeId::kInt64)
+        return conv(Conv::kIntToInt64);
+      if (c == TypeId::kFloat32)
+        return conv(Conv::kIntToFloat32);
+      if (c == TypeId::kFloat64)
+        return conv(Conv::kIntToFloat64);
+      break;
+    case AvroType::kLong:
+      if (c == TypeId::kTimestamp && col.unit() == columnar::TimeUnit::kMicros) {
+        bool utc = w.logical == LogicalType::kTimestampMillis ||
+                   w.logical == LogicalType::kTimestampMicros;
+        bool local = w.logical == LogicalType::kLocalTimestampMillis ||
+                     w.logical == LogicalType::kLocalTimestampMicros;
+        if ((utc && col.utc_adjusted()) || (local && !col.utc_adjusted())) {
+          bool millis = w.logical == LogicalType::kTimestampMillis ||
+                        w.logical == LogicalType::kLocalTimestampMillis;
+          return conv(millis ? Conv::kMillisToMicros : Conv::kLongToInt64);
+        }
+        break;
+      }
+      if (w.logical != LogicalType::kNone && w.logical != LogicalType::kTimeMicros)
+        break;
+      if (c == TypeId::kInt64)
+        return conv(Conv::kLongToInt64);
+      if (c == TypeId::kFloat32)
+        return conv(Conv::kLongToFloat32);
+      if (c == TypeId::kFloat64)
+        return conv(Conv::kLongToFloat64);
+      break;
+    case AvroType::kFloat:
+      if (c == TypeId::kFloat32)
+        return conv(Conv::kFloatToFloat32);
+      if (c == TypeId::kFloat64)
+        return conv(Conv::kFloatToFloat64);
+      break;
+    case AvroType::kDouble:
+      if (c == TypeId::kFloat64)
+        return conv(Conv::kDoubleToFloat64);
+      break;
+    case AvroType::kString:
+    case AvroType::kBytes:
+      if (w.logical == LogicalType::kDecimal) {
+        if (c == TypeId::kDecimal && col.scale() == w.scale && col.precision() >= w.precision) {
+          op->precision = col.precision();
+          return conv(Conv::kDecimalBytes);
+        }
+        break;
+      }
+      if (c == TypeId::kString)
+        return conv(Conv::kTextToString);
+      if (c == TypeId::kBinary)
+        return conv(Conv::kTextToBinary);
+      break;
+    case AvroType::kEnum:
+      if (c == TypeId::kString)
+        return conv(Conv::kEnumToString);
+      break;
+    case AvroType::kFixed:
+      if (w.logical == LogicalType::kDecimal) {
+        if (c == TypeId::kDecimal && col.scale() == w.scale && col.precision() >= w.precision) {
+          op->precision = col.precision();
+          return conv(Conv::kDecimalFixed);
+        }
+        break;
+      }
+      if (c == TypeId::kBinary)
+        return conv(Conv::kFixedToBinary);
+      break;
+    case AvroType::kRecord:
+      if (c != TypeId::kStruct)
+        break;
+      op->conv = Conv::kRecord;
+      FERRY_RETURN_IF_ERROR(PlanRecordFields(w, col.fields(), path, depth, op.get()));
+      return op;
+    case AvroType::kArray: {
+      if (c != TypeId::kList)
+        break;
+      op->conv = Conv::kArray;
+      FERRY_ASSIGN_OR_RETURN(auto element, Plan(*w.items, *col.element().type,
+                                                col.element().nullable, path + "[]", depth + 1));
+      op->children.push_back(std::move(element));
+      return op;
+    }
+    case AvroType::kMap: {
+      if (c != TypeId::kMap || col.key().type->id() != TypeId::kString)
+        break;
+      op->conv = Conv::kMap;
+      FERRY_ASSIGN_OR_RETURN(auto value, Plan(*w.values, *col.value().type, col.value().nullable,
+                                              path + "{}", depth + 1));
+      op->children.push_back(std::move(value));
+      return op;
+    }
+    case AvroType::kUnion: {
+      op->conv = Conv::kUnion;
+      op->members = MapsToMembers(w) && c == TypeId::kStruct;
+      int member = 0;
+      for (size_t i = 0; i < w.branches.size(); ++i) {
+        const Node& b = *w.branches[i];
+        if (op->members && b.type != AvroType::kNull) {
+          std::string name = fmt::format("member{}", member);
+          int index = FindField(col.fields(), name);
+          ++member;
+          if (index < 0) {
+            return InvalidArgument(
+                "Avro: field '{}': the column {} has no field {} for the "
+                "union's branch {}",
+                path, col.ToString(), name, i);
+          }
+          const columnar::Field& f = col.fields()[static_cast<size_t>(index)];
+          FERRY_ASSIGN_OR_RETURN(auto child,
+                                 Plan(b, *f.type, f.nullable, Join(path, name), depth + 1));
+          op->children.push_back(std::move(child));
+          op->member_of_branch.push_back(index);
+          continue;
+        }
+        FERRY_ASSIGN_OR_RETURN(auto child, Plan(b, col, nullable, path, depth + 1));
+        op->children.push_back(std::move(child));
+        op->member_of_branch.push_back(-1);
+      }
+      if (op->members) {
+        for (size_t j = 0; j < col.fields().size(); ++j) {
+          bool used = false;
+          for (int m : op->member_of_branch) {
+            used = used || m == static_cast<int>(j);
+          }
+          if (!used) {
+            op->unfilled.push_back(static_cast<int>(j));
+          }
+        }
+      }
+      return op;
+    }
+  }
+  return Mismatch(w, col, path);
+}
+
+// The bytes of one datum, read front to back, bounds-checked.
+struct Cursor {
+  const uint8_t* begin;
+  const uint8_t* p;
+  const uint8_t* end;
+
+  size_t offset() const { return static_cast<size_t>(p - begin); }
+  size_t left() const { return static_cast<size_t>(end - p); }
+};
+
+Status Truncated(const Cursor& in, const std::string& path, std::string_view what) {
+  return InvalidArgument("Avro datum: field '{}': {} at byte {} of {}", path, what, in.offset(),
+                         static_cast<size_t>(in.end - in.begin));
+}
+
+Result<int64_t> ReadLong(Cursor* in, const std::string& path) {
+  uint64_t raw = 0;
+  if (!DecodeVarint(&in->p, in->end, &raw)) {
+    return Truncated(*in, path, "a truncated or over-long varint");
+  }
+  return ZigZagDecode(raw);
+}
+
+Result<int32_t> ReadInt(Cursor* in, const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, path));
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    return Truncated(*in, path, fmt::format("the int {} is out of range", v));
+  }
+  return static_cast<int32_t>(v);
+}
+
+template <typename T>
+Result<T> ReadFixedWidth(Cursor* in, const std::string& path) {
+  if (in->left() < sizeof(T)) {
+    return Truncated(*in, path, "the datum ends inside a number");
+  }
+  T v;
+  std::memcpy(&v, in->p, sizeof(T));  // little-endian, as the host (x86-64, arm64)
+  in->p += sizeof(T);
+  return v;
+}
+
+Result<std::string_view> ReadBytes(Cursor* in, const std::string& path) {
+  FERRY_ASSIGN_OR_RETURN(int64_t n, ReadLong(in, path));
+  if (n < 0 || static_cast<uint64_t>(n) > in->left()) {
+    return Truncated(*in, path, fmt::format("a length of {} with {} bytes left", n, in->left()));
+  }
+  std::string_view out(reinterpret_cast<const char*>(in->p), static_cast<size_t>(n));
+  in->p += n;
+  return out;
+}
+
+Result<std::string_view> ReadFixed(Cursor* in, int32_t size, const std::string& path) {
+  if (static_cast<size_t>(size) > in->left()) {
+    return Truncated(*in, path, fmt::format("a fixed of {} bytes with {} left", size, in->left()));
+  }
+  std::string_view out(reinterpret_cast<const char*>(in->p), static_cast<size_t>(size));
+  in->p += size;
+  return out;
+}
+
+// A block's item count (the byte size after a negative count is skipped), bounded by the bytes
+// left; 0 ends the array or map.
+Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path, int64_t* items) {
+  FERRY_ASSIGN_OR_RETURN(int64_t count, ReadLong(in, path));
+  if (count < 0) {
+    if (count == std::numeric_limits<int64_t>::min()) {
+      return Truncated(*in, path, "a block count out of range");
+    }
+    count = -count;
+    FERRY_ASSIGN_OR_RETURN(int64_t bytes, ReadLong(in, path));
+    if (bytes < 0) {
+      return Truncated(*in, path, "a negative block size");
+    }
+  }
+  *items += count;
+  if (*items > static_cast<int64_t>(in->left()) + kSlackItems) {
+    return Truncated(*in, path, fmt::format("{} items with {} bytes left", *items, in->left()));
+  }
+  return count;
+}
+
+Status SkipValue(const Node& w, Cursor* in, const std::string& path, int depth) {
+  if (depth > kMaxDataDepth) {
+    return Truncated(*in, path, fmt::format("a value nested deeper than {}", kMaxDataDepth));
+  }
+  switch (w.type) {
+    case AvroType::kNull:
+      return Status::OK();
+    case AvroType::kBoolean:
+      return ReadFixed(in, 1, path).status();
+    case AvroType::kInt:
+    case AvroType::kLong:
+    case AvroType::kEnum:
+      return ReadLong(in, path).status();
+    case AvroType::kFloat:
+      return ReadFixed(in, 4, path).status();
+    case AvroType::kDouble:
+      return ReadFixed(in, 8, path).status();
+    case AvroType::kBytes:
+    case AvroType::kString:
+      return ReadBytes(in, path).status();
+    case AvroType::kFixed:
+      return ReadFixed(in, w.size, path).status();
+    case AvroType::kRecord:
+      for (const FieldDef& f : w.fields) {
+        FERRY_RETURN_IF_ERROR(SkipValue(*f.type, in, path, depth + 1));
+      }
+      return Status::OK();
+    case AvroType::kArray:
+    case AvroType::kMap: {
+      int64_t items = 0;
+      while (true) {
+        FERRY_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(in, path, &items));
+        if (count == 0) {
+          return Status::OK();
+        }
+        for (int64_t i = 0; i < count; ++i) {
+          if (w.type == AvroType::kMap) {
+            FERRY_RETURN_IF_ERROR(ReadBytes(in, path).status());
+          }
+          FERRY_RETURN_IF_ERROR(
+              SkipValue(w.type == AvroType::kMap ? *w.values : *w.items, in, path, depth + 1));
+        }
+      }
+    }
+    case AvroType::kUnion: {
+      FERRY_ASSIGN_OR_RETURN(int64_t branch, ReadLong(in, path));
+      if (branch < 0 || static_cast<size_t>(branch) >= w.branches.size()) {
+        return Truncated(*in, path,
+                         fmt::format("union branch {} of {}", branch, w.branches.size()));
+      }
+      return SkipValue(*w.branches[static_cast<size_t>(branch)], in, path, depth + 1);
+    }
+  }
+  return Status::OK();
+}
+
+// A two's-complement big-endian integer of at most 16 bytes that fits `precision` digits.
+Result<columnar::Int128> DecimalValue(std::string_view bytes, int32_t precision, Cursor* in,
+                                      const std::string& path) {
+  if (bytes.empty()) {
+    return columnar::Int128{0};
+  }
+  size_t skip = 0;
+  // Leading sign bytes beyond 16 are allowed when they only extend the sign.
+  while (bytes.size() - skip > 16) {
+    uint8_t b = static_cast<uint8_t>(bytes[skip]);
+    uint8_t next = static_cast<uint8_t>(bytes[skip + 1]);
+    if (!((b == 0x00 && (next & 0x80) == 0) || (b == 0xff && (next & 0x80) != 0))) {
+      return Truncated(*in, path, "a decimal wider than 16 bytes");
+    }
+    ++skip;
+  }
+  columnar::UInt128 u = (static_cast<uint8_t>(bytes[skip]) & 0x80) != 0 ? ~columnar::UInt128{0} : 0;
+  for (size_t i = skip; i < bytes.size(); ++i) {
+    u = (u << 8) | static_cast<uint8_t>(bytes[i]);
+  }
+  auto v = static_cast<columnar::Int128>(u);
+  columnar::Int128 limit = 1;
+  for (int32_t i = 0; i < precision; ++i) {
+    limit *= 10;
+  }
+  if (v >= limit || v <= -limit) {
+    return Truncated(*in, path, fmt::format("a decimal with more than {} digits", precision));
+  }
+  return v;
+}
+
+Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth);
+
+Status DecodeRecord(const ReadOp& op, Cursor* in, columnar::StructColumn* s, int depth) {
+  const Node& w = *op.writer;
+  for (size_t i = 0; i < w.fields.size(); ++i) {
+    if (op.child_index[i] < 0) {
+      FERRY_RETURN_IF_ERROR(
+          SkipValue(*w.fields[i].type, in, Join(op.path, w.fields[i].name), depth + 1));
+      continue;
+    }
+    FERRY_RETURN_IF_ERROR(
+        Decode(*op.children[i], in, s->mutable_child(op.child_index[i]), depth + 1));
+  }
+  for (int u : op.unfilled) {
+    s->mutable_child(u)->AppendNull();
+  }
+  s->FinishRow();
+  return Status::OK();
+}
+
+Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
+  if (depth > kMaxDataDepth) {
+    return Truncated(*in, op.path, fmt::format("a value nested deeper than {}", kMaxDataDepth));
+  }
+  switch (op.conv) {
+    case Conv::kNull:
+      if (!op.nullable) {
+        return Truncated(*in, op.path, "a null for a NOT NULL column");
+      }
+      col->AppendNull();
+      return Status::OK();
+    case Conv::kBool: {
+      FERRY_ASSIGN_OR_RETURN(std::string_view b, ReadFixed(in, 1, op.path));
+      col->As<columnar::BooleanColumn>()->Append(b[0] != 0 ? 1 : 0);
+      return Status::OK();
+    }
+    case Conv::kIntToInt32:
+    case Conv::kIntToDate: {
+      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      col->As<columnar::Int32Column>()->Append(v);
+      return Status::OK();
+    }
+    case Conv::kIntToInt64: {
+      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      col->As<columnar::Int64Column>()->Append(v);
+      return Status::OK();
+    }
+    case Conv::kIntToFloat32: {
+      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      col->As<columnar::FloatColumn>()->Append(static_cast<float>(v));
+      return Status::OK();
+    }
+    case Conv::kIntToFloat64: {
+      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      col->As<columnar::DoubleColumn>()->Append(static_cast<double>(v));
+      return Status::OK();
+    }
+    case Conv::kLongToInt64: {
+      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      col->As<columnar::Int64Column>()->Append(v);
+      return Status::OK();
+    }
+    case Conv::kLongToFloat32: {
+      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      col->As<columnar::FloatColumn>()->Append(static_cast<float>(v));
+      return Status::OK();
+    }
+    case Conv::kLongToFloat64: {
+      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      col->As<columnar::DoubleColumn>()->Append(static_cast<double>(v));
+      return Status::OK();
+    }
+    case Conv::kMillisToMicros: {
+      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      int64_t micros = 0;
+      if (__builtin_mul_overflow(v, int64_t{1000}, &micros)) {
+        return Truncated(*in, op.path, fmt::format("the timestamp {} ms is out of range", v));
+      }
+      col->As<columnar::Int64Column>()->Append(micros);
+      return Status::OK();
+    }
+    case Conv::kFloatToFloat32:
+    case Conv::kFloatToFloat64: {
+      FERRY_ASSIGN_OR_RETURN(float v, ReadFixedWidth<float>(in, op.path));
+      if (op.conv == Conv::kFloatToFloat32) {
+        col->As<columnar::FloatColumn>()->Append(v);
+      } else {
+        col->As<columnar::DoubleColumn>()->Append(static_cast<double>(v));
+      }
+      return Status::OK();
+    }
+    case Conv::kDoubleToFloat64: {
+      FERRY_ASSIGN_OR_RETURN(double v, ReadFixedWidth<double>(in, op.path));
+      col->As<columnar::DoubleColumn>()->Append(v);
+      return Status::OK();
+    }
+    case Conv::kTextToString:
+    case Conv::kTextToBinary: {
+      size_t at = in->offset();
+      FERRY_ASSIGN_OR_RETURN(std::string_view s, ReadBytes(in, op.path));
+      if (op.conv == Conv::kTextToString) {
+        size_t bad = FindInvalidUtf8(s);
+        if (bad != std::string_view::npos) {
+          return InvalidArgument(
+              "Avro datum: field '{}': the string at byte {} is not UTF-8 (byte "
+              "{} of it)",
+              op.path, at, bad);
+        }
+      }
+      col->As<columnar::BinaryColumn>()->Append(s);
+      return Status::OK();
+    }
+    case Conv::kEnumToString: {
+      FERRY_ASSIGN_OR_RETURN(int64_t index, ReadLong(in, op.path));
+      const auto& symbols = op.writer->symbols;
+      if (index < 0 || static_cast<size_t>(index) >= symbols.size()) {
+        return Truncated(*in, op.path,
+                         fmt::format("enum index {} of {} symbols", index, symbols.size()));
+      }
+      col->As<columnar::BinaryColumn>()->Append(symbols[static_cast<size_t>(index)]);
+      return Status::OK();
+    }
+    case Conv::kFixedToBinary: {
+      FERRY_ASSIGN_OR_RETURN(std::string_view s, ReadFixed(in, op.writer->size, op.path));
+      col->As<columnar::BinaryColumn>()->Append(s);
+      return Status::OK();
+    }
+    case Conv::kDecimalBytes:
+    case Conv::kDecimalFixed: {
+      std::string_view bytes;
+      if (op.conv == Conv::kDecimalBytes) {
+        FERRY_ASSIGN_OR_RETURN(bytes, ReadBytes(in, op.path));
+      } else {
+        FERRY_ASSIGN_OR_RETURN(bytes, ReadFixed(in, op.writer->size, op.path));
+      }
+      FERRY_ASSIGN_OR_RETURN(columnar::Int128 v, DecimalValue(bytes, op.precision, in, op.path));
+      col->As<columnar::DecimalColumn>()->Append(v);
+      return Status::OK();
+    }
+    case Conv::kRecord:
+      return DecodeRecord(op, in, static_cast<columnar::StructColumn*>(col), depth);
+    case Conv::kArray:
+    case Conv::kMap: {
+      int64_t items = 0;
+      const bool map = op.conv == Conv::kMap;
+      auto* list = map ? nullptr : static_cast<columnar::ListColumn*>(col);
+      auto* m = map ? static_cast<columnar::MapColumn*>(col) : nullptr;
+      while (true) {
+        FERRY_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(in, op.path, &items));
+        if (count == 0) {
+          break;
+        }
+        for (int64_t i = 0; i < count; ++i) {
+          if (map) {
+            size_t at = in->offset();
+            FERRY_ASSIGN_OR_RETURN(std::string_view key, ReadBytes(in, op.path));
+            if (FindInvalidUtf8(key) != std::string_view::npos) {
+              return InvalidArgument("Avro datum: field '{}': the map key at byte {} is not UTF-8",
+                                     op.path, at);
+            }
+            m->mutable_keys()->As<columnar::BinaryColumn>()->Append(key);
+            FERRY_RETURN_IF_ERROR(Decode(*op.children[0], in, m->mutable_values(), depth + 1));
+          } else {
+            FERRY_RETURN_IF_ERROR(Decode(*op.children[0], in, list->mutable_child(), depth + 1));
+          }
+        }
+      }
+      if (map) {
+        m->FinishRow();
+      } else {
+        list->FinishRow();
+      }
+      return Status::OK();
+    }
+    case Conv::kUnion: {
+      FERRY_ASSIGN_OR_RETURN(int64_t branch, ReadLong(in, op.path));
+      if (branch < 0 || static_cast<size_t>(branch) >= op.children.size()) {
+        return Truncated(*in, op.path,
+                         fmt::format("union branch {} of {}", branch, op.children.size()));
+      }
+      const auto b = static_cast<size_t>(branch);
+      if (!op.members) {
+        return Decode(*op.children[b], in, col, depth + 1);
+      }
+      auto* s = static_cast<columnar::StructColumn*>(col);
+      const int member = op.member_of_branch[b];
+      if (member < 0) {  // the null branch
+        if (!op.nullable) {
+          return Truncated(*in, op.path, "a null for a NOT NULL column");
+        }
+        s->AppendNull();
+        return Status::OK();
+      }
+      for (int j = 0; j < s->num_children(); ++j) {
+        if (j == member) {
+          FERRY_RETURN_IF_ERROR(Decode(*op.children[b], in, s->mutable_child(j), depth + 1));
+        } else {
+          s->mutable_child(j)->AppendNull();
+        }
+      }
+      s->FinishRow();
+      return Status::OK();
+    }
+  }
+  return Internal("Avro: field '{}': unknown read op", op.path);
+}
+
+}  // namespace
+
+AvroRowReader::~AvroRowReader() = default;
+
+Result<std::unique_ptr<AvroRowReader>> AvroRowReader::Create(std::shared_ptr<const Schema> writer,
+                                                             const columnar::Schema& batch_schema,
+                                                             std::vector<int> columns) {
+  const Node& root = writer->root();
+  if (root.type != AvroType::kRecord) {
+    return InvalidArgument("Avro: the writer schema's top level is {}, not a record",
+                           AvroTypeName(root.type));
+  }
+  std::vector<columnar::Field> fields;
+  for (int c : columns) {
+    fields.push_back(batch_schema.fields()[static_cast<size_t>(c)]);
+  }
+  ReadOp top;
+  top.writer = &root;
+  FERRY_RETURN_IF_ERROR(PlanRecordFields(root, fields, "", 0, &top));
+  std::unique_ptr<AvroRowReader> reader(new AvroRowReader());
+  reader->writer_ = std::move(writer);
+  for (size_t i = 0; i < root.fields.size(); ++i) {
+    int index = top.child_index[i];
+    reader->column_of_field_.push_back(index < 0 ? -1 : columns[static_cast<size_t>(index)]);
+    reader->field_ops_.push_back(std::move(top.children[i]));
+    if (index < 0) {
+      reader->unmatched_.push_back(root.fields[i].name);
+    }
+  }
+  for (int u : top.unfilled) {
+    reader->unfilled_columns_.push_back(columns[static_cast<size_t>(u)]);
+  }
+  reader->columns_ = std::move(columns);
+  return reader;
+}
+
+Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batch) const {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(datum.data());
+  Cursor in{bytes, bytes, bytes + datum.size()};
+  const int64_t rows = batch->mutable_column(columns_.front())->length();
+  const Node& root = writer_->root();
+  Status st;
+  for (size_t i = 0; i < field_ops_.size() && st.ok(); ++i) {
+    if (column_of_field_[i] < 0) {
+      st = SkipValue(*root.fields[i].type, &in, root.fields[i].name, 1);
+    } else {
+      st = Decode(*field_ops_[i], &in, batch->mutable_column(column_of_field_[i]), 1);
+    }
+  }
+  if (st.ok() && in.left() != 0) {
+    st = InvalidArgument("Avro datum: {} bytes left over after the record ({} bytes)", in.left(),
+                         datum.size());
+  }
+  if (!st.ok()) {
+    for (int c : columns_) {
+      batch->mutable_column(c)->Truncate(rows);
+    }
+    return st;
+  }
+  for (int c : unfilled_columns_) {
+    batch->mutable_column(c)->AppendNull();
+  }
+  return Status::OK();
+}
+
+}  // namespace ferry::transform::avro
