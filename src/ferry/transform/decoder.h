@@ -1,6 +1,7 @@
 // Decoder: turns one message payload (a Kafka record value, a JetStream message body) into one
-// row of a columnar::RecordBatch. Implementations: JsonDecoder (json_decoder.h) and RawDecoder
-// (raw_decoder.h); the pipeline holds them through this interface.
+// row of a columnar::RecordBatch. Implementations: JsonDecoder (json_decoder.h), RawDecoder
+// (raw_decoder.h) and AvroDecoder (avro_decoder.h, not yet selectable in the configuration); the
+// pipeline holds them through this interface.
 //
 // A decoder fills only its own columns of the batch (output_columns()); the pipeline fills the
 // others (metadata such as _offset or _key) before or after calling Append. Each Append leaves
@@ -9,7 +10,9 @@
 //
 // Errors a caller branches on: InvalidArgument = a bad record (the message names the field and
 // the reason, e.g. "field 'loc.lat': expected a number, found string \"abc\""; the pipeline
-// prefixes topic/partition/offset and routes the record to the dead-letter table).
+// prefixes topic/partition/offset and routes the record to the dead-letter table). Unavailable
+// (AvroDecoder: its schema registry unreachable) = not a bad record: nothing was appended, try
+// the message again later.
 //
 // Schema evolution: a decoder asked to observe (JsonDecoderOptions::observe) also reports what
 // the schema it decodes into cannot hold: a field the schema lacks, with the type its value

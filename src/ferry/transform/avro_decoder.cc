@@ -1,0 +1,94 @@
+#include "ferry/transform/avro_decoder.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "ferry/transform/confluent_wire.h"
+
+namespace ferry::transform {
+
+Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Create(columnar::SchemaPtr batch_schema,
+                                                         AvroDecoderOptions options) {
+  if ((options.writer_schema == nullptr) == (options.schemas == nullptr)) {
+    return InvalidArgument(
+        "Avro decoder: give either a fixed writer schema (unframed messages) or a schema "
+        "registry (framed messages), not {}",
+        options.writer_schema == nullptr ? "neither" : "both");
+  }
+  std::vector<int> columns;
+  if (options.columns.empty()) {
+    for (int i = 0; i < batch_schema->num_fields(); ++i) {
+      columns.push_back(i);
+    }
+  } else {
+    for (const std::string& name : options.columns) {
+      int index = -1;
+      for (int i = 0; i < batch_schema->num_fields(); ++i) {
+        if (batch_schema->fields()[static_cast<size_t>(i)].name == name) {
+          index = i;
+        }
+      }
+      if (index < 0) {
+        return InvalidArgument("Avro decoder: the table has no column \"{}\"", name);
+      }
+      columns.push_back(index);
+    }
+    std::sort(columns.begin(), columns.end());
+  }
+  if (columns.empty()) {
+    return InvalidArgument("Avro decoder: no columns to fill");
+  }
+  std::unique_ptr<AvroDecoder> decoder(
+      new AvroDecoder(std::move(batch_schema), std::move(options), std::move(columns)));
+  if (decoder->options_.writer_schema != nullptr) {
+    FERRY_ASSIGN_OR_RETURN(decoder->fixed_,
+                           avro::AvroRowReader::Create(decoder->options_.writer_schema,
+                                                       *decoder->batch_schema_, decoder->columns_));
+  }
+  return decoder;
+}
+
+Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
+  auto it = readers_.find(id);
+  if (it == readers_.end()) {
+    Result<std::shared_ptr<const avro::Schema>> schema = options_.schemas->Get(id);
+    if (!schema.ok() && schema.status().code() == StatusCode::kUnavailable) {
+      return schema.status();  // not kept: the next message asks again
+    }
+    auto build = [&]() -> Result<std::unique_ptr<avro::AvroRowReader>> {
+      if (!schema.ok()) {
+        const Status& st = schema.status();
+        return InvalidArgument("schema id {}: {}", id,
+                               st.code() == StatusCode::kNotFound
+                                   ? "unknown to the schema registry (" + st.message() + ")"
+                                   : st.message());
+      }
+      auto made = avro::AvroRowReader::Create(*schema, *batch_schema_, columns_);
+      if (!made.ok()) {
+        return InvalidArgument("schema id {}: {}", id, made.status().message());
+      }
+      return made;
+    };
+    Result<std::unique_ptr<avro::AvroRowReader>> reader = build();
+    it = readers_.emplace(id, std::move(reader)).first;
+  }
+  if (!it->second.ok()) {
+    return it->second.status();
+  }
+  return it->second->get();
+}
+
+Status AvroDecoder::Append(std::string_view payload, columnar::RecordBatch* batch) {
+  if (fixed_ != nullptr) {
+    return fixed_->Append(payload, batch);
+  }
+  FERRY_ASSIGN_OR_RETURN(ConfluentFrame frame, ParseConfluentFrame(payload, false));
+  FERRY_ASSIGN_OR_RETURN(const avro::AvroRowReader* reader, ReaderFor(frame.schema_id));
+  Status st = reader->Append(frame.payload, batch);
+  if (!st.ok() && st.code() == StatusCode::kInvalidArgument) {
+    return InvalidArgument("schema id {}: {}", frame.schema_id, st.message());
+  }
+  return st;
+}
+
+}  // namespace ferry::transform

@@ -1,0 +1,167 @@
+// The Avro decoder: unframed messages with a fixed schema, framed ones with schemas by id (each
+// fetched once), a registry outage that is not a bad record, and an unknown id or an unreadable
+// schema that is.
+#include "ferry/transform/avro_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "ferry/columnar/ddl.h"
+#include "ferry/transform/confluent_wire.h"
+#include "ferry/transform/row_text_for_test.h"
+
+namespace ferry::transform {
+namespace {
+
+// zigzag varint, as the specification writes a long
+std::string Long(int64_t v) {
+  auto u = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  std::string out;
+  while (u >= 0x80) {
+    out.push_back(static_cast<char>((u & 0x7f) | 0x80));
+    u >>= 7;
+  }
+  out.push_back(static_cast<char>(u));
+  return out;
+}
+std::string Str(const std::string& s) {
+  return Long(static_cast<int64_t>(s.size())) + s;
+}
+
+std::shared_ptr<const avro::Schema> Parse(const std::string& json) {
+  auto schema = avro::Schema::Parse(json);
+  EXPECT_TRUE(schema.ok()) << schema.status().ToString();
+  return std::make_shared<const avro::Schema>(std::move(*schema));
+}
+
+class MapSchemas : public WriterSchemas {
+ public:
+  Result<std::shared_ptr<const avro::Schema>> Get(int32_t id) override {
+    ++asked[id];
+    if (down) {
+      return Unavailable("registry at http://r:8081 unreachable");
+    }
+    auto it = schemas.find(id);
+    if (it == schemas.end()) {
+      return NotFound("HTTP 404 (error 40403: Schema not found)");
+    }
+    return it->second;
+  }
+  std::map<int32_t, std::shared_ptr<const avro::Schema>> schemas;
+  std::map<int32_t, int> asked;
+  bool down = false;
+};
+
+columnar::SchemaPtr Table(const std::string& ddl) {
+  auto parsed = columnar::ParseDdlSchema(ddl);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  return std::make_shared<const columnar::Schema>(*parsed);
+}
+
+constexpr const char* kV1 = R"({"type": "record", "name": "Order", "fields": [
+    {"name": "id", "type": "long"}, {"name": "item", "type": "string"}]})";
+// v2 adds a field with a default; the table does not have it (yet).
+constexpr const char* kV2 = R"({"type": "record", "name": "Order", "fields": [
+    {"name": "id", "type": "long"}, {"name": "item", "type": "string"},
+    {"name": "qty", "type": "int", "default": 1}]})";
+
+TEST(AvroDecoderTest, UnframedMessagesWithAFixedSchema) {
+  auto table = Table("id BIGINT, item STRING, _offset BIGINT");
+  auto decoder =
+      AvroDecoder::Create(table, {.writer_schema = Parse(kV1), .columns = {"id", "item"}});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  EXPECT_EQ((*decoder)->output_columns(), (std::vector<int>{0, 1}));
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  ASSERT_TRUE((*decoder)->Append(Long(1) + Str("pen"), &batch).ok());
+  batch.mutable_column(2)->As<columnar::Int64Column>()->Append(100);  // the pipeline's column
+  EXPECT_EQ(RowText(batch, 0), R"({id: 1, item: "pen", _offset: 100})");
+}
+
+TEST(AvroDecoderTest, FramedMessagesEachSchemaFetchedOnce) {
+  auto table = Table("id BIGINT, item STRING");
+  MapSchemas schemas;
+  schemas.schemas = {{1, Parse(kV1)}, {2, Parse(kV2)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = &schemas});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  for (int i = 0; i < 3; ++i) {
+    Status st = (*decoder)->Append(MakeConfluentFrame(1, {}, Long(i) + Str("a"), false), &batch);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  Status st =
+      (*decoder)->Append(MakeConfluentFrame(2, {}, Long(9) + Str("b") + Long(4), false), &batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(batch.num_rows(), 4);
+  EXPECT_EQ(RowText(batch, 3), R"({id: 9, item: "b"})");
+  EXPECT_EQ(schemas.asked, (std::map<int32_t, int>{{1, 1}, {2, 1}}));
+  EXPECT_EQ((*decoder)->writer_schemas_seen(), 2u);
+}
+
+TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
+  auto table = Table("id BIGINT, item STRING");
+  MapSchemas schemas;
+  schemas.schemas = {{1, Parse(kV1)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = &schemas});
+  ASSERT_TRUE(decoder.ok());
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  const std::string message = MakeConfluentFrame(1, {}, Long(5) + Str("x"), false);
+  schemas.down = true;
+  Status st = (*decoder)->Append(message, &batch);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_EQ(batch.num_rows(), 0);
+  schemas.down = false;  // back: the same message now decodes
+  ASSERT_TRUE((*decoder)->Append(message, &batch).ok());
+  EXPECT_EQ(batch.num_rows(), 1);
+
+  st = (*decoder)->Append(MakeConfluentFrame(77, {}, Long(5) + Str("x"), false), &batch);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("schema id 77: unknown to the schema registry (HTTP 404"),
+            std::string::npos)
+      << st.ToString();
+  // Remembered: a second message of id 77 does not ask again.
+  (void)(*decoder)->Append(MakeConfluentFrame(77, {}, "", false), &batch);
+  EXPECT_EQ(schemas.asked[77], 1);
+
+  st = (*decoder)->Append("{\"id\": 5}", &batch);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("not the magic byte"), std::string::npos) << st.ToString();
+  st = (*decoder)->Append(MakeConfluentFrame(1, {}, Long(5), false), &batch);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("schema id 1: Avro datum: field 'item'"), std::string::npos)
+      << st.ToString();
+  EXPECT_EQ(batch.num_rows(), 1);
+}
+
+TEST(AvroDecoderTest, AWriterSchemaTheTableCannotTakeMakesItsMessagesBadRecords) {
+  auto table = Table("id INT, item STRING");
+  MapSchemas schemas;
+  schemas.schemas = {{3, Parse(kV1)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = &schemas});
+  ASSERT_TRUE(decoder.ok());
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  for (int i = 0; i < 2; ++i) {
+    Status st = (*decoder)->Append(MakeConfluentFrame(3, {}, Long(1) + Str("a"), false), &batch);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("schema id 3: Avro: field 'id': the writer's long cannot be read "
+                                "into INT"),
+              std::string::npos)
+        << st.ToString();
+  }
+  EXPECT_EQ(schemas.asked[3], 1);
+  // The fixed schema is checked up front instead.
+  auto fixed = AvroDecoder::Create(table, {.writer_schema = Parse(kV1)});
+  EXPECT_EQ(fixed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AvroDecoder::Create(table, {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AvroDecoder::Create(table,
+                                {
+                                    .columns = {"nope"},
+                                })
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ferry::transform
