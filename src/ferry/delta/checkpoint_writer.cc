@@ -337,8 +337,18 @@ Status WriteCheckpoint(const Table& table, const Snapshot& snapshot) {
   hint.size_in_bytes = static_cast<int64_t>(written->bytes);
   hint.num_of_add_files = written->adds;
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.checkpoint.before_last_checkpoint"));
-  FERRY_RETURN_IF_ERROR(table.store().Put(table.log_dir() + "/" + std::string(kLastCheckpointName),
-                                          LastCheckpointToJson(hint)));
+  // The hint never moves back: another writer (or this process's maintenance) may have written a
+  // newer checkpoint while this one was built. Best effort: two writers can still race here, and
+  // readers list past a stale hint anyway (last_checkpoint.h).
+  const std::string key = table.log_dir() + "/" + std::string(kLastCheckpointName);
+  Result<std::string> current = table.store().Read(key);
+  std::optional<LastCheckpoint> newer = current.ok() ? ParseLastCheckpoint(*current) : std::nullopt;
+  if (newer && newer->version > hint.version) {
+    FERRY_LOG_DEBUG("{}: _last_checkpoint names version {}, newer than checkpoint {}: kept",
+                    table.Describe(), newer->version, hint.version);
+  } else {
+    FERRY_RETURN_IF_ERROR(table.store().Put(key, LastCheckpointToJson(hint)));
+  }
   return FERRY_FAILPOINT("delta.checkpoint.after_last_checkpoint");
 }
 

@@ -10,7 +10,9 @@
 //      maps as key_value groups; add.stats as the JSON string, or no stats column when
 //      delta.checkpoint.writeStatsAsJson is false) through the store's atomic writer: the file
 //      appears complete or not at all. [delta.checkpoint.before_write]
-//   3. Put `_last_checkpoint` = {version, size, sizeInBytes, numOfAddFiles}.
+//   3. Put `_last_checkpoint` = {version, size, sizeInBytes, numOfAddFiles}, unless it already
+//      names a newer version (another writer's checkpoint landed meanwhile: the hint never
+//      moves back).
 //      [delta.checkpoint.before_last_checkpoint, delta.checkpoint.after_last_checkpoint]
 // A crash between 2 and 3 leaves a valid checkpoint that _last_checkpoint does not name yet:
 // readers find it by listing. A crash before 2 completes leaves nothing. Either way the next

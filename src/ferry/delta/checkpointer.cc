@@ -131,18 +131,21 @@ void BackgroundCheckpointer::Stop() {
   }
 }
 
-void BackgroundCheckpointer::Finish(const Snapshot& last) {
+void BackgroundCheckpointer::Finish(const Snapshot* last) {
   Stop();
+  if (last == nullptr) {
+    return;
+  }
   {
     std::lock_guard lock(mu_);
-    newest_ = Newer(newest_, last.newest_checkpoint_version());
+    newest_ = Newer(newest_, last->newest_checkpoint_version());
     // After a failure the store may be down: a stopping pipeline does not wait for its retries
     // again (the next commit to the table writes the checkpoint).
-    if (last.version() < 0 || last_failed_ || !DueLocked(last)) {
+    if (last->version() < 0 || last_failed_ || !DueLocked(*last)) {
       return;
     }
   }
-  CheckpointOutcome outcome = WriteCheckpointAndCleanUp(table_, last);
+  CheckpointOutcome outcome = WriteCheckpointAndCleanUp(table_, *last);
   std::lock_guard lock(mu_);
   RecordLocked(std::move(outcome));
 }

@@ -13,8 +13,8 @@
 //   ... after each commit of this writer (the post-commit snapshot):
 //   checkpointer.Offer(snapshot);          // starts one if due and none is running
 //   for (const CheckpointOutcome& done : checkpointer.TakeFinished()) { ...metrics, logs... }
-//   ... at the end, with the last snapshot:
-//   checkpointer.Finish(snapshot);         // waits; writes the one due, if any, on this thread
+//   ... at a clean end, with the last snapshot:
+//   checkpointer.Finish(&snapshot);        // waits; writes the one due, if any, on this thread
 //
 // At most one checkpoint runs at a time, and an offer while one runs is not kept: the first
 // offer after it ends starts the next one if it is still due (the newest version then). So
@@ -25,8 +25,8 @@
 // correctness (PROTOCOL.md): one lost to a crash costs the replay of a few more commits, and
 // the next due offer writes it.
 //
-// Thread-safety: Offer, TakeFinished and Finish are called by one thread (the writer's); the
-// checkpoints run on the checkpointer's own thread. `table` must outlive the checkpointer.
+// Thread-safety: thread-safe (one mutex); the checkpoints run on the checkpointer's own thread.
+// `table` must outlive the checkpointer.
 #pragma once
 
 #include <condition_variable>
@@ -63,7 +63,7 @@ CheckpointOutcome WriteCheckpointAndCleanUp(const Table& table, const Snapshot& 
 class BackgroundCheckpointer {
  public:
   explicit BackgroundCheckpointer(const Table& table);
-  ~BackgroundCheckpointer();  // Finish()
+  ~BackgroundCheckpointer();  // Finish(nullptr): waits for a running checkpoint
   BackgroundCheckpointer(const BackgroundCheckpointer&) = delete;
   BackgroundCheckpointer& operator=(const BackgroundCheckpointer&) = delete;
 
@@ -72,10 +72,10 @@ class BackgroundCheckpointer {
   void Offer(const Snapshot& snapshot);
   // The checkpoints finished since the last call, oldest first.
   std::vector<CheckpointOutcome> TakeFinished();
-  // Waits for the running checkpoint and stops the thread; then, if a checkpoint is due at
-  // `last` (the writer's latest snapshot) and the last one tried here did not fail, writes it on
-  // the calling thread. Later offers are ignored.
-  void Finish(const Snapshot& last);
+  // Waits for the running checkpoint and stops the thread; then, if `last` (the writer's latest
+  // committed snapshot) is given, a checkpoint is due at it and the last one tried here did not
+  // fail, writes it on the calling thread. Later offers are ignored.
+  void Finish(const Snapshot* last);
   // The newest checkpoint known: of the offered snapshots' logs, or written here.
   std::optional<int64_t> newest() const;
 

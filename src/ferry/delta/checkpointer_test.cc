@@ -158,7 +158,7 @@ TEST_F(CheckpointerTest, CommitsGoOnWhileACheckpointIsHeldInTheStore) {
   // The next offer is due again (10 > 5) and checkpoints its own, newer, version.
   ASSERT_TRUE(CommitOne().ok());
   checkpointer.Offer(snapshot_);
-  checkpointer.Finish(snapshot_);
+  checkpointer.Finish(&snapshot_);
   done = checkpointer.TakeFinished();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].version, 13);
@@ -195,7 +195,7 @@ TEST_F(CheckpointerTest, AFailedCheckpointIsWrittenByTheNextDueOffer) {
   EXPECT_EQ(done[0].version, 6);
   EXPECT_TRUE(done[0].status.ok()) << done[0].status.ToString();
   EXPECT_EQ(LastCheckpointVersion(), 6);
-  checkpointer.Finish(snapshot_);  // nothing due: writes nothing more
+  checkpointer.Finish(&snapshot_);  // nothing due: writes nothing more
   EXPECT_TRUE(checkpointer.TakeFinished().empty());
   EXPECT_EQ(gate_->writes(), 2);
 }
@@ -211,7 +211,7 @@ TEST_F(CheckpointerTest, FinishDoesNotTryAgainRightAfterAFailure) {
   ASSERT_EQ(done.size(), 1u);
   EXPECT_FALSE(done[0].status.ok());
   // The store may be down: stopping does not wait for its retries once more.
-  checkpointer.Finish(snapshot_);
+  checkpointer.Finish(&snapshot_);
   EXPECT_TRUE(checkpointer.TakeFinished().empty());
   EXPECT_EQ(gate_->writes(), 1);
   EXPECT_EQ(LastCheckpointVersion(), std::nullopt);
@@ -222,16 +222,45 @@ TEST_F(CheckpointerTest, FinishWritesTheCheckpointDueAtTheLastSnapshot) {
   for (int i = 0; i < 7; ++i) {
     ASSERT_TRUE(CommitOne().ok());  // never offered
   }
-  checkpointer.Finish(snapshot_);
+  checkpointer.Finish(&snapshot_);
   std::vector<CheckpointOutcome> done = checkpointer.TakeFinished();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].version, 7);
   EXPECT_TRUE(done[0].status.ok());
   EXPECT_EQ(LastCheckpointVersion(), 7);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(CommitOne().ok());  // 10: due again
+  }
   checkpointer.Offer(snapshot_);  // after Finish: ignored
-  checkpointer.Finish(snapshot_);
+  checkpointer.Finish(nullptr);
   EXPECT_TRUE(checkpointer.TakeFinished().empty());
   EXPECT_EQ(gate_->writes(), 1);
+  EXPECT_EQ(LastCheckpointVersion(), 7);
+}
+
+TEST_F(CheckpointerTest, TheHintNeverMovesBackToAnOlderCheckpoint) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(CommitOne().ok());
+  }
+  Snapshot at5 = snapshot_;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(CommitOne().ok());
+  }
+  {
+    BackgroundCheckpointer newer(*table_);
+    newer.Finish(&snapshot_);  // checkpoint 10 and its hint
+  }
+  ASSERT_EQ(LastCheckpointVersion(), 10);
+  {
+    BackgroundCheckpointer older(*table_);
+    older.Finish(&at5);  // a slow writer's checkpoint of 5 ends after it
+    std::vector<CheckpointOutcome> done = older.TakeFinished();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_TRUE(done[0].status.ok());
+  }
+  EXPECT_EQ(LastCheckpointVersion(), 10);
+  EXPECT_TRUE(
+      memory_->Stat(table_->Key("_delta_log/00000000000000000005.checkpoint.parquet")).ok());
 }
 
 TEST_F(CheckpointerTest, AnOfferedSnapshotThatKnowsANewerCheckpointIsNotCheckpointedAgain) {
@@ -241,7 +270,7 @@ TEST_F(CheckpointerTest, AnOfferedSnapshotThatKnowsANewerCheckpointIsNotCheckpoi
   }
   {
     BackgroundCheckpointer other(*table_);
-    other.Finish(snapshot_);
+    other.Finish(&snapshot_);
   }
   ASSERT_EQ(gate_->writes(), 1);
   auto loaded = table_->LoadSnapshot();
@@ -249,7 +278,7 @@ TEST_F(CheckpointerTest, AnOfferedSnapshotThatKnowsANewerCheckpointIsNotCheckpoi
   ASSERT_EQ(loaded->newest_checkpoint_version(), 5);
   BackgroundCheckpointer checkpointer(*table_);
   checkpointer.Offer(*loaded);
-  checkpointer.Finish(*loaded);
+  checkpointer.Finish(&*loaded);
   EXPECT_TRUE(checkpointer.TakeFinished().empty());
   EXPECT_EQ(gate_->writes(), 1);
 }

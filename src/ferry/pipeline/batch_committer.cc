@@ -67,8 +67,18 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
 
 BatchCommitter::~BatchCommitter() {
   if (checkpointer_ != nullptr) {
-    checkpointer_->Finish(snapshot_);
+    checkpointer_->Finish(nullptr);  // waits for a running one; the next start writes one due
     ReportCheckpoints();
+  }
+}
+
+void BatchCommitter::FinishCheckpoints() {
+  if (checkpointer_ != nullptr) {
+    checkpointer_->Finish(&snapshot_);
+    const delta::CheckpointOutcome* written = ReportCheckpoints();
+    if (written != nullptr) {
+      PublishTable(written);
+    }
   }
 }
 

@@ -150,7 +150,8 @@ class BatchCommitter {
   BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
                  delta::Snapshot snapshot, std::unique_ptr<TransformStage> stage,
                  std::unique_ptr<DedupIndex> dedup, Metrics metrics);
-  // Waits for a running checkpoint and writes the one due at the last commit, if any.
+  // Waits for a running checkpoint (a stop after an error or an abandon leaves the one due at the
+  // last commit to the next start).
   ~BatchCommitter();
   BatchCommitter(const BatchCommitter&) = delete;
   BatchCommitter& operator=(const BatchCommitter&) = delete;
@@ -169,6 +170,9 @@ class BatchCommitter {
 
   // Loads the dedup index (if any) as of the snapshot.
   Status LoadDedupIndex();
+  // At a clean end (every batch committed): waits for the running checkpoint, then writes the
+  // one due at the last commit, if any, on this thread.
+  void FinishCheckpoints();
   // Reloads the snapshot from the log, then the dedup index (fencing starts over from the table).
   Status Reload();
   // `app_id`'s position in the table after reading the commits the snapshot has not seen

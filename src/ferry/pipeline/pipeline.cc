@@ -895,6 +895,11 @@ void Pipeline::SetBrokerReachable(bool reachable, const Status& why) {
 
 Status Pipeline::Run(StopSignal* stop) {
   Status result = RunLoop(stop);
+  if (result.ok() && !stop->abandon()) {
+    // Every batch is committed and the queue idle: the checkpoint due at the last commit, here
+    // on the pipeline thread while a second signal can still abandon the process.
+    committer_->FinishCheckpoints();
+  }
   if (result.ok() || result.code() == StatusCode::kCancelled) {
     metrics_->journal->SetState(options_.id, metrics::PipelineState::kStopped);
   } else {
