@@ -94,22 +94,6 @@ Status Mismatch(const Node& w, const DataType& col, const std::string& path) {
                          col.ToString());
 }
 
-// Whether the union maps to the STRUCT of member<i> (avro_schema.h).
-bool MapsToMembers(const Node& u) {
-  int others = 0;
-  bool ints = true;
-  bool floats = true;
-  for (const Node* b : u.branches) {
-    if (b->type == AvroType::kNull) {
-      continue;
-    }
-    ++others;
-    ints = ints && (b->type == AvroType::kInt || b->type == AvroType::kLong);
-    floats = floats && (b->type == AvroType::kFloat || b->type == AvroType::kDouble);
-  }
-  return others > 1 && !ints && !floats;
-}
-
 Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nullable,
                                      const std::string& path, int depth);
 
@@ -268,7 +252,7 @@ Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nu
     }
     case AvroType::kUnion: {
       op->conv = Conv::kUnion;
-      op->members = MapsToMembers(w) && c == TypeId::kStruct;
+      op->members = ShapeOfUnion(w) == UnionShape::kMembers && c == TypeId::kStruct;
       int member = 0;
       for (size_t i = 0; i < w.branches.size(); ++i) {
         const Node& b = *w.branches[i];

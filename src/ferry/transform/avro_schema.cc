@@ -535,28 +535,21 @@ Result<ColumnType> Convert(const Node& node, const std::string& path, ConvertSta
         }
       }
       const bool has_null = others.size() < node.branches.size();
-      if (others.empty()) {
-        return NotSupported("Avro schema: {}: a union of null only has no column type",
-                            Where(path));
-      }
-      if (others.size() == 1) {
-        FERRY_ASSIGN_OR_RETURN(ColumnType t, Convert(*others[0], path, state));
-        t.nullable = t.nullable || has_null;
-        return t;
-      }
-      auto only = [&](AvroType a, AvroType b) {
-        for (const Node* o : others) {
-          if (o->type != a && o->type != b) {
-            return false;
-          }
+      switch (ShapeOfUnion(node)) {
+        case UnionShape::kNullOnly:
+          return NotSupported("Avro schema: {}: a union of null only has no column type",
+                              Where(path));
+        case UnionShape::kSingle: {
+          FERRY_ASSIGN_OR_RETURN(ColumnType t, Convert(*others[0], path, state));
+          t.nullable = t.nullable || has_null;
+          return t;
         }
-        return true;
-      };
-      if (only(AvroType::kInt, AvroType::kLong)) {
-        return ColumnType{DataType::Int64(), has_null};
-      }
-      if (only(AvroType::kFloat, AvroType::kDouble)) {
-        return ColumnType{DataType::Float64(), has_null};
+        case UnionShape::kLong:
+          return ColumnType{DataType::Int64(), has_null};
+        case UnionShape::kDouble:
+          return ColumnType{DataType::Float64(), has_null};
+        case UnionShape::kMembers:
+          break;
       }
       std::vector<columnar::Field> members;
       for (size_t i = 0; i < others.size(); ++i) {
@@ -571,6 +564,27 @@ Result<ColumnType> Convert(const Node& node, const std::string& path, ConvertSta
 }
 
 }  // namespace
+
+UnionShape ShapeOfUnion(const Node& union_node) {
+  size_t others = 0;
+  bool ints = true;
+  bool floats = true;
+  for (const Node* b : union_node.branches) {
+    if (b->type == AvroType::kNull) {
+      continue;
+    }
+    ++others;
+    ints = ints && (b->type == AvroType::kInt || b->type == AvroType::kLong);
+    floats = floats && (b->type == AvroType::kFloat || b->type == AvroType::kDouble);
+  }
+  if (others == 0) {
+    return UnionShape::kNullOnly;
+  }
+  if (others == 1) {
+    return UnionShape::kSingle;
+  }
+  return ints ? UnionShape::kLong : floats ? UnionShape::kDouble : UnionShape::kMembers;
+}
 
 Result<ColumnType> ToColumnType(const Node& node, std::string_view path) {
   ConvertState state;

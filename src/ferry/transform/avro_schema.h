@@ -134,6 +134,12 @@ class Schema {
   const Node* root_ = nullptr;
 };
 
+// How a union maps to a column (see above): its non-null branches are none, one (that type),
+// only int and long (BIGINT), only float and double (DOUBLE), or anything else (the STRUCT of
+// member<i>). The writer-to-column reader (avro_reader.h) follows the same rule.
+enum class UnionShape : uint8_t { kNullOnly, kSingle, kLong, kDouble, kMembers };
+UnionShape ShapeOfUnion(const Node& union_node);
+
 constexpr size_t kMaxColumnTypes = 10000;
 
 struct ColumnType {
