@@ -9,25 +9,15 @@
 #include <string>
 
 #include "ferry/columnar/ddl.h"
+#include "ferry/transform/avro_bytes_for_test.h"
 #include "ferry/transform/row_text_for_test.h"
 
 namespace ferry::transform::avro {
 namespace {
 
-// zigzag varint
-std::string Long(int64_t v) {
-  auto u = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  std::string out;
-  while (u >= 0x80) {
-    out.push_back(static_cast<char>((u & 0x7f) | 0x80));
-    u >>= 7;
-  }
-  out.push_back(static_cast<char>(u));
-  return out;
-}
-std::string Str(const std::string& s) {
-  return Long(static_cast<int64_t>(s.size())) + s;
-}
+using avro_test::Long;
+using avro_test::Str;
+
 std::string Float(float f) {
   return std::string(reinterpret_cast<const char*>(&f), 4);
 }
