@@ -85,9 +85,9 @@ struct SealedPartition {
   int64_t last_timestamp_us = 0;
 };
 
-// A batch handed to the writer thread. Built by the pipeline thread (Pipeline::Seal), then owned
-// by the writer thread until the outcome is taken back; the pipeline thread then reads the
-// results.
+// A batch handed to the writer thread. Built by the pipeline thread (OpenBatch::Seal, then
+// PartitionBook::Seal), then owned by the writer thread until the outcome is taken back; the
+// pipeline thread then reads the results.
 struct SealedBatch {
   columnar::RecordBatch rows;  // the input schema
   columnar::RecordBatch dead;  // dead letters (kDeadLetterSchema)

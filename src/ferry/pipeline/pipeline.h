@@ -69,6 +69,12 @@
 // Exactly-once holds at every step: nothing is acknowledged before its commit is durable, and a
 // stop or crash anywhere leaves positions and data together in the log.
 //
+// The parts, each on the thread the steps above name: Intake (intake.h) takes each message into
+// the OpenBatch (open_batch.h), steps 2 and 6; the PartitionBook (partition_book.h) keeps every
+// partition's positions and the broker's heads; the BatchCommitter (batch_committer.h) is the
+// writer thread's step 3; PipelineMetrics (pipeline_metrics.h) the series they publish. Pipeline
+// itself runs the loop, the source, the queue of sealed batches and fencing.
+//
 // Status page: besides its metrics, the pipeline tells the registry's Journal (metrics/journal.h)
 // its state changes (running, waiting for the broker when a poll or a head query finds it
 // unreachable, retrying a failed commit, failed with the error, stopped), every commit with the
@@ -101,7 +107,12 @@
 #include "ferry/pipeline/batch_committer.h"
 #include "ferry/pipeline/commit_queue.h"
 #include "ferry/pipeline/dedup_index.h"
+#include "ferry/pipeline/intake.h"
 #include "ferry/pipeline/metadata_columns.h"
+#include "ferry/pipeline/open_batch.h"
+#include "ferry/pipeline/partition_book.h"
+#include "ferry/pipeline/pipeline_metrics.h"
+#include "ferry/pipeline/pipeline_options.h"
 #include "ferry/pipeline/schema_evolver.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/pipeline/transform_stage.h"
@@ -109,65 +120,6 @@
 #include "ferry/transform/decoder.h"
 
 namespace ferry::pipeline {
-
-// What happens to a message that does not decode or fit the schema (`on_bad_record`).
-enum class OnBadRecord {
-  kFail,        // stop; the rows before it are committed, nothing after it
-  kSkip,        // drop it, count it (ferry_bad_records_total), consume its position
-  kDeadLetter,  // write it to the dead-letter table, exactly once (SetDeadLetterTable)
-};
-
-// The dead-letter table's schema (Spark DDL): one row per bad record.
-inline constexpr char kDeadLetterSchema[] =
-    "pipeline STRING NOT NULL, source_partition STRING NOT NULL, position BIGINT NOT NULL, "
-    "key BINARY, payload BINARY, error STRING NOT NULL, time TIMESTAMP NOT NULL";
-
-struct PipelineOptions {
-  // Prefix of every txn appId ("<id>/<partition key>") and the `pipeline` metrics label.
-  std::string id;
-  // Batch triggers (BatchConfig).
-  int64_t max_rows = 100000;
-  int64_t max_bytes = 64LL << 20;
-  std::chrono::milliseconds max_latency{1000};
-  // Sealed batches that may wait for or be in the writer thread while the next batch is read.
-  // 0: no overlap (the batch is committed before polling resumes, as in a serial loop).
-  int max_in_flight = 1;
-  // Metadata kind -> column name (metadata_columns.h).
-  std::map<std::string, std::string> metadata_columns;
-  // Derived columns and `where` (transform_stage.h). The table schema is the decoder's columns,
-  // then the metadata columns, then the derived ones.
-  TransformSpec transform;
-  OnBadRecord on_bad_record = OnBadRecord::kFail;
-  // Key-based dedup (dedup_index.h), applied after the transform.
-  std::optional<DedupSpec> dedup;
-  delta::TableWriterOptions writer;
-  delta::CommitOptions commit;
-  // Longest wait inside one Poll (bounds how fast a stop or a latency trigger is noticed).
-  std::chrono::milliseconds poll_timeout{200};
-  // Backoff between retries of a failed batch write or commit: doubles up to the maximum.
-  std::chrono::milliseconds initial_backoff{100};
-  std::chrono::milliseconds max_backoff{10000};
-  // Schema evolution (schema_evolver.h). Anything but kNone needs decoder_factory and a decoder
-  // that observes (JsonDecoderOptions::observe and observe_misfits).
-  delta::SchemaEvolution schema_evolution = delta::SchemaEvolution::kNone;
-  delta::SchemaEvolutionLimits evolution_limits;
-  // The decoder for another input schema. With it the pipeline follows the table's schema (its
-  // own changes and other writers'); without it the input schema stays the one it started with.
-  std::function<Result<std::unique_ptr<transform::Decoder>>(const columnar::SchemaPtr&)>
-      decoder_factory;
-  // The JSON decoder's unknown_fields_column (a column, never a field to add).
-  std::string unknown_fields_column;
-  // How often broker heads are asked for (lag metrics).
-  std::chrono::milliseconds heads_interval{5000};
-  // Stop (returning OK after committing) once every assigned partition has reached the head
-  // the broker reported when it was first seen (`ferry run --until-caught-up`).
-  bool until_caught_up = false;
-  // With until_caught_up: fail (Unavailable) after this long without contact with the broker
-  // (no partition assigned, no broker head read, no message received). 0: wait forever.
-  std::chrono::milliseconds max_wait{0};
-};
-
-using SourceFactory = std::function<Result<std::unique_ptr<source::Source>>()>;
 
 class Pipeline final : private source::PartitionListener {
  public:
@@ -199,20 +151,6 @@ class Pipeline final : private source::PartitionListener {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // Pipeline thread only.
-  struct PartitionState {
-    std::string key;
-    std::string app_id;
-    std::optional<int64_t> committed;     // the table's position as this pipeline knows it
-    std::optional<int64_t> sealed;        // the position of the newest sealed batch (or committed)
-    std::optional<int64_t> delivered;     // the highest position taken into a batch
-    std::optional<int64_t> caught_up_at;  // until_caught_up: the head when first seen
-    std::optional<int64_t> dead_committed;  // the dead-letter table's position
-    std::optional<int64_t> dead_sealed;     // ... of the newest sealed batch (or dead_committed)
-    int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
-    int64_t rate_limit_pauses = 0;          // the source's RateLimitPauses() already counted
-  };
-  struct Metrics;
 
   Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
            SourceFactory source_factory, std::unique_ptr<transform::Decoder> decoder,
@@ -227,23 +165,6 @@ class Pipeline final : private source::PartitionListener {
   // ---- Pipeline thread ----
   Status StartSource();
   void CloseSource();
-  // Step 2 for one message. InvalidArgument naming the message when it does not decode.
-  Status Take(const source::Message& message);
-  // Step 6 for a message whose decoding (`decoded`) left observations: OK or a bad record
-  // (InvalidArgument) as Take goes on with it; ResourceExhausted when the batch must be committed
-  // before the message can add its fields; NotSupported or Internal: stop.
-  Status Evolve(const source::Message& message, Status decoded);
-  // The open batch conformed to `input`, and the decoder and metadata writer rebuilt for it.
-  Status SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOptions conform = {});
-  // Opens the next batch on the schema the table's holds or the pending one (SchemaEvolver).
-  Status FollowTable();
-  // A bad record under kSkip / kDeadLetter. `error` names it.
-  Status TakeBad(const source::Message& message, const Status& error);
-  // The message's position is consumed by the open batch (with or without a row).
-  void Consume(const source::Message& message);
-  bool TriggerFired() const;
-  // Moves the open batch into a SealedBatch and opens a new one.
-  std::unique_ptr<SealedBatch> Seal();
   // Step 3: seals the open batch (if any) and hands it to the writer thread, first taking back
   // the oldest outcome when max_in_flight batches are out. OK also when that outcome fenced
   // (the open batch was dropped).
@@ -261,14 +182,9 @@ class Pipeline final : private source::PartitionListener {
   Status Fence(const Status& why, bool rewind = false);
   // Step 3's end for a committed batch: positions, acks, metrics.
   void AfterCommit(const SealedBatch& batch);
-  void ClearBatch();
   void UpdateHeads();
-  // ferry_lag_messages and ferry_lag_seconds of a partition.
-  void SetLag(const PartitionState& state, double messages);
-  bool CaughtUp() const;
   // Unavailable once until_caught_up has gone max_wait without contact with the broker.
   Status CheckMaxWait() const;
-  std::string Describe(const source::Message& message) const;
   // Run() without its last word to the journal (stopped or failed).
   Status RunLoop(StopSignal* stop);
   // Tells the journal when the broker stops or starts answering polls and head queries.
@@ -280,43 +196,24 @@ class Pipeline final : private source::PartitionListener {
   // Pipeline thread.
   SourceFactory source_factory_;
   std::unique_ptr<source::Source> source_;
-  std::unique_ptr<transform::Decoder> decoder_;
-  MetadataWriter metadata_;
-  std::unique_ptr<Metrics> metrics_;
-  // The schema the open batch and the decoder have, and its evolution (step 6).
-  std::unique_ptr<SchemaEvolver> evolver_;
-  columnar::SchemaPtr input_schema_;
+  std::unique_ptr<PipelineMetrics> metrics_;
   columnar::SchemaPtr known_table_;  // the table's schema as the last outcome or reload told
   int64_t fences_ = 0;               // Fence() calls, so a caller sees that one happened
 
-  std::map<int32_t, PartitionState> partitions_;  // by source partition index
-
-  // The open batch.
-  columnar::RecordBatch batch_;
-  std::vector<int32_t> row_partition_;               // source partition of each row
-  std::map<int32_t, int64_t> batch_last_;            // partition -> last position in the batch
-  std::map<int32_t, int64_t> batch_first_;           // partition -> first position in the batch
-  std::map<int32_t, int64_t> batch_last_timestamp_;  // partition -> timestamp of its last message
+  PartitionBook book_;
+  OpenBatch open_;
+  // Steps 2 and 6: messages into open_, with the decoder and the schema it decodes into.
+  Intake intake_;
+  BatchLimits limits_;
   int64_t rate_limited_us_ = 0;  // the source's RateLimitedMicros() already counted
-  std::vector<source::Gap> batch_gaps_;
-  columnar::RecordBatch dead_;              // dead letters of the open batch
-  std::vector<int32_t> dead_partition_;     // source partition of each dead letter
-  std::map<int32_t, int64_t> batch_bytes_;  // partition -> payload bytes in the batch
-  Clock::time_point batch_opened_;
-  Clock::time_point last_heads_;
-  bool heads_known_ = false;
-  // The last contact with the broker (an assignment, a head, a message), and the last error a
-  // poll reported: what max_wait measures and what its error names.
-  Clock::time_point last_contact_;
   // The logs were read for the partitions assigned since the last poll began: the other
   // partitions of one assignment (a rebalance hands out up to hundreds) need no read of their
   // own, which on an object store is a listing each.
   bool positions_fresh_ = false;
+  // The last error a poll reported: what max_wait's error names.
   std::string last_source_error_;
   bool broker_unreachable_ = false;
 
-  // The emptied columns of the last batch that came back, reused by the next open batch.
-  columnar::RecordBatch spare_;
   // Sealed batches out to the writer thread, oldest first, in step with queue_'s jobs.
   std::deque<std::unique_ptr<SealedBatch>> in_flight_;
   // The writer thread's work; it owns the table, snapshots, stage and dedup index (see the header

@@ -1,0 +1,201 @@
+#include "ferry/pipeline/intake.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+#include <vector>
+
+#include "ferry/base/clock.h"
+#include "ferry/base/log.h"
+
+namespace ferry::pipeline {
+
+std::string DescribeMessage(const source::Message& m) {
+  if (m.kafka_partition >= 0) {
+    return fmt::format("topic {} partition {} offset {}", m.topic, m.kafka_partition, m.position);
+  }
+  return fmt::format("stream {} subject {} sequence {}", m.topic, m.subject, m.position);
+}
+
+Intake::Intake(const PipelineOptions* options, std::unique_ptr<transform::Decoder> decoder,
+               MetadataWriter metadata, std::unique_ptr<SchemaEvolver> evolver,
+               columnar::SchemaPtr input, OpenBatch* open, PipelineMetrics* metrics)
+    : options_(options),
+      decoder_(std::move(decoder)),
+      metadata_(std::move(metadata)),
+      evolver_(std::move(evolver)),
+      input_schema_(std::move(input)),
+      open_(open),
+      metrics_(metrics) {}
+
+Status Intake::Take(const source::Message& m, PartitionState* state) {
+  if (state == nullptr) {
+    return Internal("pipeline {}: the source delivered {} of a partition it never announced",
+                    options_->id, DescribeMessage(m));
+  }
+  if (state->delivered && m.position <= *state->delivered) {
+    metrics_->redeliveries->Increment();
+    return Status::OK();
+  }
+  Status st = decoder_->Append(m.payload, open_->rows());
+  if (st.code() == StatusCode::kUnavailable) {
+    // Not the message's fault: nothing of it stays, and it is offered again.
+    open_->DropUntaken();
+    return st.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
+  }
+  if (decoder_->has_observations()) {  // never while messages fit the schema
+    st = Evolve(m, std::move(st));
+    if (st.code() == StatusCode::kNotSupported || st.code() == StatusCode::kInternal) {
+      return st.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
+    }
+    if (st.code() == StatusCode::kResourceExhausted) {
+      return st;
+    }
+  }
+  if (!st.ok()) {
+    Status bad = st.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
+    if (options_->on_bad_record == OnBadRecord::kFail) {
+      return bad;
+    }
+    TakeBad(m, state, bad);
+    return Status::OK();
+  }
+  metadata_.Append(m, open_->rows());
+  open_->TakeRow(m);
+  Delivered(m, state);
+  return Status::OK();
+}
+
+Status Intake::Evolve(const source::Message& m, Status decoded) {
+  // Rows before this message are complete; a row it appended is dropped before a change.
+  auto drop_row = [&] {
+    if (decoded.ok()) {
+      open_->DropUntaken();
+    }
+  };
+  constexpr int kRounds = 4;  // a change, then the fields inside what it added, settle quickly
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<transform::FieldObservation> seen = decoder_->TakeObservations();
+    Result<std::optional<SchemaEvolver::Evolution>> plan = evolver_->Plan(input_schema_, seen);
+    if (!plan.ok()) {
+      drop_row();
+      StatusCode code = plan.status().code();
+      if (code == StatusCode::kNotSupported ||
+          (code == StatusCode::kResourceExhausted && open_->taken_rows() > 0)) {
+        return plan.status();
+      }
+      if (decoded.ok()) {
+        return InvalidArgument("{}", plan.status().message());
+      }
+      // The decoder's reason first (it names the bad-record reason); then why no schema change
+      // helps.
+      std::string_view why = plan.status().message();
+      constexpr std::string_view kPrefix = "schema evolution: ";
+      if (why.starts_with(kPrefix)) {
+        why.remove_prefix(kPrefix.size());
+      }
+      return InvalidArgument("{} (the schema cannot take it: {})", decoded.message(), why);
+    }
+    if (!plan->has_value()) {
+      return decoded;  // nothing typed to add yet, or nothing wider helps: as decoded
+    }
+    drop_row();
+    FERRY_RETURN_IF_ERROR(SwitchInput((*plan)->input, {.int64_to_double = true}));
+    std::vector<std::string> changes;
+    for (const delta::SchemaChange& change : (*plan)->changes) {
+      changes.push_back(change.Describe());
+    }
+    FERRY_LOG_INFO("pipeline {}: {} asks for a schema change; the open batch now holds: {}",
+                   options_->id, DescribeMessage(m), fmt::join(changes, "; "));
+    decoded = decoder_->Append(m.payload, open_->rows());
+    if (!decoder_->has_observations()) {
+      return decoded;
+    }
+  }
+  (void)decoder_->TakeObservations();
+  drop_row();
+  return InvalidArgument("schema evolution: the message's fields did not settle after {} changes",
+                         kRounds);
+}
+
+Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOptions conform) {
+  if (input == input_schema_ || input->Equals(*input_schema_, /*check_metadata=*/true)) {
+    return Status::OK();
+  }
+  if (Status st = open_->ConformTo(input, conform); !st.ok()) {
+    return Internal("pipeline {}: the open batch does not convert to the new schema: {}",
+                    options_->id, st.message());
+  }
+  Result<std::unique_ptr<transform::Decoder>> decoder = options_->decoder_factory(input);
+  if (!decoder.ok()) {
+    return NotSupported("pipeline {}: no decoder for the schema ({}): {}", options_->id,
+                        input->ToString(), decoder.status().message());
+  }
+  Result<MetadataWriter> metadata = MetadataWriter::Create(*input, options_->metadata_columns);
+  if (!metadata.ok()) {
+    return NotSupported("pipeline {}: {}", options_->id, metadata.status().message());
+  }
+  decoder_ = std::move(*decoder);
+  metadata_ = std::move(*metadata);
+  input_schema_ = input;
+  return Status::OK();
+}
+
+Status Intake::FollowTable() {
+  if (options_->decoder_factory) {
+    FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->NextInput(input_schema_)));
+  }
+  evolver_->OpenBatch(input_schema_);
+  return Status::OK();
+}
+
+void Intake::Delivered(const source::Message& m, PartitionState* state) {
+  state->delivered = m.position;
+  metrics_->messages->Increment();
+}
+
+void Intake::TakeBad(const source::Message& m, PartitionState* state, const Status& error) {
+  std::string_view reason = BadRecordReason(error.message());
+  auto sample = [&](const char* action) {
+    metrics_->journal->RecordBadRecord(options_->id,
+                                       {.time_ms = WallMillis(),
+                                        .partition = state->key,
+                                        .position = m.position,
+                                        .action = action,
+                                        .reason = std::string(reason),
+                                        .error = error.message()},
+                                       m.payload);
+  };
+  if (options_->on_bad_record == OnBadRecord::kSkip || !open_->keeps_dead_letters()) {
+    metrics_->Bad("skipped", reason)->Increment();
+    sample("skipped");
+    FERRY_LOG_WARN("{} (skipped: on_bad_record = \"skip\")", error.message());
+  } else if (state->dead_committed && m.position <= *state->dead_committed) {
+    // Dead-lettered by an earlier run whose main commit did not land: already in its table.
+    FERRY_LOG_DEBUG("{}: already in the dead-letter table", error.message());
+  } else {
+    metrics_->Bad("dead_letter", reason)->Increment();
+    sample("dead_letter");
+    FERRY_LOG_WARN("{} (to the dead-letter table)", error.message());
+    open_->AddDeadLetter(options_->id, state->key, m, error.message());
+    Delivered(m, state);
+    return;
+  }
+  open_->Consume(m);
+  Delivered(m, state);
+}
+
+void Intake::SetTable(const columnar::SchemaPtr& table, bool widening_off) {
+  evolver_->SetTable(table, widening_off);
+}
+
+Status Intake::ResetToTable(const columnar::SchemaPtr& table, bool widening_off) {
+  evolver_->SetTable(table, widening_off);
+  if (options_->decoder_factory) {
+    FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->table_input()));
+  }
+  evolver_->OpenBatch(input_schema_);
+  return Status::OK();
+}
+
+}  // namespace ferry::pipeline

@@ -1,0 +1,76 @@
+// Intake: steps 2 and 6 of the loop (pipeline.h) for one message at a time: the message decoded
+// into the open batch with its metadata columns, or handled as `on_bad_record` says, and the
+// open batch's input schema evolved when a message asks for it (schema_evolver.h).
+//
+//   Status st = intake.Take(message, book.Find(message.partition));
+//   // OK: taken (a row, a dead letter, a skip) or a redelivery dropped. See Take for the rest.
+//
+// Thread-safety: pipeline thread only.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ferry/base/status.h"
+#include "ferry/columnar/types.h"
+#include "ferry/pipeline/metadata_columns.h"
+#include "ferry/pipeline/open_batch.h"
+#include "ferry/pipeline/partition_book.h"
+#include "ferry/pipeline/pipeline_metrics.h"
+#include "ferry/pipeline/pipeline_options.h"
+#include "ferry/pipeline/schema_evolver.h"
+#include "ferry/source/source.h"
+#include "ferry/transform/decoder.h"
+
+namespace ferry::pipeline {
+
+// "topic t partition 3 offset 42" or "stream s subject a.b sequence 7": how errors name a message.
+std::string DescribeMessage(const source::Message& message);
+
+class Intake {
+ public:
+  // `options`, `open` and `metrics` outlive the Intake. `input` is the schema `decoder` and
+  // `metadata` fill, and `open`'s.
+  Intake(const PipelineOptions* options, std::unique_ptr<transform::Decoder> decoder,
+         MetadataWriter metadata, std::unique_ptr<SchemaEvolver> evolver, columnar::SchemaPtr input,
+         OpenBatch* open, PipelineMetrics* metrics);
+
+  // Step 2 for a message of `state`'s partition. OK: taken into the open batch (a row, or a bad
+  // record skipped or dead-lettered) or dropped as a redelivery. InvalidArgument: a bad record
+  // under kFail, naming the message. ResourceExhausted: the open batch must be committed before
+  // the message can add its fields. Unavailable: the decoder cannot tell yet (a schema registry
+  // that does not answer); nothing was taken, the message is to be offered again. NotSupported
+  // or Internal: stop.
+  Status Take(const source::Message& message, PartitionState* state);
+
+  // The open batch conformed to `input`, and the decoder and metadata writer rebuilt for it.
+  Status SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOptions conform = {});
+  // Opens the next batch on the schema the table holds or the pending one (SchemaEvolver).
+  Status FollowTable();
+  // The table's schema changed (a commit's outcome): the next FollowTable decodes into it.
+  void SetTable(const columnar::SchemaPtr& table, bool widening_off);
+  // After fencing: the open batch is empty; decode into the table's schema from now on.
+  Status ResetToTable(const columnar::SchemaPtr& table, bool widening_off);
+
+  const columnar::SchemaPtr& input_schema() const { return input_schema_; }
+
+ private:
+  // Step 6 for a message whose decoding (`decoded`) left observations: OK or a bad record
+  // (InvalidArgument) as Take goes on with it; ResourceExhausted when the batch must be
+  // committed before the message can add its fields; NotSupported or Internal: stop.
+  Status Evolve(const source::Message& message, Status decoded);
+  // A bad record under kSkip / kDeadLetter. `error` names it.
+  void TakeBad(const source::Message& message, PartitionState* state, const Status& error);
+  // The message's position is delivered (the open batch consumed it, with or without a row).
+  void Delivered(const source::Message& message, PartitionState* state);
+
+  const PipelineOptions* options_;
+  std::unique_ptr<transform::Decoder> decoder_;
+  MetadataWriter metadata_;
+  std::unique_ptr<SchemaEvolver> evolver_;
+  columnar::SchemaPtr input_schema_;
+  OpenBatch* open_;
+  PipelineMetrics* metrics_;
+};
+
+}  // namespace ferry::pipeline

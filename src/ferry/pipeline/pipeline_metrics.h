@@ -1,0 +1,56 @@
+// PipelineMetrics: the metrics one pipeline publishes (labelled `pipeline`, and `partition` for
+// positions and lag), and the journal the status page reads. Built once per pipeline; the
+// per-partition series are looked up by name when first needed.
+//
+// Thread-safety: the counters and gauges are thread-safe (metrics.h); the writer thread uses
+// only `committer`.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ferry/metrics/metrics.h"
+#include "ferry/pipeline/batch_committer.h"
+
+namespace ferry::pipeline {
+
+struct PipelineMetrics {
+  PipelineMetrics(metrics::Registry* registry, const std::string& id);
+
+  metrics::Gauge* Position(const std::string& name, const std::string& help,
+                           const std::string& partition);
+  metrics::Counter* PartitionCounter(const std::string& name, const std::string& help,
+                                     const std::string& partition);
+  // Bad records by what became of them (skipped, dead_letter) and why (BadRecordReason).
+  metrics::Counter* Bad(const char* action, std::string_view reason);
+
+  metrics::Registry* registry;
+  metrics::Journal* journal;  // what the status page lists: commits, state, bad records, fences
+  std::string pipeline;
+  metrics::Gauge* up;
+  metrics::Counter* rows;
+  metrics::Counter* bytes;
+  metrics::Counter* files;
+  metrics::Counter* messages;
+  metrics::Counter* redeliveries;
+  metrics::Counter* succeeded;
+  metrics::Counter* lost;
+  metrics::Counter* abandoned;
+  metrics::Counter* unavailable;
+  metrics::Counter* gaps;
+  metrics::Counter* gap_messages;
+  metrics::Gauge* version;
+  metrics::Counter* filtered;
+  metrics::Counter* dedup_hits;
+  metrics::Counter* rate_limited;
+  metrics::Counter* schema_rewinds;
+  metrics::Histogram* batch_seconds;
+  // The writer thread's (BatchCommitter).
+  BatchCommitter::Metrics committer;
+};
+
+// The `reason` label of a bad record, from the decoder's message (transform/json_decoder.h):
+// schema, malformed, invalid_utf8, missing_required, overflow, wrong_type or other.
+std::string_view BadRecordReason(std::string_view error);
+
+}  // namespace ferry::pipeline
