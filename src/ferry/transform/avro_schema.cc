@@ -110,6 +110,10 @@ class SchemaParser {
  public:
   explicit SchemaParser(Schema* schema) : schema_(schema) {}
 
+  // Which text the types parsed next come from ("reference 2"; empty: the schema itself), for
+  // the error on a name defined twice.
+  void set_source(std::string source) { source_ = std::move(source); }
+
   Result<const Node*> Parse(const json& j, const std::string& ns, const std::string& path,
                             int depth) {
     if (depth > Schema::kMaxDepth) {
@@ -239,10 +243,12 @@ class SchemaParser {
   }
 
   Status Define(Node* node, const json& j, const std::string& inner_ns, const std::string& path) {
-    if (schema_->named_.count(node->name) > 0) {
-      return InvalidArgument("Avro schema: {}: \"{}\" is defined twice", Where(path), node->name);
+    if (auto first = defined_by_.find(node->name); first != defined_by_.end()) {
+      return InvalidArgument("Avro schema: {}: \"{}\" is defined twice{}", Where(path), node->name,
+                             first->second.empty() ? "" : " (first by " + first->second + ")");
     }
     schema_->named_.emplace(node->name, node);
+    defined_by_.emplace(node->name, source_);
     auto aliases = j.find("aliases");
     if (aliases != j.end() && aliases->is_array()) {
       for (const json& alias : *aliases) {
@@ -424,17 +430,47 @@ class SchemaParser {
   }
 
   Schema* schema_;
+  std::string source_;
+  std::map<std::string, std::string> defined_by_;  // full name -> source_ when it was defined
 };
 
-Result<Schema> Schema::Parse(std::string_view text) {
+namespace {
+
+Result<json> ParseJson(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return InvalidArgument(
         "Avro schema: not JSON: {}",
         text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text));
   }
+  return j;
+}
+
+// "Avro schema: x: why" as "Avro schema: reference 2: x: why".
+Status InReference(const Status& st, size_t index) {
+  constexpr std::string_view kPrefix = "Avro schema: ";
+  std::string_view message = st.message();
+  if (message.substr(0, kPrefix.size()) == kPrefix) {
+    message.remove_prefix(kPrefix.size());
+  }
+  return Status(st.code(), fmt::format("{}reference {}: {}", kPrefix, index + 1, message));
+}
+
+}  // namespace
+
+Result<Schema> Schema::Parse(std::string_view text, std::span<const std::string> references) {
   Schema schema;
   SchemaParser parser(&schema);
+  for (size_t i = 0; i < references.size(); ++i) {
+    parser.set_source(fmt::format("reference {}", i + 1));
+    Result<json> j = ParseJson(references[i]);
+    Status st = j.ok() ? parser.Parse(*j, "", "", 0).status() : j.status();
+    if (!st.ok()) {
+      return InReference(st, i);
+    }
+  }
+  parser.set_source("");
+  FERRY_ASSIGN_OR_RETURN(json j, ParseJson(text));
   FERRY_ASSIGN_OR_RETURN(schema.root_, parser.Parse(j, "", "", 0));
   return schema;
 }
