@@ -19,8 +19,13 @@
 //   date and time-millis on int; time-micros, timestamp-millis/micros and
 //   local-timestamp-millis/micros on long; duration on fixed 12). Unknown or invalid ones are
 //   ignored, as the specification asks: the underlying type is used.
-// - Bounds: nesting deeper than kMaxDepth or more than kMaxNodes nodes is InvalidArgument, so a
-//   hostile schema cannot exhaust the stack or memory.
+// - References (the Schema Registry's schema references): schema texts parsed first, in order,
+//   into the same schema, so the named types they define (with their namespaces) may be used by
+//   full name in the references after them and in the main text. A reference that does not
+//   parse is InvalidArgument "Avro schema: reference <i>: ..." (1-based); a name a reference
+//   defines again is "defined twice (first by reference <i>)". Their root types are not used.
+// - Bounds: nesting deeper than kMaxDepth or more than kMaxNodes nodes (references included) is
+//   InvalidArgument, so a hostile schema cannot exhaust the stack or memory.
 //
 // Columnar types (Spark's SchemaConverters.toSqlType): boolean, int, long, float, double, string
 // and bytes as themselves (INT, BIGINT, FLOAT, DOUBLE, STRING, BINARY); enum STRING; fixed
@@ -40,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,11 +126,12 @@ class Schema {
   static constexpr size_t kMaxNodes = 100000;
 
   // InvalidArgument ("Avro schema: ...", naming the path of the bad part) for text that is not
-  // a valid schema.
-  static Result<Schema> Parse(std::string_view text);
+  // a valid schema. `references`: the texts of the schemas it references, dependencies before
+  // dependents (see above).
+  static Result<Schema> Parse(std::string_view text, std::span<const std::string> references = {});
 
   const Node& root() const { return *root_; }
-  // A named type by full name, or null.
+  // A named type by full name (the references' too), or null.
   const Node* Find(std::string_view full_name) const;
 
  private:

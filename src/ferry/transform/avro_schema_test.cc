@@ -1,6 +1,6 @@
 // Avro schemas: the JSON forms of the specification, names and namespaces, logical types kept
 // or ignored as the specification says, Spark's from_avro type mapping, and every malformed
-// schema refused with its place named.
+// schema refused with its place named; schema references (named types from other texts).
 #include "ferry/transform/avro_schema.h"
 
 #include <fmt/format.h>
@@ -292,6 +292,82 @@ TEST(AvroSchemaTest, ATableNeedsARecordAndAColumnType) {
   EXPECT_EQ(table.status().code(), StatusCode::kNotSupported);
   EXPECT_NE(table.status().message().find("f: a union of null only"), std::string::npos)
       << table.status().ToString();
+}
+
+// Schema references: an enum in one text, a record using it in a second, the main schema using
+// both by full name (and by short name inside their namespace).
+TEST(AvroSchemaTest, ReferencesDefineNamedTypesTheSchemaUses) {
+  const std::vector<std::string> references = {
+      R"({"type": "enum", "name": "Country", "namespace": "com.acme", "symbols": ["FR", "DE"]})",
+      R"({"type": "record", "name": "com.acme.Address", "fields": [
+          {"name": "city", "type": "string"}, {"name": "country", "type": "Country"}]})",
+      R"({"type": "fixed", "name": "Hash", "namespace": "com.acme", "size": 4})",
+  };
+  auto schema = Schema::Parse(R"({"type": "record", "name": "Order", "namespace": "com.acme",
+      "fields": [{"name": "id", "type": "long"},
+                 {"name": "ship_to", "type": "com.acme.Address"},
+                 {"name": "bill_to", "type": ["null", "Address"]},
+                 {"name": "hash", "type": "com.acme.Hash"}]})",
+                              references);
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const Node* address = schema->Find("com.acme.Address");
+  ASSERT_NE(address, nullptr);
+  EXPECT_EQ(address->fields[1].type, schema->Find("com.acme.Country"));
+  EXPECT_EQ(schema->root().fields[1].type, address);  // one node, shared
+  EXPECT_EQ(schema->root().fields[2].type->branches[1], address);
+  auto table = ToTableSchema(*schema);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<std::string> columns;
+  for (const columnar::Field& f : (*table)->fields()) {
+    columns.push_back(f.ToString());
+  }
+  EXPECT_EQ(columns, (std::vector<std::string>{
+                         "id BIGINT NOT NULL",
+                         "ship_to STRUCT<city: STRING NOT NULL, country: STRING NOT NULL> NOT NULL",
+                         "bill_to STRUCT<city: STRING NOT NULL, country: STRING NOT NULL>",
+                         "hash BINARY NOT NULL"}));
+  // Without the references the names are unknown.
+  EXPECT_NE(ParseError(R"({"type": "record", "name": "o", "fields": [
+                {"name": "a", "type": "com.acme.Address"}]})")
+                .message()
+                .find("a: unknown type \"com.acme.Address\""),
+            std::string::npos);
+}
+
+TEST(AvroSchemaTest, BadReferencesAreRefusedNamingTheReference) {
+  auto error = [](const std::vector<std::string>& references, const std::string& text) {
+    auto schema = Schema::Parse(text, references);
+    return schema.ok() ? Status::OK() : schema.status();
+  };
+  const std::string enum_e = R"({"type": "enum", "name": "a.E", "symbols": ["X"]})";
+  const std::string uses_e = OneField(R"("a.E")");
+  struct Case {
+    std::vector<std::string> references;
+    std::string text;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{enum_e, "{"}, uses_e, "Avro schema: reference 2: not JSON: {"},
+      {{enum_e, OneField(R"("Nope")")}, uses_e, "Avro schema: reference 2: f: unknown type"},
+      // A reference sees only the ones before it.
+      {{R"({"type": "record", "name": "a.R", "fields": [{"name": "e", "type": "a.E"}]})", enum_e},
+       uses_e,
+       "Avro schema: reference 1: e: unknown type \"a.E\""},
+      {{enum_e, enum_e},
+       uses_e,
+       "Avro schema: reference 2: the top level: \"a.E\" is defined twice (first by reference 1)"},
+      {{enum_e},
+       R"({"type": "record", "name": "r", "fields": [
+           {"name": "f", "type": {"type": "fixed", "name": "a.E", "size": 1}}]})",
+       "Avro schema: f: \"a.E\" is defined twice (first by reference 1)"},
+      {{enum_e}, "{", "Avro schema: not JSON"},
+  };
+  for (const Case& c : cases) {
+    Status st = error(c.references, c.text);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.text;
+    EXPECT_NE(st.message().find(c.message), std::string::npos)
+        << c.text << "\n  gave: " << st.ToString() << "\n  wanted: " << c.message;
+  }
 }
 
 }  // namespace
