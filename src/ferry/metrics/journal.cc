@@ -37,6 +37,8 @@ std::string_view PipelineStateName(PipelineState state) {
       return "running";
     case PipelineState::kWaitingForBroker:
       return "waiting_for_broker";
+    case PipelineState::kWaitingForRegistry:
+      return "waiting_for_registry";
     case PipelineState::kRetrying:
       return "retrying";
     case PipelineState::kFailed:

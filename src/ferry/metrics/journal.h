@@ -31,12 +31,13 @@ namespace ferry::metrics {
 // What a pipeline is doing, as it reports it. The status page refines kRunning into "catching
 // up" or "running" from the lag.
 enum class PipelineState {
-  kStarting,          // before the source started
-  kRunning,           // polling and committing
-  kWaitingForBroker,  // the broker did not answer the last poll or head query (error says why)
-  kRetrying,          // a batch's write or commit failed and is being retried (error says why)
-  kFailed,            // Run() returned an error (error holds it)
-  kStopped,           // Run() returned after a stop request
+  kStarting,            // before the source started
+  kRunning,             // polling and committing
+  kWaitingForBroker,    // the broker did not answer the last poll or head query (error says why)
+  kWaitingForRegistry,  // the decoder's schema registry did not answer (error says why)
+  kRetrying,            // a batch's write or commit failed and is being retried (error says why)
+  kFailed,              // Run() returned an error (error holds it)
+  kStopped,             // Run() returned after a stop request
 };
 std::string_view PipelineStateName(PipelineState state);
 
@@ -97,7 +98,7 @@ struct TableRecord {
 struct PipelineRecord {
   PipelineState state = PipelineState::kStarting;
   int64_t state_since_ms = 0;
-  std::string error;  // the error of kFailed, or the last error of kWaitingForBroker/kRetrying
+  std::string error;  // the error of kFailed, or the last error of a waiting state/kRetrying
   int64_t error_ms = 0;
   std::deque<CommitRecord> commits;  // oldest first
   std::deque<BadRecordSample> bad_records;
@@ -119,7 +120,7 @@ class Journal {
   // Wall-clock milliseconds; tests pass their own.
   explicit Journal(std::function<int64_t()> now_ms = {});
 
-  // Moves the pipeline to `state`. `error` is kept for kFailed, kWaitingForBroker and kRetrying
+  // Moves the pipeline to `state`. `error` is kept for kFailed, the waiting states and kRetrying
   // (cut at kMaxErrorBytes); the error of a failure is never replaced by a later state.
   void SetState(std::string_view pipeline, PipelineState state, std::string_view error = {});
   // Also ends kRetrying (the batch went through).

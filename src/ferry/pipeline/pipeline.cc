@@ -204,6 +204,11 @@ void Pipeline::OnRevoked(const source::PartitionInfo& partition) {
   if (book_.Find(partition.index) == nullptr) {
     return;
   }
+  // Messages of it waiting for the decoder are the new owner's.
+  polled_.erase(
+      std::remove_if(polled_.begin() + static_cast<std::ptrdiff_t>(next_polled_), polled_.end(),
+                     [&](const source::Message& m) { return m.partition == partition.index; }),
+      polled_.end());
   if (!open_.empty()) {
     int64_t dropped = open_.DropPartition(partition.index);
     FERRY_LOG_INFO("pipeline {}: {} revoked; {} uncommitted rows of it dropped", options_.id,
@@ -357,6 +362,8 @@ Status Pipeline::Fence(const Status& why, bool rewind) {
       options_.id,
       {.time_ms = WallMillis(), .reason = why.ToString(), .rows_dropped = open_.num_rows()});
   open_.Clear();
+  polled_.clear();
+  next_polled_ = 0;
   CloseSource();
   book_.Clear();
   FERRY_RETURN_IF_ERROR(committer_->Reload());
@@ -384,10 +391,23 @@ void Pipeline::UpdateHeads() {
 }
 
 Status Pipeline::CheckMaxWait() const {
-  if (!options_.until_caught_up) {
+  if (!options_.until_caught_up || options_.max_wait.count() <= 0) {
     return Status::OK();
   }
-  return book_.CheckMaxWait(options_.max_wait, last_source_error_);
+  if (decode_backoff_.count() == 0) {
+    return book_.CheckMaxWait(options_.max_wait, last_source_error_);
+  }
+  // The broker is not asked while messages wait for the decoder: the registry is what waits.
+  if (Clock::now() - decode_waiting_since_ < options_.max_wait) {
+    return Status::OK();
+  }
+  return Unavailable(
+      "pipeline {}: the schema registry did not answer for {} s (max wait {} ms). The run stops "
+      "without being caught up; what was read is committed",
+      options_.id,
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - decode_waiting_since_)
+          .count(),
+      options_.max_wait.count());
 }
 
 void Pipeline::SetBrokerReachable(bool reachable, const Status& why) {
@@ -416,6 +436,91 @@ Status Pipeline::Run(StopSignal* stop) {
   return result;
 }
 
+std::chrono::milliseconds Pipeline::PollTimeout() const {
+  std::chrono::milliseconds timeout = options_.poll_timeout;
+  if (!open_.empty()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        options_.max_latency - (Clock::now() - open_.opened()));
+    timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);
+  }
+  return timeout;
+}
+
+Status Pipeline::PollSource() {
+  size_t room = static_cast<size_t>(std::max<int64_t>(1, options_.max_rows - open_.num_rows()));
+  positions_fresh_ = false;
+  polled_.clear();
+  next_polled_ = 0;
+  Status st = source_->Poll(room, PollTimeout(), &polled_);
+  if (!st.ok() && st.code() != StatusCode::kUnavailable) {
+    return st.WithContext("pipeline {}", options_.id);
+  }
+  if (int64_t limited = source_->RateLimitedMicros(); limited > rate_limited_us_) {
+    metrics_->rate_limited->Increment(static_cast<double>(limited - rate_limited_us_) / 1e6);
+    rate_limited_us_ = limited;
+  }
+  if (!st.ok()) {
+    metrics_->unavailable->Increment();
+    FERRY_LOG_DEBUG("pipeline {}: {}", options_.id, st.ToString());
+    last_source_error_ = st.message();
+    SetBrokerReachable(false, st);
+  }
+  if (!polled_.empty()) {
+    book_.NoteContact();
+    SetBrokerReachable(true, st);
+  }
+  return Status::OK();
+}
+
+Status Pipeline::TakePolled() {
+  if (next_polled_ < polled_.size() && Clock::now() < retry_decode_at_) {
+    return Status::OK();  // still backing off
+  }
+  for (; next_polled_ < polled_.size(); ++next_polled_) {
+    const source::Message& m = polled_[next_polled_];
+    Status st = intake_.Take(m, book_.Find(m.partition));
+    if (st.code() == StatusCode::kResourceExhausted) {
+      // The batch holds its limit of new columns: commit it, and the message opens the next.
+      int64_t fences = fences_;
+      st = SubmitBatch();
+      if (st.ok() && fences != fences_) {
+        return Status::OK();  // fenced: the partitions start over from the table, polled_ too
+      }
+      if (st.ok()) {
+        st = intake_.Take(m, book_.Find(m.partition));
+      }
+    }
+    if (st.code() == StatusCode::kUnavailable) {
+      WaitForDecoder(st);
+      return Status::OK();
+    }
+    FERRY_RETURN_IF_ERROR(st);
+  }
+  if (decode_backoff_.count() > 0) {
+    FERRY_LOG_INFO("pipeline {}: the schema registry answers again; decoding resumed", options_.id);
+    decode_backoff_ = std::chrono::milliseconds(0);
+    metrics_->journal->SetState(options_.id, metrics::PipelineState::kRunning);
+  }
+  return Status::OK();
+}
+
+void Pipeline::WaitForDecoder(const Status& why) {
+  metrics_->decode_unavailable->Increment();
+  if (decode_backoff_.count() == 0) {
+    decode_waiting_since_ = Clock::now();
+    decode_backoff_ = options_.initial_backoff;
+    metrics_->journal->SetState(options_.id, metrics::PipelineState::kWaitingForRegistry,
+                                why.message());
+  } else {
+    decode_backoff_ = std::min(decode_backoff_ * 2, options_.max_backoff);
+  }
+  retry_decode_at_ = Clock::now() + decode_backoff_;
+  // `why` names the pipeline and the message (Intake::Take).
+  FERRY_LOG_WARN(
+      "{}; {} message(s) of the last poll wait, tried again in {} ms (nothing is skipped)",
+      why.message(), polled_.size() - next_polled_, decode_backoff_.count());
+}
+
 Status Pipeline::RunLoop(StopSignal* stop) {
   stop_ = stop;
   metrics_->journal->SetState(options_.id, metrics::PipelineState::kStarting);
@@ -423,7 +528,6 @@ Status Pipeline::RunLoop(StopSignal* stop) {
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
   metrics_->journal->SetState(options_.id, metrics::PipelineState::kRunning);
-  std::vector<source::Message> messages;
   Status result;
   book_.NoteContact();
   while (true) {
@@ -446,34 +550,15 @@ Status Pipeline::RunLoop(StopSignal* stop) {
       }
       break;
     }
-    size_t room = static_cast<size_t>(std::max<int64_t>(1, options_.max_rows - open_.num_rows()));
-    std::chrono::milliseconds timeout = options_.poll_timeout;
-    if (!open_.empty()) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          options_.max_latency - (Clock::now() - open_.opened()));
-      timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);
-    }
-    positions_fresh_ = false;
-    Status st = source_->Poll(room, timeout, &messages);
-    if (!st.ok() && st.code() != StatusCode::kUnavailable) {
-      result = st.WithContext("pipeline {}", options_.id);
+    if (next_polled_ < polled_.size()) {
+      // Messages wait for the decoder (a schema registry that did not answer): no poll until
+      // they are taken, so nothing more is held than one poll.
+      auto retry =
+          std::chrono::duration_cast<std::chrono::milliseconds>(retry_decode_at_ - Clock::now());
+      stop->WaitFor(std::clamp(retry, std::chrono::milliseconds(0), PollTimeout()));
+    } else if (result = PollSource(); !result.ok()) {
       break;
-    }
-    if (int64_t limited = source_->RateLimitedMicros(); limited > rate_limited_us_) {
-      metrics_->rate_limited->Increment(static_cast<double>(limited - rate_limited_us_) / 1e6);
-      rate_limited_us_ = limited;
-    }
-    if (!st.ok()) {
-      metrics_->unavailable->Increment();
-      FERRY_LOG_DEBUG("pipeline {}: {}", options_.id, st.ToString());
-      last_source_error_ = st.message();
-      SetBrokerReachable(false, st);
-    }
-    if (!messages.empty()) {
-      book_.NoteContact();
-      SetBrokerReachable(true, st);
-    }
-    if (Status fp = FERRY_FAILPOINT("pipeline.after_poll"); !fp.ok()) {
+    } else if (Status fp = FERRY_FAILPOINT("pipeline.after_poll"); !fp.ok()) {
       // What was polled is not in the batch: start the partitions over from the table, once the
       // batches in flight are settled.
       result = Settle(/*wait=*/true);
@@ -485,24 +570,7 @@ Status Pipeline::RunLoop(StopSignal* stop) {
       }
       continue;
     }
-    Status bad;
-    for (const source::Message& m : messages) {
-      bad = intake_.Take(m, book_.Find(m.partition));
-      if (bad.code() == StatusCode::kResourceExhausted) {
-        // The batch holds its limit of new columns: commit it, and the message opens the next.
-        int64_t fences = fences_;
-        bad = SubmitBatch();
-        if (bad.ok() && fences != fences_) {
-          break;  // fenced: the partitions start over from the table, this poll with them
-        }
-        if (bad.ok()) {
-          bad = intake_.Take(m, book_.Find(m.partition));
-        }
-      }
-      if (!bad.ok()) {
-        break;
-      }
-    }
+    Status bad = TakePolled();
     for (source::Gap& gap : source_->TakeGaps()) {
       metrics_->gaps->Increment();
       metrics_->gap_messages->Increment(

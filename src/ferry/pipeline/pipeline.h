@@ -13,6 +13,9 @@
 //      decode each into the open batch and add the metadata columns. [pipeline.after_poll]
 //      A message that does not decode stops the pipeline: the rows before it are committed,
 //      the error names topic/stream, partition and position, nothing after it is committed.
+//      A decoder that cannot tell yet (Unavailable: a schema registry that does not answer) is
+//      no bad message: the poll's remaining messages wait, with no poll in between, and are
+//      offered again with backoff (the journal says waiting_for_registry); nothing is skipped.
 //   3. When a trigger fires (max_rows, max_bytes of the open batch in memory, max_latency since
 //      the batch's first row) or a drain is requested, the batch is sealed (a SealedBatch) and
 //      handed to the writer thread (CommitQueue), and the pipeline thread goes back to step 2
@@ -185,6 +188,16 @@ class Pipeline final : private source::PartitionListener {
   void UpdateHeads();
   // Unavailable once until_caught_up has gone max_wait without contact with the broker.
   Status CheckMaxWait() const;
+  // The longest a poll (or a wait for the decoder) may take: poll_timeout, or less when the open
+  // batch's max_latency comes sooner.
+  std::chrono::milliseconds PollTimeout() const;
+  // Step 2's poll into polled_. An error stops the pipeline (an unreachable broker does not).
+  Status PollSource();
+  // Step 2 for the messages of polled_ not taken yet. When the decoder cannot tell yet
+  // (Unavailable: a schema registry that does not answer), the rest wait in polled_ and are
+  // offered again after a backoff, before the next poll; nothing is skipped or acknowledged.
+  Status TakePolled();
+  void WaitForDecoder(const Status& why);
   // Run() without its last word to the journal (stopped or failed).
   Status RunLoop(StopSignal* stop);
   // Tells the journal when the broker stops or starts answering polls and head queries.
@@ -213,6 +226,12 @@ class Pipeline final : private source::PartitionListener {
   // The last error a poll reported: what max_wait's error names.
   std::string last_source_error_;
   bool broker_unreachable_ = false;
+  // The last poll's messages; those from next_polled_ on wait for the decoder (TakePolled).
+  std::vector<source::Message> polled_;
+  size_t next_polled_ = 0;
+  std::chrono::milliseconds decode_backoff_{0};  // 0: not waiting for the decoder
+  Clock::time_point retry_decode_at_;
+  Clock::time_point decode_waiting_since_;
 
   // Sealed batches out to the writer thread, oldest first, in step with queue_'s jobs.
   std::deque<std::unique_ptr<SealedBatch>> in_flight_;

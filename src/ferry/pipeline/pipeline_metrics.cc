@@ -26,6 +26,9 @@ PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id)
                             "Batches dropped because another writer owns a partition", l);
   unavailable =
       r->GetCounter("ferry_source_unavailable_total", "Polls that found the broker unreachable", l);
+  decode_unavailable =
+      r->GetCounter("ferry_decode_unavailable_total",
+                    "Decode attempts that found the schema registry unreachable (retried)", l);
   gaps = r->GetCounter("ferry_source_gaps_total",
                        "Ranges the broker no longer held, skipped (on_gap = continue)", l);
   gap_messages =

@@ -37,6 +37,7 @@ struct PipelineMetrics {
   metrics::Counter* lost;
   metrics::Counter* abandoned;
   metrics::Counter* unavailable;
+  metrics::Counter* decode_unavailable;
   metrics::Counter* gaps;
   metrics::Counter* gap_messages;
   metrics::Gauge* version;

@@ -135,6 +135,9 @@ class PipelineTest : public ::testing::Test {
   metrics::Registry registry_;
   std::map<std::string, std::string> metadata_ = {
       {"offset", "_offset"}, {"partition", "_partition"}, {"key", "_key"}};
+  // Wraps the JSON decoder Make builds, when set.
+  std::function<std::unique_ptr<transform::Decoder>(std::unique_ptr<transform::Decoder>)>
+      wrap_decoder_;
 
   Result<std::unique_ptr<Pipeline>> Make(Broker* broker, PipelineOptions options = {},
                                          std::shared_ptr<storage::ObjectStore> store = nullptr) {
@@ -147,6 +150,10 @@ class PipelineTest : public ::testing::Test {
                            transform::JsonDecoder::Create(
                                InputSchema(*opened.snapshot.schema(), options.transform.columns),
                                {.columns = {"id", "payload"}}));
+    std::unique_ptr<transform::Decoder> wrapped = std::move(decoder);
+    if (wrap_decoder_) {
+      wrapped = wrap_decoder_(std::move(wrapped));
+    }
     if (options.id.empty()) {
       options.id = "events";
     }
@@ -156,7 +163,7 @@ class PipelineTest : public ::testing::Test {
     FERRY_ASSIGN_OR_RETURN(
         auto pipeline,
         Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
-                         broker->Factory(), std::move(decoder), &registry_));
+                         broker->Factory(), std::move(wrapped), &registry_));
     if (dead_letter) {
       FERRY_ASSIGN_OR_RETURN(OpenedTable dead,
                              OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema}));
@@ -501,6 +508,76 @@ TEST_F(PipelineTest, SkippedBadRecordsAreCountedAndConsumed) {
   EXPECT_EQ(Metric("ferry_bad_records_total",
                    {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "overflow"}}),
             1);
+}
+
+// A decoder whose schema registry is down for messages with an id from `from` on: Unavailable,
+// as the Avro decoder answers when it cannot fetch a writer schema, with nothing appended.
+class RegistryOutageDecoder final : public transform::Decoder {
+ public:
+  RegistryOutageDecoder(std::unique_ptr<transform::Decoder> inner, int64_t from,
+                        std::atomic<bool>* down)
+      : inner_(std::move(inner)), from_(from), down_(down) {}
+  const std::vector<int>& output_columns() const override { return inner_->output_columns(); }
+  Status Append(std::string_view payload, columnar::RecordBatch* batch) override {
+    int64_t id = std::stoll(std::string(payload.substr(payload.find(':') + 1)));
+    if (id >= from_ && down_->load()) {
+      return Unavailable("schema registry http://registry:8081: connection refused");
+    }
+    return inner_->Append(payload, batch);
+  }
+
+ private:
+  std::unique_ptr<transform::Decoder> inner_;
+  int64_t from_;
+  std::atomic<bool>* down_;
+};
+
+// An unreachable schema registry is not bad input (issue 20): the messages wait, the rows before
+// them are committed, the journal says so, and once it answers every message is written once.
+TEST_F(PipelineTest, ARegistryOutageHoldsMessagesAndSkipsNone) {
+  std::atomic<bool> down = true;
+  wrap_decoder_ = [&](std::unique_ptr<transform::Decoder> inner) {
+    return std::make_unique<RegistryOutageDecoder>(std::move(inner), 10, &down);
+  };
+  Broker broker{.partitions = 1, .per_partition = 30};
+  auto p = Make(&broker, {.max_latency = std::chrono::milliseconds(20),
+                          .on_bad_record = OnBadRecord::kSkip,
+                          .initial_backoff = std::chrono::milliseconds(5),
+                          .max_backoff = std::chrono::milliseconds(40),
+                          .until_caught_up = true});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  Status result;
+  std::thread run([&] { result = (*p)->Run(&stop); });
+  WaitUntil([&] { return Metric("ferry_decode_unavailable_total") >= 5; });
+  // The ten messages before the outage are committed while the rest wait.
+  WaitUntil([&] { return Metric("ferry_rows_written_total") == 10; });
+  EXPECT_EQ(registry_.journal()->Read().at("events").state,
+            metrics::PipelineState::kWaitingForRegistry);
+  EXPECT_NE(registry_.journal()->Read().at("events").error.find("connection refused"),
+            std::string::npos);
+  down = false;
+  run.join();
+  ASSERT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(Ids(), Expected(1, 30));
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), 29);
+  EXPECT_EQ(Metric("ferry_bad_records_total",
+                   {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "other"}}),
+            0);
+
+  // A one-shot run gives up after max_wait, naming the registry; what was read is committed.
+  down = true;
+  Broker more{.partitions = 1, .per_partition = 40};
+  auto q = Make(&more, {.max_latency = std::chrono::milliseconds(20),
+                        .initial_backoff = std::chrono::milliseconds(5),
+                        .max_backoff = std::chrono::milliseconds(40),
+                        .until_caught_up = true,
+                        .max_wait = std::chrono::milliseconds(300)});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  Status st = (*q)->Run(&stop);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("schema registry did not answer"), std::string::npos) << st.message();
+  EXPECT_EQ(Ids(), Expected(1, 30));  // 30..39 wait for the registry: none is written or skipped
 }
 
 TEST_F(PipelineTest, DeadLettersExactlyOnceAcrossACrashBetweenTheTwoCommits) {

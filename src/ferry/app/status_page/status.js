@@ -42,8 +42,8 @@ function ago(ms, now) {
 function iso(ms) { return ms ? new Date(ms).toISOString() : ''; }
 const STATE_TEXT = {
   running: 'running', catching_up: 'catching up', starting: 'starting',
-  waiting_for_broker: 'waiting for the broker', retrying: 'retrying a commit', failed: 'failed',
-  stopped: 'stopped',
+  waiting_for_broker: 'waiting for the broker', waiting_for_registry: 'waiting for the schema registry',
+  retrying: 'retrying a commit', failed: 'failed', stopped: 'stopped',
 };
 
 // ---- DOM helpers ----
@@ -171,7 +171,8 @@ function drawPipeline(p, now) {
                   el('span', {class: 'muted', title: iso(p.state_since_ms), text: p.state_since_ms ? `since ${ago(p.state_since_ms, now)}` : ''}));
   const where = el('p', {class: 'where'}, `${p.source} → `, el('code', {text: p.table_uri}));
   const parts = [head, where];
-  if (p.error && (p.state === 'failed' || p.state === 'retrying' || p.state === 'waiting_for_broker')) {
+  if (p.error && (p.state === 'failed' || p.state === 'retrying' || p.state === 'waiting_for_broker' ||
+      p.state === 'waiting_for_registry')) {
     parts.push(el('div', {class: `error${p.state === 'failed' ? '' : ' recovering'}`, role: 'alert', 'data-field': 'error',
                           text: `${p.state === 'failed' ? 'Failed' : 'Last error'} ${ago(p.error_ms, now)}: ${p.error}`}));
   }
