@@ -30,6 +30,7 @@ BROWSER_DIR := tests/browser
 AZURITE_DIR := tests/azurite
 # s3rver: an S3 server that ignores If-None-Match, which ferry must refuse to commit to.
 S3RVER_DIR := tests/s3rver
+SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
 .PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
@@ -72,6 +73,11 @@ setup-npm:
 	    [ $(S3RVER_DIR)/package-lock.json -nt $(S3RVER_DIR)/node_modules/.package-lock.json ]; then \
 	  echo "setup: npm ci in $(S3RVER_DIR) (pinned s3rver; log: $(SETUP_LOG))"; \
 	  cd $(S3RVER_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
+	fi
+	@if [ ! -f $(SERIALIZERS_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(SERIALIZERS_DIR)/package-lock.json -nt $(SERIALIZERS_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "setup: npm ci in $(SERIALIZERS_DIR) (pinned @kafkajs/confluent-schema-registry, avsc; log: $(SETUP_LOG))"; \
+	  cd $(SERIALIZERS_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
 build: setup-deb

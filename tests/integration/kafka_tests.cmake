@@ -30,3 +30,12 @@ ferry_cc_test(NAME kafka_pipeline_test
   DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
   LABELS integration TIMEOUT 600)
 add_dependencies(kafka_pipeline_test ferry)
+
+# `[pipeline.decode] format = "avro"`: messages from real serializers (tests/serializers, npm),
+# their registry stand-in, `ferry run`, DuckDB.
+ferry_cc_test(NAME kafka_avro_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_avro_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
+  LABELS integration TIMEOUT 300)
+target_compile_definitions(kafka_avro_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(kafka_avro_test ferry)

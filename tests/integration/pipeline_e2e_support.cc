@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,41 @@ size_t WaitForRows(const std::string& table, size_t rows, std::chrono::seconds d
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return have;
+}
+
+std::vector<nlohmann::json> DuckDbRows(const std::vector<std::string>& files, std::string sql) {
+  std::string list;
+  for (const std::string& f : files) {
+    list += (list.empty() ? "'" : ", '") + f + "'";
+  }
+  for (size_t at = sql.find("{files}"); at != std::string::npos; at = sql.find("{files}")) {
+    sql.replace(at, 7, "[" + list + "]");
+  }
+  std::string cmd = "node " + std::string(FERRY_SOURCE_DIR) + "/tests/duckdb/query.mjs '";
+  for (char c : sql) {
+    cmd += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  cmd += "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr) << "cannot run: " << cmd;
+  if (p == nullptr) {
+    return {};
+  }
+  std::string out;
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof(buf), p)) > 0) {
+    out.append(buf, got);
+  }
+  EXPECT_EQ(pclose(p), 0) << sql << "\n" << out.substr(0, 4000);
+  std::vector<nlohmann::json> rows;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+    EXPECT_TRUE(row.is_object()) << "DuckDB printed: " << line;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 void ExpectDuckDbCounts(const std::vector<std::string>& files, const std::string& column,

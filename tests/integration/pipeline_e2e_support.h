@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace ferry::testing {
 class JetStreamTestClient;
 class NatsServer;
@@ -48,6 +50,10 @@ int64_t IntField(std::string_view row, std::string_view column);
 // Polls the table every 100 ms until it holds at least `rows` rows or `deadline` passes;
 // returns the last count.
 size_t WaitForRows(const std::string& table, size_t rows, std::chrono::seconds deadline);
+
+// The rows DuckDB returns for `sql` (one JSON object each; BIGINTs as strings). `{files}` in
+// `sql` becomes the list of `files` for read_parquet. A failure of DuckDB fails the test.
+std::vector<nlohmann::json> DuckDbRows(const std::vector<std::string>& files, std::string sql);
 
 // EXPECTs that DuckDB counts `n` rows and `n` distinct values of `column` in the live files.
 void ExpectDuckDbCounts(const std::vector<std::string>& files, const std::string& column, size_t n);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "ferry/app/avro_input.h"
 #include "ferry/app/evolution_report.h"
 #include "ferry/app/table_location.h"
 #include "ferry/columnar/ddl.h"
@@ -149,9 +150,11 @@ pipeline::TransformSpec TransformSpecOf(const PipelineConfig& c) {
   return spec;
 }
 
-// `schema` is the input schema: the table's columns without the derived ones.
+// `schema` is the input schema: the table's columns without the derived ones. `avro`: format
+// "avro"'s writer schemas.
 Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
-                                                        const columnar::SchemaPtr& schema) {
+                                                        const columnar::SchemaPtr& schema,
+                                                        const AvroInput* avro) {
   std::set<std::string> metadata;
   for (const auto& [kind, column] : c.metadata_columns) {
     metadata.insert(column);
@@ -161,6 +164,9 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
     if (metadata.count(f.name) == 0) {
       columns.push_back(f.name);
     }
+  }
+  if (c.decode.format == config::DecodeConfig::Format::kAvro) {
+    return MakeAvroDecoder(c, schema, std::move(columns), *avro);
   }
   if (c.decode.format == config::DecodeConfig::Format::kRaw) {
     for (const std::string& name : columns) {
@@ -256,22 +262,37 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                     .create = c.create_table && !build.check_only,
                                     .metadata_columns = c.metadata_columns,
                                     .transform = TransformSpecOf(c)};
+  std::optional<AvroInput> avro;
+  if (c.decode.format == config::DecodeConfig::Format::kAvro) {
+    FERRY_ASSIGN_OR_RETURN(avro, OpenAvroInput(c));
+    if (c.schema.empty()) {
+      FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
+      if (!exists) {
+        // The table's columns come from the writer schema (the subject's latest version).
+        FERRY_ASSIGN_OR_RETURN(AvroTableSchema s, AvroSchemaForNewTable(c, *avro));
+        setup.schema_ddl = std::move(s.ddl);
+        setup.schema_origin = std::move(s.origin);
+      }
+    }
+  }
+  const AvroInput* avro_input = avro ? &*avro : nullptr;
   pipeline::OpenedTable opened;
   if (build.check_only) {
     // Validate the declared schema, then the table if it exists; create nothing.
-    if (!c.schema.empty()) {
-      Result<columnar::Schema> declared = columnar::ParseDdlSchema(c.schema, setup.schema_origin);
+    if (!setup.schema_ddl.empty()) {
+      Result<columnar::Schema> declared =
+          columnar::ParseDdlSchema(setup.schema_ddl, setup.schema_origin);
       if (!declared.ok()) {
         return declared.status();
       }
       FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr resolved,
                              pipeline::ResolveSchema(*declared, c.metadata_columns));
-      FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved).status());
+      FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved, avro_input).status());
       FERRY_RETURN_IF_ERROR(pipeline::TransformStage::Create(resolved, setup.transform).status());
     }
     FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
     if (!exists) {
-      if (c.schema.empty()) {
+      if (setup.schema_ddl.empty()) {
         return AtKey(
             c.location, "table",
             NotFound("{}: no Delta table there, and no `schema` to create it from", c.table));
@@ -287,7 +308,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   }
   FERRY_ASSIGN_OR_RETURN(
       std::unique_ptr<transform::Decoder> decoder,
-      MakeDecoder(c, pipeline::InputSchema(*opened.snapshot.schema(), setup.transform.columns)));
+      MakeDecoder(c, pipeline::InputSchema(*opened.snapshot.schema(), setup.transform.columns),
+                  avro_input));
 
   FERRY_ASSIGN_OR_RETURN(parquet::CompressionCodec codec, delta::CodecFromName(c.writer.codec));
   pipeline::PipelineOptions options{
@@ -311,7 +333,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   if (c.decode.format == config::DecodeConfig::Format::kJson) {
     // The pipeline follows the table's schema: its own changes and anyone else's.
     options.decoder_factory = [c](const columnar::SchemaPtr& input) {
-      return MakeDecoder(c, input);
+      return MakeDecoder(c, input, nullptr);
     };
   }
   if (c.dedup) {

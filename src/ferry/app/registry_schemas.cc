@@ -108,7 +108,7 @@ Result<std::shared_ptr<const transform::avro::Schema>> RegistryWriterSchemas::Ge
   if (registered->schema_type != "AVRO") {
     return InvalidArgument("schema id {}: a {} schema, not Avro", id, registered->schema_type);
   }
-  ReferenceResolver resolver(registry_, id);
+  ReferenceResolver resolver(registry_.get(), id);
   for (const registry::SchemaReference& ref : registered->references) {
     FERRY_RETURN_IF_ERROR(resolver.Visit(ref));
   }

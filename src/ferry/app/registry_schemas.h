@@ -3,8 +3,8 @@
 // sits in app/ because it joins two layers that do not know each other: the registry client
 // (registry/) and the Avro decoder (transform/).
 //
-//   RegistryWriterSchemas schemas(registry.get());
-//   FERRY_ASSIGN_OR_RETURN(auto decoder, AvroDecoder::Create(table, {.schemas = &schemas}));
+//   auto schemas = std::make_shared<RegistryWriterSchemas>(std::move(registry_client));
+//   FERRY_ASSIGN_OR_RETURN(auto decoder, AvroDecoder::Create(table, {.schemas = schemas}));
 //
 // Get(id):
 //   1. An id parsed before is answered from the cache, without the registry: an outage does not
@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "ferry/base/result.h"
 #include "ferry/registry/schema_registry.h"
@@ -48,13 +49,13 @@ class RegistryWriterSchemas final : public transform::WriterSchemas {
   // cannot exhaust the stack).
   static constexpr int kMaxReferenceDepth = transform::avro::Schema::kMaxDepth;
 
-  // REQUIRES: `registry` outlives this object.
-  explicit RegistryWriterSchemas(registry::SchemaRegistryClient* registry) : registry_(registry) {}
+  explicit RegistryWriterSchemas(std::shared_ptr<registry::SchemaRegistryClient> registry)
+      : registry_(std::move(registry)) {}
 
   Result<std::shared_ptr<const transform::avro::Schema>> Get(int32_t id) override;
 
  private:
-  registry::SchemaRegistryClient* const registry_;
+  const std::shared_ptr<registry::SchemaRegistryClient> registry_;
   std::mutex mu_;
   std::map<int32_t, std::shared_ptr<const transform::avro::Schema>> by_id_;  // guarded by mu_
 };

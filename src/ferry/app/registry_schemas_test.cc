@@ -109,7 +109,7 @@ class RegistryWriterSchemasTest : public ::testing::Test {
     auto client = registry::SchemaRegistryClient::Create(options);
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(*client);
-    schemas_ = std::make_unique<RegistryWriterSchemas>(client_.get());
+    schemas_ = std::make_shared<RegistryWriterSchemas>(client_);
   }
 
   static json Body(const Registered& r) {
@@ -139,8 +139,8 @@ class RegistryWriterSchemasTest : public ::testing::Test {
   testing::HttpStandIn server_;
   std::mutex mu_;
   std::map<std::string, int> hits_;  // "ids/1", "customer-value/1": requests served
-  std::unique_ptr<registry::SchemaRegistryClient> client_;
-  std::unique_ptr<RegistryWriterSchemas> schemas_;
+  std::shared_ptr<registry::SchemaRegistryClient> client_;
+  std::shared_ptr<RegistryWriterSchemas> schemas_;
 };
 
 columnar::SchemaPtr Table(const std::string& ddl) {
@@ -151,7 +151,7 @@ columnar::SchemaPtr Table(const std::string& ddl) {
 
 TEST_F(RegistryWriterSchemasTest, DecodesAvroThroughReferencesOfReferences) {
   auto table = Table("id BIGINT, customer STRUCT<name: STRING, tier: STRING>");
-  auto decoder = transform::AvroDecoder::Create(table, {.schemas = schemas_.get()});
+  auto decoder = transform::AvroDecoder::Create(table, {.schemas = schemas_});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
   auto batch = columnar::RecordBatch::MakeEmpty(table);
   // Order{id: 7, customer: Customer{name: "Ada", tier: GOLD (symbol 1)}}.
@@ -241,7 +241,7 @@ TEST_F(RegistryWriterSchemasTest, AnOutageIsUnavailableButCachedIdsAreServed) {
   EXPECT_NE(st.message().find("schema id 2"), std::string::npos) << st.ToString();
   // A decoder made after the outage began still decodes the id seen before.
   auto table = Table("id BIGINT, customer STRUCT<name: STRING, tier: STRING>");
-  auto decoder = transform::AvroDecoder::Create(table, {.schemas = schemas_.get()});
+  auto decoder = transform::AvroDecoder::Create(table, {.schemas = schemas_});
   ASSERT_TRUE(decoder.ok());
   auto batch = columnar::RecordBatch::MakeEmpty(table);
   st = (*decoder)->Append(

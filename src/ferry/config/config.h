@@ -90,9 +90,33 @@ struct JetStreamConfig {
   SourceLocation location;
 };
 
+// [pipeline.decode.schema_registry]: the Confluent Schema Registry API (Confluent, Redpanda,
+// Apicurio's ccompat, Karapace) that framed Avro messages name their writer schemas in.
+struct SchemaRegistryConfig {
+  std::vector<std::string> urls;  // `url`, comma-separated: tried in turn
+  std::string username;           // basic auth (Confluent Cloud: API key and secret)
+  std::string password;
+  std::string bearer_token;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  Duration timeout{10000};  // each request
+  SourceLocation location;
+};
+
 struct DecodeConfig {
-  enum class Format { kJson, kRaw };
+  enum class Format { kJson, kRaw, kAvro };
   Format format = Format::kJson;
+  // kAvro: framed messages (the Confluent wire format) with their schemas in a registry, or
+  // unframed ones with this one writer schema (an .avsc file).
+  std::optional<SchemaRegistryConfig> schema_registry;
+  std::string avro_schema_file;
+  // kAvro with a registry: the subject a new table's schema is read from (its latest version).
+  // Empty: by subject_name_strategy: "topic" (<topic>-value), "record" (<record_name>) or
+  // "topic_record" (<topic>-<record_name>).
+  std::string subject;
+  std::string subject_name_strategy = "topic";
+  std::string record_name;
   std::string raw_column = "payload";  // kRaw: the column that receives the payload
   std::string unknown_fields_column;   // kJson: keep unknown fields as JSON text here
   // kJson: how a JSON number maps to a timestamp column.
@@ -152,7 +176,7 @@ struct PipelineConfig {
   int64_t max_new_columns_per_batch = 100;  // fields one batch may add (nested ones count)
   int64_t max_columns = 1000;               // fields the table may hold, at every depth
   std::vector<std::string> partition_by;
-  bool create_table = true;  // create the table when missing (needs `schema`)
+  bool create_table = true;  // create the table when missing (needs `schema`, or format avro)
   std::map<std::string, std::string> table_properties;
   // Metadata kind (key, topic, partition, offset, timestamp, headers, subject, sequence,
   // msg_id) -> column name.

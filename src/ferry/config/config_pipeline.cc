@@ -13,6 +13,98 @@ namespace ferry::config::internal {
 
 namespace {
 
+Status ReadSchemaRegistry(TomlTable& t, SchemaRegistryConfig* r) {
+  r->location = t.Location("");
+  FERRY_ASSIGN_OR_RETURN(std::string url, t.RequiredString("url", "needs a url"));
+  for (std::string_view rest = url; !rest.empty();) {
+    size_t comma = rest.find(',');
+    std::string_view one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') {
+      one.remove_prefix(1);
+    }
+    while (!one.empty() && one.back() == ' ') {
+      one.remove_suffix(1);
+    }
+    if (!one.starts_with("http://") && !one.starts_with("https://")) {
+      return t.Error("url", fmt::format("\"{}\" is not an http:// or https:// URL", one));
+    }
+    r->urls.emplace_back(one);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  FERRY_ASSIGN_OR_RETURN(auto username, t.String("username"));
+  FERRY_ASSIGN_OR_RETURN(auto password, t.String("password", /*secret=*/true));
+  FERRY_ASSIGN_OR_RETURN(auto token, t.String("bearer_token", /*secret=*/true));
+  FERRY_ASSIGN_OR_RETURN(auto ca, t.String("tls_ca"));
+  FERRY_ASSIGN_OR_RETURN(auto cert, t.String("tls_cert"));
+  FERRY_ASSIGN_OR_RETURN(auto key, t.String("tls_key"));
+  FERRY_ASSIGN_OR_RETURN(auto timeout, t.DurationValue("timeout"));
+  Set(username, &r->username);
+  Set(password, &r->password);
+  Set(token, &r->bearer_token);
+  Set(ca, &r->tls_ca);
+  Set(cert, &r->tls_cert);
+  Set(key, &r->tls_key);
+  Set(timeout, &r->timeout);
+  if (r->username.empty() != r->password.empty()) {
+    return t.Error(r->username.empty() ? "password" : "username",
+                   "username and password go together (basic auth)");
+  }
+  if (!r->username.empty() && !r->bearer_token.empty()) {
+    return t.Error("bearer_token", "either basic auth (username, password) or a bearer_token");
+  }
+  if (r->tls_cert.empty() != r->tls_key.empty()) {
+    return t.Error(r->tls_cert.empty() ? "tls_key" : "tls_cert",
+                   "tls_cert and tls_key go together (a client certificate)");
+  }
+  if (r->timeout.count() < 1) {
+    return t.Error("timeout", "must be at least 1ms");
+  }
+  return t.Finish();
+}
+
+Status ReadAvro(TomlTable& t, DecodeConfig* d) {
+  FERRY_ASSIGN_OR_RETURN(auto registry, t.Table("schema_registry"));
+  FERRY_ASSIGN_OR_RETURN(auto file, t.String("avro_schema_file"));
+  FERRY_ASSIGN_OR_RETURN(auto subject, t.String("subject"));
+  FERRY_ASSIGN_OR_RETURN(auto strategy,
+                         t.OneOf("subject_name_strategy", {"topic", "record", "topic_record"},
+                                 "expected topic, record or topic_record"));
+  FERRY_ASSIGN_OR_RETURN(auto record, t.String("record_name"));
+  if ((registry || subject || strategy || record) && d->format != DecodeConfig::Format::kAvro) {
+    return t.Error(registry ? "schema_registry" : "subject", "applies to format = \"avro\"");
+  }
+  if (file && d->format != DecodeConfig::Format::kAvro) {
+    return t.Error("avro_schema_file", "applies to format = \"avro\"");
+  }
+  if (d->format != DecodeConfig::Format::kAvro) {
+    return Status::OK();
+  }
+  if (registry.has_value() == file.has_value()) {
+    return t.Error(registry ? "avro_schema_file" : "format",
+                   "format = \"avro\" needs either a [pipeline.decode.schema_registry] (framed "
+                   "messages) or an avro_schema_file (unframed ones), not both");
+  }
+  if (registry) {
+    d->schema_registry.emplace();
+    FERRY_RETURN_IF_ERROR(ReadSchemaRegistry(*registry, &*d->schema_registry));
+  } else if (subject || strategy || record) {
+    return t.Error(subject    ? "subject"
+                   : strategy ? "subject_name_strategy"
+                              : "record_name",
+                   "applies to a [pipeline.decode.schema_registry]");
+  }
+  Set(file, &d->avro_schema_file);
+  Set(subject, &d->subject);
+  Set(strategy, &d->subject_name_strategy);
+  Set(record, &d->record_name);
+  if (d->subject_name_strategy != "topic" && d->record_name.empty() && d->subject.empty()) {
+    return t.Error("subject_name_strategy",
+                   fmt::format("\"{}\" needs record_name (the writer schema's full name)",
+                               d->subject_name_strategy));
+  }
+  return Status::OK();
+}
+
 Status ReadDecode(TomlTable& t, DecodeConfig* d) {
   FERRY_ASSIGN_OR_RETURN(auto format, t.String("format"));
   if (format) {
@@ -20,10 +112,13 @@ Status ReadDecode(TomlTable& t, DecodeConfig* d) {
       d->format = DecodeConfig::Format::kJson;
     } else if (*format == "raw") {
       d->format = DecodeConfig::Format::kRaw;
+    } else if (*format == "avro") {
+      d->format = DecodeConfig::Format::kAvro;
     } else {
-      return t.Error("format", fmt::format("unknown format \"{}\" (json, raw)", *format));
+      return t.Error("format", fmt::format("unknown format \"{}\" (json, raw, avro)", *format));
     }
   }
+  FERRY_RETURN_IF_ERROR(ReadAvro(t, d));
   FERRY_ASSIGN_OR_RETURN(auto column, t.String("column"));
   if (column) {
     if (d->format != DecodeConfig::Format::kRaw) {
@@ -289,7 +384,8 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   if (p->schema_evolution != "none" && p->decode.format != DecodeConfig::Format::kJson) {
     return t.Error("schema_evolution",
                    fmt::format("schema_evolution = \"{}\" needs [pipeline.decode] format = "
-                               "\"json\" (raw messages have no fields)",
+                               "\"json\" (raw messages have no fields; for avro it is not "
+                               "supported yet)",
                                p->schema_evolution));
   }
   FERRY_ASSIGN_OR_RETURN(auto batch, t.Table("batch"));
@@ -333,7 +429,8 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   Set(tz, &p->time_zone);
   FERRY_ASSIGN_OR_RETURN(auto drain, t.DurationValue("drain_timeout"));
   Set(drain, &p->drain_timeout);
-  if (p->create_table && p->schema.empty()) {
+  // Avro's writer schema (the file's, or the registry subject's latest) is a schema too.
+  if (p->create_table && p->schema.empty() && p->decode.format != DecodeConfig::Format::kAvro) {
     FERRY_ASSIGN_OR_RETURN(auto explicit_create, t.Bool("create_table"));
     if (explicit_create.value_or(false)) {
       return t.Error("create_table", "create_table = true needs a schema");

@@ -506,6 +506,77 @@ TEST(ConfigTest, SchemaEvolutionKeys) {
       << c.status().ToString();
 }
 
+// `[pipeline.decode] format = "avro"` (issue 20): a registry or a schema file, one of them.
+TEST(ConfigTest, AvroDecodeWithARegistryOrASchemaFile) {
+  auto with_decode = [](std::string_view decode) {
+    return fmt::format(R"([[pipeline]]
+id = "orders"
+table = "/t"
+[pipeline.kafka]
+brokers = "b"
+topics = ["orders"]
+[pipeline.decode]
+{})",
+                       decode);
+  };
+  Result<Config> c = Parse(with_decode(R"(format = "avro"
+subject_name_strategy = "topic_record"
+record_name = "com.example.Order"
+[pipeline.decode.schema_registry]
+url = "https://r1:8081, http://r2:8081/apis/ccompat/v7"
+username = "key"
+password = "${REGISTRY_SECRET}"
+tls_ca = "/etc/ca.pem"
+timeout = "3s"
+)"),
+                           {{"REGISTRY_SECRET", "hunter2"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const PipelineConfig& p = c->pipelines[0];
+  EXPECT_EQ(p.decode.format, DecodeConfig::Format::kAvro);
+  ASSERT_TRUE(p.decode.schema_registry.has_value());
+  EXPECT_EQ(p.decode.schema_registry->urls,
+            (std::vector<std::string>{"https://r1:8081", "http://r2:8081/apis/ccompat/v7"}));
+  EXPECT_EQ(p.decode.schema_registry->password, "hunter2");
+  EXPECT_EQ(p.decode.schema_registry->timeout, Duration(3000));
+  EXPECT_EQ(p.decode.subject_name_strategy, "topic_record");
+  EXPECT_EQ(p.decode.record_name, "com.example.Order");
+  EXPECT_TRUE(p.create_table);  // the writer schema is the table's, no `schema` needed
+  EXPECT_EQ(c->secrets, std::vector<std::string>{"hunter2"});
+
+  c = Parse(with_decode("format = \"avro\"\navro_schema_file = \"/etc/order.avsc\"\n"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].decode.avro_schema_file, "/etc/order.avsc");
+
+  // Each refusal names the key.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"format = \"avro\"\n", "needs either a [pipeline.decode.schema_registry]"},
+      {"format = \"avro\"\navro_schema_file = \"a.avsc\"\n[pipeline.decode.schema_registry]\n"
+       "url = \"http://r\"\n",
+       "not both"},
+      {"format = \"json\"\navro_schema_file = \"a.avsc\"\n", "avro_schema_file: applies to"},
+      {"format = \"avro\"\navro_schema_file = \"a.avsc\"\nsubject = \"s\"\n",
+       "applies to a [pipeline.decode.schema_registry]"},
+      {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"r:8081\"\n",
+       "is not an http:// or https:// URL"},
+      {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\nusername = "
+       "\"u\"\n",
+       "username and password go together"},
+      {"format = \"avro\"\nsubject_name_strategy = \"record\"\n"
+       "[pipeline.decode.schema_registry]\nurl = \"http://r\"\n",
+       "needs record_name"},
+      {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\nuser = \"u\"\n",
+       "user"},
+      {"format = \"protobuf\"\n", "unknown format \"protobuf\" (json, raw, avro)"},
+  };
+  for (const auto& [decode, expected] : bad) {
+    c = Parse(with_decode(decode));
+    ASSERT_FALSE(c.ok()) << decode;
+    EXPECT_NE(c.status().message().find(expected), std::string::npos)
+        << decode << " -> " << c.status().message();
+    EXPECT_NE(c.status().message().find("ferry.toml:"), std::string::npos) << c.status().message();
+  }
+}
+
 TEST(UnitsTest, SizesDurationsInterpolation) {
   EXPECT_EQ(*ParseSize("64MB"), 64'000'000);
   EXPECT_EQ(*ParseSize("64MiB"), 64 << 20);

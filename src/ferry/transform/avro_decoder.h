@@ -3,7 +3,7 @@
 // unframed with one fixed writer schema (an .avsc file). Each writer schema gets an
 // AvroRowReader (avro_reader.h) built once and kept, as does the reason one cannot be built.
 //
-//   AvroDecoderOptions options{.schemas = &registry_schemas};
+//   AvroDecoderOptions options{.schemas = registry_schemas};  // a shared_ptr
 //   FERRY_ASSIGN_OR_RETURN(auto decoder, AvroDecoder::Create(batch_schema, options));
 //   Status st = decoder->Append(kafka_value, &batch);
 //
@@ -46,7 +46,7 @@ struct AvroDecoderOptions {
   // Unframed messages: every message is a datum of this schema. Set this or `schemas`.
   std::shared_ptr<const avro::Schema> writer_schema;
   // Framed messages: the writer schema of each by its id.
-  WriterSchemas* schemas = nullptr;
+  std::shared_ptr<WriterSchemas> schemas;
   // The batch columns the decoder fills (the others are the pipeline's); empty: all of them.
   std::vector<std::string> columns;
 };

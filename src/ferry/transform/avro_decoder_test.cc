@@ -70,9 +70,9 @@ TEST(AvroDecoderTest, UnframedMessagesWithAFixedSchema) {
 
 TEST(AvroDecoderTest, FramedMessagesEachSchemaFetchedOnce) {
   auto table = Table("id BIGINT, item STRING");
-  MapSchemas schemas;
-  schemas.schemas = {{1, Parse(kV1)}, {2, Parse(kV2)}};
-  auto decoder = AvroDecoder::Create(table, {.schemas = &schemas});
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas = {{1, Parse(kV1)}, {2, Parse(kV2)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = schemas});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
   auto batch = columnar::RecordBatch::MakeEmpty(table);
   for (int i = 0; i < 3; ++i) {
@@ -84,23 +84,23 @@ TEST(AvroDecoderTest, FramedMessagesEachSchemaFetchedOnce) {
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(batch.num_rows(), 4);
   EXPECT_EQ(RowText(batch, 3), R"({id: 9, item: "b"})");
-  EXPECT_EQ(schemas.asked, (std::map<int32_t, int>{{1, 1}, {2, 1}}));
+  EXPECT_EQ(schemas->asked, (std::map<int32_t, int>{{1, 1}, {2, 1}}));
   EXPECT_EQ((*decoder)->writer_schemas_seen(), 2u);
 }
 
 TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
   auto table = Table("id BIGINT, item STRING");
-  MapSchemas schemas;
-  schemas.schemas = {{1, Parse(kV1)}};
-  auto decoder = AvroDecoder::Create(table, {.schemas = &schemas});
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas = {{1, Parse(kV1)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = schemas});
   ASSERT_TRUE(decoder.ok());
   auto batch = columnar::RecordBatch::MakeEmpty(table);
   const std::string message = MakeConfluentFrame(1, {}, Long(5) + Str("x"), false);
-  schemas.down = true;
+  schemas->down = true;
   Status st = (*decoder)->Append(message, &batch);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
   EXPECT_EQ(batch.num_rows(), 0);
-  schemas.down = false;  // back: the same message now decodes
+  schemas->down = false;  // back: the same message now decodes
   ASSERT_TRUE((*decoder)->Append(message, &batch).ok());
   EXPECT_EQ(batch.num_rows(), 1);
 
@@ -111,7 +111,7 @@ TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
       << st.ToString();
   // Remembered: a second message of id 77 does not ask again.
   (void)(*decoder)->Append(MakeConfluentFrame(77, {}, "", false), &batch);
-  EXPECT_EQ(schemas.asked[77], 1);
+  EXPECT_EQ(schemas->asked[77], 1);
 
   st = (*decoder)->Append("{\"id\": 5}", &batch);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
@@ -125,9 +125,9 @@ TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
 
 TEST(AvroDecoderTest, AWriterSchemaTheTableCannotTakeMakesItsMessagesBadRecords) {
   auto table = Table("id INT, item STRING");
-  MapSchemas schemas;
-  schemas.schemas = {{3, Parse(kV1)}};
-  auto decoder = AvroDecoder::Create(table, {.schemas = &schemas});
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas = {{3, Parse(kV1)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = schemas});
   ASSERT_TRUE(decoder.ok());
   auto batch = columnar::RecordBatch::MakeEmpty(table);
   for (int i = 0; i < 2; ++i) {
@@ -138,7 +138,7 @@ TEST(AvroDecoderTest, AWriterSchemaTheTableCannotTakeMakesItsMessagesBadRecords)
               std::string::npos)
         << st.ToString();
   }
-  EXPECT_EQ(schemas.asked[3], 1);
+  EXPECT_EQ(schemas->asked[3], 1);
   // The fixed schema is checked up front instead.
   auto fixed = AvroDecoder::Create(table, {.writer_schema = Parse(kV1)});
   EXPECT_EQ(fixed.status().code(), StatusCode::kInvalidArgument);

@@ -1,0 +1,136 @@
+#include "ferry/app/avro_input.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "ferry/app/registry_schemas.h"
+#include "ferry/base/file.h"
+#include "ferry/transform/avro_schema.h"
+
+namespace ferry::app {
+namespace {
+
+// "ferry.toml:12: pipeline[0].decode.<key>: <message>" (the schema_registry table's keys at it).
+Status AtDecode(const config::PipelineConfig& c, std::string_view key, const Status& st) {
+  const bool at_registry =
+      c.decode.schema_registry && key != "avro_schema_file" && key != "subject";
+  const config::SourceLocation& where =
+      at_registry ? c.decode.schema_registry->location : c.location;
+  std::string path = at_registry ? where.key : where.key + ".decode";
+  if (!key.empty()) {
+    path = fmt::format("{}.{}", path, key);
+  }
+  return Status(st.code(),
+                fmt::format("{}:{}: {}: {}", where.file, where.line, path, st.message()));
+}
+
+Result<std::string> Subject(const config::PipelineConfig& c) {
+  const config::DecodeConfig& d = c.decode;
+  if (!d.subject.empty()) {
+    return d.subject;
+  }
+  if (d.subject_name_strategy == "record") {
+    return d.record_name;
+  }
+  if (!c.kafka || c.kafka->topics.size() != 1 || !c.kafka->topic_pattern.empty()) {
+    return InvalidArgument(
+        "the table does not exist and has no `schema`; to create it from the registry, set "
+        "`subject` (subject_name_strategy = \"{}\" needs the source's one Kafka topic)",
+        d.subject_name_strategy);
+  }
+  const std::string& topic = c.kafka->topics.front();
+  if (d.subject_name_strategy == "topic_record") {
+    return fmt::format("{}-{}", topic, d.record_name);
+  }
+  return topic + "-value";
+}
+
+}  // namespace
+
+Result<AvroInput> OpenAvroInput(const config::PipelineConfig& c) {
+  const config::DecodeConfig& d = c.decode;
+  AvroInput input;
+  if (!d.avro_schema_file.empty()) {
+    Result<std::string> text = ReadFileToString(d.avro_schema_file);
+    if (!text.ok()) {
+      return AtDecode(c, "avro_schema_file", text.status());
+    }
+    Result<transform::avro::Schema> parsed = transform::avro::Schema::Parse(*text);
+    if (!parsed.ok()) {
+      return AtDecode(c, "avro_schema_file",
+                      Status(parsed.status().code(),
+                             fmt::format("{}: {}", d.avro_schema_file, parsed.status().message())));
+    }
+    input.fixed = std::make_shared<const transform::avro::Schema>(std::move(*parsed));
+    return input;
+  }
+  const config::SchemaRegistryConfig& r = *d.schema_registry;
+  registry::SchemaRegistryOptions o{.urls = r.urls,
+                                    .username = r.username,
+                                    .password = r.password,
+                                    .bearer_token = r.bearer_token,
+                                    .request_timeout = r.timeout};
+  o.http.ca_file = r.tls_ca;
+  o.http.client_cert_file = r.tls_cert;
+  o.http.client_key_file = r.tls_key;
+  o.http.connect_timeout = std::min(o.http.connect_timeout, r.timeout);
+  for (const std::string& url : r.urls) {
+    o.http.allow_http = o.http.allow_http || url.starts_with("http://");
+  }
+  Result<std::unique_ptr<registry::SchemaRegistryClient>> client =
+      registry::SchemaRegistryClient::Create(std::move(o));
+  if (!client.ok()) {
+    return AtDecode(c, "", client.status());
+  }
+  input.registry = std::move(*client);
+  input.schemas = std::make_shared<RegistryWriterSchemas>(input.registry);
+  return input;
+}
+
+Result<AvroTableSchema> AvroSchemaForNewTable(const config::PipelineConfig& c,
+                                              const AvroInput& input) {
+  std::shared_ptr<const transform::avro::Schema> schema = input.fixed;
+  std::string origin = c.decode.avro_schema_file;
+  if (schema == nullptr) {
+    Result<std::string> subject = Subject(c);
+    if (!subject.ok()) {
+      return AtDecode(c, "subject", subject.status());
+    }
+    Result<registry::RegisteredSchema> latest = input.registry->LatestVersion(*subject);
+    if (!latest.ok()) {
+      return Status(latest.status().code(),
+                    fmt::format("pipeline {}: the schema of the new table, from the registry's "
+                                "subject {}: {}",
+                                c.id, *subject, latest.status().message()));
+    }
+    Result<std::shared_ptr<const transform::avro::Schema>> parsed = input.schemas->Get(latest->id);
+    if (!parsed.ok()) {
+      return parsed.status().WithContext("pipeline {}: subject {} version {}", c.id, *subject,
+                                         latest->version);
+    }
+    schema = *parsed;
+    origin = fmt::format("schema registry subject {} version {} (id {})", *subject, latest->version,
+                         latest->id);
+  }
+  Result<columnar::SchemaPtr> table = transform::avro::ToTableSchema(*schema);
+  if (!table.ok()) {
+    return table.status().WithContext("pipeline {}: {}", c.id, origin);
+  }
+  return AvroTableSchema{.ddl = (*table)->ToString(), .origin = std::move(origin)};
+}
+
+Result<std::unique_ptr<transform::Decoder>> MakeAvroDecoder(const config::PipelineConfig& c,
+                                                            const columnar::SchemaPtr& schema,
+                                                            std::vector<std::string> columns,
+                                                            const AvroInput& input) {
+  Result<std::unique_ptr<transform::AvroDecoder>> decoder = transform::AvroDecoder::Create(
+      schema,
+      {.writer_schema = input.fixed, .schemas = input.schemas, .columns = std::move(columns)});
+  if (!decoder.ok()) {
+    return AtDecode(c, input.fixed ? "avro_schema_file" : "", decoder.status());
+  }
+  return std::unique_ptr<transform::Decoder>(std::move(*decoder));
+}
+
+}  // namespace ferry::app

@@ -1,0 +1,198 @@
+// `ferry run` with `[pipeline.decode] format = "avro"` end to end (issue 20): messages framed and
+// encoded by @kafkajs/confluent-schema-registry with avsc (tests/serializers, code no one here
+// wrote), their schemas in the registry stand-in that script serves, produced to the mock
+// cluster, written by the real binary and read back by DuckDB. Label: integration.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kafka_child_process.h"
+#include "kafka_test_support.h"
+#include "pipeline_e2e_support.h"
+
+namespace ferry {
+namespace {
+
+using source::kafka::testing::ChildProcess;
+using source::kafka::testing::CommandResult;
+using source::kafka::testing::RunCommand;
+using source::kafka::testing::StartMockKafka;
+using std::chrono::milliseconds;
+
+constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+constexpr int kPerPartition = 100;
+
+std::string Unhex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+class KafkaAvroTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = e2e::FreshTestDir("ferry-kafka-avro");
+    auto mock = StartMockKafka(kFerry, 1, {"orders:2"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
+  }
+  void TearDown() override {
+    serializer_.reset();
+    mock_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Starts the serializer script; returns the registry URL and the framed messages, in order.
+  std::vector<std::string> Serialize(int count, std::string* registry) {
+    auto child = ChildProcess::Start({"/usr/bin/node",
+                                      FERRY_SOURCE_DIR "/tests/serializers/avro_messages.mjs",
+                                      "orders", std::to_string(count)});
+    EXPECT_TRUE(child.ok()) << child.status().ToString();
+    serializer_ = std::move(*child);
+    std::vector<std::string> messages;
+    while (true) {
+      auto line = serializer_->ReadLine(milliseconds(30000));
+      EXPECT_TRUE(line.ok()) << line.status().ToString() << "\n" << serializer_->Log();
+      if (!line.ok() || *line == "END") {
+        break;
+      }
+      if (line->starts_with("REGISTRY ")) {
+        *registry = line->substr(9);
+      } else if (line->starts_with("MSG ")) {
+        messages.push_back(Unhex(std::string_view(*line).substr(4)));
+      }
+    }
+    return messages;
+  }
+
+  std::string WriteConfig(const std::string& registry) {
+    std::string path = (dir_ / "ferry.toml").string();
+    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
+id = "orders"
+table = "{}"
+metadata_columns = {{ offset = "_offset", partition = "_partition" }}
+
+[pipeline.kafka]
+brokers = "{}"
+topics = ["orders"]
+group_id = "ferry-avro-test"
+start = "earliest"
+
+[pipeline.decode]
+format = "avro"
+
+[pipeline.decode.schema_registry]
+url = "{}"
+timeout = "5s"
+
+[pipeline.batch]
+max_rows = 70
+max_latency = "200ms"
+)toml",
+                                       table(), brokers_, registry);
+    return path;
+  }
+  std::string table() const { return (dir_ / "table").string(); }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<ChildProcess> mock_;
+  std::unique_ptr<ChildProcess> serializer_;
+  std::string brokers_;
+};
+
+// Every Avro type the schema holds (avro_messages.mjs), from the subject's latest version to the
+// table's columns, each value as message i's formula says, read by DuckDB.
+TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
+  std::string registry;
+  std::vector<std::string> messages = Serialize(2 * kPerPartition, &registry);
+  ASSERT_EQ(messages.size(), size_t{2 * kPerPartition});
+  for (int32_t p = 0; p < 2; ++p) {
+    Status st = source::kafka::testing::Produce(brokers_, "orders", p, kPerPartition, [&](int i) {
+      return messages[static_cast<size_t>(p * kPerPartition + i)];
+    });
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  CommandResult r = RunCommand(
+      {kFerry, "run", "--config", WriteConfig(registry), "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  ASSERT_EQ(t.rows.size(), size_t{2 * kPerPartition});
+  EXPECT_EQ(t.txns.size(), 2u);
+
+  // The columns, as the registry's schema maps (docs/formats.md).
+  std::vector<nlohmann::json> types =
+      e2e::DuckDbRows(t.files,
+                      "SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM "
+                      "read_parquet({files}))");
+  std::string described;
+  for (const nlohmann::json& row : types) {
+    described += row.value("c", "") + " " + row.value("t", "") + "; ";
+  }
+  EXPECT_EQ(described,
+            "id BIGINT; name VARCHAR; amount DOUBLE; ratio FLOAT; qty INTEGER; ok BOOLEAN; "
+            "tags VARCHAR[]; attrs MAP(VARCHAR, INTEGER); status VARCHAR; note VARCHAR; "
+            "price DECIMAL(10,2); day DATE; ts TIMESTAMP WITH TIME ZONE; "
+            "tsu TIMESTAMP WITH TIME ZONE; local TIMESTAMP; uid VARCHAR; fx BLOB; raw BLOB; "
+            "inner STRUCT(a INTEGER, b BIGINT); choice STRUCT(member0 INTEGER, member1 VARCHAR); "
+            "_offset BIGINT; _partition INTEGER; ");
+
+  std::vector<nlohmann::json> rows = e2e::DuckDbRows(
+      t.files,
+      "SELECT id, name, amount, ratio, qty, ok, tags::VARCHAR AS tags, "
+      "attrs['k'] AS k, status, note, price::VARCHAR AS price, day - DATE '1970-01-01' AS day, "
+      "epoch_ms(ts) AS ts, epoch_us(tsu) AS tsu, epoch_us(local) AS local, uid, hex(fx) AS fx, "
+      "raw::VARCHAR AS raw, \"inner\".a AS a, \"inner\".b AS b, choice.member0 AS m0, "
+      "choice.member1 AS m1 FROM read_parquet({files}) ORDER BY id");
+  ASSERT_EQ(rows.size(), size_t{2 * kPerPartition});
+  for (int i = 0; i < 2 * kPerPartition; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["id"], std::to_string(i));
+    EXPECT_EQ(row["name"], fmt::format("name-{}", i));
+    EXPECT_DOUBLE_EQ(row["amount"].get<double>(), i * 1.5);
+    EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), i / 4.0);
+    EXPECT_EQ(row["qty"], -i);
+    EXPECT_EQ(row["ok"], i % 2 == 0);
+    EXPECT_EQ(row["tags"], fmt::format("[t{}, x]", i));
+    EXPECT_EQ(row["k"], i);
+    EXPECT_EQ(row["status"], (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[i % 3]));
+    if (i % 4 == 0) {
+      EXPECT_TRUE(row["note"].is_null());
+    } else {
+      EXPECT_EQ(row["note"], fmt::format("note {}", i));
+    }
+    EXPECT_EQ(row["price"], fmt::format("{}.25", i));
+    EXPECT_EQ(row["day"], std::to_string(19000 + i));  // days since 1970-01-01
+    EXPECT_EQ(row["ts"], std::to_string(1700000000000LL + i * 1000LL));
+    EXPECT_EQ(row["tsu"], std::to_string(1700000000000000LL + i));
+    EXPECT_EQ(row["local"], std::to_string(1600000000000000LL + i));
+    EXPECT_EQ(row["uid"], fmt::format("00000000-0000-4000-8000-{:012}", i));
+    EXPECT_EQ(row["fx"], fmt::format("{:02X}{:02X}{:02X}{:02X}", i & 255, (i + 1) & 255,
+                                     (i + 2) & 255, (i + 3) & 255));
+    EXPECT_EQ(row["raw"], fmt::format("raw{}", i));
+    EXPECT_EQ(row["a"], i * 2);
+    if (i % 3 == 0) {
+      EXPECT_TRUE(row["b"].is_null());
+    } else {
+      EXPECT_EQ(row["b"], std::to_string(i * 1000000000LL));
+    }
+    if (i % 2 == 0) {
+      EXPECT_EQ(row["m0"], i);
+      EXPECT_TRUE(row["m1"].is_null());
+    } else {
+      EXPECT_TRUE(row["m0"].is_null());
+      EXPECT_EQ(row["m1"], fmt::format("s{}", i));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ferry
