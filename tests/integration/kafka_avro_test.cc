@@ -4,9 +4,12 @@
 // cluster, written by the real binary and read back by DuckDB. Label: integration.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -72,11 +75,37 @@ class KafkaAvroTest : public ::testing::Test {
     return messages;
   }
 
-  std::string WriteConfig(const std::string& registry) {
+  // The framed messages up to the next "END" line of the serializer.
+  std::vector<std::string> ReadMessages() {
+    std::vector<std::string> messages;
+    while (true) {
+      auto line = serializer_->ReadLine(milliseconds(30000));
+      EXPECT_TRUE(line.ok()) << line.status().ToString() << "\n" << serializer_->Log();
+      if (!line.ok() || line->starts_with("END")) {
+        return messages;
+      }
+      if (line->starts_with("MSG ")) {
+        messages.push_back(Unhex(std::string_view(*line).substr(4)));
+      }
+    }
+  }
+  // Produces the messages, the first half to partition 0 and the rest to partition 1.
+  void ProduceHalves(const std::vector<std::string>& messages) {
+    const int half = static_cast<int>(messages.size() / 2);
+    for (int32_t p = 0; p < 2; ++p) {
+      Status st = source::kafka::testing::Produce(brokers_, "orders", p, half, [&](int i) {
+        return messages[static_cast<size_t>(p * half + i)];
+      });
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+
+  std::string WriteConfig(const std::string& registry, const std::string& extra = "") {
     std::string path = (dir_ / "ferry.toml").string();
     std::ofstream(path) << fmt::format(R"toml([[pipeline]]
 id = "orders"
 table = "{}"
+{}
 metadata_columns = {{ offset = "_offset", partition = "_partition" }}
 
 [pipeline.kafka]
@@ -84,6 +113,7 @@ brokers = "{}"
 topics = ["orders"]
 group_id = "ferry-avro-test"
 start = "earliest"
+properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
 
 [pipeline.decode]
 format = "avro"
@@ -96,7 +126,7 @@ timeout = "5s"
 max_rows = 70
 max_latency = "200ms"
 )toml",
-                                       table(), brokers_, registry);
+                                       table(), extra, brokers_, registry);
     return path;
   }
   std::string table() const { return (dir_ / "table").string(); }
@@ -190,6 +220,78 @@ TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
     } else {
       EXPECT_TRUE(row["m0"].is_null());
       EXPECT_EQ(row["m1"], fmt::format("s{}", i));
+    }
+  }
+}
+
+// Schema evolution over the registry (issue 20): v1, then v2 (a new field with a default), then
+// v3 (a field removed), each version rolled out while ferry runs, with a SIGKILL after each of
+// the first two: every row once, the table gains `coupon` in the commit that first holds it, and
+// each row's columns are as its writer schema had them.
+TEST_F(KafkaAvroTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
+  constexpr int kPerVersion = 60;
+  auto child = ChildProcess::Start({"/usr/bin/node",
+                                    FERRY_SOURCE_DIR "/tests/serializers/avro_evolution.mjs",
+                                    "orders", std::to_string(kPerVersion)});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  serializer_ = std::move(*child);
+  auto first = serializer_->ReadLine(milliseconds(30000));
+  ASSERT_TRUE(first.ok() && first->starts_with("REGISTRY ")) << serializer_->Log();
+  const std::string config = WriteConfig(first->substr(9), R"(schema_evolution = "add_columns")");
+
+  for (int version = 1; version <= 3; ++version) {
+    SCOPED_TRACE(fmt::format("v{}", version));
+    if (version > 1) {
+      ASSERT_TRUE(serializer_->WriteLine("next").ok());
+    }
+    std::vector<std::string> messages = ReadMessages();
+    ASSERT_EQ(messages.size(), size_t{kPerVersion});
+    ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
+    const size_t before = e2e::ReadTable(table()).rows.size();
+    if (version == 3) {
+      CommandResult r =
+          RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      break;
+    }
+    // A daemon, SIGKILLed once some of this version's rows are in the table.
+    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
+    size_t seen = e2e::WaitForRows(table(), before + kPerVersion / 3, std::chrono::seconds(60));
+    ASSERT_GE(seen, before + kPerVersion / 3) << (*ferry)->Log();
+    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
+    (*ferry)->Wait();
+  }
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::vector<int64_t> ids;
+  for (const std::string& row : t.rows) {
+    ids.push_back(e2e::IntField(row, "id"));
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<int64_t> expected(3 * kPerVersion);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(ids, expected);  // every row once
+
+  std::vector<nlohmann::json> rows = e2e::DuckDbRows(
+      t.files,
+      "SELECT id, name, note, coupon FROM read_parquet({files}, union_by_name = true) ORDER BY "
+      "id");
+  ASSERT_EQ(rows.size(), size_t{3 * kPerVersion});
+  for (int i = 0; i < 3 * kPerVersion; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    const int version = i / kPerVersion + 1;
+    EXPECT_EQ(row["name"], fmt::format("name-{}", i));
+    if (version < 3) {
+      EXPECT_EQ(row["note"], fmt::format("note {}", i));
+    } else {
+      EXPECT_TRUE(row["note"].is_null());  // v3 has no note: null, the column stays
+    }
+    if (version > 1) {
+      EXPECT_EQ(row["coupon"], fmt::format("c{}", i));
+    } else {
+      EXPECT_TRUE(row["coupon"].is_null());  // written before the column existed
     }
   }
 }

@@ -124,9 +124,11 @@ Result<std::unique_ptr<transform::Decoder>> MakeAvroDecoder(const config::Pipeli
                                                             const columnar::SchemaPtr& schema,
                                                             std::vector<std::string> columns,
                                                             const AvroInput& input) {
-  Result<std::unique_ptr<transform::AvroDecoder>> decoder = transform::AvroDecoder::Create(
-      schema,
-      {.writer_schema = input.fixed, .schemas = input.schemas, .columns = std::move(columns)});
+  Result<std::unique_ptr<transform::AvroDecoder>> decoder =
+      transform::AvroDecoder::Create(schema, {.writer_schema = input.fixed,
+                                              .schemas = input.schemas,
+                                              .columns = std::move(columns),
+                                              .observe = c.schema_evolution != "none"});
   if (!decoder.ok()) {
     return AtDecode(c, input.fixed ? "avro_schema_file" : "", decoder.status());
   }

@@ -335,6 +335,11 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
     options.decoder_factory = [c](const columnar::SchemaPtr& input) {
       return MakeDecoder(c, input, nullptr);
     };
+  } else if (avro) {
+    // The same, with the writer schemas every decoder shares (each id fetched once).
+    options.decoder_factory = [c, input = *avro](const columnar::SchemaPtr& schema) {
+      return MakeDecoder(c, schema, &input);
+    };
   }
   if (c.dedup) {
     options.dedup =

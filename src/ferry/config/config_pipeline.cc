@@ -381,11 +381,10 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   if (decode) {
     FERRY_RETURN_IF_ERROR(ReadDecode(*decode, &p->decode));
   }
-  if (p->schema_evolution != "none" && p->decode.format != DecodeConfig::Format::kJson) {
+  if (p->schema_evolution != "none" && p->decode.format == DecodeConfig::Format::kRaw) {
     return t.Error("schema_evolution",
                    fmt::format("schema_evolution = \"{}\" needs [pipeline.decode] format = "
-                               "\"json\" (raw messages have no fields; for avro it is not "
-                               "supported yet)",
+                               "\"json\" or \"avro\" (raw messages have no fields)",
                                p->schema_evolution));
   }
   FERRY_ASSIGN_OR_RETURN(auto batch, t.Table("batch"));

@@ -44,8 +44,38 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Create(columnar::SchemaPtr bat
     FERRY_ASSIGN_OR_RETURN(decoder->fixed_,
                            avro::AvroRowReader::Create(decoder->options_.writer_schema,
                                                        *decoder->batch_schema_, decoder->columns_));
+    if (decoder->options_.observe) {
+      decoder->fixed_new_fields_ = NewFields(*decoder->options_.writer_schema, *decoder->fixed_);
+    }
   }
   return decoder;
+}
+
+std::vector<FieldObservation> AvroDecoder::NewFields(const avro::Schema& writer,
+                                                     const avro::AvroRowReader& reader) {
+  std::vector<FieldObservation> out;
+  for (const std::string& name : reader.unmatched_fields()) {
+    for (const avro::FieldDef& field : writer.root().fields) {
+      if (field.name != name) {
+        continue;
+      }
+      // A type with no column (a recursive record) stays skipped.
+      if (Result<avro::ColumnType> type = avro::ToColumnType(*field.type, name); type.ok()) {
+        out.push_back({.path = {name}, .type = type->type, .missing = true});
+      }
+    }
+  }
+  return out;
+}
+
+Status AvroDecoder::Read(const avro::AvroRowReader& reader,
+                         const std::vector<FieldObservation>& new_fields, std::string_view datum,
+                         columnar::RecordBatch* batch) {
+  Status st = reader.Append(datum, batch);
+  if (!new_fields.empty()) {
+    observations_ = new_fields;
+  }
+  return st;
 }
 
 Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
@@ -67,6 +97,9 @@ Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
       if (!made.ok()) {
         return InvalidArgument("schema id {}: {}", id, made.status().message());
       }
+      if (options_.observe) {
+        new_fields_[id] = NewFields(**schema, **made);
+      }
       return made;
     };
     Result<std::unique_ptr<avro::AvroRowReader>> reader = build();
@@ -80,11 +113,14 @@ Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
 
 Status AvroDecoder::Append(std::string_view payload, columnar::RecordBatch* batch) {
   if (fixed_ != nullptr) {
-    return fixed_->Append(payload, batch);
+    return Read(*fixed_, fixed_new_fields_, payload, batch);
   }
   FERRY_ASSIGN_OR_RETURN(ConfluentFrame frame, ParseConfluentFrame(payload, false));
   FERRY_ASSIGN_OR_RETURN(const avro::AvroRowReader* reader, ReaderFor(frame.schema_id));
-  Status st = reader->Append(frame.payload, batch);
+  static const std::vector<FieldObservation> kNone;
+  auto fields = new_fields_.find(frame.schema_id);
+  Status st =
+      Read(*reader, fields == new_fields_.end() ? kNone : fields->second, frame.payload, batch);
   if (!st.ok() && st.code() == StatusCode::kInvalidArgument) {
     return InvalidArgument("schema id {}: {}", frame.schema_id, st.message());
   }

@@ -49,6 +49,10 @@ struct AvroDecoderOptions {
   std::shared_ptr<WriterSchemas> schemas;
   // The batch columns the decoder fills (the others are the pipeline's); empty: all of them.
   std::vector<std::string> columns;
+  // Schema evolution (decoder.h): each message whose writer schema has top-level fields the
+  // batch has no column for reports them, with the column type avro_schema.h maps them to.
+  // (Fields new inside a nested record are not reported: they are skipped.)
+  bool observe = false;
 };
 
 class AvroDecoder final : public Decoder {
@@ -74,12 +78,20 @@ class AvroDecoder final : public Decoder {
   // The reader of schema `id`, or why there is none (InvalidArgument, kept) or none yet
   // (Unavailable, not kept).
   Result<const avro::AvroRowReader*> ReaderFor(int32_t id);
+  // What a reader of `writer` reports under `observe`: its unmatched top-level fields.
+  static std::vector<FieldObservation> NewFields(const avro::Schema& writer,
+                                                 const avro::AvroRowReader& reader);
+  // Appends the datum with `reader`, reporting `new_fields` when observing.
+  Status Read(const avro::AvroRowReader& reader, const std::vector<FieldObservation>& new_fields,
+              std::string_view datum, columnar::RecordBatch* batch);
 
   columnar::SchemaPtr batch_schema_;
   AvroDecoderOptions options_;
   std::vector<int> columns_;
   std::unique_ptr<avro::AvroRowReader> fixed_;
+  std::vector<FieldObservation> fixed_new_fields_;
   std::map<int32_t, Result<std::unique_ptr<avro::AvroRowReader>>> readers_;
+  std::map<int32_t, std::vector<FieldObservation>> new_fields_;  // by schema id, when observing
 };
 
 }  // namespace ferry::transform

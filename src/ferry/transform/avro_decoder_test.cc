@@ -88,6 +88,42 @@ TEST(AvroDecoderTest, FramedMessagesEachSchemaFetchedOnce) {
   EXPECT_EQ((*decoder)->writer_schemas_seen(), 2u);
 }
 
+// Under schema evolution the decoder reports a writer's top-level fields the batch lacks, with
+// their column types, on every message of that schema (and nothing for the others); a decoder
+// for the widened schema reads them.
+TEST(AvroDecoderTest, ObservingReportsNewWriterFields) {
+  auto table = Table("id BIGINT, item STRING");
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas = {{1, Parse(kV1)}, {2, Parse(kV2)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  ASSERT_TRUE(
+      (*decoder)->Append(MakeConfluentFrame(1, {}, Long(1) + Str("a"), false), &batch).ok());
+  EXPECT_FALSE((*decoder)->has_observations());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE((*decoder)
+                    ->Append(MakeConfluentFrame(2, {}, Long(2) + Str("b") + Long(7), false), &batch)
+                    .ok());
+    std::vector<FieldObservation> seen = (*decoder)->TakeObservations();
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].path, std::vector<std::string>{"qty"});
+    EXPECT_EQ(seen[0].type->ToString(), "INT");
+    EXPECT_TRUE(seen[0].missing);
+  }
+  auto wider = Table("id BIGINT, item STRING, qty INT");
+  auto next = AvroDecoder::Create(wider, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(next.ok());
+  auto rows = columnar::RecordBatch::MakeEmpty(wider);
+  ASSERT_TRUE(
+      (*next)->Append(MakeConfluentFrame(2, {}, Long(2) + Str("b") + Long(7), false), &rows).ok());
+  EXPECT_FALSE((*next)->has_observations());
+  EXPECT_EQ(RowText(rows, 0), R"({id: 2, item: "b", qty: 7})");
+  // v1 into the wider table: qty is null.
+  ASSERT_TRUE((*next)->Append(MakeConfluentFrame(1, {}, Long(3) + Str("c"), false), &rows).ok());
+  EXPECT_EQ(RowText(rows, 1), R"({id: 3, item: "c", qty: null})");
+}
+
 TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
   auto table = Table("id BIGINT, item STRING");
   auto schemas = std::make_shared<MapSchemas>();

@@ -1,6 +1,6 @@
 // Avro schemas (Avro 1.11 specification, "Schema Declaration" and "Logical Types"): the JSON
 // form parsed into a graph of nodes, and the columnar type of each node as Spark's `from_avro`
-// maps it (docs/formats.md once the Avro decoder is wired in; issue 20).
+// maps it (docs/formats.md).
 //
 //   FERRY_ASSIGN_OR_RETURN(avro::Schema schema, avro::Schema::Parse(text));
 //   FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr table, avro::ToTableSchema(schema));

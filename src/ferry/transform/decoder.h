@@ -1,7 +1,7 @@
 // Decoder: turns one message payload (a Kafka record value, a JetStream message body) into one
 // row of a columnar::RecordBatch. Implementations: JsonDecoder (json_decoder.h), RawDecoder
-// (raw_decoder.h) and AvroDecoder (avro_decoder.h, not yet selectable in the configuration); the
-// pipeline holds them through this interface.
+// (raw_decoder.h) and AvroDecoder (avro_decoder.h); the pipeline holds them through this
+// interface.
 //
 // A decoder fills only its own columns of the batch (output_columns()); the pipeline fills the
 // others (metadata such as _offset or _key) before or after calling Append. Each Append leaves
@@ -14,9 +14,10 @@
 // (AvroDecoder: its schema registry unreachable) = not a bad record: nothing was appended, try
 // the message again later.
 //
-// Schema evolution: a decoder asked to observe (JsonDecoderOptions::observe) also reports what
-// the schema it decodes into cannot hold: a field the schema lacks, with the type its value
-// needs, and a value that does not fit its field's type, with the type it needs. Reporting costs
+// Schema evolution: a decoder asked to observe (JsonDecoderOptions::observe,
+// AvroDecoderOptions::observe) also reports what the schema it decodes into cannot hold: a field
+// the schema lacks, with the type its value needs, and a value that does not fit its field's
+// type, with the type it needs. Reporting costs
 // nothing while messages fit the schema: observations are made only where a field is unknown or
 // a value fails. The pipeline turns them into a schema change (pipeline/schema_evolver.h).
 //

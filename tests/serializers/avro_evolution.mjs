@@ -1,0 +1,51 @@
+// Avro messages across three versions of one subject, for ferry's schema evolution test: each
+// version is registered only when the test asks for it (a line on stdin), as a producer team
+// would roll it out.
+//
+// Usage: node avro_evolution.mjs TOPIC PER_VERSION
+// Prints "REGISTRY <url>", then for v1 now and for v2 and v3 after each stdin line: PER_VERSION
+// lines "MSG <hex>" and "END v<N>". Message ids run on across versions (v1 0.., v2 after it).
+//   v1: {id, name, note}
+//   v2: v1 + coupon (string, default "none")       a new field with a default
+//   v3: v2 - note                                   a removed field
+import readline from 'node:readline';
+import {SchemaRegistry, SchemaType} from '@kafkajs/confluent-schema-registry';
+import {startRegistry} from './registry_stand_in.mjs';
+
+const [topic, perText] = process.argv.slice(2);
+const per = Number(perText);
+const field = {
+  id: {name: 'id', type: 'long'},
+  name: {name: 'name', type: 'string'},
+  note: {name: 'note', type: ['null', 'string'], default: null},
+  coupon: {name: 'coupon', type: 'string', default: 'none'},
+};
+const versions = [
+  [field.id, field.name, field.note],
+  [field.id, field.name, field.note, field.coupon],
+  [field.id, field.name, field.coupon],
+];
+
+const registry = await startRegistry();
+const client = new SchemaRegistry({host: registry.url});
+process.stdout.write(`REGISTRY ${registry.url}\n`);
+let next = 0;
+async function emit(v) {
+  const schema = {type: 'record', name: 'Order', namespace: 'com.example', fields: versions[v]};
+  // The stand-in checks no compatibility; the versions are backward compatible anyway.
+  const {id} = await client.register({type: SchemaType.AVRO, schema: JSON.stringify(schema)},
+                                     {subject: `${topic}-value`});
+  for (let k = 0; k < per; ++k, ++next) {
+    const value = {id: next, name: `name-${next}`, note: `note ${next}`, coupon: `c${next}`};
+    const framed = await client.encode(id, value);
+    process.stdout.write(`MSG ${framed.toString('hex')}\n`);
+  }
+  process.stdout.write(`END v${v + 1}\n`);
+}
+await emit(0);
+let v = 1;
+const lines = readline.createInterface({input: process.stdin});
+lines.on('line', async () => {
+  if (v < versions.length) await emit(v++);
+});
+lines.on('close', () => registry.server.close(() => process.exit(0)));
