@@ -296,5 +296,115 @@ TEST_F(KafkaAvroTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   }
 }
 
+// The bad-input matrix of the Avro decoder through `on_bad_record = "dead_letter"`: each bad
+// message is in the dead-letter table once with its reason, every good one in the table.
+TEST_F(KafkaAvroTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
+  std::string registry;
+  std::vector<std::string> good = Serialize(20, &registry);
+  ASSERT_EQ(good.size(), 20u);
+  std::string unknown_id = good[3];
+  unknown_id[4] = '\x63';  // schema id 99: the registry answers 404
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"\x01" + good[1].substr(1), "not the magic byte 0x00"},
+      {std::string("\x00\x00", 2), "shorter than the 5-byte header"},
+      {unknown_id, "unknown to the schema registry"},
+      {good[5].substr(0, good[5].size() / 2), "Avro datum"},
+      {good[6] + std::string("\x02\x04", 2), "left over after the record"},
+  };
+  // Partition 0: the good messages with a bad one after every fourth; partition 1: nothing.
+  std::vector<std::string> messages;
+  for (size_t i = 0; i < good.size(); ++i) {
+    messages.push_back(good[i]);
+    if (i % 4 == 3) {
+      messages.push_back(bad[i / 4].first);
+    }
+  }
+  Status st =
+      source::kafka::testing::Produce(brokers_, "orders", 0, static_cast<int>(messages.size()),
+                                      [&](int i) { return messages[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  const std::string dead = (dir_ / "dead").string();
+  CommandResult r = RunCommand(
+      {kFerry, "run", "--config",
+       WriteConfig(registry, fmt::format("on_bad_record = \"dead_letter\"\ndead_letter_table = "
+                                         "\"{}\"",
+                                         dead)),
+       "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::vector<int64_t> ids;
+  for (const std::string& row : t.rows) {
+    ids.push_back(e2e::IntField(row, "id"));
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<int64_t> expected(20);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(ids, expected);
+
+  e2e::TableContents d = e2e::ReadTable(dead);
+  ASSERT_EQ(d.rows.size(), bad.size());
+  std::vector<int64_t> positions;
+  for (const std::string& row : d.rows) {
+    positions.push_back(e2e::IntField(row, "position"));
+  }
+  std::sort(positions.begin(), positions.end());
+  EXPECT_EQ(positions, (std::vector<int64_t>{4, 9, 14, 19, 24}));
+  for (size_t k = 0; k < bad.size(); ++k) {
+    bool found = false;
+    for (const std::string& row : d.rows) {
+      found = found || (e2e::IntField(row, "position") == static_cast<int64_t>(5 * k + 4) &&
+                        e2e::Field(row, "error").find(bad[k].second) != std::string::npos);
+    }
+    EXPECT_TRUE(found) << "position " << 5 * k + 4 << " with \"" << bad[k].second << "\" in\n"
+                       << fmt::format("{}", fmt::join(d.rows, "\n"));
+  }
+}
+
+// A registry that does not answer is not bad input: ferry waits, takes nothing, skips nothing,
+// and once a registry answers on the same address every message is written once.
+TEST_F(KafkaAvroTest, ARegistryOutageWaitsAndLosesNothing) {
+  std::string registry;
+  std::vector<std::string> messages = Serialize(2 * kPerPartition, &registry);
+  ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
+  serializer_.reset();  // the registry goes away
+  const std::string port = registry.substr(registry.rfind(':') + 1);
+  const std::string config = WriteConfig(
+      registry, "schema = \"id BIGINT NOT NULL, name STRING, status STRING, note STRING\"");
+  auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+  ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
+  // It waits: alive, and the table (created from `schema`) holds nothing.
+  EXPECT_EQ(e2e::WaitForRows(table(), 1, std::chrono::seconds(4)), 0u) << (*ferry)->Log();
+  EXPECT_FALSE((*ferry)->ExitReport().has_value()) << *(*ferry)->ExitReport();
+
+  // The registry is back on the same address, with the same schema ids.
+  auto back =
+      ChildProcess::Start({"/usr/bin/env", "REGISTRY_PORT=" + port, "/usr/bin/node",
+                           FERRY_SOURCE_DIR "/tests/serializers/avro_messages.mjs", "orders", "1"});
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  serializer_ = std::move(*back);
+  auto line = serializer_->ReadLine(milliseconds(30000));
+  ASSERT_TRUE(line.ok() && *line == "REGISTRY " + registry)
+      << (line.ok() ? *line : line.status().ToString()) << serializer_->Log();
+  EXPECT_EQ(e2e::WaitForRows(table(), 2 * kPerPartition, std::chrono::seconds(60)),
+            size_t{2 * kPerPartition})
+      << (*ferry)->Log();
+  ASSERT_EQ(kill((*ferry)->pid(), SIGTERM), 0);
+  EXPECT_EQ((*ferry)->Wait(), 0) << (*ferry)->Log();
+  std::string log = (*ferry)->Log(1 << 20);
+  EXPECT_NE(log.find("tried again in"), std::string::npos) << log;
+  EXPECT_NE(log.find("nothing is skipped"), std::string::npos);
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::vector<int64_t> ids;
+  for (const std::string& row : t.rows) {
+    ids.push_back(e2e::IntField(row, "id"));
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<int64_t> expected(2 * kPerPartition);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(ids, expected);
+}
+
 }  // namespace
 }  // namespace ferry

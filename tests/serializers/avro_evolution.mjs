@@ -28,6 +28,7 @@ const versions = [
 
 const registry = await startRegistry();
 const client = new SchemaRegistry({host: registry.url});
+registry.ready();
 process.stdout.write(`REGISTRY ${registry.url}\n`);
 let next = 0;
 async function emit(v) {

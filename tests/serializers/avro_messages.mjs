@@ -2,7 +2,7 @@
 // avsc, against the registry stand-in (registry_stand_in.mjs), which keeps serving the schemas
 // while ferry reads them.
 //
-// Usage: node avro_messages.mjs TOPIC COUNT
+// Usage: [REGISTRY_PORT=N] node avro_messages.mjs TOPIC COUNT
 // Prints "REGISTRY <url>", then COUNT lines "MSG <hex>" (message i has id i), then "END"; serves
 // until stdin closes. The schema (subject TOPIC-value) holds every Avro type ferry maps; message
 // i's values are the formulas below, which the C++ test checks DuckDB's reading against.
@@ -71,10 +71,11 @@ function order(i) {
   };
 }
 
-const registry = await startRegistry();
+const registry = await startRegistry(Number(process.env.REGISTRY_PORT || 0));
 const client = new SchemaRegistry({host: registry.url});
 const {id} = await client.register({type: SchemaType.AVRO, schema: JSON.stringify(schema)},
                                    {subject: `${topic}-value`});
+registry.ready();  // the schema is in: ferry may read it
 process.stdout.write(`REGISTRY ${registry.url}\n`);
 for (let i = 0; i < count; ++i) {
   const framed = await client.encode(id, order(i));

@@ -10,7 +10,11 @@
 //   GET  /subjects/{subject}/versions/{v}     {subject, version, id, schema, ...}; v = latest too
 import http from 'node:http';
 
-export async function startRegistry() {
+// Listens on 127.0.0.1:`port` (0: a free one). Until ready() is called, the reads ferry makes
+// (GET /schemas/..., GET /subjects/...) answer 503, as a registry still loading its schemas
+// does; registering works from the start.
+export async function startRegistry(port = 0) {
+  let loading = true;
   const byId = new Map();      // id -> {schema, schemaType, references}
   const subjects = new Map();  // subject -> [id, ...] (version = index + 1)
   const configs = new Map();
@@ -26,6 +30,9 @@ export async function startRegistry() {
     req.on('end', () => {
       const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       requests.push(`${req.method} ${path}`);
+      if (loading && req.method === 'GET' && /^\/(schemas|subjects)\//.test(path)) {
+        return send(res, 503, {error_code: 50003, message: 'the registry is loading'});
+      }
       let m;
       if ((m = path.match(/^\/config\/(.+)$/))) {
         if (req.method === 'PUT') {
@@ -68,6 +75,10 @@ export async function startRegistry() {
       return notFound(res, 404, `not in the stand-in: ${req.method} ${path}`);
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {url: `http://127.0.0.1:${server.address().port}`, server, requests};
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return {url: `http://127.0.0.1:${server.address().port}`, server, requests,
+          ready: () => { loading = false; }};
 }

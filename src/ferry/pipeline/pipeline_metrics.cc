@@ -79,8 +79,15 @@ metrics::Counter* PipelineMetrics::Bad(const char* action, std::string_view reas
 
 std::string_view BadRecordReason(std::string_view error) {
   auto has = [&](std::string_view text) { return error.find(text) != std::string_view::npos; };
-  if (has("schema evolution")) {
+  if (has("schema evolution") || has("cannot be read into")) {
     return "schema";
+  }
+  // The Avro decoder's (transform/avro_decoder.h).
+  if (has("schema registry framing")) {
+    return "framing";
+  }
+  if (has("unknown to the schema registry")) {
+    return "unknown_schema";
   }
   if (has("malformed")) {
     return "malformed";
@@ -96,6 +103,9 @@ std::string_view BadRecordReason(std::string_view error) {
   }
   if (has("expected")) {
     return "wrong_type";
+  }
+  if (has("Avro datum")) {
+    return "malformed";
   }
   return "other";
 }

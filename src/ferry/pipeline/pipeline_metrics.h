@@ -51,7 +51,8 @@ struct PipelineMetrics {
 };
 
 // The `reason` label of a bad record, from the decoder's message (transform/json_decoder.h):
-// schema, malformed, invalid_utf8, missing_required, overflow, wrong_type or other.
+// schema, framing, unknown_schema, malformed, invalid_utf8, missing_required, overflow,
+// wrong_type or other.
 std::string_view BadRecordReason(std::string_view error);
 
 }  // namespace ferry::pipeline
