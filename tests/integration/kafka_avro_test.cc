@@ -69,7 +69,11 @@ class KafkaAvroTest : public ::testing::Test {
       if (line->starts_with("REGISTRY ")) {
         *registry = line->substr(9);
       } else if (line->starts_with("MSG ")) {
-        messages.push_back(Unhex(std::string_view(*line).substr(4)));
+        std::string_view rest = std::string_view(*line).substr(4);
+        size_t space = rest.find(' ');
+        messages.push_back(Unhex(rest.substr(0, space)));
+        std::string_view key = space == std::string_view::npos ? "none" : rest.substr(space + 1);
+        keys_.push_back(key == "none" ? std::string() : Unhex(key));
       }
     }
     return messages;
@@ -135,6 +139,7 @@ max_latency = "200ms"
   std::unique_ptr<ChildProcess> mock_;
   std::unique_ptr<ChildProcess> serializer_;
   std::string brokers_;
+  std::vector<std::string> keys_;  // Serialize's: each message's framed key, or "" for none
 };
 
 // Every Avro type the schema holds (avro_messages.mjs), from the subject's latest version to the
@@ -404,6 +409,53 @@ TEST_F(KafkaAvroTest, ARegistryOutageWaitsAndLosesNothing) {
   std::vector<int64_t> expected(2 * kPerPartition);
   std::iota(expected.begin(), expected.end(), 0);
   EXPECT_EQ(ids, expected);
+}
+
+// `key_format = "avro"`: the Kafka key, framed by the same registry, decoded whole into the key
+// column, a STRUCT typed by the `<topic>-key` subject when the table is created; no key is null.
+TEST_F(KafkaAvroTest, AvroKeysDecodeIntoAStructColumn) {
+  std::string registry;
+  std::vector<std::string> messages = Serialize(40, &registry);
+  ASSERT_EQ(keys_.size(), messages.size());
+  Status st = source::kafka::testing::Produce(
+      brokers_, "orders", 0, 40, [&](int i) { return messages[static_cast<size_t>(i)]; },
+      [&](int i) { return keys_[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::string config = WriteConfig(registry);
+  {
+    std::string text;
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+    text.replace(text.find("offset = \"_offset\""), 18, "offset = \"_offset\", key = \"key\"");
+    text.replace(text.find("format = \"avro\""), 15, "format = \"avro\"\nkey_format = \"avro\"");
+    std::ofstream(config) << text;
+  }
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  ASSERT_EQ(t.rows.size(), 40u);
+  std::vector<nlohmann::json> types = e2e::DuckDbRows(
+      t.files, "SELECT column_type AS t FROM (DESCRIBE SELECT key FROM read_parquet({files}))");
+  ASSERT_EQ(types.size(), 1u);
+  EXPECT_EQ(types[0]["t"], "STRUCT(id BIGINT, region VARCHAR)");
+  std::vector<nlohmann::json> rows =
+      e2e::DuckDbRows(t.files,
+                      "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
+                      "read_parquet({files}) ORDER BY id");
+  ASSERT_EQ(rows.size(), 40u);
+  for (int i = 0; i < 40; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["id"], std::to_string(i));
+    if (i % 10 == 9) {
+      EXPECT_EQ(row["no_key"], true);
+    } else {
+      EXPECT_EQ(row["kid"], std::to_string(i));
+      EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
+    }
+  }
 }
 
 }  // namespace

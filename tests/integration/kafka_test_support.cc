@@ -34,6 +34,13 @@ std::string DefaultPayload(int32_t partition, int i) {
 
 Status Produce(const std::string& brokers, const std::string& topic, int32_t partition, int count,
                const std::function<std::string(int)>& payload) {
+  return Produce(brokers, topic, partition, count, payload,
+                 [](int i) { return "k" + std::to_string(i); });
+}
+
+Status Produce(const std::string& brokers, const std::string& topic, int32_t partition, int count,
+               const std::function<std::string(int)>& payload,
+               const std::function<std::string(int)>& key_of) {
   std::atomic<int> failures{0};
   FERRY_ASSIGN_OR_RETURN(ConfPtr conf, NewConf({{"bootstrap.servers", brokers},
                                                 {"enable.idempotence", "true"},
@@ -43,7 +50,7 @@ Status Produce(const std::string& brokers, const std::string& topic, int32_t par
   FERRY_ASSIGN_OR_RETURN(KafkaPtr rk, NewClient(RD_KAFKA_PRODUCER, std::move(conf)));
   for (int i = 0; i < count; ++i) {
     std::string value = payload(i);
-    std::string key = "k" + std::to_string(i);
+    std::string key = key_of(i);
     std::string seq = std::to_string(i);
     // rd_kafka_produceva: the rd_kafka_producev macros are GNU statement expressions.
     rd_kafka_vu_t vus[6] = {};

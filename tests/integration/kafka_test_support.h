@@ -24,6 +24,10 @@ namespace ferry::source::kafka::testing {
 // ("seq", "<i>"), and waits until each is acknowledged. Error if any delivery failed.
 Status Produce(const std::string& brokers, const std::string& topic, int32_t partition, int count,
                const std::function<std::string(int)>& payload);
+// The same with key `key_of(i)` (empty: no key).
+Status Produce(const std::string& brokers, const std::string& topic, int32_t partition, int count,
+               const std::function<std::string(int)>& payload,
+               const std::function<std::string(int)>& key_of);
 
 // Payload of the i-th message of a partition as Produce() is called by most tests.
 std::string DefaultPayload(int32_t partition, int i);

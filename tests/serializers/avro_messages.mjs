@@ -3,8 +3,9 @@
 // while ferry reads them.
 //
 // Usage: [REGISTRY_PORT=N] node avro_messages.mjs TOPIC COUNT
-// Prints "REGISTRY <url>", then COUNT lines "MSG <hex>" (message i has id i), then "END"; serves
-// until stdin closes. The schema (subject TOPIC-value) holds every Avro type ferry maps; message
+// Prints "REGISTRY <url>", then COUNT lines "MSG <value hex> <key hex | none>" (message i has id
+// i), then "END"; serves until stdin closes. Keys: OrderKey {id, region} (subject TOPIC-key),
+// none for every tenth message. The schema (subject TOPIC-value) holds every Avro type ferry maps; message
 // i's values are the formulas below, which the C++ test checks DuckDB's reading against.
 import {SchemaRegistry, SchemaType} from '@kafkajs/confluent-schema-registry';
 import {startRegistry} from './registry_stand_in.mjs';
@@ -71,15 +72,24 @@ function order(i) {
   };
 }
 
+const keySchema = {
+  type: 'record', name: 'OrderKey', namespace: 'com.example',
+  fields: [{name: 'id', type: 'long'}, {name: 'region', type: 'string'}],
+};
+
 const registry = await startRegistry(Number(process.env.REGISTRY_PORT || 0));
 const client = new SchemaRegistry({host: registry.url});
 const {id} = await client.register({type: SchemaType.AVRO, schema: JSON.stringify(schema)},
                                    {subject: `${topic}-value`});
+const keyId = (await client.register({type: SchemaType.AVRO, schema: JSON.stringify(keySchema)},
+                                     {subject: `${topic}-key`})).id;
 registry.ready();  // the schema is in: ferry may read it
 process.stdout.write(`REGISTRY ${registry.url}\n`);
 for (let i = 0; i < count; ++i) {
   const framed = await client.encode(id, order(i));
-  process.stdout.write(`MSG ${framed.toString('hex')}\n`);
+  const key = i % 10 === 9 ? 'none'
+      : (await client.encode(keyId, {id: i, region: ['eu', 'us'][i % 2]})).toString('hex');
+  process.stdout.write(`MSG ${framed.toString('hex')} ${key}\n`);
 }
 process.stdout.write('END\n');
 process.stdin.resume();

@@ -25,6 +25,17 @@ Status AtDecode(const config::PipelineConfig& c, std::string_view key, const Sta
                 fmt::format("{}:{}: {}: {}", where.file, where.line, path, st.message()));
 }
 
+// The only Kafka topic of the source, for the subject name strategies that name it.
+Result<std::string> OnlyTopic(const config::PipelineConfig& c, std::string_view setting) {
+  if (!c.kafka || c.kafka->topics.size() != 1 || !c.kafka->topic_pattern.empty()) {
+    return InvalidArgument(
+        "the table does not exist and has no `schema`; to create it from the registry, set "
+        "`{}` (the default subject needs the source's one Kafka topic)",
+        setting);
+  }
+  return c.kafka->topics.front();
+}
+
 Result<std::string> Subject(const config::PipelineConfig& c) {
   const config::DecodeConfig& d = c.decode;
   if (!d.subject.empty()) {
@@ -33,17 +44,33 @@ Result<std::string> Subject(const config::PipelineConfig& c) {
   if (d.subject_name_strategy == "record") {
     return d.record_name;
   }
-  if (!c.kafka || c.kafka->topics.size() != 1 || !c.kafka->topic_pattern.empty()) {
-    return InvalidArgument(
-        "the table does not exist and has no `schema`; to create it from the registry, set "
-        "`subject` (subject_name_strategy = \"{}\" needs the source's one Kafka topic)",
-        d.subject_name_strategy);
-  }
-  const std::string& topic = c.kafka->topics.front();
+  FERRY_ASSIGN_OR_RETURN(std::string topic, OnlyTopic(c, "subject"));
   if (d.subject_name_strategy == "topic_record") {
     return fmt::format("{}-{}", topic, d.record_name);
   }
   return topic + "-value";
+}
+
+// The registry's latest schema of `subject`, with its references; `origin` says which.
+Result<std::shared_ptr<const transform::avro::Schema>> Latest(const config::PipelineConfig& c,
+                                                              const AvroInput& input,
+                                                              const std::string& subject,
+                                                              std::string* origin) {
+  Result<registry::RegisteredSchema> latest = input.registry->LatestVersion(subject);
+  if (!latest.ok()) {
+    return Status(latest.status().code(),
+                  fmt::format("pipeline {}: the schema of the new table, from the registry's "
+                              "subject {}: {}",
+                              c.id, subject, latest.status().message()));
+  }
+  Result<std::shared_ptr<const transform::avro::Schema>> parsed = input.schemas->Get(latest->id);
+  if (!parsed.ok()) {
+    return parsed.status().WithContext("pipeline {}: subject {} version {}", c.id, subject,
+                                       latest->version);
+  }
+  *origin = fmt::format("schema registry subject {} version {} (id {})", subject, latest->version,
+                        latest->id);
+  return parsed;
 }
 
 }  // namespace
@@ -97,27 +124,46 @@ Result<AvroTableSchema> AvroSchemaForNewTable(const config::PipelineConfig& c,
     if (!subject.ok()) {
       return AtDecode(c, "subject", subject.status());
     }
-    Result<registry::RegisteredSchema> latest = input.registry->LatestVersion(*subject);
-    if (!latest.ok()) {
-      return Status(latest.status().code(),
-                    fmt::format("pipeline {}: the schema of the new table, from the registry's "
-                                "subject {}: {}",
-                                c.id, *subject, latest.status().message()));
-    }
-    Result<std::shared_ptr<const transform::avro::Schema>> parsed = input.schemas->Get(latest->id);
-    if (!parsed.ok()) {
-      return parsed.status().WithContext("pipeline {}: subject {} version {}", c.id, *subject,
-                                         latest->version);
-    }
-    schema = *parsed;
-    origin = fmt::format("schema registry subject {} version {} (id {})", *subject, latest->version,
-                         latest->id);
+    FERRY_ASSIGN_OR_RETURN(schema, Latest(c, input, *subject, &origin));
   }
   Result<columnar::SchemaPtr> table = transform::avro::ToTableSchema(*schema);
   if (!table.ok()) {
     return table.status().WithContext("pipeline {}: {}", c.id, origin);
   }
-  return AvroTableSchema{.ddl = (*table)->ToString(), .origin = std::move(origin)};
+  if (c.decode.key_format != "avro") {
+    return AvroTableSchema{.ddl = (*table)->ToString(), .origin = std::move(origin)};
+  }
+  // The key's column, typed by the key subject's latest schema.
+  std::string key_subject = c.decode.key_subject;
+  if (key_subject.empty()) {
+    Result<std::string> topic = OnlyTopic(c, "key_subject");
+    if (!topic.ok()) {
+      return AtDecode(c, "key_subject", topic.status());
+    }
+    key_subject = *topic + "-key";
+  }
+  std::string key_origin;
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<const transform::avro::Schema> key,
+                         Latest(c, input, key_subject, &key_origin));
+  Result<transform::avro::ColumnType> key_type = transform::avro::ToColumnType(key->root(), "key");
+  if (!key_type.ok()) {
+    return key_type.status().WithContext("pipeline {}: {}", c.id, key_origin);
+  }
+  std::vector<columnar::Field> fields = (*table)->fields();
+  fields.push_back({.name = c.metadata_columns.at("key"), .type = key_type->type});
+  return AvroTableSchema{.ddl = columnar::Schema(std::move(fields)).ToString(),
+                         .origin = fmt::format("{}; key: {}", origin, key_origin)};
+}
+
+Result<std::unique_ptr<transform::Decoder>> MakeAvroKeyDecoder(const config::PipelineConfig& c,
+                                                               const columnar::SchemaPtr& schema,
+                                                               const AvroInput& input) {
+  Result<std::unique_ptr<transform::AvroDecoder>> decoder = transform::AvroDecoder::Create(
+      schema, {.schemas = input.schemas, .whole_datum_column = c.metadata_columns.at("key")});
+  if (!decoder.ok()) {
+    return AtDecode(c, "key_format", decoder.status());
+  }
+  return std::unique_ptr<transform::Decoder>(std::move(*decoder));
 }
 
 Result<std::unique_ptr<transform::Decoder>> MakeAvroDecoder(const config::PipelineConfig& c,

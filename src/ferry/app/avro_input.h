@@ -43,10 +43,16 @@ struct AvroTableSchema {
   std::string origin;  // "schema registry subject orders-value version 3 (id 12)" or the file
 };
 // The columns of a new table: avro_schema_file's, or the registry's latest version of the
-// subject (with its references). Unavailable when the registry does not answer; NotFound when
+// subject (with its references); with key_format = "avro", then the key's column, typed by the
+// key subject's latest version. Unavailable when the registry does not answer; NotFound when
 // it has no such subject.
 Result<AvroTableSchema> AvroSchemaForNewTable(const config::PipelineConfig& c,
                                               const AvroInput& input);
+
+// `key_format = "avro"`: the decoder of the Kafka key into its column of `schema`.
+Result<std::unique_ptr<transform::Decoder>> MakeAvroKeyDecoder(const config::PipelineConfig& c,
+                                                               const columnar::SchemaPtr& schema,
+                                                               const AvroInput& input);
 
 // A decoder filling `columns` of `schema` (the pipeline's input schema).
 Result<std::unique_ptr<transform::Decoder>> MakeAvroDecoder(const config::PipelineConfig& c,

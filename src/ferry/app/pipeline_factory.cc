@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <thread>
 #include <utility>
@@ -219,6 +220,16 @@ Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c,
   return store;
 }
 
+// The metadata columns the pipeline fills from the message's facts: all that the configuration
+// names, but the key when key_format decodes it (a column of its own, filled by its decoder).
+std::map<std::string, std::string> PipelineMetadata(const PipelineConfig& c) {
+  std::map<std::string, std::string> metadata = c.metadata_columns;
+  if (c.decode.key_format == "avro") {
+    metadata.erase("key");
+  }
+  return metadata;
+}
+
 // Whether the pipeline's table has a log (for `config check`, which creates nothing).
 Result<bool> TableExists(const PipelineConfig& c) {
   Result<std::shared_ptr<storage::ObjectStore>> store = OpenStore(c, c.table, "table", false);
@@ -260,7 +271,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                     .partition_by = c.partition_by,
                                     .properties = c.table_properties,
                                     .create = c.create_table && !build.check_only,
-                                    .metadata_columns = c.metadata_columns,
+                                    .metadata_columns = PipelineMetadata(c),
                                     .transform = TransformSpecOf(c)};
   std::optional<AvroInput> avro;
   if (c.decode.format == config::DecodeConfig::Format::kAvro) {
@@ -286,7 +297,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
         return declared.status();
       }
       FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr resolved,
-                             pipeline::ResolveSchema(*declared, c.metadata_columns));
+                             pipeline::ResolveSchema(*declared, setup.metadata_columns));
       FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved, avro_input).status());
       FERRY_RETURN_IF_ERROR(pipeline::TransformStage::Create(resolved, setup.transform).status());
     }
@@ -318,7 +329,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       .max_bytes = c.batch.max_bytes,
       .max_latency = c.batch.max_latency,
       .max_in_flight = static_cast<int>(c.batch.max_in_flight),
-      .metadata_columns = c.metadata_columns,
+      .metadata_columns = setup.metadata_columns,
       .transform = setup.transform,
       .on_bad_record = c.on_bad_record == "skip"          ? pipeline::OnBadRecord::kSkip
                        : c.on_bad_record == "dead_letter" ? pipeline::OnBadRecord::kDeadLetter
@@ -339,6 +350,11 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
     // The same, with the writer schemas every decoder shares (each id fetched once).
     options.decoder_factory = [c, input = *avro](const columnar::SchemaPtr& schema) {
       return MakeDecoder(c, schema, &input);
+    };
+  }
+  if (avro && c.decode.key_format == "avro") {
+    options.key_decoder_factory = [c, input = *avro](const columnar::SchemaPtr& schema) {
+      return MakeAvroKeyDecoder(c, schema, input);
     };
   }
   if (c.dedup) {

@@ -117,6 +117,11 @@ struct DecodeConfig {
   std::string subject;
   std::string subject_name_strategy = "topic";
   std::string record_name;
+  // The Kafka key's column (metadata_columns' `key`): "string" (the key's bytes, STRING or
+  // BINARY) or "avro" (framed by the same registry, decoded whole into the column: a STRUCT for
+  // a record; a new table takes its type from key_subject, default "<topic>-key").
+  std::string key_format = "string";
+  std::string key_subject;
   std::string raw_column = "payload";  // kRaw: the column that receives the payload
   std::string unknown_fields_column;   // kJson: keep unknown fields as JSON text here
   // kJson: how a JSON number maps to a timestamp column.

@@ -70,6 +70,19 @@ Status ReadAvro(TomlTable& t, DecodeConfig* d) {
                          t.OneOf("subject_name_strategy", {"topic", "record", "topic_record"},
                                  "expected topic, record or topic_record"));
   FERRY_ASSIGN_OR_RETURN(auto record, t.String("record_name"));
+  FERRY_ASSIGN_OR_RETURN(auto key_format,
+                         t.OneOf("key_format", {"string", "avro"}, "expected string or avro"));
+  FERRY_ASSIGN_OR_RETURN(auto key_subject, t.String("key_subject"));
+  Set(key_format, &d->key_format);
+  Set(key_subject, &d->key_subject);
+  if (d->key_format == "avro" && !registry) {
+    return t.Error("key_format",
+                   "key_format = \"avro\" reads framed keys: it needs format = \"avro\" with a "
+                   "[pipeline.decode.schema_registry]");
+  }
+  if (key_subject && d->key_format != "avro") {
+    return t.Error("key_subject", "applies to key_format = \"avro\"");
+  }
   if ((registry || subject || strategy || record) && d->format != DecodeConfig::Format::kAvro) {
     return t.Error(registry ? "schema_registry" : "subject", "applies to format = \"avro\"");
   }
@@ -380,6 +393,11 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   FERRY_ASSIGN_OR_RETURN(auto decode, t.Table("decode"));
   if (decode) {
     FERRY_RETURN_IF_ERROR(ReadDecode(*decode, &p->decode));
+    if (p->decode.key_format == "avro" && p->metadata_columns.count("key") == 0) {
+      return decode->Error("key_format",
+                           "key_format = \"avro\" decodes the key into its column: name it in "
+                           "metadata_columns (key = \"key\")");
+    }
   }
   if (p->schema_evolution != "none" && p->decode.format == DecodeConfig::Format::kRaw) {
     return t.Error("schema_evolution",

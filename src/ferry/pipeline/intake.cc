@@ -52,6 +52,12 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
       return st;
     }
   }
+  if (st.ok() && key_decoder_ != nullptr) {
+    st = DecodeKey(m);
+    if (st.code() == StatusCode::kUnavailable) {
+      return st.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
+    }
+  }
   if (!st.ok()) {
     Status bad = st.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
     if (options_->on_bad_record == OnBadRecord::kFail) {
@@ -135,7 +141,17 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
   if (!metadata.ok()) {
     return NotSupported("pipeline {}: {}", options_->id, metadata.status().message());
   }
+  std::unique_ptr<transform::Decoder> key;
+  if (options_->key_decoder_factory) {
+    Result<std::unique_ptr<transform::Decoder>> made = options_->key_decoder_factory(input);
+    if (!made.ok()) {
+      return NotSupported("pipeline {}: no key decoder for the schema ({}): {}", options_->id,
+                          input->ToString(), made.status().message());
+    }
+    key = std::move(*made);
+  }
   decoder_ = std::move(*decoder);
+  key_decoder_ = std::move(key);
   metadata_ = std::move(*metadata);
   input_schema_ = input;
   return Status::OK();
@@ -183,6 +199,37 @@ void Intake::TakeBad(const source::Message& m, PartitionState* state, const Stat
   }
   open_->Consume(m);
   Delivered(m, state);
+}
+
+Status Intake::BuildKeyDecoder() {
+  if (!options_->key_decoder_factory) {
+    return Status::OK();
+  }
+  Result<std::unique_ptr<transform::Decoder>> key = options_->key_decoder_factory(input_schema_);
+  if (!key.ok()) {
+    return key.status().WithContext("pipeline {}: the key's decoder", options_->id);
+  }
+  key_decoder_ = std::move(*key);
+  return Status::OK();
+}
+
+Status Intake::DecodeKey(const source::Message& m) {
+  Status st;
+  if (m.key.empty()) {
+    const int column = key_decoder_->output_columns().front();
+    if (!input_schema_->fields()[static_cast<size_t>(column)].nullable) {
+      st = InvalidArgument("the message has no key, and the key column is NOT NULL");
+    } else {
+      open_->rows()->mutable_column(column)->AppendNull();
+    }
+  } else {
+    st = key_decoder_->Append(m.key, open_->rows());
+  }
+  if (!st.ok()) {
+    open_->DropUntaken();  // the value's row goes with it
+    return Status(st.code(), fmt::format("key: {}", st.message()));
+  }
+  return st;
 }
 
 void Intake::SetTable(const columnar::SchemaPtr& table, bool widening_off) {

@@ -43,6 +43,8 @@ class Intake {
   // or Internal: stop.
   Status Take(const source::Message& message, PartitionState* state);
 
+  // The key's decoder (PipelineOptions::key_decoder_factory) for the input schema, if any.
+  Status BuildKeyDecoder();
   // The open batch conformed to `input`, and the decoder and metadata writer rebuilt for it.
   Status SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOptions conform = {});
   // Opens the next batch on the schema the table holds or the pending one (SchemaEvolver).
@@ -63,9 +65,12 @@ class Intake {
   void TakeBad(const source::Message& message, PartitionState* state, const Status& error);
   // The message's position is delivered (the open batch consumed it, with or without a row).
   void Delivered(const source::Message& message, PartitionState* state);
+  // The key of a message whose value decoded: into its column, or null when empty.
+  Status DecodeKey(const source::Message& message);
 
   const PipelineOptions* options_;
   std::unique_ptr<transform::Decoder> decoder_;
+  std::unique_ptr<transform::Decoder> key_decoder_;  // null: no key decoding
   MetadataWriter metadata_;
   std::unique_ptr<SchemaEvolver> evolver_;
   columnar::SchemaPtr input_schema_;

@@ -78,10 +78,12 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
                            .dedup = options.dedup},
       snapshot.schema(),
       widening != snapshot.metadata().configuration.end() && widening->second != "true");
-  return std::unique_ptr<Pipeline>(
+  std::unique_ptr<Pipeline> pipeline(
       new Pipeline(std::move(options), std::move(table), std::move(snapshot),
                    std::move(source_factory), std::move(decoder), std::move(*metadata),
                    std::move(*stage), std::move(dedup), std::move(evolver), registry));
+  FERRY_RETURN_IF_ERROR(pipeline->intake_.BuildKeyDecoder());
+  return pipeline;
 }
 
 Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,

@@ -68,6 +68,12 @@ struct PipelineOptions {
   // own changes and other writers'); without it the input schema stays the one it started with.
   std::function<Result<std::unique_ptr<transform::Decoder>>(const columnar::SchemaPtr&)>
       decoder_factory;
+  // The decoder of the Kafka key into its column (`key_format = "avro"`), for an input schema:
+  // each message's key is decoded after its value, into one column the value's decoder and the
+  // metadata columns leave alone; an empty key is null. Unset: the key, if asked for, is a
+  // metadata column.
+  std::function<Result<std::unique_ptr<transform::Decoder>>(const columnar::SchemaPtr&)>
+      key_decoder_factory;
   // The JSON decoder's unknown_fields_column (a column, never a field to add).
   std::string unknown_fields_column;
   // How often broker heads are asked for (lag metrics).

@@ -16,6 +16,10 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Create(columnar::SchemaPtr bat
         options.writer_schema == nullptr ? "neither" : "both");
   }
   std::vector<int> columns;
+  if (!options.whole_datum_column.empty()) {
+    options.columns = {options.whole_datum_column};
+    options.observe = false;
+  }
   if (options.columns.empty()) {
     for (int i = 0; i < batch_schema->num_fields(); ++i) {
       columns.push_back(i);
@@ -41,14 +45,21 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Create(columnar::SchemaPtr bat
   std::unique_ptr<AvroDecoder> decoder(
       new AvroDecoder(std::move(batch_schema), std::move(options), std::move(columns)));
   if (decoder->options_.writer_schema != nullptr) {
-    FERRY_ASSIGN_OR_RETURN(decoder->fixed_,
-                           avro::AvroRowReader::Create(decoder->options_.writer_schema,
-                                                       *decoder->batch_schema_, decoder->columns_));
+    FERRY_ASSIGN_OR_RETURN(decoder->fixed_, decoder->MakeReader(decoder->options_.writer_schema));
     if (decoder->options_.observe) {
       decoder->fixed_new_fields_ = NewFields(*decoder->options_.writer_schema, *decoder->fixed_);
     }
   }
   return decoder;
+}
+
+Result<std::unique_ptr<avro::AvroRowReader>> AvroDecoder::MakeReader(
+    std::shared_ptr<const avro::Schema> writer) const {
+  if (!options_.whole_datum_column.empty()) {
+    return avro::AvroRowReader::CreateForColumn(std::move(writer), *batch_schema_,
+                                                columns_.front());
+  }
+  return avro::AvroRowReader::Create(std::move(writer), *batch_schema_, columns_);
 }
 
 std::vector<FieldObservation> AvroDecoder::NewFields(const avro::Schema& writer,
@@ -93,7 +104,7 @@ Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
                                    ? "unknown to the schema registry (" + st.message() + ")"
                                    : st.message());
       }
-      auto made = avro::AvroRowReader::Create(*schema, *batch_schema_, columns_);
+      auto made = MakeReader(*schema);
       if (!made.ok()) {
         return InvalidArgument("schema id {}: {}", id, made.status().message());
       }

@@ -53,6 +53,9 @@ struct AvroDecoderOptions {
   // batch has no column for reports them, with the column type avro_schema.h maps them to.
   // (Fields new inside a nested record are not reported: they are skipped.)
   bool observe = false;
+  // Each datum whole into this one column (AvroRowReader::CreateForColumn): a Kafka key into a
+  // STRUCT or STRING column. `columns` and `observe` are then not used.
+  std::string whole_datum_column;
 };
 
 class AvroDecoder final : public Decoder {
@@ -78,6 +81,8 @@ class AvroDecoder final : public Decoder {
   // The reader of schema `id`, or why there is none (InvalidArgument, kept) or none yet
   // (Unavailable, not kept).
   Result<const avro::AvroRowReader*> ReaderFor(int32_t id);
+  Result<std::unique_ptr<avro::AvroRowReader>> MakeReader(
+      std::shared_ptr<const avro::Schema> writer) const;
   // What a reader of `writer` reports under `observe`: its unmatched top-level fields.
   static std::vector<FieldObservation> NewFields(const avro::Schema& writer,
                                                  const avro::AvroRowReader& reader);

@@ -706,13 +706,30 @@ Result<std::unique_ptr<AvroRowReader>> AvroRowReader::Create(std::shared_ptr<con
   return reader;
 }
 
+Result<std::unique_ptr<AvroRowReader>> AvroRowReader::CreateForColumn(
+    std::shared_ptr<const Schema> writer, const columnar::Schema& batch_schema, int column) {
+  const columnar::Field& target = batch_schema.fields()[static_cast<size_t>(column)];
+  FERRY_ASSIGN_OR_RETURN(auto op,
+                         Plan(writer->root(), *target.type, target.nullable, target.name, 1));
+  std::unique_ptr<AvroRowReader> reader(new AvroRowReader());
+  reader->writer_ = std::move(writer);
+  reader->columns_ = {column};
+  reader->field_ops_.push_back(std::move(op));
+  reader->column_of_field_.push_back(column);
+  reader->whole_datum_ = true;
+  return reader;
+}
+
 Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batch) const {
   const auto* bytes = reinterpret_cast<const uint8_t*>(datum.data());
   Cursor in{bytes, bytes, bytes + datum.size()};
   const int64_t rows = batch->mutable_column(columns_.front())->length();
   const Node& root = writer_->root();
   Status st;
-  for (size_t i = 0; i < field_ops_.size() && st.ok(); ++i) {
+  if (whole_datum_) {
+    st = Decode(*field_ops_.front(), &in, batch->mutable_column(columns_.front()), 1);
+  }
+  for (size_t i = 0; !whole_datum_ && i < field_ops_.size() && st.ok(); ++i) {
     if (column_of_field_[i] < 0) {
       st = SkipValue(*root.fields[i].type, &in, root.fields[i].name, 1);
     } else {

@@ -51,6 +51,10 @@ class AvroRowReader {
   static Result<std::unique_ptr<AvroRowReader>> Create(std::shared_ptr<const Schema> writer,
                                                        const columnar::Schema& batch_schema,
                                                        std::vector<int> columns);
+  // The whole datum, of any type, as one value of column `column` (a Kafka key read into a
+  // STRUCT or STRING column): the writer's type is resolved to the column's as a field's is.
+  static Result<std::unique_ptr<AvroRowReader>> CreateForColumn(
+      std::shared_ptr<const Schema> writer, const columnar::Schema& batch_schema, int column);
   ~AvroRowReader();
 
   Status Append(std::string_view datum, columnar::RecordBatch* batch) const;
@@ -70,6 +74,8 @@ class AvroRowReader {
   std::vector<int> column_of_field_;
   std::vector<int> unfilled_columns_;  // batch columns no writer field fills: null
   std::vector<std::string> unmatched_;
+  // CreateForColumn: the datum is one value, field_ops_[0] into columns_[0].
+  bool whole_datum_ = false;
 };
 
 }  // namespace ferry::transform::avro
