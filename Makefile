@@ -13,13 +13,14 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # clients the tests check it with (docs/testing-servers.md), with jq, which the benchmark scripts
 # read `--json` output with; the last, the man pages, `make package` and its test
 # (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze for the unit).
+# libavro-dev (avro-c) is the Avro decoding benchmark's peer only (bench/avro_decode_bench.cc).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium \
+  libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium libavro-dev \
   curl jq ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
   help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
 

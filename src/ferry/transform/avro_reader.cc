@@ -304,67 +304,90 @@ struct Cursor {
   size_t left() const { return static_cast<size_t>(end - p); }
 };
 
-Status Truncated(const Cursor& in, const std::string& path, std::string_view what) {
+// Errors are rare: out of line, so that the readers below inline into Decode.
+[[gnu::cold, gnu::noinline]] Status Truncated(const Cursor& in, const std::string& path,
+                                              std::string_view what) {
   return InvalidArgument("Avro datum: field '{}': {} at byte {} of {}", path, what, in.offset(),
                          static_cast<size_t>(in.end - in.begin));
 }
 
-Result<int64_t> ReadLong(Cursor* in, const std::string& path) {
+// The readers below return Status with the value through an out-parameter, rather than a
+// Result (a std::variant): they run for every field of every message, and inline into Decode.
+inline Status ReadLong(Cursor* in, const std::string& path, int64_t* v) {
+  if (in->p < in->end && *in->p < 0x80) {  // one byte: -64..63, lengths below 64
+    *v = ZigZagDecode(*in->p++);
+    return Status::OK();
+  }
   uint64_t raw = 0;
   if (!DecodeVarint(&in->p, in->end, &raw)) {
     return Truncated(*in, path, "a truncated or over-long varint");
   }
-  return ZigZagDecode(raw);
+  *v = ZigZagDecode(raw);
+  return Status::OK();
 }
 
-Result<int32_t> ReadInt(Cursor* in, const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, path));
+[[gnu::cold, gnu::noinline]] Status IntOutOfRange(const Cursor& in, const std::string& path,
+                                                  int64_t v) {
+  return Truncated(in, path, fmt::format("the int {} is out of range", v));
+}
+
+inline Status ReadInt(Cursor* in, const std::string& path, int32_t* out) {
+  int64_t v = 0;
+  FERRY_RETURN_IF_ERROR(ReadLong(in, path, &v));
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-    return Truncated(*in, path, fmt::format("the int {} is out of range", v));
+    return IntOutOfRange(*in, path, v);
   }
-  return static_cast<int32_t>(v);
+  *out = static_cast<int32_t>(v);
+  return Status::OK();
 }
 
 template <typename T>
-Result<T> ReadFixedWidth(Cursor* in, const std::string& path) {
+inline Status ReadFixedWidth(Cursor* in, const std::string& path, T* v) {
   if (in->left() < sizeof(T)) {
     return Truncated(*in, path, "the datum ends inside a number");
   }
-  T v;
-  std::memcpy(&v, in->p, sizeof(T));  // little-endian, as the host (x86-64, arm64)
+  std::memcpy(v, in->p, sizeof(T));  // little-endian, as the host (x86-64, arm64)
   in->p += sizeof(T);
-  return v;
+  return Status::OK();
 }
 
-Result<std::string_view> ReadBytes(Cursor* in, const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(int64_t n, ReadLong(in, path));
+[[gnu::cold, gnu::noinline]] Status BadLength(const Cursor& in, const std::string& path,
+                                              int64_t n) {
+  return Truncated(in, path, fmt::format("a length of {} with {} bytes left", n, in.left()));
+}
+
+inline Status ReadBytes(Cursor* in, const std::string& path, std::string_view* out) {
+  int64_t n = 0;
+  FERRY_RETURN_IF_ERROR(ReadLong(in, path, &n));
   if (n < 0 || static_cast<uint64_t>(n) > in->left()) {
-    return Truncated(*in, path, fmt::format("a length of {} with {} bytes left", n, in->left()));
+    return BadLength(*in, path, n);
   }
-  std::string_view out(reinterpret_cast<const char*>(in->p), static_cast<size_t>(n));
+  *out = std::string_view(reinterpret_cast<const char*>(in->p), static_cast<size_t>(n));
   in->p += n;
-  return out;
+  return Status::OK();
 }
 
-Result<std::string_view> ReadFixed(Cursor* in, int32_t size, const std::string& path) {
+Status ReadFixed(Cursor* in, int32_t size, const std::string& path, std::string_view* out) {
   if (static_cast<size_t>(size) > in->left()) {
     return Truncated(*in, path, fmt::format("a fixed of {} bytes with {} left", size, in->left()));
   }
-  std::string_view out(reinterpret_cast<const char*>(in->p), static_cast<size_t>(size));
+  *out = std::string_view(reinterpret_cast<const char*>(in->p), static_cast<size_t>(size));
   in->p += size;
-  return out;
+  return Status::OK();
 }
 
 // A block's item count (the byte size after a negative count is skipped), bounded by the bytes
 // left; 0 ends the array or map.
 Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path, int64_t* items) {
-  FERRY_ASSIGN_OR_RETURN(int64_t count, ReadLong(in, path));
+  int64_t count = 0;
+  FERRY_RETURN_IF_ERROR(ReadLong(in, path, &count));
   if (count < 0) {
     if (count == std::numeric_limits<int64_t>::min()) {
       return Truncated(*in, path, "a block count out of range");
     }
     count = -count;
-    FERRY_ASSIGN_OR_RETURN(int64_t bytes, ReadLong(in, path));
+    int64_t bytes = 0;
+    FERRY_RETURN_IF_ERROR(ReadLong(in, path, &bytes));
     if (bytes < 0) {
       return Truncated(*in, path, "a negative block size");
     }
@@ -380,24 +403,26 @@ Status SkipValue(const Node& w, Cursor* in, const std::string& path, int depth) 
   if (depth > kMaxDataDepth) {
     return Truncated(*in, path, fmt::format("a value nested deeper than {}", kMaxDataDepth));
   }
+  std::string_view skipped;
+  int64_t skipped_long = 0;
   switch (w.type) {
     case AvroType::kNull:
       return Status::OK();
     case AvroType::kBoolean:
-      return ReadFixed(in, 1, path).status();
+      return ReadFixed(in, 1, path, &skipped);
     case AvroType::kInt:
     case AvroType::kLong:
     case AvroType::kEnum:
-      return ReadLong(in, path).status();
+      return ReadLong(in, path, &skipped_long);
     case AvroType::kFloat:
-      return ReadFixed(in, 4, path).status();
+      return ReadFixed(in, 4, path, &skipped);
     case AvroType::kDouble:
-      return ReadFixed(in, 8, path).status();
+      return ReadFixed(in, 8, path, &skipped);
     case AvroType::kBytes:
     case AvroType::kString:
-      return ReadBytes(in, path).status();
+      return ReadBytes(in, path, &skipped);
     case AvroType::kFixed:
-      return ReadFixed(in, w.size, path).status();
+      return ReadFixed(in, w.size, path, &skipped);
     case AvroType::kRecord:
       for (const FieldDef& f : w.fields) {
         FERRY_RETURN_IF_ERROR(SkipValue(*f.type, in, path, depth + 1));
@@ -413,7 +438,7 @@ Status SkipValue(const Node& w, Cursor* in, const std::string& path, int depth) 
         }
         for (int64_t i = 0; i < count; ++i) {
           if (w.type == AvroType::kMap) {
-            FERRY_RETURN_IF_ERROR(ReadBytes(in, path).status());
+            FERRY_RETURN_IF_ERROR(ReadBytes(in, path, &skipped));
           }
           FERRY_RETURN_IF_ERROR(
               SkipValue(w.type == AvroType::kMap ? *w.values : *w.items, in, path, depth + 1));
@@ -421,7 +446,8 @@ Status SkipValue(const Node& w, Cursor* in, const std::string& path, int depth) 
       }
     }
     case AvroType::kUnion: {
-      FERRY_ASSIGN_OR_RETURN(int64_t branch, ReadLong(in, path));
+      int64_t branch = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, path, &branch));
       if (branch < 0 || static_cast<size_t>(branch) >= w.branches.size()) {
         return Truncated(*in, path,
                          fmt::format("union branch {} of {}", branch, w.branches.size()));
@@ -430,6 +456,22 @@ Status SkipValue(const Node& w, Cursor* in, const std::string& path, int depth) 
     }
   }
   return Status::OK();
+}
+
+// The offset of the first byte of `s` that is not UTF-8, or npos. ASCII (most text) is checked
+// 8 bytes at a time first; only text with other bytes takes the byte-wise validator.
+size_t FindInvalidText(std::string_view s) {
+  uint64_t seen = 0;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, s.data() + i, 8);
+    seen |= word;
+  }
+  for (; i < s.size(); ++i) {
+    seen |= static_cast<uint8_t>(s[i]);
+  }
+  return (seen & 0x8080808080808080ULL) == 0 ? std::string_view::npos : FindInvalidUtf8(s);
 }
 
 // A two's-complement big-endian integer of at most 16 bytes that fits `precision` digits.
@@ -483,10 +525,14 @@ Status DecodeRecord(const ReadOp& op, Cursor* in, columnar::StructColumn* s, int
   return Status::OK();
 }
 
-Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
-  if (depth > kMaxDataDepth) {
-    return Truncated(*in, op.path, fmt::format("a value nested deeper than {}", kMaxDataDepth));
-  }
+// Conversions before kRecord are leaves: they read one value and never recurse.
+constexpr bool IsLeaf(Conv c) {
+  return c < Conv::kRecord;
+}
+
+// A leaf, inlined where fields are read (the top-level loop, a union's branch): the call, the
+// depth check and the second switch of Decode cost as much as reading a small value.
+[[gnu::always_inline]] inline Status DecodeLeaf(const ReadOp& op, Cursor* in, Column* col) {
   switch (op.conv) {
     case Conv::kNull:
       if (!op.nullable) {
@@ -495,48 +541,57 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       col->AppendNull();
       return Status::OK();
     case Conv::kBool: {
-      FERRY_ASSIGN_OR_RETURN(std::string_view b, ReadFixed(in, 1, op.path));
+      std::string_view b;
+      FERRY_RETURN_IF_ERROR(ReadFixed(in, 1, op.path, &b));
       col->As<columnar::BooleanColumn>()->Append(b[0] != 0 ? 1 : 0);
       return Status::OK();
     }
     case Conv::kIntToInt32:
     case Conv::kIntToDate: {
-      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      int32_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadInt(in, op.path, &v));
       col->As<columnar::Int32Column>()->Append(v);
       return Status::OK();
     }
     case Conv::kIntToInt64: {
-      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      int32_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadInt(in, op.path, &v));
       col->As<columnar::Int64Column>()->Append(v);
       return Status::OK();
     }
     case Conv::kIntToFloat32: {
-      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      int32_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadInt(in, op.path, &v));
       col->As<columnar::FloatColumn>()->Append(static_cast<float>(v));
       return Status::OK();
     }
     case Conv::kIntToFloat64: {
-      FERRY_ASSIGN_OR_RETURN(int32_t v, ReadInt(in, op.path));
+      int32_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadInt(in, op.path, &v));
       col->As<columnar::DoubleColumn>()->Append(static_cast<double>(v));
       return Status::OK();
     }
     case Conv::kLongToInt64: {
-      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      int64_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &v));
       col->As<columnar::Int64Column>()->Append(v);
       return Status::OK();
     }
     case Conv::kLongToFloat32: {
-      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      int64_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &v));
       col->As<columnar::FloatColumn>()->Append(static_cast<float>(v));
       return Status::OK();
     }
     case Conv::kLongToFloat64: {
-      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      int64_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &v));
       col->As<columnar::DoubleColumn>()->Append(static_cast<double>(v));
       return Status::OK();
     }
     case Conv::kMillisToMicros: {
-      FERRY_ASSIGN_OR_RETURN(int64_t v, ReadLong(in, op.path));
+      int64_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &v));
       int64_t micros = 0;
       if (__builtin_mul_overflow(v, int64_t{1000}, &micros)) {
         return Truncated(*in, op.path, fmt::format("the timestamp {} ms is out of range", v));
@@ -546,7 +601,8 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
     }
     case Conv::kFloatToFloat32:
     case Conv::kFloatToFloat64: {
-      FERRY_ASSIGN_OR_RETURN(float v, ReadFixedWidth<float>(in, op.path));
+      float v = 0;
+      FERRY_RETURN_IF_ERROR(ReadFixedWidth(in, op.path, &v));
       if (op.conv == Conv::kFloatToFloat32) {
         col->As<columnar::FloatColumn>()->Append(v);
       } else {
@@ -555,16 +611,18 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       return Status::OK();
     }
     case Conv::kDoubleToFloat64: {
-      FERRY_ASSIGN_OR_RETURN(double v, ReadFixedWidth<double>(in, op.path));
+      double v = 0;
+      FERRY_RETURN_IF_ERROR(ReadFixedWidth(in, op.path, &v));
       col->As<columnar::DoubleColumn>()->Append(v);
       return Status::OK();
     }
     case Conv::kTextToString:
     case Conv::kTextToBinary: {
       size_t at = in->offset();
-      FERRY_ASSIGN_OR_RETURN(std::string_view s, ReadBytes(in, op.path));
+      std::string_view s;
+      FERRY_RETURN_IF_ERROR(ReadBytes(in, op.path, &s));
       if (op.conv == Conv::kTextToString) {
-        size_t bad = FindInvalidUtf8(s);
+        size_t bad = FindInvalidText(s);
         if (bad != std::string_view::npos) {
           return InvalidArgument(
               "Avro datum: field '{}': the string at byte {} is not UTF-8 (byte "
@@ -576,7 +634,8 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       return Status::OK();
     }
     case Conv::kEnumToString: {
-      FERRY_ASSIGN_OR_RETURN(int64_t index, ReadLong(in, op.path));
+      int64_t index = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &index));
       const auto& symbols = op.writer->symbols;
       if (index < 0 || static_cast<size_t>(index) >= symbols.size()) {
         return Truncated(*in, op.path,
@@ -586,7 +645,8 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       return Status::OK();
     }
     case Conv::kFixedToBinary: {
-      FERRY_ASSIGN_OR_RETURN(std::string_view s, ReadFixed(in, op.writer->size, op.path));
+      std::string_view s;
+      FERRY_RETURN_IF_ERROR(ReadFixed(in, op.writer->size, op.path, &s));
       col->As<columnar::BinaryColumn>()->Append(s);
       return Status::OK();
     }
@@ -594,14 +654,28 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
     case Conv::kDecimalFixed: {
       std::string_view bytes;
       if (op.conv == Conv::kDecimalBytes) {
-        FERRY_ASSIGN_OR_RETURN(bytes, ReadBytes(in, op.path));
+        FERRY_RETURN_IF_ERROR(ReadBytes(in, op.path, &bytes));
       } else {
-        FERRY_ASSIGN_OR_RETURN(bytes, ReadFixed(in, op.writer->size, op.path));
+        FERRY_RETURN_IF_ERROR(ReadFixed(in, op.writer->size, op.path, &bytes));
       }
       FERRY_ASSIGN_OR_RETURN(columnar::Int128 v, DecimalValue(bytes, op.precision, in, op.path));
       col->As<columnar::DecimalColumn>()->Append(v);
       return Status::OK();
     }
+    default:
+      break;
+  }
+  return Internal("Avro: field '{}': not a leaf read op", op.path);
+}
+
+Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
+  if (IsLeaf(op.conv)) {
+    return DecodeLeaf(op, in, col);
+  }
+  if (depth > kMaxDataDepth) {
+    return Truncated(*in, op.path, fmt::format("a value nested deeper than {}", kMaxDataDepth));
+  }
+  switch (op.conv) {
     case Conv::kRecord:
       return DecodeRecord(op, in, static_cast<columnar::StructColumn*>(col), depth);
     case Conv::kArray:
@@ -618,8 +692,9 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
         for (int64_t i = 0; i < count; ++i) {
           if (map) {
             size_t at = in->offset();
-            FERRY_ASSIGN_OR_RETURN(std::string_view key, ReadBytes(in, op.path));
-            if (FindInvalidUtf8(key) != std::string_view::npos) {
+            std::string_view key;
+            FERRY_RETURN_IF_ERROR(ReadBytes(in, op.path, &key));
+            if (FindInvalidText(key) != std::string_view::npos) {
               return InvalidArgument("Avro datum: field '{}': the map key at byte {} is not UTF-8",
                                      op.path, at);
             }
@@ -638,14 +713,16 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       return Status::OK();
     }
     case Conv::kUnion: {
-      FERRY_ASSIGN_OR_RETURN(int64_t branch, ReadLong(in, op.path));
+      int64_t branch = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &branch));
       if (branch < 0 || static_cast<size_t>(branch) >= op.children.size()) {
         return Truncated(*in, op.path,
                          fmt::format("union branch {} of {}", branch, op.children.size()));
       }
       const auto b = static_cast<size_t>(branch);
       if (!op.members) {
-        return Decode(*op.children[b], in, col, depth + 1);
+        const ReadOp& child = *op.children[b];
+        return IsLeaf(child.conv) ? DecodeLeaf(child, in, col) : Decode(child, in, col, depth + 1);
       }
       auto* s = static_cast<columnar::StructColumn*>(col);
       const int member = op.member_of_branch[b];
@@ -666,6 +743,8 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       s->FinishRow();
       return Status::OK();
     }
+    default:
+      break;
   }
   return Internal("Avro: field '{}': unknown read op", op.path);
 }
@@ -715,8 +794,7 @@ Result<std::unique_ptr<AvroRowReader>> AvroRowReader::CreateForColumn(
   reader->writer_ = std::move(writer);
   reader->columns_ = {column};
   reader->field_ops_.push_back(std::move(op));
-  reader->column_of_field_.push_back(column);
-  reader->whole_datum_ = true;
+  reader->column_of_field_.push_back(column);  // Append's loop then reads the one value
   return reader;
 }
 
@@ -725,26 +803,30 @@ Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batc
   Cursor in{bytes, bytes, bytes + datum.size()};
   const int64_t rows = batch->mutable_column(columns_.front())->length();
   const Node& root = writer_->root();
-  Status st;
-  if (whole_datum_) {
-    st = Decode(*field_ops_.front(), &in, batch->mutable_column(columns_.front()), 1);
-  }
-  for (size_t i = 0; !whole_datum_ && i < field_ops_.size() && st.ok(); ++i) {
-    if (column_of_field_[i] < 0) {
-      st = SkipValue(*root.fields[i].type, &in, root.fields[i].name, 1);
-    } else {
-      st = Decode(*field_ops_[i], &in, batch->mutable_column(column_of_field_[i]), 1);
-    }
-  }
-  if (st.ok() && in.left() != 0) {
-    st = InvalidArgument("Avro datum: {} bytes left over after the record ({} bytes)", in.left(),
-                         datum.size());
-  }
-  if (!st.ok()) {
+  // Puts the batch back as it was: the datum is a bad record.
+  auto rollback = [&](Status st) {
     for (int c : columns_) {
       batch->mutable_column(c)->Truncate(rows);
     }
     return st;
+  };
+  for (size_t i = 0; i < field_ops_.size(); ++i) {
+    const ReadOp& op = *field_ops_[i];
+    Status st;
+    if (column_of_field_[i] < 0) {
+      st = SkipValue(*root.fields[i].type, &in, root.fields[i].name, 1);
+    } else if (IsLeaf(op.conv)) {
+      st = DecodeLeaf(op, &in, batch->mutable_column(column_of_field_[i]));
+    } else {
+      st = Decode(op, &in, batch->mutable_column(column_of_field_[i]), 1);
+    }
+    if (!st.ok()) [[unlikely]] {
+      return rollback(std::move(st));
+    }
+  }
+  if (in.left() != 0) [[unlikely]] {
+    return rollback(InvalidArgument("Avro datum: {} bytes left over after the record ({} bytes)",
+                                    in.left(), datum.size()));
   }
   for (int c : unfilled_columns_) {
     batch->mutable_column(c)->AppendNull();

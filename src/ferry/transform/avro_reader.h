@@ -74,8 +74,6 @@ class AvroRowReader {
   std::vector<int> column_of_field_;
   std::vector<int> unfilled_columns_;  // batch columns no writer field fills: null
   std::vector<std::string> unmatched_;
-  // CreateForColumn: the datum is one value, field_ops_[0] into columns_[0].
-  bool whole_datum_ = false;
 };
 
 }  // namespace ferry::transform::avro
