@@ -1,7 +1,8 @@
 // libFuzzer target: Avro binary datums (transform/avro_reader.h) against a fixed writer schema
 // holding every type, nested records, arrays, maps, unions and a recursive record that the table
-// skips. Any bytes either append one row or fail leaving every column as long as before; neither
-// may crash, hang or allocate without bound.
+// skips, read two ways: field by field into the table's columns, and whole into one STRUCT column
+// (AvroRowReader::CreateForColumn, as a Kafka key is read). Any bytes either append one row or
+// fail leaving every column as long as before; neither may crash, hang or allocate without bound.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -41,6 +42,8 @@ constexpr const char* kTable =
 struct Fixture {
   ferry::columnar::SchemaPtr table;
   std::unique_ptr<ferry::transform::avro::AvroRowReader> reader;
+  ferry::columnar::SchemaPtr whole_table;  // one column: STRUCT of the table's columns
+  std::unique_ptr<ferry::transform::avro::AvroRowReader> whole;
 };
 
 const Fixture& Get() {
@@ -56,32 +59,46 @@ const Fixture& Get() {
     for (int i = 0; i < f.table->num_fields(); ++i) {
       columns.push_back(i);
     }
-    auto reader = ferry::transform::avro::AvroRowReader::Create(
-        std::make_shared<const ferry::transform::avro::Schema>(std::move(*writer)), *f.table,
-        columns);
+    auto shared = std::make_shared<const ferry::transform::avro::Schema>(std::move(*writer));
+    auto reader = ferry::transform::avro::AvroRowReader::Create(shared, *f.table, columns);
     if (!reader.ok()) {
       std::abort();
     }
     f.reader = std::move(*reader);
+    f.whole_table =
+        std::make_shared<const ferry::columnar::Schema>(std::vector<ferry::columnar::Field>{
+            {.name = "key", .type = ferry::columnar::DataType::Struct(f.table->fields())}});
+    auto whole = ferry::transform::avro::AvroRowReader::CreateForColumn(shared, *f.whole_table, 0);
+    if (!whole.ok()) {
+      std::abort();
+    }
+    f.whole = std::move(*whole);
     return f;
   }();
   return fixture;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Fixture& f = Get();
-  auto batch = ferry::columnar::RecordBatch::MakeEmpty(f.table);
-  std::string_view datum(reinterpret_cast<const char*>(data), size);
+// Two appends of the datum with `reader`: each adds one row or none, to every column alike.
+void AppendTwice(const ferry::transform::avro::AvroRowReader& reader,
+                 const ferry::columnar::SchemaPtr& schema, std::string_view datum) {
+  auto batch = ferry::columnar::RecordBatch::MakeEmpty(schema);
   for (int round = 0; round < 2; ++round) {
-    int64_t before = batch.num_rows();
-    bool ok = f.reader->Append(datum, &batch).ok();
+    int64_t before = batch.column(0).length();
+    bool ok = reader.Append(datum, &batch).ok();
     for (int c = 0; c < batch.num_columns(); ++c) {
       if (batch.column(c).length() != before + (ok ? 1 : 0)) {
         std::abort();
       }
     }
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const Fixture& f = Get();
+  std::string_view datum(reinterpret_cast<const char*>(data), size);
+  AppendTwice(*f.reader, f.table, datum);
+  AppendTwice(*f.whole, f.whole_table, datum);
   return 0;
 }
