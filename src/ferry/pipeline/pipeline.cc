@@ -141,14 +141,36 @@ Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::
 }
 
 Status Pipeline::StartSource() {
-  rate_limited_us_ = 0;
-  positions_fresh_ = false;
-  FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
-  Status st = source_->Start(this);
-  if (!st.ok()) {
+  std::chrono::milliseconds backoff = options_.initial_backoff;
+  while (true) {
+    rate_limited_us_ = 0;
+    positions_fresh_ = false;
+    book_.Clear();  // an attempt that failed half-way may have assigned some
+    FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
+    Status st = source_->Start(this);
+    if (st.ok()) {
+      return st;
+    }
     source_.reset();
+    // Unreachable (the broker, or the table's store while positions are read): try again, as a
+    // poll would, until a stop (the loop then ends with nothing read) or max_wait.
+    if (st.code() != StatusCode::kUnavailable) {
+      return st;
+    }
+    if (stop_->stopping() || stop_->abandon()) {
+      return Status::OK();
+    }
+    if (Status waited = CheckMaxWait(); !waited.ok()) {
+      return st.WithContext("{}", waited.message());
+    }
+    metrics_->unavailable->Increment();
+    last_source_error_ = st.message();
+    SetBrokerReachable(false, st);
+    FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms", options_.id,
+                   st.message(), backoff.count());
+    stop_->WaitFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
   }
-  return st;
 }
 
 void Pipeline::CloseSource() {
@@ -573,7 +595,10 @@ Status Pipeline::RunLoop(StopSignal* stop) {
       continue;
     }
     Status bad = TakePolled();
-    for (source::Gap& gap : source_->TakeGaps()) {
+    if (source_ == nullptr && bad.ok()) {
+      continue;  // fenced, and a stop came while the source restarted: the loop ends above
+    }
+    for (source::Gap& gap : source_ ? source_->TakeGaps() : std::vector<source::Gap>()) {
       metrics_->gaps->Increment();
       metrics_->gap_messages->Increment(
           static_cast<double>(gap.last_position - gap.first_position + 1));
@@ -587,7 +612,7 @@ Status Pipeline::RunLoop(StopSignal* stop) {
       result = committed.ok() ? bad : committed;
       break;
     }
-    if (book_.HeadsDue(options_.until_caught_up, options_.heads_interval)) {
+    if (source_ != nullptr && book_.HeadsDue(options_.until_caught_up, options_.heads_interval)) {
       UpdateHeads();
     }
     if (Status waited = CheckMaxWait(); !waited.ok()) {

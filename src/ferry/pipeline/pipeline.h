@@ -166,6 +166,8 @@ class Pipeline final : private source::PartitionListener {
   void OnRevoked(const source::PartitionInfo& partition) override;
 
   // ---- Pipeline thread ----
+  // Makes and starts the source. Unavailable (the broker, or the store while the partitions'
+  // positions are read) is retried with backoff; OK without a source when a stop came first.
   Status StartSource();
   void CloseSource();
   // Step 3: seals the open batch (if any) and hands it to the writer thread, first taking back

@@ -135,6 +135,8 @@ class PipelineTest : public ::testing::Test {
   metrics::Registry registry_;
   std::map<std::string, std::string> metadata_ = {
       {"offset", "_offset"}, {"partition", "_partition"}, {"key", "_key"}};
+  // Wraps the source factory Make passes, when set.
+  std::function<SourceFactory(SourceFactory)> wrap_source_;
   // Wraps the JSON decoder Make builds, when set.
   std::function<std::unique_ptr<transform::Decoder>(std::unique_ptr<transform::Decoder>)>
       wrap_decoder_;
@@ -163,7 +165,8 @@ class PipelineTest : public ::testing::Test {
     FERRY_ASSIGN_OR_RETURN(
         auto pipeline,
         Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
-                         broker->Factory(), std::move(wrapped), &registry_));
+                         wrap_source_ ? wrap_source_(broker->Factory()) : broker->Factory(),
+                         std::move(wrapped), &registry_));
     if (dead_letter) {
       FERRY_ASSIGN_OR_RETURN(OpenedTable dead,
                              OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema}));
@@ -508,6 +511,68 @@ TEST_F(PipelineTest, SkippedBadRecordsAreCountedAndConsumed) {
   EXPECT_EQ(Metric("ferry_bad_records_total",
                    {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "overflow"}}),
             1);
+}
+
+// A source whose Start fails (Unavailable, as JetStream's does when the table's store cannot be
+// read for a partition's position) the first `failures` times.
+class FailingStartSource final : public source::Source {
+ public:
+  FailingStartSource(std::unique_ptr<source::Source> inner, std::atomic<int>* failures)
+      : inner_(std::move(inner)), failures_(failures) {}
+  Status Start(source::PartitionListener* l) override {
+    if (failures_->fetch_sub(1) > 0) {
+      return Unavailable("list s3://lake/events/_delta_log/: gave up after 4 attempts");
+    }
+    return inner_->Start(l);
+  }
+  Status Poll(size_t max, std::chrono::milliseconds timeout,
+              std::vector<source::Message>* out) override {
+    return inner_->Poll(max, timeout, out);
+  }
+  void Acknowledge(std::span<const source::CommittedPosition> p) override {
+    inner_->Acknowledge(p);
+  }
+  Result<std::vector<source::PartitionHead>> Heads() override { return inner_->Heads(); }
+  Status Close() override { return inner_->Close(); }
+
+ private:
+  std::unique_ptr<source::Source> inner_;
+  std::atomic<int>* failures_;
+};
+
+// A start that finds the store or the broker unreachable is retried with backoff, as a poll is
+// (the JetStream torture test's store faults hit it); a stop while it retries ends the run.
+TEST_F(PipelineTest, AnUnreachableStartIsRetried) {
+  std::atomic<int> failures = 3;
+  wrap_source_ = [&](SourceFactory inner) -> SourceFactory {
+    return [&failures, inner]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, inner());
+      return std::unique_ptr<source::Source>(
+          std::make_unique<FailingStartSource>(std::move(s), &failures));
+    };
+  };
+  Broker broker{.partitions = 2, .per_partition = 20};
+  auto p =
+      Make(&broker, {.initial_backoff = std::chrono::milliseconds(5), .until_caught_up = true});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  Status st = (*p)->Run(&stop);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(Ids(), Expected(2, 20));
+  EXPECT_EQ(Metric("ferry_source_unavailable_total"), 3);
+
+  // Never reachable: a stop ends the retries, OK with nothing read.
+  failures = 1 << 30;
+  Broker more{.partitions = 1, .per_partition = 5};
+  auto q = Make(&more, {.initial_backoff = std::chrono::milliseconds(5)});
+  ASSERT_TRUE(q.ok());
+  Status result;
+  std::thread run([&] { result = (*q)->Run(&stop); });
+  WaitUntil([&] { return Metric("ferry_source_unavailable_total") >= 6; });
+  stop.RequestDrain(std::chrono::milliseconds(1000));
+  run.join();
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(Ids(), Expected(2, 20));
 }
 
 // A decoder whose schema registry is down for messages with an id from `from` on: Unavailable,
