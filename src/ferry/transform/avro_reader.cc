@@ -494,11 +494,10 @@ Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batc
     return st;
   };
   for (size_t i = 0; i < field_ops_.size(); ++i) {
-    const ReadOp& op = *field_ops_[i];
     Status st;
-    if (column_of_field_[i] < 0) {
+    if (column_of_field_[i] < 0) {  // skipped: no op (field_ops_[i] is null)
       st = SkipValue(*root.fields[i].type, &in, root.fields[i].name, 1);
-    } else if (IsLeaf(op.conv)) {
+    } else if (const ReadOp& op = *field_ops_[i]; IsLeaf(op.conv)) {
       st = DecodeLeaf(op, &in, batch->mutable_column(column_of_field_[i]));
     } else {
       st = Decode(op, &in, batch->mutable_column(column_of_field_[i]), 1);
