@@ -21,6 +21,8 @@
 #include <random>
 #include <string>
 
+#include "ferry/transform/avro_bytes_for_test.h"
+
 namespace ferry::bench {
 
 constexpr const char* kNineFieldDdl =
@@ -113,39 +115,25 @@ inline std::string ToJson(const NineFieldRow& r) {
       r.note ? fmt::format("\"{}\"", *r.note) : std::string("null"));
 }
 
-inline void AppendAvroLong(int64_t v, std::string* out) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  while (z >= 0x80) {
-    out->push_back(static_cast<char>((z & 0x7f) | 0x80));
-    z >>= 7;
-  }
-  out->push_back(static_cast<char>(z));
-}
-
-inline void AppendAvroString(const std::string& s, std::string* out) {
-  AppendAvroLong(static_cast<int64_t>(s.size()), out);
-  out->append(s);
-}
-
 // One datum of kNineFieldAvroSchema, unframed.
 inline std::string ToAvro(const NineFieldRow& r) {
   std::string out;
-  AppendAvroLong(r.id, &out);
-  AppendAvroLong(r.qty, &out);
+  out += ferry::transform::avro_test::Long(r.id);
+  out += ferry::transform::avro_test::Long(r.qty);
   char price[8];
   double p = r.price();
   std::memcpy(price, &p, 8);  // little-endian, as the host (x86-64, arm64)
   out.append(price, 8);
-  AppendAvroString(r.code, &out);
-  AppendAvroString(r.city, &out);
-  AppendAvroString(r.body, &out);
-  AppendAvroLong(r.ts_micros(), &out);
-  AppendAvroLong(r.date_days(), &out);
+  out += ferry::transform::avro_test::Str(r.code);
+  out += ferry::transform::avro_test::Str(r.city);
+  out += ferry::transform::avro_test::Str(r.body);
+  out += ferry::transform::avro_test::Long(r.ts_micros());
+  out += ferry::transform::avro_test::Long(r.date_days());
   if (r.note) {
-    AppendAvroLong(1, &out);
-    AppendAvroString(*r.note, &out);
+    out += ferry::transform::avro_test::Long(1);
+    out += ferry::transform::avro_test::Str(*r.note);
   } else {
-    AppendAvroLong(0, &out);
+    out += ferry::transform::avro_test::Long(0);
   }
   return out;
 }
