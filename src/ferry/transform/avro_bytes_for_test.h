@@ -1,6 +1,6 @@
-// Tests and benchmarks only: Avro binary values written by hand from the specification's "Binary Encoding"
-// section (a long as a zigzag varint, a string or bytes as its length then the bytes), so the
-// reader and decoder tests do not build their input with the code under test.
+// Tests and benchmarks only: Avro binary values written by hand from the specification's
+// "Binary Encoding" section (a long as a zigzag varint, a string or bytes as its length then the
+// bytes), so the reader and decoder tests do not build their input with the code under test.
 #pragma once
 
 #include <cstdint>
