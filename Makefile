@@ -134,12 +134,9 @@ lint:
 # install` and `make package` (a release build of ferry alone, which it runs first, beside the
 # tests that mostly wait), then the .deb installed, run and purged (tests/package/). After a
 # failed ctest, tools/print_test_failures.sh repeats why each test failed at the end of the log.
-test: setup lint build asan-unit
-	cd build/dev && ctest --output-on-failure -j $(TEST_JOBS) --timeout 600 || \
-	  { $(CURDIR)/tools/print_test_failures.sh $(CURDIR)/build/dev; exit 1; }
-	cd build/asan && ctest --output-on-failure -j $(JOBS) -L unit --timeout 900 || \
-	  { $(CURDIR)/tools/print_test_failures.sh $(CURDIR)/build/asan; exit 1; }
-	tools/run_fuzzers.sh build/asan $${FUZZ_TEST_SECONDS:-30}
+# The ASan tree builds at nice 19 while the dev tests run, which mostly wait (tools/run_tests.sh).
+test: setup lint build
+	tools/run_tests.sh $(JOBS) $(TEST_JOBS) $${FUZZ_TEST_SECONDS:-30}
 
 test-unit: build
 	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit
