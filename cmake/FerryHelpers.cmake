@@ -11,6 +11,11 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   # g++ 12 (the compiler our warning set is written for) leaves out for C++.
   list(APPEND FERRY_WARNINGS -Wno-sign-conversion)
 endif()
+if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # In a unity build each .cc is #included into a batch file, where GCC takes it for a header
+  # and warns of any class whose member's type is in the .cc's anonymous namespace (a pimpl).
+  list(APPEND FERRY_WARNINGS -Wno-subobject-linkage)
+endif()
 if(FERRY_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # GCC 12 reports false maybe-uninitialized warnings inside libstdc++ (std::regex,
   # std::function) once sanitizer instrumentation changes inlining (a CI run failed on one).

@@ -9,6 +9,7 @@
 // Thread-safety: value types.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -30,7 +31,18 @@ struct Protocol {
   std::optional<std::vector<std::string>> reader_features;
   std::optional<std::vector<std::string>> writer_features;
 
+  // The feature is named in readerFeatures / writerFeatures (false when the list is absent).
+  bool ReaderLists(std::string_view feature) const { return Lists(reader_features, feature); }
+  bool WriterLists(std::string_view feature) const { return Lists(writer_features, feature); }
+
   bool operator==(const Protocol&) const = default;
+
+ private:
+  static bool Lists(const std::optional<std::vector<std::string>>& features,
+                    std::string_view feature) {
+    return features.has_value() &&
+           std::find(features->begin(), features->end(), feature) != features->end();
+  }
 };
 
 struct Format {

@@ -32,7 +32,7 @@ Field Opt(std::string name, DataTypePtr type) {
   return Field{std::move(name), type, true, {}};
 }
 
-DataTypePtr StringMap() {
+DataTypePtr StringMapType() {
   return DataType::Map(DataType::String(), DataType::String(), true);
 }
 DataTypePtr StringList() {
@@ -50,11 +50,11 @@ DataTypePtr DeletionVectorType() {
 // table `checkpoint`'s _last_checkpoint), in Spark's order.
 columnar::SchemaPtr CheckpointSchema(bool with_stats) {
   std::vector<Field> add = {Opt("path", DataType::String()),
-                            Opt("partitionValues", StringMap()),
+                            Opt("partitionValues", StringMapType()),
                             Opt("size", DataType::Int64()),
                             Opt("modificationTime", DataType::Int64()),
                             Opt("dataChange", DataType::Boolean()),
-                            Opt("tags", StringMap()),
+                            Opt("tags", StringMapType()),
                             Opt("deletionVector", DeletionVectorType()),
                             Opt("baseRowId", DataType::Int64()),
                             Opt("defaultRowCommitVersion", DataType::Int64())};
@@ -71,7 +71,7 @@ columnar::SchemaPtr CheckpointSchema(bool with_stats) {
               {Opt("path", DataType::String()), Opt("deletionTimestamp", DataType::Int64()),
                Opt("dataChange", DataType::Boolean()),
                Opt("extendedFileMetadata", DataType::Boolean()),
-               Opt("partitionValues", StringMap()), Opt("size", DataType::Int64()),
+               Opt("partitionValues", StringMapType()), Opt("size", DataType::Int64()),
                Opt("deletionVector", DeletionVectorType()), Opt("baseRowId", DataType::Int64()),
                Opt("defaultRowCommitVersion", DataType::Int64())})),
       Opt("metaData",
@@ -79,9 +79,9 @@ columnar::SchemaPtr CheckpointSchema(bool with_stats) {
               {Opt("id", DataType::String()), Opt("name", DataType::String()),
                Opt("description", DataType::String()),
                Opt("format", DataType::Struct({Opt("provider", DataType::String()),
-                                               Opt("options", StringMap())})),
+                                               Opt("options", StringMapType())})),
                Opt("schemaString", DataType::String()), Opt("partitionColumns", StringList()),
-               Opt("configuration", StringMap()), Opt("createdTime", DataType::Int64())})),
+               Opt("configuration", StringMapType()), Opt("createdTime", DataType::Int64())})),
       Opt("protocol", DataType::Struct({Opt("minReaderVersion", DataType::Int32()),
                                         Opt("minWriterVersion", DataType::Int32()),
                                         Opt("readerFeatures", StringList()),

@@ -307,11 +307,6 @@ bool UsesTimestampNtz(const DataType& type) {
                      [](const Field& f) { return UsesTimestampNtz(*f.type); });
 }
 
-bool Lists(const std::optional<std::vector<std::string>>& features, std::string_view name) {
-  return features.has_value() &&
-         std::find(features->begin(), features->end(), name) != features->end();
-}
-
 }  // namespace
 
 Result<SchemaChangeCommit> PlanSchemaChange(const Snapshot& snapshot, const SchemaMerge& merge) {
@@ -351,8 +346,7 @@ Result<SchemaChangeCommit> PlanSchemaChange(const Snapshot& snapshot, const Sche
       protocol = WithFeatures(protocol, {kTypeWideningFeature}, {kTypeWideningFeature});
     }
   }
-  if (ntz && !(Lists(protocol.reader_features, "timestampNtz") &&
-               Lists(protocol.writer_features, "timestampNtz"))) {
+  if (ntz && !(protocol.ReaderLists("timestampNtz") && protocol.WriterLists("timestampNtz"))) {
     protocol = WithFeatures(protocol, {"timestampNtz"}, {"timestampNtz"});
   }
   out.schema = std::make_shared<const columnar::Schema>(std::move(fields));

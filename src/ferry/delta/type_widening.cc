@@ -14,11 +14,6 @@ namespace {
 using columnar::DataType;
 using columnar::TypeId;
 
-bool Lists(const std::optional<std::vector<std::string>>& features, std::string_view name) {
-  return features.has_value() &&
-         std::find(features->begin(), features->end(), name) != features->end();
-}
-
 bool WiderDecimal(const DataType& from, const DataType& to) {
   return to.scale() >= from.scale() &&
          to.precision() - to.scale() >= from.precision() - from.scale();
@@ -70,7 +65,7 @@ Status CheckFields(const std::vector<columnar::Field>& fields, const std::string
 
 bool SupportsTypeWidening(const Protocol& protocol) {
   for (const char* name : {kTypeWideningFeature, kTypeWideningPreviewFeature}) {
-    if (Lists(protocol.reader_features, name) && Lists(protocol.writer_features, name)) {
+    if (protocol.ReaderLists(name) && protocol.WriterLists(name)) {
       return true;
     }
   }
@@ -78,7 +73,7 @@ bool SupportsTypeWidening(const Protocol& protocol) {
 }
 
 bool SupportsTypeWideningPreview(const Protocol& protocol) {
-  return Lists(protocol.writer_features, kTypeWideningPreviewFeature);
+  return protocol.WriterLists(kTypeWideningPreviewFeature);
 }
 
 bool IsSupportedTypeChange(const DataType& from, const DataType& to) {

@@ -6,10 +6,10 @@ namespace {
 using columnar::DataType;
 using columnar::Field;
 using columnar::TypeId;
-using Kind = LogicalType::Kind;
+using LogicalKind = LogicalType::Kind;
 
 LogicalType IntLogical(int8_t bits, bool is_signed) {
-  LogicalType t = LogicalType::Of(Kind::kInteger);
+  LogicalType t = LogicalType::Of(LogicalKind::kInteger);
   t.bit_width = bits;
   t.is_signed = is_signed;
   return t;
@@ -65,12 +65,12 @@ Status SetLeafType(const DataType& type, SchemaElement* e) {
       break;
     case TypeId::kString:
       e->type = PhysicalType::kByteArray;
-      e->logical_type = LogicalType::Of(Kind::kString);
+      e->logical_type = LogicalType::Of(LogicalKind::kString);
       e->converted_type = ConvertedType::kUtf8;
       break;
     case TypeId::kJson:
       e->type = PhysicalType::kByteArray;
-      e->logical_type = LogicalType::Of(Kind::kJson);
+      e->logical_type = LogicalType::Of(LogicalKind::kJson);
       e->converted_type = ConvertedType::kJson;
       break;
     case TypeId::kBinary:
@@ -82,12 +82,12 @@ Status SetLeafType(const DataType& type, SchemaElement* e) {
       break;
     case TypeId::kDate:
       e->type = PhysicalType::kInt32;
-      e->logical_type = LogicalType::Of(Kind::kDate);
+      e->logical_type = LogicalType::Of(LogicalKind::kDate);
       e->converted_type = ConvertedType::kDate;
       break;
     case TypeId::kTimestamp: {
       e->type = PhysicalType::kInt64;
-      LogicalType t = LogicalType::Of(Kind::kTimestamp);
+      LogicalType t = LogicalType::Of(LogicalKind::kTimestamp);
       t.unit = type.unit();
       t.is_adjusted_to_utc = type.utc_adjusted();
       e->logical_type = t;
@@ -111,7 +111,7 @@ Status SetLeafType(const DataType& type, SchemaElement* e) {
         e->type = PhysicalType::kFixedLenByteArray;
         e->type_length = DecimalByteWidth(p);
       }
-      LogicalType t = LogicalType::Of(Kind::kDecimal);
+      LogicalType t = LogicalType::Of(LogicalKind::kDecimal);
       t.precision = p;
       t.scale = type.scale();
       e->logical_type = t;
@@ -126,9 +126,9 @@ Status SetLeafType(const DataType& type, SchemaElement* e) {
   return Status::OK();
 }
 
-class Builder {
+class SchemaBuilder {
  public:
-  explicit Builder(ParquetSchema* out) : out_(out) {}
+  explicit SchemaBuilder(ParquetSchema* out) : out_(out) {}
 
   // Adds the elements of a field (and its subtree). `path` holds the columnar nodes above it,
   // with the last one's step still to be set by the caller.
@@ -169,7 +169,7 @@ class Builder {
       }
       case TypeId::kList: {
         e.num_children = 1;
-        e.logical_type = LogicalType::Of(Kind::kList);
+        e.logical_type = LogicalType::Of(LogicalKind::kList);
         e.converted_type = ConvertedType::kList;
         out_->elements.push_back(std::move(e));
         out_->elements.push_back(RepeatedGroup("list", 1));
@@ -181,7 +181,7 @@ class Builder {
       }
       case TypeId::kMap: {
         e.num_children = 1;
-        e.logical_type = LogicalType::Of(Kind::kMap);
+        e.logical_type = LogicalType::Of(LogicalKind::kMap);
         e.converted_type = ConvertedType::kMap;
         out_->elements.push_back(std::move(e));
         out_->elements.push_back(RepeatedGroup("key_value", 2));
@@ -247,7 +247,7 @@ Result<ParquetSchema> BuildParquetSchema(const columnar::Schema& schema) {
   root.name = "schema";
   root.num_children = schema.num_fields();
   out.elements.push_back(std::move(root));
-  Builder b(&out);
+  SchemaBuilder b(&out);
   std::vector<PathNode> path;
   for (int i = 0; i < schema.num_fields(); ++i) {
     const Field& f = schema.field(i);

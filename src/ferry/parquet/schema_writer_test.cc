@@ -2,16 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "ferry/columnar/schema_for_test.h"
+
 namespace ferry::parquet {
 namespace {
 
-columnar::Field F(std::string name, columnar::DataTypePtr type, bool nullable = true) {
-  columnar::Field f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.nullable = nullable;
-  return f;
-}
+using columnar::F;
 
 using columnar::DataType;
 using columnar::Field;

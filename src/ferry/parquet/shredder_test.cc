@@ -3,18 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "ferry/columnar/column.h"
+#include "ferry/columnar/schema_for_test.h"
 #include "ferry/parquet/schema_writer.h"
 
 namespace ferry::parquet {
 namespace {
 
-columnar::Field F(std::string name, columnar::DataTypePtr type, bool nullable = true) {
-  columnar::Field f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.nullable = nullable;
-  return f;
-}
+using columnar::F;
 
 using columnar::BinaryColumn;
 using columnar::DataType;

@@ -9,19 +9,14 @@
 #include <limits>
 #include <random>
 
+#include "ferry/columnar/schema_for_test.h"
 #include "ferry/parquet/schema_writer.h"
 #include "ferry/parquet/writer_test_decoder.h"
 
 namespace ferry::parquet {
 namespace {
 
-columnar::Field F(std::string name, columnar::DataTypePtr type, bool nullable = true) {
-  columnar::Field f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.nullable = nullable;
-  return f;
-}
+using columnar::F;
 
 using columnar::BinaryColumn;
 using columnar::Column;

@@ -17,14 +17,6 @@ namespace ferry::pipeline {
 using Clock = std::chrono::steady_clock;
 using metrics::Labels;
 
-namespace {
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-}  // namespace
-
 Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
                                                    std::unique_ptr<delta::Table> table,
                                                    delta::Snapshot snapshot,
@@ -323,7 +315,7 @@ void Pipeline::DiscardInFlight() {
 
 void Pipeline::AfterCommit(const SealedBatch& batch) {
   std::string summary;
-  double batch_seconds = Seconds(Clock::now() - batch.opened);
+  double batch_seconds = std::chrono::duration<double>(Clock::now() - batch.opened).count();
   metrics::CommitRecord record{.version = batch.version,
                                .time_ms = WallMillis(),
                                .rows = batch.rows_written,

@@ -25,29 +25,12 @@
 namespace ferry::pipeline {
 
 using testing::FakeSource;
+using testing::SharedSource;
 using testing::FaultInjectingStore;
 
 inline std::string Message(int64_t id) {
   return fmt::format(R"({{"id": {}, "payload": "test #{}"}})", id, id);
 }
-
-// Forwards to a FakeSource the test keeps, so the test can still look at it (acks) after the
-// pipeline has closed and dropped its source.
-class SharedSource final : public source::Source {
- public:
-  explicit SharedSource(std::shared_ptr<FakeSource> fake) : fake_(std::move(fake)) {}
-  Status Start(source::PartitionListener* l) override { return fake_->Start(l); }
-  Status Poll(size_t max, std::chrono::milliseconds timeout,
-              std::vector<source::Message>* out) override {
-    return fake_->Poll(max, timeout, out);
-  }
-  void Acknowledge(std::span<const source::CommittedPosition> p) override { fake_->Acknowledge(p); }
-  Result<std::vector<source::PartitionHead>> Heads() override { return fake_->Heads(); }
-  Status Close() override { return fake_->Close(); }
-
- private:
-  std::shared_ptr<FakeSource> fake_;
-};
 
 // A broker for the tests: each partition holds messages with ids partition * 1'000'000 + n. Every
 // source the pipeline asks for sees the same messages (a restarted consumer).

@@ -25,24 +25,7 @@ namespace {
 
 using delta::SchemaEvolution;
 using testing::FakeSource;
-
-// Forwards to a FakeSource the test keeps (every source the pipeline asks for sees the same
-// messages: a restarted consumer).
-class SharedSource final : public source::Source {
- public:
-  explicit SharedSource(std::shared_ptr<FakeSource> fake) : fake_(std::move(fake)) {}
-  Status Start(source::PartitionListener* l) override { return fake_->Start(l); }
-  Status Poll(size_t max, std::chrono::milliseconds timeout,
-              std::vector<source::Message>* out) override {
-    return fake_->Poll(max, timeout, out);
-  }
-  void Acknowledge(std::span<const source::CommittedPosition> p) override { fake_->Acknowledge(p); }
-  Result<std::vector<source::PartitionHead>> Heads() override { return fake_->Heads(); }
-  Status Close() override { return fake_->Close(); }
-
- private:
-  std::shared_ptr<FakeSource> fake_;
-};
+using testing::SharedSource;
 
 // The messages of one source partition set; every source made replays them all.
 struct Messages {

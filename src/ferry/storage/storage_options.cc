@@ -7,24 +7,10 @@
 #include <charconv>
 #include <string>
 
+#include "ferry/base/ascii.h"
+
 namespace ferry::storage {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 // Levenshtein distance, for "did you mean".
 size_t Distance(std::string_view a, std::string_view b) {
@@ -151,7 +137,7 @@ const std::vector<StorageOptionSpec>& KnownStorageOptions() {
 }
 
 std::optional<std::string> CanonicalStorageOption(std::string_view key) {
-  const std::string lower = Lower(key);
+  const std::string lower = AsciiLower(key);
   for (const StorageOptionSpec& spec : KnownStorageOptions()) {
     if (spec.name == lower ||
         std::find(spec.aliases.begin(), spec.aliases.end(), lower) != spec.aliases.end()) {
@@ -165,7 +151,7 @@ bool IsSecretStorageOption(std::string_view key) {
   std::optional<std::string> name = CanonicalStorageOption(key);
   if (!name) {
     // Unknown keys are refused later; until then, treat anything that looks secret as such.
-    const std::string lower = Lower(key);
+    const std::string lower = AsciiLower(key);
     return lower.find("secret") != std::string::npos || lower.find("token") != std::string::npos ||
            lower.find("key") != std::string::npos || lower.find("password") != std::string::npos;
   }
@@ -187,7 +173,7 @@ Result<StorageOptions> NormalizeStorageOptions(
       std::string_view best;
       size_t best_distance = 4;
       for (const StorageOptionSpec& spec : KnownStorageOptions()) {
-        size_t d = Distance(Lower(key), spec.name);
+        size_t d = Distance(AsciiLower(key), spec.name);
         if (d < best_distance) {
           best_distance = d;
           best = spec.name;
@@ -249,7 +235,7 @@ StorageOptions StorageOptionsFromEnvironment(const EnvLookup& env) {
       }
     }
     for (std::string_view name : names) {
-      if (std::optional<std::string> v = env(Upper(name)); v && !v->empty()) {
+      if (std::optional<std::string> v = env(AsciiUpper(name)); v && !v->empty()) {
         out[std::string(spec.name)] = *v;
         break;
       }
@@ -274,7 +260,7 @@ Result<bool> BoolOption(const StorageOptions& options, std::string_view key, boo
   if (it == options.end()) {
     return fallback;
   }
-  const std::string v = Lower(it->second);
+  const std::string v = AsciiLower(it->second);
   if (v == "true" || v == "1" || v == "yes" || v == "on") {
     return true;
   }
@@ -305,7 +291,7 @@ std::optional<std::pair<double, std::string>> NumberAndUnit(std::string_view tex
   while (!unit.empty() && unit.front() == ' ') {
     unit.remove_prefix(1);
   }
-  return std::make_pair(number, Lower(unit));
+  return std::make_pair(number, AsciiLower(unit));
 }
 
 }  // namespace

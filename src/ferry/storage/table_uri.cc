@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "ferry/base/ascii.h"
 #include "ferry/storage/object_store.h"
 
 namespace ferry::storage {
@@ -32,14 +33,6 @@ size_t SchemeLength(std::string_view text) {
   return 0;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 std::string TrimTrailingSlashes(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') {
     path.remove_suffix(1);
@@ -53,7 +46,7 @@ Result<TableUri> ParseFileUri(TableUri uri, std::string_view rest, std::string_v
     rest.remove_prefix(2);
     size_t slash = rest.find('/');
     std::string_view host = rest.substr(0, slash);
-    if (!host.empty() && Lower(host) != "localhost") {
+    if (!host.empty() && AsciiLower(host) != "localhost") {
       return InvalidArgument(
           "{}: a file:// URI names a local path (file:///path); host '{}' is not local",
           Subject(what, uri.original), host);
@@ -131,7 +124,7 @@ bool IsAccountName(std::string_view name) {
 // "account.dfs.core.windows.net" or "account.blob.<suffix>": sets the account and the Blob
 // endpoint host.
 Status ParseAzureHost(TableUri* uri, std::string_view host, std::string_view what) {
-  const std::string lower = Lower(host);
+  const std::string lower = AsciiLower(host);
   const size_t dot = lower.find('.');
   const std::string account = lower.substr(0, dot);
   std::string_view rest = dot == std::string::npos ? "" : std::string_view(lower).substr(dot + 1);
@@ -245,7 +238,7 @@ Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
     uri.path = TrimTrailingSlashes(text);
     return uri;
   }
-  uri.scheme = Lower(text.substr(0, scheme_length));
+  uri.scheme = AsciiLower(text.substr(0, scheme_length));
   std::string_view rest = text.substr(scheme_length + 1);
   if (uri.scheme == "file") {
     return ParseFileUri(std::move(uri), rest, what);

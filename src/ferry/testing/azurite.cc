@@ -20,12 +20,6 @@ constexpr char kAccount[] = "devstoreaccount1";
 // Published by Microsoft with the emulator; it opens nothing but local emulators.
 constexpr char kAccountKey[] =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-constexpr int kAttempts = 3;
-
-bool KeepServers() {
-  const char* keep = getenv("FERRY_KEEP_TEST_SERVERS");
-  return keep != nullptr && *keep != '\0' && std::string_view(keep) != "0";
-}
 
 }  // namespace
 
@@ -37,7 +31,7 @@ Result<std::unique_ptr<Azurite>> Azurite::Start(Options options) {
     return NotFound("{} not found: run `make setup-npm` (npm ci in tests/azurite)", main);
   }
   Status last;
-  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+  for (int attempt = 1; attempt <= kServerStartAttempts; ++attempt) {
     char tmpl[] = "/tmp/ferry-azurite-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) {
       return ErrnoStatus(errno, "mkdtemp", tmpl);
@@ -56,7 +50,8 @@ Result<std::unique_ptr<Azurite>> Azurite::Start(Options options) {
       return last;
     }
   }
-  return last.WithContext("azurite: {} attempts lost their port to another process", kAttempts);
+  return last.WithContext("azurite: {} attempts lost their port to another process",
+                          kServerStartAttempts);
 }
 
 Result<Azurite*> Azurite::Shared() {
@@ -85,7 +80,7 @@ Result<Azurite*> Azurite::Shared() {
 }
 
 Azurite::Azurite(Options options, std::string dir, int port)
-    : options_(options), dir_(std::move(dir)), port_(port), keep_(KeepServers()) {}
+    : options_(options), dir_(std::move(dir)), port_(port), keep_(KeepTestServers()) {}
 
 Azurite::~Azurite() {
   if (keep_ && process_.pid() > 0) {

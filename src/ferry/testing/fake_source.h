@@ -9,11 +9,15 @@
 // another thread; the Source methods are called from one thread.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ferry/source/source.h"
@@ -87,6 +91,24 @@ class FakeSource final : public source::Source {
   // Copies of the delivered messages, alive until the next Poll (views point into them).
   std::vector<StoredMessage> delivered_;
   std::string topic_;
+};
+
+// Forwards to a FakeSource the test keeps, so the test can still look at it (acks) after the
+// pipeline has closed and dropped its source.
+class SharedSource final : public source::Source {
+ public:
+  explicit SharedSource(std::shared_ptr<FakeSource> fake) : fake_(std::move(fake)) {}
+  Status Start(source::PartitionListener* l) override { return fake_->Start(l); }
+  Status Poll(size_t max, std::chrono::milliseconds timeout,
+              std::vector<source::Message>* out) override {
+    return fake_->Poll(max, timeout, out);
+  }
+  void Acknowledge(std::span<const source::CommittedPosition> p) override { fake_->Acknowledge(p); }
+  Result<std::vector<source::PartitionHead>> Heads() override { return fake_->Heads(); }
+  Status Close() override { return fake_->Close(); }
+
+ private:
+  std::shared_ptr<FakeSource> fake_;
 };
 
 }  // namespace ferry::testing

@@ -20,12 +20,6 @@ constexpr char kSecretKey[] = "ferry-test-secret-key-not-a-secret-000000";
 constexpr char kRegion[] = "us-east-1";
 constexpr char kCephHint[] =
     "Debian packages ceph-mon ceph-osd radosgw ceph-common; `make setup` installs them";
-constexpr int kAttempts = 3;
-
-bool KeepServers() {
-  const char* keep = getenv("FERRY_KEEP_TEST_SERVERS");
-  return keep != nullptr && *keep != '\0' && std::string_view(keep) != "0";
-}
 
 Result<std::string> RandomUuid() {
   std::ifstream in("/proc/sys/kernel/random/uuid");
@@ -100,7 +94,7 @@ Result<std::unique_ptr<RadosGw>> RadosGw::Start(Options options) {
     }
   }
   Status last;
-  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+  for (int attempt = 1; attempt <= kServerStartAttempts; ++attempt) {
     char tmpl[] = "/tmp/ferry-rgw-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) {
       return ErrnoStatus(errno, "mkdtemp", tmpl);
@@ -121,7 +115,8 @@ Result<std::unique_ptr<RadosGw>> RadosGw::Start(Options options) {
     }
     // A port was taken between picking it and the daemon binding it: again with new ports.
   }
-  return last.WithContext("radosgw: {} attempts lost a port to another process", kAttempts);
+  return last.WithContext("radosgw: {} attempts lost a port to another process",
+                          kServerStartAttempts);
 }
 
 Result<RadosGw*> RadosGw::Shared() {
@@ -154,7 +149,7 @@ RadosGw::RadosGw(Options options, std::string dir, int mon_port, int rgw_port)
       dir_(std::move(dir)),
       mon_port_(mon_port),
       rgw_port_(rgw_port),
-      keep_(KeepServers()) {}
+      keep_(KeepTestServers()) {}
 
 RadosGw::~RadosGw() {
   if (keep_) {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -122,6 +123,11 @@ int WaitBlocking(pid_t pid) {
 }
 
 }  // namespace
+
+bool KeepTestServers() {
+  const char* keep = getenv("FERRY_KEEP_TEST_SERVERS");
+  return keep != nullptr && *keep != '\0' && std::string_view(keep) != "0";
+}
 
 Result<Subprocess> Subprocess::Start(const std::vector<std::string>& argv,
                                      const std::string& log_path, const ProgramOptions& options) {

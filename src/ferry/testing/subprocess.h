@@ -34,6 +34,13 @@ struct ProgramOptions {
   bool die_with_parent = true;
 };
 
+// FERRY_KEEP_TEST_SERVERS is set (and not "0"): test servers outlive their test, for debugging.
+bool KeepTestServers();
+
+// How many times a test server's start is tried when another process takes one of its ports
+// between the port being picked and the server binding it.
+inline constexpr int kServerStartAttempts = 3;
+
 class Subprocess {
  public:
   // Starts argv[0] (an absolute path, see FindProgram) with stdin from /dev/null and stdout and

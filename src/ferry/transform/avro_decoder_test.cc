@@ -43,7 +43,7 @@ class MapSchemas : public WriterSchemas {
   bool down = false;
 };
 
-columnar::SchemaPtr Table(const std::string& ddl) {
+columnar::SchemaPtr TableSchema(const std::string& ddl) {
   auto parsed = columnar::ParseDdlSchema(ddl);
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   return std::make_shared<const columnar::Schema>(*parsed);
@@ -57,7 +57,7 @@ constexpr const char* kV2 = R"({"type": "record", "name": "Order", "fields": [
     {"name": "qty", "type": "int", "default": 1}]})";
 
 TEST(AvroDecoderTest, UnframedMessagesWithAFixedSchema) {
-  auto table = Table("id BIGINT, item STRING, _offset BIGINT");
+  auto table = TableSchema("id BIGINT, item STRING, _offset BIGINT");
   auto decoder =
       AvroDecoder::Create(table, {.writer_schema = Parse(kV1), .columns = {"id", "item"}});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
@@ -69,7 +69,7 @@ TEST(AvroDecoderTest, UnframedMessagesWithAFixedSchema) {
 }
 
 TEST(AvroDecoderTest, FramedMessagesEachSchemaFetchedOnce) {
-  auto table = Table("id BIGINT, item STRING");
+  auto table = TableSchema("id BIGINT, item STRING");
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas = {{1, Parse(kV1)}, {2, Parse(kV2)}};
   auto decoder = AvroDecoder::Create(table, {.schemas = schemas});
@@ -92,7 +92,7 @@ TEST(AvroDecoderTest, FramedMessagesEachSchemaFetchedOnce) {
 // their column types, on every message of that schema (and nothing for the others); a decoder
 // for the widened schema reads them.
 TEST(AvroDecoderTest, ObservingReportsNewWriterFields) {
-  auto table = Table("id BIGINT, item STRING");
+  auto table = TableSchema("id BIGINT, item STRING");
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas = {{1, Parse(kV1)}, {2, Parse(kV2)}};
   auto decoder = AvroDecoder::Create(table, {.schemas = schemas, .observe = true});
@@ -111,7 +111,7 @@ TEST(AvroDecoderTest, ObservingReportsNewWriterFields) {
     EXPECT_EQ(seen[0].type->ToString(), "INT");
     EXPECT_TRUE(seen[0].missing);
   }
-  auto wider = Table("id BIGINT, item STRING, qty INT");
+  auto wider = TableSchema("id BIGINT, item STRING, qty INT");
   auto next = AvroDecoder::Create(wider, {.schemas = schemas, .observe = true});
   ASSERT_TRUE(next.ok());
   auto rows = columnar::RecordBatch::MakeEmpty(wider);
@@ -125,7 +125,7 @@ TEST(AvroDecoderTest, ObservingReportsNewWriterFields) {
 }
 
 TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
-  auto table = Table("id BIGINT, item STRING");
+  auto table = TableSchema("id BIGINT, item STRING");
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas = {{1, Parse(kV1)}};
   auto decoder = AvroDecoder::Create(table, {.schemas = schemas});
@@ -160,7 +160,7 @@ TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {
 }
 
 TEST(AvroDecoderTest, AWriterSchemaTheTableCannotTakeMakesItsMessagesBadRecords) {
-  auto table = Table("id INT, item STRING");
+  auto table = TableSchema("id INT, item STRING");
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas = {{3, Parse(kV1)}};
   auto decoder = AvroDecoder::Create(table, {.schemas = schemas});

@@ -31,16 +31,16 @@ std::shared_ptr<const Schema> Writer(const std::string& json) {
   return std::make_shared<const Schema>(std::move(*schema));
 }
 
-struct Table {
+struct ReaderTable {
   columnar::SchemaPtr schema;
   columnar::RecordBatch batch;
   std::vector<int> columns;
 };
 
-Table MakeTable(const std::string& ddl) {
+ReaderTable MakeTable(const std::string& ddl) {
   auto parsed = columnar::ParseDdlSchema(ddl);
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
-  Table t;
+  ReaderTable t;
   t.schema = std::make_shared<const columnar::Schema>(*parsed);
   t.batch = columnar::RecordBatch::MakeEmpty(t.schema);
   for (int i = 0; i < t.schema->num_fields(); ++i) {
@@ -49,7 +49,7 @@ Table MakeTable(const std::string& ddl) {
   return t;
 }
 
-std::unique_ptr<AvroRowReader> Reader(const std::string& writer, const Table& t) {
+std::unique_ptr<AvroRowReader> Reader(const std::string& writer, const ReaderTable& t) {
   auto reader = AvroRowReader::Create(Writer(writer), *t.schema, t.columns);
   EXPECT_TRUE(reader.ok()) << reader.status().ToString();
   return reader.ok() ? std::move(*reader) : nullptr;
@@ -57,7 +57,7 @@ std::unique_ptr<AvroRowReader> Reader(const std::string& writer, const Table& t)
 
 TEST(AvroReaderTest, TheSpecificationsExample) {
   // "For example, the record ... {"a": 27, "b": "foo"} is encoded as 36 06 66 6f 6f".
-  Table t = MakeTable("a BIGINT, b STRING");
+  ReaderTable t = MakeTable("a BIGINT, b STRING");
   auto reader = Reader(R"({"type": "record", "name": "test", "fields": [
       {"name": "a", "type": "long"}, {"name": "b", "type": "string"}]})",
                        t);
@@ -67,7 +67,7 @@ TEST(AvroReaderTest, TheSpecificationsExample) {
 }
 
 TEST(AvroReaderTest, EveryTypeLogicalTypeAndPromotion) {
-  Table t = MakeTable(
+  ReaderTable t = MakeTable(
       "b BOOLEAN, i INT, il BIGINT, id DOUBLE, l BIGINT, lf FLOAT, f FLOAT, fd DOUBLE, d DOUBLE, "
       "s STRING, sb BINARY, bs STRING, e STRING, fx BINARY, dt DATE, tsm TIMESTAMP, "
       "tsu TIMESTAMP, ntz TIMESTAMP_NTZ, dec DECIMAL(12,2), decf DECIMAL(9,3), u STRING");
@@ -116,7 +116,7 @@ TEST(AvroReaderTest, EveryTypeLogicalTypeAndPromotion) {
 }
 
 TEST(AvroReaderTest, NestedRecordsArraysMapsAndUnions) {
-  Table t = MakeTable(
+  ReaderTable t = MakeTable(
       "id BIGINT, lines ARRAY<STRUCT<sku: STRING, qty: INT>>, tags MAP<STRING, STRING>, "
       "note STRING, v STRUCT<member0: INT, member1: STRING>, n BIGINT");
   auto reader = Reader(R"({"type": "record", "name": "Order", "fields": [
@@ -158,7 +158,7 @@ TEST(AvroReaderTest, NestedRecordsArraysMapsAndUnions) {
 }
 
 TEST(AvroReaderTest, WriterFieldsTheTableLacksAreSkippedAndMissingColumnsAreNull) {
-  Table t = MakeTable("id BIGINT, extra STRING, last STRING");
+  ReaderTable t = MakeTable("id BIGINT, extra STRING, last STRING");
   // The writer has fields of every shape the table lacks, in between the ones it has.
   auto reader = Reader(R"({"type": "record", "name": "r", "fields": [
       {"name": "skip_arr", "type": {"type": "array", "items": {"type": "map", "values": "long"}}},
@@ -180,7 +180,7 @@ TEST(AvroReaderTest, WriterFieldsTheTableLacksAreSkippedAndMissingColumnsAreNull
   EXPECT_EQ(RowText(t.batch, 0), R"({id: 5, extra: null, last: "end"})");
 
   // A NOT NULL column no writer field fills, and a type that cannot be read: refused up front.
-  Table strict = MakeTable("id BIGINT, must STRING NOT NULL");
+  ReaderTable strict = MakeTable("id BIGINT, must STRING NOT NULL");
   auto refused = AvroRowReader::Create(
       Writer(R"({"type": "record", "name": "r", "fields": [{"name": "id", "type": "long"}]})"),
       *strict.schema, strict.columns);
@@ -188,7 +188,7 @@ TEST(AvroReaderTest, WriterFieldsTheTableLacksAreSkippedAndMissingColumnsAreNull
   EXPECT_NE(refused.status().message().find("field 'must': the column is NOT NULL"),
             std::string::npos)
       << refused.status().ToString();
-  Table narrow = MakeTable("id INT");
+  ReaderTable narrow = MakeTable("id INT");
   refused = AvroRowReader::Create(
       Writer(R"({"type": "record", "name": "r", "fields": [{"name": "id", "type": "long"}]})"),
       *narrow.schema, narrow.columns);
@@ -200,7 +200,7 @@ TEST(AvroReaderTest, WriterFieldsTheTableLacksAreSkippedAndMissingColumnsAreNull
 }
 
 TEST(AvroReaderTest, BadDataIsRefusedAndLeavesTheBatchAsItWas) {
-  Table t =
+  ReaderTable t =
       MakeTable("id BIGINT, s STRING, e STRING, u STRING, tags ARRAY<BIGINT>, dec DECIMAL(4,2)");
   auto reader = Reader(R"({"type": "record", "name": "r", "fields": [
       {"name": "id", "type": "long"},

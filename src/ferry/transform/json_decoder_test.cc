@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ferry/columnar/ddl.h"
+#include "ferry/columnar/schema_for_test.h"
 #include "ferry/transform/row_text_for_test.h"
 
 namespace ferry::transform {
@@ -14,11 +15,7 @@ namespace {
 using columnar::RecordBatch;
 using columnar::SchemaPtr;
 
-SchemaPtr Ddl(std::string_view ddl) {
-  Result<columnar::Schema> s = columnar::ParseDdlSchema(ddl);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return std::make_shared<const columnar::Schema>(s.ok() ? *s : columnar::Schema());
-}
+using columnar::Ddl;
 
 // Decodes messages into one batch; each Append's status is kept.
 struct Harness {

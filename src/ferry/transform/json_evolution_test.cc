@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ferry/columnar/ddl.h"
+#include "ferry/columnar/schema_for_test.h"
 #include "ferry/transform/json_decoder.h"
 #include "ferry/transform/json_infer.h"
 
@@ -14,11 +15,7 @@ namespace {
 using columnar::RecordBatch;
 using columnar::SchemaPtr;
 
-SchemaPtr Ddl(std::string_view ddl) {
-  Result<columnar::Schema> s = columnar::ParseDdlSchema(ddl);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return std::make_shared<const columnar::Schema>(s.ok() ? *s : columnar::Schema());
-}
+using columnar::Ddl;
 
 std::string Inferred(std::string_view json) {
   Result<columnar::DataTypePtr> t = InferJsonType(json);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ferry/columnar/ddl.h"
+#include "ferry/transform/civil_time.h"
 #include "ferry/transform/datetime_cast.h"
 #include "ferry/transform/number_text.h"
 
@@ -19,8 +20,6 @@ using columnar::DataTypePtr;
 using columnar::Field;
 using columnar::Int128;
 using columnar::TypeId;
-
-constexpr int64_t kMicrosPerDay = 86'400'000'000LL;
 
 // A reader over text that CheckJsonSyntax accepted: no error handling beyond depth.
 class Inferrer {

@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "ferry/columnar/ddl.h"
+#include "ferry/columnar/schema_for_test.h"
 
 namespace ferry::transform {
 namespace {
 
-columnar::SchemaPtr Ddl(std::string_view ddl) {
-  return std::make_shared<const columnar::Schema>(*columnar::ParseDdlSchema(ddl));
-}
+using columnar::Ddl;
 
 TEST(RawDecoderTest, StringColumnTakesValidUtf8Only) {
   auto schema = Ddl("_offset BIGINT, payload STRING");

@@ -10,7 +10,6 @@ namespace ferry::storage::azure {
 namespace {
 
 // Published by Microsoft with the storage emulator (Azurite); it opens nothing but emulators.
-constexpr char kEmulatorAccount[] = "devstoreaccount1";
 constexpr char kEmulatorKey[] =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 

@@ -38,6 +38,9 @@
 
 namespace ferry::storage::azure {
 
+// The storage emulator's (Azurite's) one account, published by Microsoft.
+inline constexpr char kEmulatorAccount[] = "devstoreaccount1";
+
 struct AzureCredential {
   enum class Kind { kSharedKey, kSas, kBearerToken };
   Kind kind = Kind::kSharedKey;

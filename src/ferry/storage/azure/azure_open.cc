@@ -14,7 +14,6 @@
 namespace ferry::storage::azure {
 namespace {
 
-constexpr char kEmulatorAccount[] = "devstoreaccount1";
 constexpr char kEmulatorUrl[] = "http://127.0.0.1:10000";
 
 // The credential provider together with the HTTP client its token requests use.

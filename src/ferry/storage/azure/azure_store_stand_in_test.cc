@@ -16,7 +16,7 @@
 namespace ferry::storage::azure {
 namespace {
 
-constexpr char kKey[] = "a2V5LWJ5dGVzLW9mLXRoZS1hY2NvdW50";
+constexpr char kStandInKey[] = "a2V5LWJ5dGVzLW9mLXRoZS1hY2NvdW50";
 
 struct Answer {
   int status = 200;
@@ -89,7 +89,7 @@ class BlobStandIn {
 
 class AzureStoreStandInTest : public ::testing::Test {
  protected:
-  void SetUp() override { store_ = MakeStore({.account = "acct", .account_key = kKey}); }
+  void SetUp() override { store_ = MakeStore({.account = "acct", .account_key = kStandInKey}); }
 
   std::unique_ptr<AzureBlobStore> MakeStore(AzureCredentialOptions credentials) {
     auto client = http::HttpClient::Create(http::HttpClientOptions{.allow_http = true});

@@ -7,16 +7,10 @@
 #include <map>
 
 #include "ferry/base/file.h"
+#include "ferry/storage/s3/env_lookup_for_test.h"
 
 namespace ferry::storage::s3 {
 namespace {
-
-EnvLookup MapEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-}
 
 class AwsSharedFilesTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include "ferry/http/url.h"
 #include "ferry/storage/s3/credentials.h"
 #include "ferry/storage/s3/credentials_internal.h"
+#include "ferry/storage/s3/env_lookup_for_test.h"
 #include "ferry/testing/http_stand_in.h"
 #include "ferry/testing/loopback.h"
 
@@ -26,13 +27,6 @@ using SystemClock = std::chrono::system_clock;
 using std::chrono::milliseconds;
 
 constexpr char kRoleArn[] = "arn:aws:iam::123456789012:role/ferry-writer";
-
-EnvLookup MapEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-}
 
 std::string Iso8601Millis(SystemClock::time_point t) {
   auto ms = std::chrono::duration_cast<milliseconds>(t.time_since_epoch()).count();
@@ -233,7 +227,7 @@ class CredentialEndpointsTest : public ::testing::Test {
   std::unique_ptr<http::HttpClient> client_;
 };
 
-http::Deadline Soon() {
+http::Deadline EndpointDeadline() {
   return http::DeadlineAfter(std::chrono::seconds(20));
 }
 
@@ -244,7 +238,7 @@ TEST_F(CredentialEndpointsTest, WebIdentityThroughSts) {
                               {"AWS_ROLE_ARN", kRoleArn},
                               {"AWS_ROLE_SESSION_NAME", "ferry-test"}},
                              e));
-  Result<AwsCredentials> c = chain->Get(Soon());
+  Result<AwsCredentials> c = chain->Get(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->access_key_id, "ASIA1");
   EXPECT_EQ(c->secret_access_key, "secret-ASIA1");
@@ -267,7 +261,7 @@ TEST_F(CredentialEndpointsTest, WebIdentityFromAProfile) {
                                                        "role_session_name = from-profile\n",
                                                        kRoleArn, token_file));
   auto chain = Chain(Options({{"AWS_CONFIG_FILE", config}, {"AWS_PROFILE", "eks"}}, e));
-  Result<AwsCredentials> c = chain->Get(Soon());
+  Result<AwsCredentials> c = chain->Get(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->access_key_id, "ASIA1");
   std::map<std::string, std::string> form = e.last_sts_form();
@@ -278,7 +272,7 @@ TEST_F(CredentialEndpointsTest, WebIdentityFromAProfile) {
   AwsCredentialOptions options = Options(
       {{"AWS_CONFIG_FILE", config}, {"AWS_PROFILE", "eks"}, {"AWS_ENDPOINT_URL_STS", e.url()}}, e);
   options.sts_endpoint.clear();
-  c = Chain(options)->Get(Soon());
+  c = Chain(options)->Get(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->access_key_id, "ASIA2");
 }
@@ -289,7 +283,7 @@ TEST_F(CredentialEndpointsTest, WebIdentityRereadsTheTokenAndReportsStsErrors) {
   internal::WebIdentityConfig config{
       .role_arn = kRoleArn, .token_file = token_file, .session_name = "s", .sts_endpoint = e.url()};
   CredentialFetch fetch = internal::MakeWebIdentityFetch(client_.get(), config);
-  Result<AwsCredentials> c = fetch(Soon());
+  Result<AwsCredentials> c = fetch(EndpointDeadline());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << c.status().ToString();
   EXPECT_NE(c.status().message().find("InvalidIdentityToken"), std::string::npos);
@@ -297,12 +291,12 @@ TEST_F(CredentialEndpointsTest, WebIdentityRereadsTheTokenAndReportsStsErrors) {
   EXPECT_EQ(c.status().message().find("rejected-token"), std::string::npos);
   // The token file is read for every fetch (EKS rotates it).
   WriteFile("token", "eyJ.rotated");
-  c = fetch(Soon());
+  c = fetch(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(e.last_sts_form()["WebIdentityToken"], "eyJ.rotated");
   // A missing token file is named.
   std::filesystem::remove(token_file);
-  c = fetch(Soon());
+  c = fetch(EndpointDeadline());
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find(token_file), std::string::npos);
 }
@@ -314,7 +308,7 @@ TEST_F(CredentialEndpointsTest, ContainerCredentials) {
                               {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", auth_file},
                               {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "ignored-when-file-set"}},
                              e));
-  Result<AwsCredentials> c = chain->Get(Soon());
+  Result<AwsCredentials> c = chain->Get(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->access_key_id, "ASIA1");
   EXPECT_EQ(c->session_token, "session-ASIA1");
@@ -324,7 +318,7 @@ TEST_F(CredentialEndpointsTest, ContainerCredentials) {
   chain = Chain(Options({{"AWS_CONTAINER_CREDENTIALS_FULL_URI", e.url("/v2/credentials/abc")},
                          {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "plain-token"}},
                         e));
-  c = chain->Get(Soon());
+  c = chain->Get(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(e.last_authorization(), "plain-token");
 
@@ -347,13 +341,13 @@ TEST_F(CredentialEndpointsTest, InstanceMetadataV2) {
   Endpoints& e = Start(std::chrono::hours(1));
   auto chain = Chain(Options(
       {{"AWS_EC2_METADATA_DISABLED", "false"}, {"AWS_EC2_METADATA_SERVICE_ENDPOINT", e.url()}}, e));
-  Result<AwsCredentials> c = chain->Get(Soon());
+  Result<AwsCredentials> c = chain->Get(EndpointDeadline());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->access_key_id, "ASIA1");
   EXPECT_NE(c->source.find("ferry-role"), std::string::npos);
   EXPECT_NE(chain->Describe().find("instance metadata"), std::string::npos);
   // The probe's credentials are used, not fetched again.
-  ASSERT_TRUE(chain->Get(Soon()).ok());
+  ASSERT_TRUE(chain->Get(EndpointDeadline()).ok());
   EXPECT_EQ(e.issued(), 1);
 }
 
@@ -367,7 +361,7 @@ TEST_F(CredentialEndpointsTest, InstanceMetadataThatDoesNotAnswerMeansNoCredenti
       Options({{"AWS_EC2_METADATA_DISABLED", "false"},
                {"AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:" + std::to_string(port)}},
               e));
-  Result<AwsCredentials> c = chain->Get(Soon());
+  Result<AwsCredentials> c = chain->Get(EndpointDeadline());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << c.status().ToString();
   EXPECT_NE(c.status().message().find("no AWS credentials found"), std::string::npos);
@@ -395,7 +389,7 @@ void RunAcrossExpiries(AwsCredentialProvider& provider, const Endpoints& e) {
     threads.emplace_back([&] {
       while (!done.load()) {
         bool refreshing = e.in_flight();
-        Result<AwsCredentials> c = provider.Get(Soon());
+        Result<AwsCredentials> c = provider.Get(EndpointDeadline());
         ++calls;
         if (!c.ok()) {
           ++failures;
@@ -460,13 +454,13 @@ TEST_F(CredentialEndpointsTest, AnEndpointBrieflyDownDoesNotStopTheUsers) {
   Endpoints& e = Start(milliseconds(1500));
   auto chain =
       Chain(Options({{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/abc"}}, e));
-  ASSERT_TRUE(chain->Get(Soon()).ok());
+  ASSERT_TRUE(chain->Get(EndpointDeadline()).ok());
   // The next three answers are 503: the fetch's own retries and the background retries absorb
   // them while the first credentials are still good.
   e.fail_next(3);
   std::set<std::string> seen;
   for (int i = 0; i < 1000 && seen.size() < 2; ++i) {
-    Result<AwsCredentials> c = chain->Get(Soon());
+    Result<AwsCredentials> c = chain->Get(EndpointDeadline());
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     EXPECT_GT(*c->expiration, SystemClock::now());
     seen.insert(c->access_key_id);

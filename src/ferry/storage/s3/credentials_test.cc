@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "ferry/base/file.h"
+#include "ferry/storage/s3/env_lookup_for_test.h"
 
 namespace ferry::storage::s3 {
 namespace {
@@ -21,13 +22,6 @@ using SystemClock = std::chrono::system_clock;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSecret = "SECRETwJalrXUtnFEMI";
-
-EnvLookup MapEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-}
 
 http::Deadline Soon() {
   return http::DeadlineAfter(std::chrono::seconds(10));
