@@ -81,18 +81,26 @@ setup-npm:
 	  cd $(SERIALIZERS_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
 
+# UNITY=ON (the default here) compiles each target's sources in batches of 8 files (CMake's unity
+# build): a cold build takes less than half the CPU time, as the headers are parsed once a batch.
+# The presets alone (cmake --preset dev) leave it off, for quick rebuilds of one file with ccache;
+# so does `make UNITY=OFF`. Code must compile both ways: no two .cc files of one target may define
+# the same name in their anonymous namespaces.
+UNITY ?= ON
+export UNITY
+
 build: setup-deb
-	cmake --preset dev >/dev/null
+	cmake --preset dev -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	cmake --build --preset dev -j $(JOBS)
 
 asan: setup-deb
-	cmake --preset asan >/dev/null
+	cmake --preset asan -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 
 # The clang ASan+UBSan tree as `make test` uses it: the unit tests and the fuzzers (not the ferry
 # binary). The libraries are compiled once for both (CMakePresets.json).
 asan-unit: setup-deb
-	cmake --preset asan >/dev/null
+	cmake --preset asan -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	cmake --build --preset asan --target unit_tests fuzzers -j $(JOBS)
 
 release: setup-deb

@@ -9,6 +9,7 @@
 # starting after the last test.
 #
 #   tools/run_tests.sh JOBS TEST_JOBS FUZZ_SECONDS
+# UNITY (default ON, as the Makefile's) is the ASan tree's CMAKE_UNITY_BUILD.
 # After a failed ctest, tools/print_test_failures.sh repeats why each test failed at the end of
 # the log. A failed ASan build prints the last lines of its log (build/asan-build.log).
 set -uo pipefail
@@ -23,7 +24,7 @@ fuzz_seconds=$3
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-cmake --preset asan >/dev/null || exit 1
+cmake --preset asan -DCMAKE_UNITY_BUILD="${UNITY:-ON}" >/dev/null || exit 1
 asan_log=build/asan-build.log
 # In a session of its own, so that a stop (a failed ctest included) kills ninja's compilers too.
 setsid nice -n 19 cmake --build --preset asan --target unit_tests fuzzers -j "$jobs" \

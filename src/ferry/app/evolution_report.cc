@@ -15,10 +15,6 @@ namespace {
 using columnar::DataType;
 using columnar::TypeId;
 
-std::string Join(const std::vector<std::string>& items) {
-  return fmt::format("{}", fmt::join(items, ", "));
-}
-
 // The primitive columns of `type` at `path` that a value may widen, by what they widen to.
 void Widenable(const DataType& type, const std::string& path,
                std::map<std::string, std::vector<std::string>>* out) {
@@ -91,7 +87,7 @@ std::string ExplainSchemaEvolution(const config::PipelineConfig& c, const delta:
   }
   if (!reserved.empty()) {
     out += fmt::format("  never added from messages: the pipeline's own columns ({})\n",
-                       Join(reserved));
+                       fmt::join(reserved, ", "));
   }
   const auto& config = table.metadata().configuration;
   auto enabled = config.find(delta::kEnableTypeWideningProperty);
@@ -120,10 +116,10 @@ std::string ExplainSchemaEvolution(const config::PipelineConfig& c, const delta:
       out += "  widening: no column of the table has a type that widens\n";
     }
     for (const auto& [to, columns] : widenable) {
-      out += fmt::format("  widening to {}: {}\n", to, Join(columns));
+      out += fmt::format("  widening to {}: {}\n", to, fmt::join(columns, ", "));
     }
     if (!fixed.empty()) {
-      out += fmt::format("  never widened: partition columns ({})\n", Join(fixed));
+      out += fmt::format("  never widened: partition columns ({})\n", fmt::join(fixed, ", "));
     }
     if (delta::SupportsTypeWidening(table.protocol())) {
       out += "  the table supports type widening already (protocol unchanged)\n";
