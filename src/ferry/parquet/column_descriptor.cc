@@ -94,25 +94,25 @@ std::string ColumnDescriptor::PathString() const {
 }
 
 SortOrder ColumnSortOrder(const ColumnDescriptor& c) {
-  using Kind = LogicalType::Kind;
+  using LogicalKind = LogicalType::Kind;
   if (c.logical_type) {
     switch (c.logical_type->kind) {
-      case Kind::kString:
-      case Kind::kEnum:
-      case Kind::kJson:
-      case Kind::kBson:
-      case Kind::kUuid:
+      case LogicalKind::kString:
+      case LogicalKind::kEnum:
+      case LogicalKind::kJson:
+      case LogicalKind::kBson:
+      case LogicalKind::kUuid:
         return SortOrder::kUnsigned;
-      case Kind::kInteger:
+      case LogicalKind::kInteger:
         return c.logical_type->is_signed ? SortOrder::kSigned : SortOrder::kUnsigned;
-      case Kind::kDecimal:
-      case Kind::kDate:
-      case Kind::kTime:
-      case Kind::kTimestamp:
-      case Kind::kFloat16:
+      case LogicalKind::kDecimal:
+      case LogicalKind::kDate:
+      case LogicalKind::kTime:
+      case LogicalKind::kTimestamp:
+      case LogicalKind::kFloat16:
         return SortOrder::kSigned;
-      case Kind::kMap:
-      case Kind::kList:
+      case LogicalKind::kMap:
+      case LogicalKind::kList:
         return SortOrder::kUnknown;
       default:
         break;  // UNKNOWN (null) and newer members: fall back to the physical type

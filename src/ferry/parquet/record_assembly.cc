@@ -12,7 +12,7 @@ using columnar::ListColumn;
 using columnar::MapColumn;
 using columnar::PrimitiveColumn;
 using columnar::StructColumn;
-using Kind = AssemblyNode::Kind;
+using NodeKind = AssemblyNode::Kind;
 
 // Appends values[0..n) (or values[indices[0..n)]) as valid rows.
 template <typename C>
@@ -134,9 +134,9 @@ Status AssembleNested(const AssemblyNode& node, const std::vector<LeafLevels>& l
                       Column* column) {
   const LeafLevels& l = levels[static_cast<size_t>(node.first_leaf)];
   switch (node.kind) {
-    case Kind::kLeaf:
+    case NodeKind::kLeaf:
       return Status::OK();
-    case Kind::kStruct: {
+    case NodeKind::kStruct: {
       auto* col = column->As<StructColumn>();
       AssembleStructValidity(node, l, col);
       for (size_t i = 0; i < node.children.size(); i++) {
@@ -146,13 +146,13 @@ Status AssembleNested(const AssemblyNode& node, const std::vector<LeafLevels>& l
       }
       return Status::OK();
     }
-    case Kind::kList: {
+    case NodeKind::kList: {
       auto* col = column->As<ListColumn>();
       FERRY_RETURN_IF_ERROR(AssembleOffsets(node, l, col));
       FERRY_RETURN_IF_ERROR(AssembleNested(node.children[0], levels, col->mutable_child()));
       return CheckLength(col->child(), col->offsets().back(), "the list element");
     }
-    case Kind::kMap: {
+    case NodeKind::kMap: {
       auto* col = column->As<MapColumn>();
       FERRY_RETURN_IF_ERROR(AssembleOffsets(node, l, col));
       FERRY_RETURN_IF_ERROR(AssembleNested(node.children[0], levels, col->mutable_keys()));
@@ -170,19 +170,19 @@ Status AssembleNested(const AssemblyNode& node, const std::vector<LeafLevels>& l
 
 void CollectLeafColumns(const AssemblyNode& node, Column* column, std::vector<Column*>* leaves) {
   switch (node.kind) {
-    case Kind::kLeaf:
+    case NodeKind::kLeaf:
       leaves->push_back(column);
       return;
-    case Kind::kStruct:
+    case NodeKind::kStruct:
       for (size_t i = 0; i < node.children.size(); i++) {
         CollectLeafColumns(node.children[i],
                            column->As<StructColumn>()->mutable_child(static_cast<int>(i)), leaves);
       }
       return;
-    case Kind::kList:
+    case NodeKind::kList:
       CollectLeafColumns(node.children[0], column->As<ListColumn>()->mutable_child(), leaves);
       return;
-    case Kind::kMap:
+    case NodeKind::kMap:
       CollectLeafColumns(node.children[0], column->As<MapColumn>()->mutable_keys(), leaves);
       CollectLeafColumns(node.children[1], column->As<MapColumn>()->mutable_values(), leaves);
       return;

@@ -11,7 +11,7 @@ namespace {
 using columnar::DataType;
 using columnar::DataTypePtr;
 using columnar::Field;
-using Kind = AssemblyNode::Kind;
+using NodeKind = AssemblyNode::Kind;
 
 constexpr int kMaxDepth = 100;
 
@@ -336,7 +336,7 @@ Status Builder::BuildField(const SchemaTree& t, Context ctx, Field* field, Assem
     // A repeated field outside LIST/MAP: a required list of required elements.
     auto d = static_cast<int16_t>(ctx.def + 1);
     Context element_ctx{d, static_cast<int16_t>(ctx.rep + 1), d};
-    node->kind = Kind::kList;
+    node->kind = NodeKind::kList;
     node->rep_level = ctx.rep;
     node->slot_def = ctx.slot_def;
     node->valid_def = ctx.def;
@@ -372,7 +372,7 @@ Status Builder::BuildLeaf(const SchemaTree& t, Context ctx, int16_t valid_def, D
   leaf.slot_def = ctx.slot_def;
   leaf.type = mapping->type;
   leaf.conversion = mapping->conversion;
-  node->kind = Kind::kLeaf;
+  node->kind = NodeKind::kLeaf;
   node->leaf = static_cast<int>(leaves_->size());
   node->first_leaf = node->leaf;
   node->num_leaves = 1;
@@ -405,7 +405,7 @@ Status Builder::BuildValue(const SchemaTree& t, Context ctx, int16_t valid_def, 
   // A struct; its fields have a row wherever it does (placeholders under a null struct).
   Context child_ctx{valid_def, ctx.rep, ctx.slot_def};
   std::vector<Field> fields(t.children.size());
-  node->kind = Kind::kStruct;
+  node->kind = NodeKind::kStruct;
   node->children.resize(t.children.size());
   for (size_t i = 0; i < t.children.size(); i++) {
     FERRY_RETURN_IF_ERROR(BuildField(t.children[i], child_ctx, &fields[i], &node->children[i]));
@@ -419,7 +419,7 @@ Status Builder::BuildList(const SchemaTree& t, const SchemaTree& repeated, int16
                           Context ctx, DataTypePtr* type, AssemblyNode* node) {
   auto d = static_cast<int16_t>(valid_def + 1);
   Context element_ctx{d, static_cast<int16_t>(ctx.rep + 1), d};
-  node->kind = Kind::kList;
+  node->kind = NodeKind::kList;
   node->elements_def = d;
   node->children.resize(1);
   path_.push_back(repeated.name());
@@ -454,10 +454,10 @@ Status Builder::BuildMap(const SchemaTree& kv, int16_t valid_def, Context ctx, D
   if (kv.children.size() == 2) {
     Field value;
     FERRY_RETURN_IF_ERROR(BuildField(kv.children[1], entry_ctx, &value, &node->children[1]));
-    node->kind = Kind::kMap;
+    node->kind = NodeKind::kMap;
     *type = DataType::Map(key.type, value.type, value.nullable);
   } else {
-    node->kind = Kind::kList;  // keys without values
+    node->kind = NodeKind::kList;  // keys without values
     *type = DataType::List(key.type, key.nullable);
   }
   path_.pop_back();
