@@ -34,7 +34,9 @@ int64_t UserProperty(const KafkaConfig& k, std::string_view key) {
   return value;
 }
 
-std::string PipelineKey(size_t index) { return fmt::format("pipeline[{}]", index); }
+std::string PipelineKey(size_t index) {
+  return fmt::format("pipeline[{}]", index);
+}
 
 }  // namespace
 
@@ -71,9 +73,10 @@ std::string DescribeShare(const Config& config, size_t pipeline_index) {
   const MemoryShare& m = p.memory;
   std::string source;
   if (p.kafka) {
-    source = fmt::format(" (queued.max.messages.kbytes {}, queued.min.messages {}, "
-                         "fetch.max.bytes {}, unless set in kafka.properties)",
-                         m.queue_max_kbytes, m.queue_min_messages, m.fetch_max_bytes);
+    source = fmt::format(
+        " (queued.max.messages.kbytes {}, queued.min.messages {}, "
+        "fetch.max.bytes {}, unless set in kafka.properties)",
+        m.queue_max_kbytes, m.queue_min_messages, m.fetch_max_bytes);
   }
   return fmt::format(
       "pipeline {}: {} of max_memory {}: source prefetch {}{}; batches {} each (max_bytes {}, "

@@ -43,9 +43,9 @@ TEST(DivideMemoryTest, DefaultBudgetOnePipeline) {
   EXPECT_EQ(ProcessReserve(kDefaultMaxMemory), 64 * kMiB);
   EXPECT_EQ(m.pipeline, 192 * kMiB);
   EXPECT_EQ(m.source, 64 * kMiB);
-  EXPECT_EQ(m.queue_max_kbytes, 16 * 1024);                // a quarter of the source's share
-  EXPECT_EQ(m.queue_min_messages, (16 * kMiB) / 256);      // bytes cap binds from 256 B up
-  EXPECT_EQ(m.fetch_max_bytes, 2 * kMiB);                  // 1/32, per broker
+  EXPECT_EQ(m.queue_max_kbytes, 16 * 1024);               // a quarter of the source's share
+  EXPECT_EQ(m.queue_min_messages, (16 * kMiB) / 256);     // bytes cap binds from 256 B up
+  EXPECT_EQ(m.fetch_max_bytes, 2 * kMiB);                 // 1/32, per broker
   EXPECT_EQ(m.batch, (192 - 64) * kMiB / (2 * (3 + 1)));  // 16 MiB
 }
 
