@@ -13,7 +13,7 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-Result<Config> Parse(const std::string& text) {
+Result<Config> ParseBudgetConfig(const std::string& text) {
   return ParseConfig(text, "ferry.toml",
                      [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
 }
@@ -76,12 +76,12 @@ TEST(DivideMemoryTest, SplitEvenlyAmongPipelines) {
 }
 
 TEST(MemoryConfigTest, DefaultAndExplicitMaxMemory) {
-  Result<Config> c = Parse(KafkaConfigText(2, "", ""));
+  Result<Config> c = ParseBudgetConfig(KafkaConfigText(2, "", ""));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->max_memory, kDefaultMaxMemory);
   EXPECT_EQ(c->pipelines[0].memory.pipeline, 96 * kMiB);
 
-  c = Parse(KafkaConfigText(2, R"(max_memory = "1GiB")", ""));
+  c = ParseBudgetConfig(KafkaConfigText(2, R"(max_memory = "1GiB")", ""));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->max_memory, 1024 * kMiB);
   EXPECT_EQ(c->pipelines[1].memory.pipeline, 480 * kMiB);
@@ -91,13 +91,13 @@ TEST(MemoryConfigTest, DefaultAndExplicitMaxMemory) {
 }
 
 TEST(MemoryConfigTest, TooSmallABudgetIsRefusedNamingTheKey) {
-  Result<Config> c = Parse(KafkaConfigText(4, R"(max_memory = "32MiB")", ""));
+  Result<Config> c = ParseBudgetConfig(KafkaConfigText(4, R"(max_memory = "32MiB")", ""));
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("max_memory 32 MiB leaves 6 MiB to each of 4"),
             std::string::npos)
       << c.status().message();
-  c = Parse(KafkaConfigText(1, R"(max_memory = "100KiB")", ""));
+  c = ParseBudgetConfig(KafkaConfigText(1, R"(max_memory = "100KiB")", ""));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("max_memory"), std::string::npos);
 }
@@ -105,14 +105,14 @@ TEST(MemoryConfigTest, TooSmallABudgetIsRefusedNamingTheKey) {
 TEST(MemoryConfigTest, FindingsNameTheKeys) {
   // The default max_bytes (64 MiB) is more than the default budget's unit (16 MiB): it is cut
   // without a word, as a value the user never wrote.
-  Result<Config> c = Parse(KafkaConfigText(1, "", ""));
+  Result<Config> c = ParseBudgetConfig(KafkaConfigText(1, "", ""));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(MemoryFindings(*c).empty());
-  c = Parse(KafkaConfigText(1, "", "[pipeline.batch]\nmax_bytes = \"16MiB\""));
+  c = ParseBudgetConfig(KafkaConfigText(1, "", "[pipeline.batch]\nmax_bytes = \"16MiB\""));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(MemoryFindings(*c).empty());
 
-  c = Parse(KafkaConfigText(1, R"(max_memory = "64MiB")", R"(
+  c = ParseBudgetConfig(KafkaConfigText(1, R"(max_memory = "64MiB")", R"(
 properties = { "queued.max.messages.kbytes" = "131072", "fetch.max.bytes" = "52428800" }
 [pipeline.batch]
 max_bytes = "256MB"
