@@ -425,5 +425,50 @@ TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
   EXPECT_TRUE(std::filesystem::exists(table() + "/_ferry/dedup/events/base.idx"));
 }
 
+// A small max_memory (docs/memory.md): 24 MiB leaves each batch 1.5 MiB, so the budget, not
+// max_rows, max_bytes or max_latency, cuts the batches; a SIGKILL mid-way and a catch-up run
+// still leave each id exactly once. `config check` names the keys that do not fit.
+TEST_F(KafkaPipelineTest, ASmallMaxMemoryCutsBatchesAndKeepsEveryMessageOnce) {
+  std::string config = WriteConfig();
+  {
+    std::ifstream in(config);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string batch = "max_rows = 700\nmax_latency = \"200ms\"";
+    ASSERT_NE(text.find(batch), std::string::npos);
+    text.replace(text.find(batch), batch.size(),
+                 "max_rows = 1000000\nmax_bytes = \"256MB\"\nmax_latency = \"60s\"");
+    std::ofstream(config) << "max_memory = \"24MiB\"\n" << text;
+  }
+  CommandResult check = RunCommand({kFerry, "config", "check", config});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_NE(check.out.find("pipeline[0].batch.max_bytes 244.1 MiB is more than a batch may hold "
+                           "under max_memory 24 MiB"),
+            std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("batches are cut at 1.5 MiB"), std::string::npos) << check.out;
+
+  // 30,000 messages of about 400 bytes: about 3 MiB in each of the 4 partitions (under the
+  // mock's 5 MiB retention), about 10 MiB decoded.
+  constexpr int64_t kCount = 30000;
+  CommandResult produced = RunCommand(
+      {kFerry, "produce", "kafka", "--brokers", brokers_, "--topic", "events", "--count",
+       std::to_string(kCount), "--key", "k{{seq}}", "--timeout", "120", "--template",
+       R"({"id": {{seq}}, "dateTime": "{{now:MM/dd/yyyy - HH:mm:ss Z}}", "payload": "{{rand:300}}"})"});
+  ASSERT_EQ(produced.exit_code, 0) << produced.err;
+
+  auto ferry = StartFerry(config);
+  ASSERT_GE(WaitForRows(3000), 3000u);
+  ASSERT_EQ(kill(ferry->pid(), SIGKILL), 0);
+  EXPECT_EQ(ferry->Wait(), 128 + SIGKILL);
+
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("batches are cut at 1.5 MiB"), std::string::npos) << r.err;
+  ExpectExactlyOnce(1, kCount);
+  // The killed run committed only when the budget's byte cap fired (max_rows and max_latency
+  // are far off), and the catch-up run cut the rest at least once before its final commit.
+  EXPECT_GE(ReadTable(table()).files.size(), 3u);
+}
+
 }  // namespace
 }  // namespace ferry

@@ -1,7 +1,9 @@
 #include "ferry/app/allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -16,8 +18,9 @@ bool TuneAllocator() {
     return false;
   }
   // mallopt returns 1 on success; a sanitizer's interceptor does not take the settings.
+  const int arenas = std::max(kMinArenas, static_cast<int>(std::thread::hardware_concurrency()));
   return mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes) == 1 &&
-         mallopt(M_TRIM_THRESHOLD, kTrimThresholdBytes) == 1;
+         mallopt(M_TRIM_THRESHOLD, kTrimThresholdBytes) == 1 && mallopt(M_ARENA_MAX, arenas) == 1;
 #else
   return false;
 #endif

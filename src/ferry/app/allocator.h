@@ -12,6 +12,13 @@ namespace ferry::app {
 // kTrimThresholdBytes free, so the next batch reuses pages already mapped. The process gives
 // back less memory after a burst, at most kTrimThresholdBytes per arena.
 //
+// It also caps the malloc arenas at one per core (at least kMinArenas); glibc's default is eight
+// per core. Memory freed in one arena serves only the threads of that arena, and each arena
+// keeps what it freed (above), so with an arena per thread (pipeline, writer, compression,
+// librdkafka's broker threads) the peak RSS was the sum of every arena's peak. Under the Kafka
+// benchmark at the default max_memory this cut the peak RSS from 277-313 MiB to 237-246 MiB
+// (docs/BENCHMARKS.md, "Memory").
+//
 // Does nothing when GLIBC_TUNABLES sets a glibc.malloc tunable (the operator's choice wins),
 // on a C library other than glibc, and under a sanitizer's allocator. Returns whether it
 // applied the settings.
@@ -19,5 +26,6 @@ bool TuneAllocator();
 
 inline constexpr int kMmapThresholdBytes = 32 << 20;  // glibc's largest allowed value
 inline constexpr int kTrimThresholdBytes = 64 << 20;
+inline constexpr int kMinArenas = 2;
 
 }  // namespace ferry::app

@@ -80,6 +80,10 @@ Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
   }
   o.start_timestamp_ms = k.start_timestamp_ms;
   o.max_rate_per_partition = k.max_rate_per_partition;
+  // The prefetch sized from max_memory; a property the user sets comes after these and wins.
+  o.queue_max_kbytes = c.memory.queue_max_kbytes;
+  o.queue_min_messages = c.memory.queue_min_messages;
+  o.fetch_max_bytes = c.memory.fetch_max_bytes;
   o.properties = k.properties;
   Status st = o.Validate();
   if (!st.ok()) {
@@ -326,7 +330,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   pipeline::PipelineOptions options{
       .id = c.id,
       .max_rows = c.batch.max_rows,
-      .max_bytes = c.batch.max_bytes,
+      // A batch is cut at the budget's unit when max_bytes asks for more (memory_budget.h).
+      .max_bytes = std::min(c.batch.max_bytes, c.memory.batch),
       .max_latency = c.batch.max_latency,
       .max_in_flight = static_cast<int>(c.batch.max_in_flight),
       .metadata_columns = setup.metadata_columns,
@@ -370,6 +375,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   options.writer.codec_override = c.writer.codec;
   options.writer.parquet.codec = codec;
   options.writer.parquet.compression_level = c.writer.compression_level;
+  // A file's pages wait in memory until their row group is flushed (parquet/writer.h).
+  options.writer.parquet.row_group_max_bytes =
+      std::min(options.writer.parquet.row_group_max_bytes, c.memory.batch);
   options.writer.parquet.compression_threads =
       c.writer.compression_threads > 0
           ? c.writer.compression_threads

@@ -31,6 +31,7 @@
 #include "ferry/base/file.h"
 #include "ferry/base/log.h"
 #include "ferry/config/config.h"
+#include "ferry/config/memory_budget.h"
 
 namespace ferry::app {
 namespace {
@@ -74,6 +75,7 @@ Result<config::Config> LoadAndSelect(const std::string& path, const std::vector<
       return InvalidArgument("{}: no pipeline with id '{}'", path, *wanted.begin());
     }
     cfg.pipelines = std::move(kept);
+    config::AssignMemory(&cfg);  // the budget is the process's: the kept pipelines share it
   }
   if (cfg.pipelines.empty()) {
     return InvalidArgument("{}: no [[pipeline]] to run", path);
@@ -145,6 +147,12 @@ int Run(const RunArgs& args) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  for (size_t i = 0; i < cfg->pipelines.size(); ++i) {
+    FERRY_LOG_INFO("memory: {}", config::DescribeShare(*cfg, i));
+  }
+  for (const std::string& finding : config::MemoryFindings(*cfg)) {
+    FERRY_LOG_WARN("memory: {}", finding);
+  }
   metrics::Registry registry;
   std::vector<std::unique_ptr<pipeline::Pipeline>> pipelines;
   for (const config::PipelineConfig& p : cfg->pipelines) {
@@ -285,6 +293,13 @@ int Check(const std::string& path, const std::vector<std::string>& storage_flags
   if (!cfg.ok()) {
     std::fprintf(stderr, "%s\n", cfg.status().message().c_str());
     return 1;
+  }
+  // The budget's division, then what in the configuration does not fit it (naming the keys).
+  for (size_t i = 0; i < cfg->pipelines.size(); ++i) {
+    std::printf("memory: %s\n", config::DescribeShare(*cfg, i).c_str());
+  }
+  for (const std::string& finding : config::MemoryFindings(*cfg)) {
+    std::printf("memory: warning: %s\n", finding.c_str());
   }
   metrics::Registry registry;
   int failures = 0;

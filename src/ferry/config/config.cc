@@ -99,6 +99,11 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
     FERRY_RETURN_IF_ERROR(ReadMetricsOptions(*metrics, &config.metrics));
     FERRY_RETURN_IF_ERROR(metrics->Finish());
   }
+  FERRY_ASSIGN_OR_RETURN(auto max_memory, root.Size("max_memory"));
+  if (max_memory && *max_memory < (int64_t{1} << 20)) {
+    return root.Error("max_memory", "must be at least 1MiB");
+  }
+  Set(max_memory, &config.max_memory);
   FERRY_ASSIGN_OR_RETURN(config.storage, ReadStorage(root, "storage"));
   FERRY_ASSIGN_OR_RETURN(auto pipelines, root.TableArray("pipeline"));
   if (pipelines.empty()) {
@@ -121,6 +126,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
     config.pipelines.push_back(std::move(p));
   }
   FERRY_RETURN_IF_ERROR(root.Finish());
+  AssignMemory(&config);
+  FERRY_RETURN_IF_ERROR(CheckMemoryBudget(config));
   return config;
 }
 

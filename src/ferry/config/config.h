@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ferry/base/result.h"
+#include "ferry/config/memory_budget.h"
 #include "ferry/storage/storage_options.h"
 
 namespace ferry::config {
@@ -132,7 +133,10 @@ struct DecodeConfig {
 
 struct BatchConfig {
   int64_t max_rows = 100000;
+  // Capped by the pipeline's share of max_memory (memory_budget.h); `config check` warns when
+  // a value set in the file is capped.
   int64_t max_bytes = 64LL << 20;
+  bool max_bytes_set = false;  // max_bytes was in the file
   Duration max_latency{1000};
   // Sealed batches being written and committed while the next one is read (0: none).
   int64_t max_in_flight = 1;
@@ -201,6 +205,8 @@ struct PipelineConfig {
   std::string on_gap = "fail";  // fail, continue
   std::string time_zone = "UTC";
   Duration drain_timeout{30000};
+  // This pipeline's part of the process's max_memory (memory_budget.h), set by ParseConfig.
+  MemoryShare memory;
   SourceLocation location;
 };
 
@@ -228,6 +234,8 @@ struct LogConfig {
 
 struct Config {
   std::string path;
+  // `max_memory`: the process's memory budget, divided among the pipelines (memory_budget.h).
+  int64_t max_memory = kDefaultMaxMemory;
   LogConfig log;
   MetricsConfig metrics;
   // [storage]: options for every table of the file (each pipeline's `storage` includes them).

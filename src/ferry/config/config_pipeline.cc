@@ -170,6 +170,7 @@ Status ReadBatch(TomlTable& t, BatchConfig* b) {
   }
   Set(rows, &b->max_rows);
   Set(bytes, &b->max_bytes);
+  b->max_bytes_set = bytes.has_value();
   Set(latency, &b->max_latency);
   Set(in_flight, &b->max_in_flight);
   return t.Finish();

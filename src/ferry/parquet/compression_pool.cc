@@ -33,12 +33,12 @@ CompressionPool::~CompressionPool() {
 }
 
 std::future<Status> CompressionPool::Submit(Job job) {
-  std::packaged_task<Status(Codec*)> task(std::move(job));
-  std::future<Status> done = task.get_future();
+  Queued queued{.job = std::move(job), .done = {}};
+  std::future<Status> done = queued.done.get_future();
   {
     std::unique_lock lock(mu_);
     space_.wait(lock, [&] { return queue_.size() < max_queued_; });
-    queue_.push_back(std::move(task));
+    queue_.push_back(std::move(queued));
   }
   work_.notify_one();
   return done;
@@ -46,7 +46,7 @@ std::future<Status> CompressionPool::Submit(Job job) {
 
 void CompressionPool::Loop(Codec* codec) {
   for (;;) {
-    std::packaged_task<Status(Codec*)> task;
+    Queued task;
     {
       std::unique_lock lock(mu_);
       work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -57,7 +57,9 @@ void CompressionPool::Loop(Codec* codec) {
       queue_.pop_front();
     }
     space_.notify_one();
-    task(codec);
+    Status status = task.job(codec);
+    task.job = nullptr;  // what the job owns goes now, not when the caller drops the future
+    task.done.set_value(std::move(status));
   }
 }
 

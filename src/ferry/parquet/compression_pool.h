@@ -54,11 +54,20 @@ class CompressionPool {
   std::vector<std::thread> threads_;
   size_t max_queued_ = 0;
 
+  // A job and its result. Not a std::packaged_task: its shared state, which the caller's future
+  // keeps until the chunk is flushed, holds the job and so everything the job owns (the
+  // uncompressed page: a whole row group's worth stayed in memory). The job is destroyed as soon
+  // as it has run.
+  struct Queued {
+    Job job;
+    std::promise<Status> done;
+  };
+
   std::mutex mu_;
-  std::condition_variable work_;                          // a job was queued, or stopping
-  std::condition_variable space_;                         // a job was taken off the queue
-  std::deque<std::packaged_task<Status(Codec*)>> queue_;  // guarded by mu_
-  bool stopping_ = false;                                 // guarded by mu_
+  std::condition_variable work_;   // a job was queued, or stopping
+  std::condition_variable space_;  // a job was taken off the queue
+  std::deque<Queued> queue_;       // guarded by mu_
+  bool stopping_ = false;          // guarded by mu_
 };
 
 }  // namespace ferry::parquet

@@ -98,6 +98,9 @@ std::vector<std::pair<std::string, std::string>> ConsumerProperties(const KafkaS
   p.emplace_back("client.id", "ferry");
   p.emplace_back("queued.max.messages.kbytes", std::to_string(o.queue_max_kbytes));
   p.emplace_back("queued.min.messages", std::to_string(o.queue_min_messages));
+  if (o.fetch_max_bytes > 0 && !HasProperty(o, "message.max.bytes")) {
+    p.emplace_back("fetch.max.bytes", std::to_string(o.fetch_max_bytes));
+  }
   p.emplace_back("topic.metadata.refresh.interval.ms", std::to_string(o.metadata_refresh.count()));
   // A consumer killed with SIGKILL keeps its partitions until its session times out, and a
   // restart waits for that: 10 s (Kafka Connect's default) instead of librdkafka's 45 s.
@@ -170,6 +173,10 @@ Status KafkaSourceOptions::Validate() const {
   if (queue_min_messages < 1 || queue_min_messages > 10000000) {
     return InvalidArgument("kafka: queue_min_messages {} is outside 1..10000000",
                            queue_min_messages);
+  }
+  if (fetch_max_bytes != 0 && (fetch_max_bytes < 1000000 || fetch_max_bytes > 2147483135)) {
+    return InvalidArgument("kafka: fetch_max_bytes {} is outside 1000000..2147483135 (or 0)",
+                           fetch_max_bytes);
   }
   if (metadata_refresh.count() < 1 || metadata_refresh.count() > 3600000) {
     return InvalidArgument("kafka: metadata_refresh {} ms is outside 1..3600000",

@@ -86,8 +86,15 @@ struct KafkaSourceOptions {
   // bytes cap is what bounds memory (128 MiB); the message cap is set above it. Measured with
   // 1 M messages from 128 mock partitions (docs/BENCHMARKS.md, "Kafka ingestion"): 32 MiB /
   // 100,000: 2.8-5.9 s; 128 MiB / 100,000: 2.3-3.2 s; 128 MiB / 1,000,000: 1.6-3.1 s.
+  // `ferry run` derives both, and fetch_max_bytes, from the pipeline's share of max_memory
+  // (config/memory_budget.h); these defaults are for callers without a budget.
   int64_t queue_max_kbytes = 131072;
   int64_t queue_min_messages = 1000000;
+  // fetch.max.bytes: the most one broker's fetch response may bring, on top of the queue (a
+  // response is fetched while the queue is under its caps and can pass them). 0: librdkafka's
+  // (the queue's size, at least message.max.bytes). Not set when the user sets
+  // message.max.bytes, which librdkafka requires it to reach.
+  int64_t fetch_max_bytes = 0;
   // topic.metadata.refresh.interval.ms: how soon new partitions and regex-matched topics appear.
   std::chrono::milliseconds metadata_refresh{30000};
   // Bound on blocking broker calls made inside Poll/Heads (committed offsets, offsetsForTimes,

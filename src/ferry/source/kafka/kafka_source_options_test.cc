@@ -107,6 +107,45 @@ TEST(KafkaSourceOptionsTest, LimitsAreChecked) {
   o = Valid();
   o.queue_min_messages = 0;
   EXPECT_FALSE(o.Validate().ok());
+  o = Valid();
+  o.fetch_max_bytes = 1000;  // below message.max.bytes: librdkafka would refuse it
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+// The prefetch sizes `ferry run` derives from max_memory (config/memory_budget.h) go to
+// librdkafka before the user's properties, which win.
+TEST(KafkaSourceOptionsTest, DerivedPrefetchSizesYieldToTheUsersProperties) {
+  KafkaSourceOptions o = Valid();
+  o.queue_max_kbytes = 16384;
+  o.queue_min_messages = 65536;
+  o.fetch_max_bytes = 2 << 20;
+  auto last = [](const std::vector<std::pair<std::string, std::string>>& p, std::string_view key) {
+    std::string value;
+    for (const auto& [k, v] : p) {
+      if (k == key) {
+        value = v;
+      }
+    }
+    return value;
+  };
+  std::vector<std::pair<std::string, std::string>> p = ConsumerProperties(o);
+  EXPECT_EQ(last(p, "queued.max.messages.kbytes"), "16384");
+  EXPECT_EQ(last(p, "queued.min.messages"), "65536");
+  EXPECT_EQ(last(p, "fetch.max.bytes"), "2097152");
+  EXPECT_TRUE(NewConf(p).ok());
+
+  o.properties = {{"queued.max.messages.kbytes", "131072"}, {"fetch.max.bytes", "52428800"}};
+  p = ConsumerProperties(o);
+  EXPECT_EQ(last(p, "queued.max.messages.kbytes"), "131072");
+  EXPECT_EQ(last(p, "fetch.max.bytes"), "52428800");
+  EXPECT_TRUE(NewConf(p).ok());
+
+  // librdkafka wants fetch.max.bytes >= message.max.bytes: with the user's message.max.bytes,
+  // ferry leaves fetch.max.bytes to librdkafka.
+  o.properties = {{"message.max.bytes", "10000000"}};
+  p = ConsumerProperties(o);
+  EXPECT_EQ(last(p, "fetch.max.bytes"), "");
+  EXPECT_TRUE(NewConf(p).ok());
 }
 
 TEST(KafkaSourceOptionsTest, ConsumerPropertiesPutFerrysLast) {
