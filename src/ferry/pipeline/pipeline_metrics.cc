@@ -82,7 +82,7 @@ std::string_view BadRecordReason(std::string_view error) {
   if (has("schema evolution") || has("cannot be read into")) {
     return "schema";
   }
-  // The Avro decoder's (transform/avro_decoder.h).
+  // The Avro and Protobuf decoders' (transform/avro_decoder.h, protobuf_decoder.h).
   if (has("schema registry framing")) {
     return "framing";
   }
@@ -104,7 +104,7 @@ std::string_view BadRecordReason(std::string_view error) {
   if (has("expected")) {
     return "wrong_type";
   }
-  if (has("Avro datum")) {
+  if (has("Avro datum") || has("Protobuf message")) {
     return "malformed";
   }
   return "other";
