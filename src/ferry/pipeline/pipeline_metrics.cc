@@ -79,7 +79,10 @@ metrics::Counter* PipelineMetrics::Bad(const char* action, std::string_view reas
 
 std::string_view BadRecordReason(std::string_view error) {
   auto has = [&](std::string_view text) { return error.find(text) != std::string_view::npos; };
-  if (has("schema evolution") || has("cannot be read into")) {
+  // A Protobuf writer schema that does not parse, is not Protobuf or has no message at the
+  // frame's indexes (transform/protobuf_decoder.h) is a schema problem too.
+  if (has("schema evolution") || has("cannot be read into") || has("Protobuf schema") ||
+      has("not Protobuf")) {
     return "schema";
   }
   // The Avro and Protobuf decoders' (transform/avro_decoder.h, protobuf_decoder.h).
