@@ -94,7 +94,11 @@ class KafkaProtobufTest : public ::testing::Test {
         return messages;
       }
       if (line->starts_with("MSG ")) {
-        messages.push_back(Unhex(std::string_view(*line).substr(4)));
+        std::string_view rest = std::string_view(*line).substr(4);
+        size_t space = rest.find(' ');
+        messages.push_back(Unhex(rest.substr(0, space)));
+        std::string_view key = space == std::string_view::npos ? "none" : rest.substr(space + 1);
+        keys_.push_back(key == "none" ? std::string() : Unhex(key));
       }
     }
   }
@@ -229,6 +233,7 @@ format = "protobuf"
   std::string brokers_;
   std::string registry_;
   std::string proto_text_;
+  std::vector<std::string> keys_;  // ReadMessages': each message's framed key, or "" for none
 };
 
 // Every Protobuf type the schema holds (protobuf_messages.mjs), from the subject's latest version
@@ -398,6 +403,54 @@ TEST_F(KafkaProtobufTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
     }
     EXPECT_TRUE(found) << "position " << 5 * k + 4 << " with \"" << bad[k].second << "\" in\n"
                        << fmt::format("{}", fmt::join(d.rows, "\n"));
+  }
+}
+
+// `key_format = "protobuf"`: the Kafka key, framed by the same registry, decoded whole into the
+// key column, a STRUCT typed by the `<topic>-key` subject when the table is created; no key is
+// null.
+TEST_F(KafkaProtobufTest, ProtobufKeysDecodeIntoAStructColumn) {
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({"30"}));
+  std::vector<std::string> messages = ReadMessages();
+  ASSERT_EQ(keys_.size(), messages.size());
+  Status st = source::kafka::testing::Produce(
+      brokers_, "orders", 0, 30, [&](int i) { return messages[static_cast<size_t>(i)]; },
+      [&](int i) { return keys_[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::string config = WriteConfig("key_format = \"protobuf\"\n" + RegistryDecode());
+  {
+    std::string text;
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+    text.replace(text.find("offset = \"_offset\""), 18, "offset = \"_offset\", key = \"key\"");
+    std::ofstream(config) << text;
+  }
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  ASSERT_EQ(t.rows.size(), 30u);
+  std::vector<nlohmann::json> types = e2e::DuckDbRows(
+      t.files, "SELECT column_type AS t FROM (DESCRIBE SELECT key FROM read_parquet({files}))");
+  ASSERT_EQ(types.size(), 1u);
+  EXPECT_EQ(types[0]["t"], "STRUCT(id BIGINT, region VARCHAR)");
+  std::vector<nlohmann::json> rows =
+      e2e::DuckDbRows(t.files,
+                      "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
+                      "read_parquet({files}) ORDER BY id");
+  ASSERT_EQ(rows.size(), 30u);
+  for (int i = 0; i < 30; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["id"], std::to_string(i));
+    if (i % 10 == 9) {
+      EXPECT_EQ(row["no_key"], true);
+    } else {
+      // protobufjs writes id 0 and region "eu" as present fields: no nulls here.
+      EXPECT_EQ(row["kid"], std::to_string(i));
+      EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
+    }
   }
 }
 

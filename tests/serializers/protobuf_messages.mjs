@@ -4,7 +4,8 @@
 //
 // Usage: [REGISTRY_PORT=N] node protobuf_messages.mjs TOPIC COUNT [v1|v2|v3 ...]
 // Prints "REGISTRY <url>", "SCHEMA <hex of the all-types .proto text>", then for each version (default: all): COUNT lines
-// "MSG <value hex>" (ids numbered on across versions), then "END", waiting for a line on stdin
+// "MSG <value hex> <key hex | none>" (ids numbered on across versions; keys OrderKey {id,
+// region}, subject TOPIC-key, for version "all" but every tenth message), then "END", waiting for a line on stdin
 // between versions; serves until stdin closes. Version "all" is the Order message below, which
 // holds every type ferry maps (first in its file: the library encodes the file's first type,
 // and the message index [0] names the first message); v1..v3 are an evolving Order (v2 adds `coupon`, v3 removes
@@ -79,6 +80,12 @@ for (const name of ['timestamp', 'wrappers', 'struct']) {
 const ids = {};
 ids.all = (await client.register({type: SchemaType.PROTOBUF, schema: allProto, references},
                                  {subject: `${topic}-value`})).id;
+const keyProto = `syntax = "proto3";\npackage shop;\nmessage OrderKey { int64 id = 1; string region = 2; }\n`;
+const keyId = (await client.register({type: SchemaType.PROTOBUF, schema: keyProto},
+                                     {subject: `${topic}-key`})).id;
+// The library's frame with the message-index list [0] inserted after its 5-byte header.
+const withIndexes = (framed) => Buffer.concat([framed.subarray(0, 5), Buffer.from([0]),
+                                               framed.subarray(5)]);
 process.stdout.write(`REGISTRY ${registry.url}\n`);
 process.stdout.write(`SCHEMA ${Buffer.from(allProto).toString('hex')}\n`);
 
@@ -98,10 +105,11 @@ for (let v = 0; v < versions.length; ++v) {
   for (let i = 0; i < count; ++i, ++n) {
     const payload = version === 'all' ? order(n)
         : {id: n, name: `name-${n}`, note: `note ${n}`, coupon: `c${n}`};
-    const framed = await client.encode(id, payload);
-    // magic byte and id (5 bytes), the message-index list [0], then protobufjs's payload.
-    const indexed = Buffer.concat([framed.subarray(0, 5), Buffer.from([0]), framed.subarray(5)]);
-    process.stdout.write(`MSG ${indexed.toString('hex')}\n`);
+    const value = withIndexes(await client.encode(id, payload)).toString('hex');
+    const key = version !== 'all' || n % 10 === 9 ? 'none'
+        : withIndexes(await client.encode(keyId, {id: n, region: ['eu', 'us'][n % 2]}))
+              .toString('hex');
+    process.stdout.write(`MSG ${value} ${key}\n`);
   }
   process.stdout.write('END\n');
 }
