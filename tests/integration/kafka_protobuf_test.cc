@@ -108,7 +108,8 @@ class KafkaProtobufTest : public ::testing::Test {
     const int half = static_cast<int>(messages.size() / 2);
     for (int32_t p = 0; p < 2; ++p) {
       Status st = source::kafka::testing::Produce(brokers_, "orders", p, half, [&](int i) {
-        return messages[static_cast<size_t>(p * half + i)];
+        return messages[static_cast<size_t>(p) * static_cast<size_t>(half) +
+                        static_cast<size_t>(i)];
       });
       ASSERT_TRUE(st.ok()) << st.ToString();
     }
@@ -186,7 +187,8 @@ format = "protobuf"
       EXPECT_EQ(row["ok"], i % 2 == 0);
       EXPECT_EQ(row["tags"], fmt::format("[t{}, x]", i));
       EXPECT_EQ(row["k"], i);
-      EXPECT_EQ(row["status"], (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[i % 3]));
+      EXPECT_EQ(row["status"],
+                (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[static_cast<size_t>(i % 3)]));
       if (i % 4 == 0) {
         EXPECT_TRUE(row["note"].is_null());  // optional, not set: null
       } else {

@@ -47,7 +47,7 @@ TEST(BadRecordReasonTest, ProtobufDecoderErrors) {
           std::vector<columnar::Field>{{.name = "n", .type = columnar::DataType::String()}}),
       {.schemas = std::make_shared<OneFile>()});
   ASSERT_TRUE(narrow.ok());
-  auto frame = [](int32_t id, std::vector<int32_t> indexes, std::string payload) {
+  auto frame = [](int32_t id, const std::vector<int32_t>& indexes, const std::string& payload) {
     return transform::MakeConfluentFrame(id, indexes, payload, true);
   };
   const std::map<std::string, std::string> cases = {

@@ -49,7 +49,7 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Create(columnar::Schem
 }
 
 Result<ProtobufDecoder::Reader> ProtobufDecoder::MakeReader(
-    std::shared_ptr<const protobuf::MessageSchema> writer) const {
+    const std::shared_ptr<const protobuf::MessageSchema>& writer) const {
   Reader out;
   if (!options_.whole_message_column.empty()) {
     FERRY_ASSIGN_OR_RETURN(out.reader, protobuf::ProtobufRowReader::CreateForColumn(

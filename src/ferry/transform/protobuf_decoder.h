@@ -88,7 +88,7 @@ class ProtobufDecoder final : public Decoder {
         options_(std::move(options)),
         columns_(std::move(columns)) {}
 
-  Result<Reader> MakeReader(std::shared_ptr<const protobuf::MessageSchema> writer) const;
+  Result<Reader> MakeReader(const std::shared_ptr<const protobuf::MessageSchema>& writer) const;
   // The reader of `key`, or why there is none (InvalidArgument, kept) or none yet
   // (Unavailable, not kept).
   Result<Reader*> ReaderFor(const Key& key);

@@ -495,6 +495,7 @@ Result<std::unique_ptr<ProtobufRowReader>> ProtobufRowReader::Create(
     std::vector<int> columns) {
   std::unique_ptr<ProtobufRowReader> reader(new ProtobufRowReader());
   std::vector<columnar::Field> fields;
+  fields.reserve(columns.size());
   for (int c : columns) {
     fields.push_back(batch_schema.field(c));
   }

@@ -7,6 +7,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <map>
@@ -101,7 +102,7 @@ Kind KindOf(gp::FieldDescriptor::Type t) {
 }
 
 WellKnown WellKnownOf(const std::string& name) {
-  static const std::set<std::string> kWrappers = {
+  static constexpr std::array<std::string_view, 9> kWrappers = {
       "google.protobuf.DoubleValue", "google.protobuf.FloatValue",  "google.protobuf.Int64Value",
       "google.protobuf.UInt64Value", "google.protobuf.Int32Value",  "google.protobuf.UInt32Value",
       "google.protobuf.BoolValue",   "google.protobuf.StringValue", "google.protobuf.BytesValue"};
@@ -120,7 +121,9 @@ WellKnown WellKnownOf(const std::string& name) {
   if (name == "google.protobuf.Any") {
     return WellKnown::kAny;
   }
-  return kWrappers.count(name) != 0 ? WellKnown::kWrapper : WellKnown::kNone;
+  return std::find(kWrappers.begin(), kWrappers.end(), name) != kWrappers.end()
+             ? WellKnown::kWrapper
+             : WellKnown::kNone;
 }
 
 std::string JoinPath(std::string_view path, std::string_view part) {
