@@ -21,6 +21,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
   libcpp-httplib-dev libxxhash-dev uuid-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium libavro-dev \
+  libprotobuf-dev libprotoc-dev protobuf-compiler \
   curl jq ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
   help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
 

@@ -39,3 +39,12 @@ ferry_cc_test(NAME kafka_avro_test
   LABELS integration TIMEOUT 300)
 target_compile_definitions(kafka_avro_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(kafka_avro_test ferry)
+
+# `[pipeline.decode] format = "protobuf"`: the same with protobufjs's messages, and unframed ones
+# with a descriptor set protoc writes at test time.
+ferry_cc_test(NAME kafka_protobuf_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_protobuf_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
+  LABELS integration TIMEOUT 300)
+target_compile_definitions(kafka_protobuf_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(kafka_protobuf_test ferry)

@@ -5,51 +5,12 @@
 #include <utility>
 
 #include "ferry/app/registry_schemas.h"
+#include "ferry/app/writer_schema_input.h"
 #include "ferry/base/file.h"
 #include "ferry/transform/avro_schema.h"
 
 namespace ferry::app {
 namespace {
-
-// "ferry.toml:12: pipeline[0].decode.<key>: <message>" (the schema_registry table's keys at it).
-Status AtDecode(const config::PipelineConfig& c, std::string_view key, const Status& st) {
-  const bool at_registry =
-      c.decode.schema_registry && key != "avro_schema_file" && key != "subject";
-  const config::SourceLocation& where =
-      at_registry ? c.decode.schema_registry->location : c.location;
-  std::string path = at_registry ? where.key : where.key + ".decode";
-  if (!key.empty()) {
-    path = fmt::format("{}.{}", path, key);
-  }
-  return Status(st.code(),
-                fmt::format("{}:{}: {}: {}", where.file, where.line, path, st.message()));
-}
-
-// The only Kafka topic of the source, for the subject name strategies that name it.
-Result<std::string> OnlyTopic(const config::PipelineConfig& c, std::string_view setting) {
-  if (!c.kafka || c.kafka->topics.size() != 1 || !c.kafka->topic_pattern.empty()) {
-    return InvalidArgument(
-        "the table does not exist and has no `schema`; to create it from the registry, set "
-        "`{}` (the default subject needs the source's one Kafka topic)",
-        setting);
-  }
-  return c.kafka->topics.front();
-}
-
-Result<std::string> Subject(const config::PipelineConfig& c) {
-  const config::DecodeConfig& d = c.decode;
-  if (!d.subject.empty()) {
-    return d.subject;
-  }
-  if (d.subject_name_strategy == "record") {
-    return d.record_name;
-  }
-  FERRY_ASSIGN_OR_RETURN(std::string topic, OnlyTopic(c, "subject"));
-  if (d.subject_name_strategy == "topic_record") {
-    return fmt::format("{}-{}", topic, d.record_name);
-  }
-  return topic + "-value";
-}
 
 // The registry's latest schema of `subject`, with its references; `origin` says which.
 Result<std::shared_ptr<const transform::avro::Schema>> Latest(const config::PipelineConfig& c,
@@ -92,25 +53,7 @@ Result<AvroInput> OpenAvroInput(const config::PipelineConfig& c) {
     input.fixed = std::make_shared<const transform::avro::Schema>(std::move(*parsed));
     return input;
   }
-  const config::SchemaRegistryConfig& r = *d.schema_registry;
-  registry::SchemaRegistryOptions o{.urls = r.urls,
-                                    .username = r.username,
-                                    .password = r.password,
-                                    .bearer_token = r.bearer_token,
-                                    .request_timeout = r.timeout};
-  o.http.ca_file = r.tls_ca;
-  o.http.client_cert_file = r.tls_cert;
-  o.http.client_key_file = r.tls_key;
-  o.http.connect_timeout = std::min(o.http.connect_timeout, r.timeout);
-  for (const std::string& url : r.urls) {
-    o.http.allow_http = o.http.allow_http || url.starts_with("http://");
-  }
-  Result<std::unique_ptr<registry::SchemaRegistryClient>> client =
-      registry::SchemaRegistryClient::Create(std::move(o));
-  if (!client.ok()) {
-    return AtDecode(c, "", client.status());
-  }
-  input.registry = std::move(*client);
+  FERRY_ASSIGN_OR_RETURN(input.registry, OpenRegistryClient(c));
   input.schemas = std::make_shared<RegistryWriterSchemas>(input.registry);
   return input;
 }
@@ -120,7 +63,7 @@ Result<AvroTableSchema> AvroSchemaForNewTable(const config::PipelineConfig& c,
   std::shared_ptr<const transform::avro::Schema> schema = input.fixed;
   std::string origin = c.decode.avro_schema_file;
   if (schema == nullptr) {
-    Result<std::string> subject = Subject(c);
+    Result<std::string> subject = ValueSubject(c);
     if (!subject.ok()) {
       return AtDecode(c, "subject", subject.status());
     }
@@ -134,17 +77,13 @@ Result<AvroTableSchema> AvroSchemaForNewTable(const config::PipelineConfig& c,
     return AvroTableSchema{.ddl = (*table)->ToString(), .origin = std::move(origin)};
   }
   // The key's column, typed by the key subject's latest schema.
-  std::string key_subject = c.decode.key_subject;
-  if (key_subject.empty()) {
-    Result<std::string> topic = OnlyTopic(c, "key_subject");
-    if (!topic.ok()) {
-      return AtDecode(c, "key_subject", topic.status());
-    }
-    key_subject = *topic + "-key";
+  Result<std::string> key_subject = KeySubject(c);
+  if (!key_subject.ok()) {
+    return AtDecode(c, "key_subject", key_subject.status());
   }
   std::string key_origin;
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<const transform::avro::Schema> key,
-                         Latest(c, input, key_subject, &key_origin));
+                         Latest(c, input, *key_subject, &key_origin));
   Result<transform::avro::ColumnType> key_type = transform::avro::ToColumnType(key->root(), "key");
   if (!key_type.ok()) {
     return key_type.status().WithContext("pipeline {}: {}", c.id, key_origin);

@@ -11,6 +11,7 @@
 
 #include "ferry/app/avro_input.h"
 #include "ferry/app/evolution_report.h"
+#include "ferry/app/protobuf_input.h"
 #include "ferry/app/table_location.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/parquet_codec.h"
@@ -155,11 +156,12 @@ pipeline::TransformSpec TransformSpecOf(const PipelineConfig& c) {
   return spec;
 }
 
-// `schema` is the input schema: the table's columns without the derived ones. `avro`: format
-// "avro"'s writer schemas.
+// `schema` is the input schema: the table's columns without the derived ones. `avro`, `protobuf`:
+// the writer schemas of formats "avro" and "protobuf".
 Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
                                                         const columnar::SchemaPtr& schema,
-                                                        const AvroInput* avro) {
+                                                        const AvroInput* avro,
+                                                        const ProtobufInput* protobuf = nullptr) {
   std::set<std::string> metadata;
   for (const auto& [kind, column] : c.metadata_columns) {
     metadata.insert(column);
@@ -172,6 +174,9 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
   }
   if (c.decode.format == config::DecodeConfig::Format::kAvro) {
     return MakeAvroDecoder(c, schema, std::move(columns), *avro);
+  }
+  if (c.decode.format == config::DecodeConfig::Format::kProtobuf) {
+    return MakeProtobufDecoder(c, schema, std::move(columns), *protobuf);
   }
   if (c.decode.format == config::DecodeConfig::Format::kRaw) {
     for (const std::string& name : columns) {
@@ -228,7 +233,7 @@ Result<std::shared_ptr<storage::ObjectStore>> OpenStore(const PipelineConfig& c,
 // names, but the key when key_format decodes it (a column of its own, filled by its decoder).
 std::map<std::string, std::string> PipelineMetadata(const PipelineConfig& c) {
   std::map<std::string, std::string> metadata = c.metadata_columns;
-  if (c.decode.key_format == "avro") {
+  if (c.decode.key_format != "string") {
     metadata.erase("key");
   }
   return metadata;
@@ -290,7 +295,21 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       }
     }
   }
+  std::optional<ProtobufInput> protobuf;
+  if (c.decode.format == config::DecodeConfig::Format::kProtobuf) {
+    FERRY_ASSIGN_OR_RETURN(protobuf, OpenProtobufInput(c));
+    if (c.schema.empty()) {
+      FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
+      if (!exists) {
+        // The table's columns come from the writer's message (the subject's latest version).
+        FERRY_ASSIGN_OR_RETURN(ProtobufTableSchema s, ProtobufSchemaForNewTable(c, *protobuf));
+        setup.schema_ddl = std::move(s.ddl);
+        setup.schema_origin = std::move(s.origin);
+      }
+    }
+  }
   const AvroInput* avro_input = avro ? &*avro : nullptr;
+  const ProtobufInput* protobuf_input = protobuf ? &*protobuf : nullptr;
   pipeline::OpenedTable opened;
   if (build.check_only) {
     // Validate the declared schema, then the table if it exists; create nothing.
@@ -302,7 +321,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       }
       FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr resolved,
                              pipeline::ResolveSchema(*declared, setup.metadata_columns));
-      FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved, avro_input).status());
+      FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved, avro_input, protobuf_input).status());
       FERRY_RETURN_IF_ERROR(pipeline::TransformStage::Create(resolved, setup.transform).status());
     }
     FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
@@ -324,7 +343,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   FERRY_ASSIGN_OR_RETURN(
       std::unique_ptr<transform::Decoder> decoder,
       MakeDecoder(c, pipeline::InputSchema(*opened.snapshot.schema(), setup.transform.columns),
-                  avro_input));
+                  avro_input, protobuf_input));
 
   FERRY_ASSIGN_OR_RETURN(parquet::CompressionCodec codec, delta::CodecFromName(c.writer.codec));
   pipeline::PipelineOptions options{
@@ -356,10 +375,19 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
     options.decoder_factory = [c, input = *avro](const columnar::SchemaPtr& schema) {
       return MakeDecoder(c, schema, &input);
     };
+  } else if (protobuf) {
+    options.decoder_factory = [c, input = *protobuf](const columnar::SchemaPtr& schema) {
+      return MakeDecoder(c, schema, nullptr, &input);
+    };
   }
   if (avro && c.decode.key_format == "avro") {
     options.key_decoder_factory = [c, input = *avro](const columnar::SchemaPtr& schema) {
       return MakeAvroKeyDecoder(c, schema, input);
+    };
+  }
+  if (protobuf && c.decode.key_format == "protobuf") {
+    options.key_decoder_factory = [c, input = *protobuf](const columnar::SchemaPtr& schema) {
+      return MakeProtobufKeyDecoder(c, schema, input);
     };
   }
   if (c.dedup) {

@@ -31,8 +31,9 @@ std::string Chain(const std::vector<SubjectVersion>& keys) {
 // reference after its own references (step 3 of the header).
 class ReferenceResolver {
  public:
-  ReferenceResolver(registry::SchemaRegistryClient* registry, int32_t id)
-      : registry_(registry), id_(id) {}
+  // `type`: the schemaType every reference must have ("AVRO", "PROTOBUF").
+  ReferenceResolver(registry::SchemaRegistryClient* registry, int32_t id, std::string type)
+      : registry_(registry), id_(id), type_(std::move(type)) {}
 
   Status Visit(const registry::SchemaReference& ref) {
     SubjectVersion key{ref.subject, ref.version};
@@ -59,14 +60,15 @@ class ReferenceResolver {
                                       fetched.status().message()));
     }
     const registry::RegisteredSchema& schema = **fetched;
-    if (schema.schema_type != "AVRO") {
-      return InvalidArgument("schema id {}: reference {}: a {} schema, not Avro", id_, Chain(open_),
-                             schema.schema_type);
+    if (schema.schema_type != type_) {
+      return InvalidArgument("schema id {}: reference {}: a {} schema, not {}", id_, Chain(open_),
+                             schema.schema_type, type_ == "AVRO" ? "Avro" : "Protobuf");
     }
     for (const registry::SchemaReference& dep : schema.references) {
       FERRY_RETURN_IF_ERROR(Visit(dep));
     }
     texts_.push_back(schema.schema);
+    names_.push_back(ref.name);
     order_.push_back(Label(key));
     done_.insert(key);
     open_.pop_back();
@@ -74,6 +76,8 @@ class ReferenceResolver {
   }
 
   const std::vector<std::string>& texts() const { return texts_; }
+  // The import path each of texts_ was referenced by (Protobuf's import names them).
+  const std::vector<std::string>& names() const { return names_; }
   // "1: "country-value" version 1, 2: ...", to tell which "reference <i>" a parse error means.
   std::string Order() const {
     std::vector<std::string> numbered;
@@ -87,9 +91,11 @@ class ReferenceResolver {
  private:
   registry::SchemaRegistryClient* const registry_;
   const int32_t id_;
+  const std::string type_;
   std::vector<SubjectVersion> open_;  // the path from the id to the reference being visited
   std::set<SubjectVersion> done_;
   std::vector<std::string> texts_;
+  std::vector<std::string> names_;
   std::vector<std::string> order_;  // the label of each of texts_
 };
 
@@ -108,7 +114,7 @@ Result<std::shared_ptr<const transform::avro::Schema>> RegistryWriterSchemas::Ge
   if (registered->schema_type != "AVRO") {
     return InvalidArgument("schema id {}: a {} schema, not Avro", id, registered->schema_type);
   }
-  ReferenceResolver resolver(registry_.get(), id);
+  ReferenceResolver resolver(registry_.get(), id, "AVRO");
   for (const registry::SchemaReference& ref : registered->references) {
     FERRY_RETURN_IF_ERROR(resolver.Visit(ref));
   }
@@ -122,6 +128,37 @@ Result<std::shared_ptr<const transform::avro::Schema>> RegistryWriterSchemas::Ge
   auto schema = std::make_shared<const transform::avro::Schema>(std::move(*parsed));
   std::lock_guard lock(mu_);
   return by_id_.emplace(id, std::move(schema)).first->second;
+}
+
+Result<std::shared_ptr<const transform::protobuf::ProtoSchema>> RegistryProtoSchemas::Get(
+    int32_t id) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = by_id_.find(id); it != by_id_.end()) {
+      return it->second;
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<const registry::RegisteredSchema> registered,
+                         registry_->SchemaById(id));
+  if (registered->schema_type != "PROTOBUF") {
+    return InvalidArgument("schema id {}: a {} schema, not Protobuf", id, registered->schema_type);
+  }
+  ReferenceResolver resolver(registry_.get(), id, "PROTOBUF");
+  for (const registry::SchemaReference& ref : registered->references) {
+    FERRY_RETURN_IF_ERROR(resolver.Visit(ref));
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t i = 0; i < resolver.texts().size(); ++i) {
+    files.emplace_back(resolver.names()[i], resolver.texts()[i]);
+  }
+  // The main file's own name is never imported: one no reference can take.
+  files.emplace_back(fmt::format("<schema id {}>", id), registered->schema);
+  auto parsed = transform::protobuf::ProtoSchema::FromProtoFiles(files);
+  if (!parsed.ok()) {
+    return parsed.status().WithContext("schema id {}", id);
+  }
+  std::lock_guard lock(mu_);
+  return by_id_.emplace(id, std::move(*parsed)).first->second;
 }
 
 }  // namespace ferry::app

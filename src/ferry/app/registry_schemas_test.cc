@@ -17,6 +17,8 @@
 #include "ferry/testing/http_stand_in.h"
 #include "ferry/transform/avro_bytes_for_test.h"
 #include "ferry/transform/confluent_wire.h"
+#include "ferry/transform/protobuf_decoder.h"
+#include "ferry/transform/protobuf_test_support.h"
 #include "ferry/transform/row_text_for_test.h"
 
 namespace ferry::app {
@@ -72,6 +74,19 @@ class RegistryWriterSchemasTest : public ::testing::Test {
     ids_[7] = {kUsesX, "",
                json::array({Ref("com.acme.Tier", "tier-value", 1), Ref("X", "broken-value", 3)})};
     versions_[{"broken-value", 3}] = {R"({"type": "record", "name": "X"})", ""};
+    // id 8: Protobuf importing a file of another subject, itself importing a well-known type
+    // the registry does not hold; id 9: Protobuf referencing an Avro schema.
+    ids_[8] = {
+        "syntax = \"proto3\"; package shop; import \"common/money.proto\";\n"
+        "message Order { int64 id = 1; common.Money total = 2; }",
+        "PROTOBUF", json::array({Ref("common/money.proto", "money-value", 1)})};
+    versions_[{"money-value", 1}] = {
+        "syntax = \"proto3\"; package common; import \"google/protobuf/timestamp.proto\";\n"
+        "message Money { string currency = 1; int64 units = 2; google.protobuf.Timestamp at = "
+        "3; }",
+        "PROTOBUF"};
+    ids_[9] = {"syntax = \"proto3\"; import \"t.proto\"; message M { int64 id = 1; }", "PROTOBUF",
+               json::array({Ref("t.proto", "tier-value", 1)})};
 
     auto& s = server_.server();
     s.Get(R"(/schemas/ids/(\d+))", [this](const httplib::Request& req, httplib::Response& res) {
@@ -248,6 +263,39 @@ TEST_F(RegistryWriterSchemasTest, AnOutageIsUnavailableButCachedIdsAreServed) {
       transform::MakeConfluentFrame(1, {}, Long(1) + Str("Cy") + Long(1), false), &batch);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(transform::RowText(batch, 0), R"({id: 1, customer: {name: "Cy", tier: "GOLD"}})");
+}
+
+TEST_F(RegistryWriterSchemasTest, ProtobufSchemasWithTheirImports) {
+  auto schemas = std::make_shared<RegistryProtoSchemas>(client_);
+  auto table = Table("id BIGINT, total STRUCT<currency: STRING, units: BIGINT, at: TIMESTAMP>");
+  auto decoder = transform::ProtobufDecoder::Create(table, {.schemas = schemas});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  using transform::protobuf_test::LenField;
+  using transform::protobuf_test::VarintField;
+  std::string order = VarintField(1, 7) + LenField(2, LenField(1, "EUR") + VarintField(2, 12) +
+                                                          LenField(3, VarintField(1, 86400)));
+  Status st = (*decoder)->Append(transform::MakeConfluentFrame(8, {0}, order, true), &batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(transform::RowText(batch, 0),
+            R"({id: 7, total: {currency: "EUR", units: 12, at: 1970-01-02T00:00:00}})");
+  auto again = schemas->Get(8);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->FirstMessageName(), "shop.Order");
+  EXPECT_EQ(Hits()["ids/8"], 1);
+  EXPECT_EQ(Hits()["money-value/1"], 1);
+
+  auto avro = schemas->Get(1);
+  ASSERT_FALSE(avro.ok());
+  EXPECT_NE(avro.status().message().find("schema id 1: a AVRO schema, not Protobuf"),
+            std::string::npos)
+      << avro.status().ToString();
+  auto mixed = schemas->Get(9);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("\"tier-value\" version 1: a AVRO schema, not Protobuf"),
+            std::string::npos)
+      << mixed.status().ToString();
+  EXPECT_EQ(schemas->Get(404).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

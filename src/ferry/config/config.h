@@ -92,7 +92,8 @@ struct JetStreamConfig {
 };
 
 // [pipeline.decode.schema_registry]: the Confluent Schema Registry API (Confluent, Redpanda,
-// Apicurio's ccompat, Karapace) that framed Avro messages name their writer schemas in.
+// Apicurio's ccompat, Karapace) that framed Avro and Protobuf messages name their writer schemas
+// in.
 struct SchemaRegistryConfig {
   std::vector<std::string> urls;  // `url`, comma-separated: tried in turn
   std::string username;           // basic auth (Confluent Cloud: API key and secret)
@@ -106,21 +107,25 @@ struct SchemaRegistryConfig {
 };
 
 struct DecodeConfig {
-  enum class Format { kJson, kRaw, kAvro };
+  enum class Format { kJson, kRaw, kAvro, kProtobuf };
   Format format = Format::kJson;
-  // kAvro: framed messages (the Confluent wire format) with their schemas in a registry, or
-  // unframed ones with this one writer schema (an .avsc file).
+  // kAvro, kProtobuf: framed messages (the Confluent wire format) with their schemas in a
+  // registry, or unframed ones with one writer schema: an .avsc file (kAvro), a
+  // FileDescriptorSet and the full name of the message in it (kProtobuf).
   std::optional<SchemaRegistryConfig> schema_registry;
   std::string avro_schema_file;
-  // kAvro with a registry: the subject a new table's schema is read from (its latest version).
-  // Empty: by subject_name_strategy: "topic" (<topic>-value), "record" (<record_name>) or
-  // "topic_record" (<topic>-<record_name>).
+  std::string protobuf_descriptor_file;
+  std::string protobuf_message;
+  // kAvro or kProtobuf with a registry: the subject a new table's schema is read from (its
+  // latest version). Empty: by subject_name_strategy: "topic" (<topic>-value), "record"
+  // (<record_name>) or "topic_record" (<topic>-<record_name>).
   std::string subject;
   std::string subject_name_strategy = "topic";
   std::string record_name;
   // The Kafka key's column (metadata_columns' `key`): "string" (the key's bytes, STRING or
-  // BINARY) or "avro" (framed by the same registry, decoded whole into the column: a STRUCT for
-  // a record; a new table takes its type from key_subject, default "<topic>-key").
+  // BINARY), "avro" or "protobuf" (the format's own, framed by the same registry, decoded whole
+  // into the column: a STRUCT for a record or message; a new table takes its type from
+  // key_subject, default "<topic>-key").
   std::string key_format = "string";
   std::string key_subject;
   std::string raw_column = "payload";  // kRaw: the column that receives the payload

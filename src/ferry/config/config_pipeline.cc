@@ -62,40 +62,63 @@ Status ReadSchemaRegistry(TomlTable& t, SchemaRegistryConfig* r) {
   return t.Finish();
 }
 
-Status ReadAvro(TomlTable& t, DecodeConfig* d) {
+// The keys of the formats with writer schemas (avro, protobuf): a registry or a fixed schema.
+Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   FERRY_ASSIGN_OR_RETURN(auto registry, t.Table("schema_registry"));
   FERRY_ASSIGN_OR_RETURN(auto file, t.String("avro_schema_file"));
+  FERRY_ASSIGN_OR_RETURN(auto descriptors, t.String("protobuf_descriptor_file"));
+  FERRY_ASSIGN_OR_RETURN(auto message, t.String("protobuf_message"));
   FERRY_ASSIGN_OR_RETURN(auto subject, t.String("subject"));
   FERRY_ASSIGN_OR_RETURN(auto strategy,
                          t.OneOf("subject_name_strategy", {"topic", "record", "topic_record"},
                                  "expected topic, record or topic_record"));
   FERRY_ASSIGN_OR_RETURN(auto record, t.String("record_name"));
-  FERRY_ASSIGN_OR_RETURN(auto key_format,
-                         t.OneOf("key_format", {"string", "avro"}, "expected string or avro"));
+  FERRY_ASSIGN_OR_RETURN(auto key_format, t.OneOf("key_format", {"string", "avro", "protobuf"},
+                                                  "expected string, avro or protobuf"));
   FERRY_ASSIGN_OR_RETURN(auto key_subject, t.String("key_subject"));
   Set(key_format, &d->key_format);
   Set(key_subject, &d->key_subject);
-  if (d->key_format == "avro" && !registry) {
+  const bool avro = d->format == DecodeConfig::Format::kAvro;
+  const bool protobuf = d->format == DecodeConfig::Format::kProtobuf;
+  if (d->key_format != "string" && (!registry || (d->key_format == "avro" ? !avro : !protobuf))) {
     return t.Error("key_format",
-                   "key_format = \"avro\" reads framed keys: it needs format = \"avro\" with a "
-                   "[pipeline.decode.schema_registry]");
+                   fmt::format("key_format = \"{0}\" reads framed keys: it needs format = \"{0}\" "
+                               "with a [pipeline.decode.schema_registry]",
+                               d->key_format));
   }
-  if (key_subject && d->key_format != "avro") {
-    return t.Error("key_subject", "applies to key_format = \"avro\"");
+  if (key_subject && d->key_format == "string") {
+    return t.Error("key_subject", "applies to key_format = \"avro\" or \"protobuf\"");
   }
-  if ((registry || subject || strategy || record) && d->format != DecodeConfig::Format::kAvro) {
-    return t.Error(registry ? "schema_registry" : "subject", "applies to format = \"avro\"");
+  if ((registry || subject || strategy || record) && !avro && !protobuf) {
+    return t.Error(registry ? "schema_registry" : "subject",
+                   "applies to format = \"avro\" or \"protobuf\"");
   }
-  if (file && d->format != DecodeConfig::Format::kAvro) {
+  if (file && !avro) {
     return t.Error("avro_schema_file", "applies to format = \"avro\"");
   }
-  if (d->format != DecodeConfig::Format::kAvro) {
+  if ((descriptors || message) && !protobuf) {
+    return t.Error(descriptors ? "protobuf_descriptor_file" : "protobuf_message",
+                   "applies to format = \"protobuf\"");
+  }
+  if (!avro && !protobuf) {
     return Status::OK();
   }
-  if (registry.has_value() == file.has_value()) {
+  if (avro && registry.has_value() == file.has_value()) {
     return t.Error(registry ? "avro_schema_file" : "format",
                    "format = \"avro\" needs either a [pipeline.decode.schema_registry] (framed "
                    "messages) or an avro_schema_file (unframed ones), not both");
+  }
+  if (protobuf && registry.has_value() == descriptors.has_value()) {
+    return t.Error(registry ? "protobuf_descriptor_file" : "format",
+                   "format = \"protobuf\" needs either a [pipeline.decode.schema_registry] "
+                   "(framed messages) or a protobuf_descriptor_file with protobuf_message "
+                   "(unframed ones), not both");
+  }
+  if (descriptors.has_value() != message.has_value()) {
+    return t.Error(descriptors ? "protobuf_descriptor_file" : "protobuf_message",
+                   "protobuf_descriptor_file and protobuf_message go together (the file "
+                   "protoc --descriptor_set_out --include_imports writes, and the full name of "
+                   "the message in it)");
   }
   if (registry) {
     d->schema_registry.emplace();
@@ -107,6 +130,8 @@ Status ReadAvro(TomlTable& t, DecodeConfig* d) {
                    "applies to a [pipeline.decode.schema_registry]");
   }
   Set(file, &d->avro_schema_file);
+  Set(descriptors, &d->protobuf_descriptor_file);
+  Set(message, &d->protobuf_message);
   Set(subject, &d->subject);
   Set(strategy, &d->subject_name_strategy);
   Set(record, &d->record_name);
@@ -127,11 +152,14 @@ Status ReadDecode(TomlTable& t, DecodeConfig* d) {
       d->format = DecodeConfig::Format::kRaw;
     } else if (*format == "avro") {
       d->format = DecodeConfig::Format::kAvro;
+    } else if (*format == "protobuf") {
+      d->format = DecodeConfig::Format::kProtobuf;
     } else {
-      return t.Error("format", fmt::format("unknown format \"{}\" (json, raw, avro)", *format));
+      return t.Error("format",
+                     fmt::format("unknown format \"{}\" (json, raw, avro, protobuf)", *format));
     }
   }
-  FERRY_RETURN_IF_ERROR(ReadAvro(t, d));
+  FERRY_RETURN_IF_ERROR(ReadSchemaFormat(t, d));
   FERRY_ASSIGN_OR_RETURN(auto column, t.String("column"));
   if (column) {
     if (d->format != DecodeConfig::Format::kRaw) {
@@ -394,16 +422,17 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   FERRY_ASSIGN_OR_RETURN(auto decode, t.Table("decode"));
   if (decode) {
     FERRY_RETURN_IF_ERROR(ReadDecode(*decode, &p->decode));
-    if (p->decode.key_format == "avro" && p->metadata_columns.count("key") == 0) {
+    if (p->decode.key_format != "string" && p->metadata_columns.count("key") == 0) {
       return decode->Error("key_format",
-                           "key_format = \"avro\" decodes the key into its column: name it in "
-                           "metadata_columns (key = \"key\")");
+                           fmt::format("key_format = \"{}\" decodes the key into its column: "
+                                       "name it in metadata_columns (key = \"key\")",
+                                       p->decode.key_format));
     }
   }
   if (p->schema_evolution != "none" && p->decode.format == DecodeConfig::Format::kRaw) {
     return t.Error("schema_evolution",
                    fmt::format("schema_evolution = \"{}\" needs [pipeline.decode] format = "
-                               "\"json\" or \"avro\" (raw messages have no fields)",
+                               "\"json\", \"avro\" or \"protobuf\" (raw messages have no fields)",
                                p->schema_evolution));
   }
   FERRY_ASSIGN_OR_RETURN(auto batch, t.Table("batch"));
@@ -447,8 +476,10 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   Set(tz, &p->time_zone);
   FERRY_ASSIGN_OR_RETURN(auto drain, t.DurationValue("drain_timeout"));
   Set(drain, &p->drain_timeout);
-  // Avro's writer schema (the file's, or the registry subject's latest) is a schema too.
-  if (p->create_table && p->schema.empty() && p->decode.format != DecodeConfig::Format::kAvro) {
+  // Avro's and Protobuf's writer schema (the file's, or the registry subject's latest) is a
+  // schema too.
+  if (p->create_table && p->schema.empty() && p->decode.format != DecodeConfig::Format::kAvro &&
+      p->decode.format != DecodeConfig::Format::kProtobuf) {
     FERRY_ASSIGN_OR_RETURN(auto explicit_create, t.Bool("create_table"));
     if (explicit_create.value_or(false)) {
       return t.Error("create_table", "create_table = true needs a schema");

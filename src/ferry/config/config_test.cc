@@ -566,7 +566,78 @@ timeout = "3s"
        "needs record_name"},
       {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\nuser = \"u\"\n",
        "user"},
-      {"format = \"protobuf\"\n", "unknown format \"protobuf\" (json, raw, avro)"},
+      {"format = \"xml\"\n", "unknown format \"xml\" (json, raw, avro, protobuf)"},
+  };
+  for (const auto& [decode, expected] : bad) {
+    c = Parse(with_decode(decode));
+    ASSERT_FALSE(c.ok()) << decode;
+    EXPECT_NE(c.status().message().find(expected), std::string::npos)
+        << decode << " -> " << c.status().message();
+    EXPECT_NE(c.status().message().find("ferry.toml:"), std::string::npos) << c.status().message();
+  }
+}
+
+// `[pipeline.decode] format = "protobuf"` (issue 20): a registry, or a descriptor set and the
+// message's name.
+TEST(ConfigTest, ProtobufDecodeWithARegistryOrADescriptorFile) {
+  auto with_decode = [](std::string_view decode, std::string_view extra = "") {
+    return fmt::format(R"([[pipeline]]
+id = "orders"
+table = "/t"
+{}
+[pipeline.kafka]
+brokers = "b"
+topics = ["orders"]
+[pipeline.decode]
+{})",
+                       extra, decode);
+  };
+  Result<Config> c = Parse(with_decode(R"(format = "protobuf"
+key_format = "protobuf"
+subject_name_strategy = "record"
+record_name = "shop.Order"
+[pipeline.decode.schema_registry]
+url = "http://r1:8081"
+)",
+                                       "metadata_columns = { key = \"key\" }"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const PipelineConfig& p = c->pipelines[0];
+  EXPECT_EQ(p.decode.format, DecodeConfig::Format::kProtobuf);
+  ASSERT_TRUE(p.decode.schema_registry.has_value());
+  EXPECT_EQ(p.decode.key_format, "protobuf");
+  EXPECT_EQ(p.decode.record_name, "shop.Order");
+  EXPECT_TRUE(p.create_table);
+
+  c =
+      Parse(with_decode("format = \"protobuf\"\nprotobuf_descriptor_file = \"/etc/o.desc\"\n"
+                        "protobuf_message = \"shop.Order\"\n"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].decode.protobuf_descriptor_file, "/etc/o.desc");
+  EXPECT_EQ(c->pipelines[0].decode.protobuf_message, "shop.Order");
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"format = \"protobuf\"\n", "format = \"protobuf\" needs either"},
+      {"format = \"protobuf\"\nprotobuf_descriptor_file = \"o.desc\"\n",
+       "protobuf_descriptor_file: protobuf_descriptor_file and protobuf_message go together"},
+      {"format = \"protobuf\"\nprotobuf_message = \"a.B\"\n"
+       "[pipeline.decode.schema_registry]\nurl = \"http://r\"\n",
+       "protobuf_message: protobuf_descriptor_file and protobuf_message go together"},
+      {"format = \"protobuf\"\nprotobuf_descriptor_file = \"o.desc\"\nprotobuf_message = "
+       "\"a.B\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\n",
+       "not both"},
+      {"format = \"avro\"\nprotobuf_descriptor_file = \"o.desc\"\n",
+       "protobuf_descriptor_file: applies to format = \"protobuf\""},
+      {"format = \"protobuf\"\navro_schema_file = \"a.avsc\"\n",
+       "avro_schema_file: applies to format = \"avro\""},
+      {"format = \"protobuf\"\nkey_format = \"avro\"\n[pipeline.decode.schema_registry]\n"
+       "url = \"http://r\"\n",
+       "key_format = \"avro\" reads framed keys"},
+      {"format = \"protobuf\"\nkey_format = \"protobuf\"\nprotobuf_descriptor_file = "
+       "\"o.desc\"\nprotobuf_message = \"a.B\"\n",
+       "key_format = \"protobuf\" reads framed keys"},
+      {"format = \"protobuf\"\nkey_format = \"protobuf\"\n[pipeline.decode.schema_registry]\n"
+       "url = \"http://r\"\n",
+       "name it in metadata_columns"},
   };
   for (const auto& [decode, expected] : bad) {
     c = Parse(with_decode(decode));

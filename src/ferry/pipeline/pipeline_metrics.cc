@@ -79,10 +79,13 @@ metrics::Counter* PipelineMetrics::Bad(const char* action, std::string_view reas
 
 std::string_view BadRecordReason(std::string_view error) {
   auto has = [&](std::string_view text) { return error.find(text) != std::string_view::npos; };
-  if (has("schema evolution") || has("cannot be read into")) {
+  // A Protobuf writer schema that does not parse, is not Protobuf or has no message at the
+  // frame's indexes (transform/protobuf_decoder.h) is a schema problem too.
+  if (has("schema evolution") || has("cannot be read into") || has("Protobuf schema") ||
+      has("not Protobuf")) {
     return "schema";
   }
-  // The Avro decoder's (transform/avro_decoder.h).
+  // The Avro and Protobuf decoders' (transform/avro_decoder.h, protobuf_decoder.h).
   if (has("schema registry framing")) {
     return "framing";
   }
@@ -104,7 +107,7 @@ std::string_view BadRecordReason(std::string_view error) {
   if (has("expected")) {
     return "wrong_type";
   }
-  if (has("Avro datum")) {
+  if (has("Avro datum") || has("Protobuf message")) {
     return "malformed";
   }
   return "other";

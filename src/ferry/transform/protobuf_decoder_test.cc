@@ -1,0 +1,173 @@
+// The Protobuf decoder: unframed messages of a fixed type, framed ones with schemas by id and
+// message indexes (each reader built once), a registry outage that is not a bad record, and an
+// unknown id, a bad frame or an unreadable schema that is; new writer fields observed.
+#include "ferry/transform/protobuf_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "ferry/columnar/ddl.h"
+#include "ferry/transform/confluent_wire.h"
+#include "ferry/transform/protobuf_test_support.h"
+#include "ferry/transform/row_text_for_test.h"
+
+namespace ferry::transform {
+namespace {
+
+using protobuf_test::LenField;
+using protobuf_test::VarintField;
+
+class MapSchemas : public ProtoSchemas {
+ public:
+  Result<std::shared_ptr<const protobuf::ProtoSchema>> Get(int32_t id) override {
+    ++asked[id];
+    if (down) {
+      return Unavailable("registry at http://r:8081 unreachable");
+    }
+    auto it = schemas.find(id);
+    if (it == schemas.end()) {
+      return NotFound("HTTP 404 (error 40403: Schema not found)");
+    }
+    return it->second;
+  }
+  std::map<int32_t, std::shared_ptr<const protobuf::ProtoSchema>> schemas;
+  std::map<int32_t, int> asked;
+  bool down = false;
+};
+
+columnar::SchemaPtr Table(const std::string& ddl) {
+  auto parsed = columnar::ParseDdlSchema(ddl);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  return std::make_shared<const columnar::Schema>(*parsed);
+}
+
+constexpr const char* kV1 = R"(syntax = "proto3"; package shop;
+message Order { int64 id = 1; string item = 2; })";
+// v2 adds a field; its second message is what index [1] names.
+constexpr const char* kV2 = R"(syntax = "proto3"; package shop;
+message Order { int64 id = 1; string item = 2; int32 qty = 3; }
+message Refund { int64 order = 1; message Line { string why = 1; } })";
+
+TEST(ProtobufDecoderTest, UnframedMessagesOfAFixedType) {
+  auto table = Table("id BIGINT, item STRING, _offset BIGINT");
+  auto file = protobuf_test::ParseProto(kV1);
+  ASSERT_NE(file, nullptr);
+  ProtobufDecoderOptions options{.message = *file->Message("shop.Order"),
+                                 .columns = {"id", "item"}};
+  auto decoder = ProtobufDecoder::Create(table, options);
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  EXPECT_EQ((*decoder)->output_columns(), (std::vector<int>{0, 1}));
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  ASSERT_TRUE((*decoder)->Append(VarintField(1, 7) + LenField(2, "pen"), &batch).ok());
+  batch.mutable_column(2)->AppendNull();
+  EXPECT_EQ(RowText(batch, 0), R"({id: 7, item: "pen", _offset: null})");
+}
+
+TEST(ProtobufDecoderTest, FramedMessagesFindTheirSchemaAndMessageOnce) {
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas[1] = protobuf_test::ParseProto(kV1);
+  schemas->schemas[2] = protobuf_test::ParseProto(kV2);
+  auto table = Table("id BIGINT, item STRING, order BIGINT, why STRING");
+  auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  std::string order = VarintField(1, 1) + LenField(2, "a");
+  ASSERT_TRUE((*decoder)->Append(MakeConfluentFrame(1, {0}, order, true), &batch).ok());
+  ASSERT_TRUE((*decoder)->Append(MakeConfluentFrame(1, {0}, order, true), &batch).ok());
+  ASSERT_TRUE(
+      (*decoder)->Append(MakeConfluentFrame(2, {0}, order + VarintField(3, 2), true), &batch).ok());
+  ASSERT_TRUE((*decoder)->Append(MakeConfluentFrame(2, {1}, VarintField(1, 9), true), &batch).ok());
+  ASSERT_TRUE(
+      (*decoder)->Append(MakeConfluentFrame(2, {1, 0}, LenField(1, "late"), true), &batch).ok());
+  EXPECT_EQ(RowText(batch, 2), R"({id: 1, item: "a", order: null, why: null})");
+  EXPECT_EQ(RowText(batch, 3), R"({id: null, item: null, order: 9, why: null})");
+  EXPECT_EQ(RowText(batch, 4), R"({id: null, item: null, order: null, why: "late"})");
+  EXPECT_EQ(schemas->asked[1], 1);
+  EXPECT_EQ((*decoder)->writer_types_seen(), 4U);
+}
+
+TEST(ProtobufDecoderTest, AnOutageIsNotABadRecordAndAnUnknownIdIs) {
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas[1] = protobuf_test::ParseProto(kV1);
+  auto table = Table("id BIGINT, item STRING");
+  auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas});
+  ASSERT_TRUE(decoder.ok());
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  std::string message = MakeConfluentFrame(1, {0}, VarintField(1, 1), true);
+  schemas->down = true;
+  Status st = (*decoder)->Append(message, &batch);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_EQ(batch.column(0).length(), 0);
+  schemas->down = false;
+  EXPECT_TRUE((*decoder)->Append(message, &batch).ok());
+  st = (*decoder)->Append(MakeConfluentFrame(5, {0}, "", true), &batch);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("unknown to the schema registry"), std::string::npos)
+      << st.ToString();
+  st = (*decoder)->Append(MakeConfluentFrame(5, {0}, "", true), &batch);
+  EXPECT_EQ(schemas->asked[5], 1);  // the answer is kept
+  st = (*decoder)->Append(std::string("\x01\x00\x00\x00\x01\x00", 6), &batch);
+  EXPECT_NE(st.message().find("schema registry framing"), std::string::npos) << st.ToString();
+  st = (*decoder)->Append(MakeConfluentFrame(1, {3}, "", true), &batch);
+  EXPECT_NE(st.message().find("no message at index 3"), std::string::npos) << st.ToString();
+  st = (*decoder)->Append(MakeConfluentFrame(1, {0}, VarintField(1, 1) + "\x80", true), &batch);
+  EXPECT_NE(st.message().find("schema id 1: Protobuf message"), std::string::npos) << st.ToString();
+  EXPECT_EQ(batch.column(0).length(), 1);
+}
+
+TEST(ProtobufDecoderTest, AWriterTypeTheTableCannotHoldIsABadRecordOfEveryMessage) {
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas[1] = protobuf_test::ParseProto(kV1);
+  auto decoder = ProtobufDecoder::Create(Table("id BIGINT, item INT"), {.schemas = schemas});
+  ASSERT_TRUE(decoder.ok());
+  auto batch = columnar::RecordBatch::MakeEmpty(Table("id BIGINT, item INT"));
+  for (int i = 0; i < 2; ++i) {
+    Status st = (*decoder)->Append(MakeConfluentFrame(1, {0}, "", true), &batch);
+    EXPECT_NE(st.message().find("cannot be read into"), std::string::npos) << st.ToString();
+  }
+  EXPECT_EQ(schemas->asked[1], 1);
+}
+
+TEST(ProtobufDecoderTest, NewWriterFieldsAreObserved) {
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas[2] = protobuf_test::ParseProto(kV2);
+  auto table = Table("id BIGINT, item STRING");
+  auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(decoder.ok());
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  ASSERT_TRUE((*decoder)->Append(MakeConfluentFrame(2, {0}, VarintField(3, 4), true), &batch).ok());
+  ASSERT_TRUE((*decoder)->has_observations());
+  auto seen = (*decoder)->TakeObservations();
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0].path, (std::vector<std::string>{"qty"}));
+  EXPECT_EQ(seen[0].type->ToString(), "INT");
+  EXPECT_TRUE(seen[0].missing);
+}
+
+TEST(ProtobufDecoderTest, AKeyIntoOneStructColumn) {
+  auto file = protobuf_test::ParseProto(kV1);
+  auto table = Table("key STRUCT<id: BIGINT>, v STRING");
+  auto decoder = ProtobufDecoder::Create(
+      table, {.message = *file->Message("shop.Order"), .whole_message_column = "key"});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  EXPECT_EQ((*decoder)->output_columns(), (std::vector<int>{0}));
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  ASSERT_TRUE((*decoder)->Append(VarintField(1, 3), &batch).ok());
+  EXPECT_EQ(CellText(batch.column(0), 0), "{id: 3}");
+}
+
+TEST(ProtobufDecoderTest, OptionsThatDoNotWork) {
+  auto table = Table("id BIGINT");
+  EXPECT_FALSE(ProtobufDecoder::Create(table, {}).ok());
+  auto file = protobuf_test::ParseProto(kV1);
+  EXPECT_FALSE(
+      ProtobufDecoder::Create(table, {.message = *file->Message("shop.Order"), .columns = {"x"}})
+          .ok());
+  EXPECT_FALSE(
+      ProtobufDecoder::Create(Table("item INT"), {.message = *file->Message("shop.Order")}).ok());
+}
+
+}  // namespace
+}  // namespace ferry::transform

@@ -1,0 +1,290 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "ferry/transform/protobuf_reader.h"
+#include "ferry/transform/protobuf_reader_internal.h"
+
+// ProtobufRowReader's planning half (protobuf_reader.h, "Resolution"): the ops a writer message
+// type is read with, made once per writer type. The decoding half is protobuf_reader.cc.
+namespace ferry::transform::protobuf {
+
+using columnar::DataType;
+using columnar::TypeId;
+
+namespace {
+
+constexpr int kMaxPlanDepth = 64;
+constexpr int32_t kDenseNumbers = 1024;
+
+std::string JoinPath(std::string_view path, std::string_view part) {
+  return path.empty() ? std::string(part) : fmt::format("{}.{}", path, part);
+}
+
+// Field lookup: exact, then ignoring case.
+int FindField(const std::vector<columnar::Field>& fields, std::string_view name) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].name == name) {
+      return static_cast<int>(i);
+    }
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string& f = fields[i].name;
+    if (f.size() == name.size() && std::equal(f.begin(), f.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+const char* KindName(Kind k) {
+  static constexpr const char* kNames[] = {"double",   "float",    "int32",  "int64",   "uint32",
+                                           "uint64",   "sint32",   "sint64", "fixed32", "fixed64",
+                                           "sfixed32", "sfixed64", "bool",   "string",  "bytes",
+                                           "enum",     "message",  "group"};
+  return kNames[static_cast<size_t>(k)];
+}
+
+uint8_t WireOf(Kind k) {
+  switch (k) {
+    case Kind::kDouble:
+    case Kind::kFixed64:
+    case Kind::kSFixed64:
+      return kI64;
+    case Kind::kFloat:
+    case Kind::kFixed32:
+    case Kind::kSFixed32:
+      return kI32;
+    case Kind::kString:
+    case Kind::kBytes:
+    case Kind::kMessage:
+      return kLen;
+    case Kind::kGroup:
+      return kSGroup;
+    default:
+      return kVarint;
+  }
+}
+
+bool IsInteger(Kind k) {
+  return k == Kind::kInt32 || k == Kind::kInt64 || k == Kind::kUInt32 || k == Kind::kUInt64 ||
+         k == Kind::kSInt32 || k == Kind::kSInt64 || k == Kind::kFixed32 || k == Kind::kFixed64 ||
+         k == Kind::kSFixed32 || k == Kind::kSFixed64;
+}
+
+Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataType& col, int depth,
+                   FieldOp* fo) {
+  const TypeId c = col.id();
+  auto store = [&](Store s) {
+    fo->store = s;
+    return Status::OK();
+  };
+  const bool int32ish =
+      f.kind == Kind::kInt32 || f.kind == Kind::kSInt32 || f.kind == Kind::kSFixed32;
+  const bool uint64ish = f.kind == Kind::kUInt64 || f.kind == Kind::kFixed64;
+  if (IsInteger(f.kind)) {
+    if (c == TypeId::kInt32 && int32ish) {
+      return store(Store::kInt32);
+    }
+    if (c == TypeId::kInt64 && !uint64ish) {
+      return store(Store::kInt64);
+    }
+    if (c == TypeId::kDecimal && col.scale() == 0 && col.precision() >= 20) {
+      return store(Store::kDecimal);
+    }
+  }
+  switch (f.kind) {
+    case Kind::kFloat:
+      if (c == TypeId::kFloat32) {
+        return store(Store::kFloat32);
+      }
+      if (c == TypeId::kFloat64) {
+        return store(Store::kFloat64);
+      }
+      break;
+    case Kind::kDouble:
+      if (c == TypeId::kFloat64) {
+        return store(Store::kFloat64);
+      }
+      break;
+    case Kind::kBool:
+      if (c == TypeId::kBoolean) {
+        return store(Store::kBool);
+      }
+      break;
+    case Kind::kString:
+    case Kind::kBytes:
+      if (c == TypeId::kString) {
+        return store(Store::kString);
+      }
+      if (c == TypeId::kBinary) {
+        return store(Store::kBinary);
+      }
+      break;
+    case Kind::kEnum:
+      if (c == TypeId::kString) {
+        fo->enum_def = &schema.enums[static_cast<size_t>(f.type)];
+        return store(Store::kEnumString);
+      }
+      break;
+    case Kind::kMessage: {
+      const MessageDef& m = schema.messages[static_cast<size_t>(f.type)];
+      switch (m.well_known) {
+        case WellKnown::kTimestamp:
+          if (c == TypeId::kTimestamp && col.unit() == columnar::TimeUnit::kMicros) {
+            FERRY_ASSIGN_OR_RETURN(
+                fo->message, PlanMessage(schema, f.type, {}, {}, fo->path, depth + 1, nullptr));
+            return store(Store::kTimestamp);
+          }
+          break;
+        case WellKnown::kWrapper: {
+          std::vector<columnar::Field> value = {
+              {.name = "value", .type = std::make_shared<DataType>(col), .nullable = true}};
+          FERRY_ASSIGN_OR_RETURN(
+              fo->message, PlanMessage(schema, f.type, value, {}, fo->path, depth + 1, nullptr));
+          if (fo->message->fields.size() != 1) {
+            break;
+          }
+          fo->message->fields[0].default_when_absent = true;
+          fo->message->fields[0].path = fo->path;
+          return store(Store::kWrapper);
+        }
+        case WellKnown::kStruct:
+        case WellKnown::kValue:
+        case WellKnown::kListValue:
+        case WellKnown::kAny:
+          if (c == TypeId::kString) {
+            fo->json = m.well_known;
+            return store(Store::kJson);
+          }
+          break;
+        case WellKnown::kNone:
+          if (c == TypeId::kStruct && !m.map_entry) {
+            FERRY_ASSIGN_OR_RETURN(fo->message, PlanMessage(schema, f.type, col.fields(), {},
+                                                            fo->path, depth + 1, nullptr));
+            return store(Store::kMessage);
+          }
+          break;
+      }
+      return InvalidArgument(
+          "Protobuf: field '{}': the writer's message \"{}\" cannot be read into {}", fo->path,
+          m.full_name, col.ToString());
+    }
+    default:
+      break;
+  }
+  return InvalidArgument("Protobuf: field '{}': the writer's {} cannot be read into {}", fo->path,
+                         KindName(f.kind), col.ToString());
+}
+
+Status PlanField(const MessageSchema& schema, const FieldDef& f, const DataType& col, int depth,
+                 FieldOp* fo) {
+  if (f.kind == Kind::kMessage && schema.messages[static_cast<size_t>(f.type)].map_entry) {
+    if (col.id() != TypeId::kMap) {
+      return InvalidArgument("Protobuf: field '{}': the writer's map cannot be read into {}",
+                             fo->path, col.ToString());
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        fo->message, PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1, nullptr));
+    if (fo->message->fields.size() != 2) {
+      return InvalidArgument("Protobuf: field '{}': a map entry without a key or value", fo->path);
+    }
+    fo->message->fields[0].default_when_absent = true;
+    fo->store = Store::kMap;
+    return Status::OK();
+  }
+  if (f.repeated) {
+    if (col.id() != TypeId::kList) {
+      return InvalidArgument(
+          "Protobuf: field '{}': the writer's repeated {} cannot be read into {}", fo->path,
+          KindName(f.kind), col.ToString());
+    }
+    fo->repeated = true;
+    return PlanElement(schema, f, *col.element().type, depth, fo);
+  }
+  return PlanElement(schema, f, col, depth, fo);
+}
+
+}  // namespace
+
+int32_t MsgOp::SlotOf(int32_t number) const {
+  if (number < static_cast<int32_t>(dense.size())) {
+    return dense[static_cast<size_t>(number)] - 1;
+  }
+  auto it = std::lower_bound(sparse.begin(), sparse.end(), std::make_pair(number, int32_t{-1}));
+  return it != sparse.end() && it->first == number ? it->second : -1;
+}
+
+Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t message,
+                                           const std::vector<columnar::Field>& fields,
+                                           const std::vector<int>& columns, const std::string& path,
+                                           int depth, std::vector<std::string>* unmatched) {
+  if (depth > kMaxPlanDepth) {
+    return InvalidArgument("Protobuf: field '{}': nested deeper than {} levels", path,
+                           kMaxPlanDepth);
+  }
+  const MessageDef& m = schema.messages[static_cast<size_t>(message)];
+  auto op = std::make_unique<MsgOp>();
+  op->def = &m;
+  for (size_t i = 0; i < m.fields.size(); ++i) {
+    const FieldDef& f = m.fields[i];
+    const auto slot = static_cast<int32_t>(i);
+    if (f.number < kDenseNumbers) {
+      if (op->dense.size() <= static_cast<size_t>(f.number)) {
+        op->dense.resize(static_cast<size_t>(f.number) + 1, 0);
+      }
+      op->dense[static_cast<size_t>(f.number)] = slot + 1;
+    } else {
+      op->sparse.emplace_back(f.number, slot);
+    }
+    op->wire.push_back(WireOf(f.kind));
+    op->packable.push_back(f.repeated && WireOf(f.kind) != kLen && f.kind != Kind::kGroup ? 1 : 0);
+    op->oneof.push_back(f.oneof);
+    op->num_oneofs = std::max(op->num_oneofs, f.oneof + 1);
+  }
+  std::sort(op->sparse.begin(), op->sparse.end());
+  std::vector<bool> filled(fields.size(), false);
+  for (size_t i = 0; i < m.fields.size(); ++i) {
+    const FieldDef& f = m.fields[i];
+    if (f.kind == Kind::kGroup) {
+      continue;
+    }
+    int index = FindField(fields, f.name);
+    if (index < 0 || filled[static_cast<size_t>(index)]) {
+      if (unmatched != nullptr) {
+        unmatched->push_back(f.name);
+      }
+      continue;
+    }
+    filled[static_cast<size_t>(index)] = true;
+    const columnar::Field& target = fields[static_cast<size_t>(index)];
+    FieldOp fo;
+    fo.slot = static_cast<int32_t>(i);
+    fo.kind = f.kind;
+    fo.nullable = target.nullable;
+    fo.column = columns.empty() ? index : columns[static_cast<size_t>(index)];
+    fo.path = JoinPath(path, f.name);
+    FERRY_RETURN_IF_ERROR(PlanField(schema, f, *target.type, depth, &fo));
+    op->fields.push_back(std::move(fo));
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (filled[i]) {
+      continue;
+    }
+    if (!fields[i].nullable) {
+      return InvalidArgument(
+          "Protobuf: field '{}': the column is NOT NULL and the writer's message \"{}\" has no "
+          "such field",
+          JoinPath(path, fields[i].name), m.full_name);
+    }
+    op->unfilled.push_back(columns.empty() ? static_cast<int>(i) : columns[i]);
+  }
+  return op;
+}
+
+}  // namespace ferry::transform::protobuf

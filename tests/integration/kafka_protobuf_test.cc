@@ -1,0 +1,460 @@
+// `ferry run` with `[pipeline.decode] format = "protobuf"` end to end (issue 20): messages
+// encoded by protobufjs through @kafkajs/confluent-schema-registry (tests/serializers, code no
+// one here wrote), their schemas in the registry stand-in that script serves, produced to the
+// mock cluster, written by the real binary and read back by DuckDB; and unframed messages with a
+// descriptor set protoc writes from the same .proto text. Label: integration.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kafka_child_process.h"
+#include "kafka_test_support.h"
+#include "pipeline_e2e_support.h"
+
+namespace ferry {
+namespace {
+
+using source::kafka::testing::ChildProcess;
+using source::kafka::testing::CommandResult;
+using source::kafka::testing::RunCommand;
+using source::kafka::testing::StartMockKafka;
+using std::chrono::milliseconds;
+
+constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+constexpr int kPerPartition = 50;
+
+std::string Unhex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+std::vector<int64_t> SortedIds(const e2e::TableContents& t) {
+  std::vector<int64_t> ids;
+  for (const std::string& row : t.rows) {
+    ids.push_back(e2e::IntField(row, "id"));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::vector<int64_t> Iota(int n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+class KafkaProtobufTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = e2e::FreshTestDir("ferry-kafka-protobuf");
+    auto mock = StartMockKafka(kFerry, 1, {"orders:2"});
+    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
+    mock_ = std::move(mock->child);
+    brokers_ = mock->bootstrap;
+  }
+  void TearDown() override {
+    serializer_.reset();
+    mock_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Starts the serializer script with `args` after the topic; reads its REGISTRY and SCHEMA.
+  void StartSerializer(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {
+        "/usr/bin/node", FERRY_SOURCE_DIR "/tests/serializers/protobuf_messages.mjs", "orders"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto child = ChildProcess::Start(argv);
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    serializer_ = std::move(*child);
+    auto registry = serializer_->ReadLine(milliseconds(30000));
+    ASSERT_TRUE(registry.ok() && registry->starts_with("REGISTRY ")) << serializer_->Log();
+    registry_ = registry->substr(9);
+    auto schema = serializer_->ReadLine(milliseconds(30000));
+    ASSERT_TRUE(schema.ok() && schema->starts_with("SCHEMA ")) << serializer_->Log();
+    proto_text_ = Unhex(std::string_view(*schema).substr(7));
+  }
+
+  // The framed messages up to the serializer's next "END".
+  std::vector<std::string> ReadMessages() {
+    std::vector<std::string> messages;
+    while (true) {
+      auto line = serializer_->ReadLine(milliseconds(30000));
+      EXPECT_TRUE(line.ok()) << line.status().ToString() << "\n" << serializer_->Log();
+      if (!line.ok() || line->starts_with("END")) {
+        return messages;
+      }
+      if (line->starts_with("MSG ")) {
+        std::string_view rest = std::string_view(*line).substr(4);
+        size_t space = rest.find(' ');
+        messages.push_back(Unhex(rest.substr(0, space)));
+        std::string_view key = space == std::string_view::npos ? "none" : rest.substr(space + 1);
+        keys_.push_back(key == "none" ? std::string() : Unhex(key));
+      }
+    }
+  }
+
+  // Produces the messages, the first half to partition 0 and the rest to partition 1.
+  void ProduceHalves(const std::vector<std::string>& messages) {
+    const int half = static_cast<int>(messages.size() / 2);
+    for (int32_t p = 0; p < 2; ++p) {
+      Status st = source::kafka::testing::Produce(brokers_, "orders", p, half, [&](int i) {
+        return messages[static_cast<size_t>(p) * static_cast<size_t>(half) +
+                        static_cast<size_t>(i)];
+      });
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+
+  // `decode`: the [pipeline.decode] keys after `format = "protobuf"`.
+  std::string WriteConfig(const std::string& decode, const std::string& extra = "") {
+    std::string path = (dir_ / "ferry.toml").string();
+    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
+id = "orders"
+table = "{}"
+{}
+metadata_columns = {{ offset = "_offset", partition = "_partition" }}
+
+[pipeline.kafka]
+brokers = "{}"
+topics = ["orders"]
+group_id = "ferry-protobuf-test"
+start = "earliest"
+properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
+
+[pipeline.batch]
+max_rows = 70
+max_latency = "200ms"
+
+[pipeline.decode]
+format = "protobuf"
+{}
+)toml",
+                                       table(), extra, brokers_, decode);
+    return path;
+  }
+  std::string RegistryDecode() const {
+    return fmt::format("[pipeline.decode.schema_registry]\nurl = \"{}\"\ntimeout = \"5s\"\n",
+                       registry_);
+  }
+  std::string table() const { return (dir_ / "table").string(); }
+
+  // Every column of the all-types message as DuckDB reads it, for rows with ids [0, n).
+  void ExpectEveryType(const e2e::TableContents& t, int n, bool with_metadata) {
+    std::vector<nlohmann::json> types =
+        e2e::DuckDbRows(t.files,
+                        "SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM "
+                        "read_parquet({files}))");
+    std::string described;
+    for (const nlohmann::json& row : types) {
+      described += row.value("c", "") + " " + row.value("t", "") + "; ";
+    }
+    EXPECT_EQ(described,
+              "id BIGINT; name VARCHAR; amount DOUBLE; ratio FLOAT; qty INTEGER; ok BOOLEAN; "
+              "tags VARCHAR[]; attrs MAP(VARCHAR, INTEGER); status VARCHAR; note VARCHAR; "
+              "u32 BIGINT; u64 DECIMAL(20,0); s32 INTEGER; s64 BIGINT; f32 BIGINT; "
+              "f64 DECIMAL(20,0); sf32 INTEGER; sf64 BIGINT; raw BLOB; "
+              "inner STRUCT(a INTEGER, b BIGINT); inners STRUCT(a INTEGER, b BIGINT)[]; "
+              "nums INTEGER[]; n INTEGER; s VARCHAR; ts TIMESTAMP WITH TIME ZONE; wl BIGINT; "
+              "ws VARCHAR; st VARCHAR; " +
+                  std::string(with_metadata ? "_offset BIGINT; _partition INTEGER; " : ""));
+
+    std::vector<nlohmann::json> rows = e2e::DuckDbRows(
+        t.files,
+        "SELECT id, name, amount, ratio, qty, ok, tags::VARCHAR AS tags, attrs['k'] AS k, "
+        "status, note, u32, u64::VARCHAR AS u64, s32, s64, f32, f64::VARCHAR AS f64, sf32, sf64, "
+        "raw::VARCHAR AS raw, \"inner\".a AS a, \"inner\".b AS b, inners::VARCHAR AS inners, "
+        "nums::VARCHAR AS nums, n, s, epoch_us(ts) AS ts, wl, ws, st "
+        "FROM read_parquet({files}) ORDER BY id");
+    ASSERT_EQ(rows.size(), static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const nlohmann::json& row = rows[static_cast<size_t>(i)];
+      SCOPED_TRACE(row.dump());
+      EXPECT_EQ(row["id"], std::to_string(i));
+      EXPECT_EQ(row["name"], fmt::format("name-{}", i));
+      EXPECT_DOUBLE_EQ(row["amount"].get<double>(), i * 1.5);
+      EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), i / 4.0);
+      EXPECT_EQ(row["qty"], -i);
+      EXPECT_EQ(row["ok"], i % 2 == 0);
+      EXPECT_EQ(row["tags"], fmt::format("[t{}, x]", i));
+      EXPECT_EQ(row["k"], i);
+      EXPECT_EQ(row["status"],
+                (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[static_cast<size_t>(i % 3)]));
+      if (i % 4 == 0) {
+        EXPECT_TRUE(row["note"].is_null());  // optional, not set: null
+      } else {
+        EXPECT_EQ(row["note"], fmt::format("note {}", i));
+      }
+      EXPECT_EQ(row["u32"], std::to_string(4000000000LL + i));
+      EXPECT_EQ(row["u64"], fmt::format("{}", 18446744073709551615ULL - static_cast<uint64_t>(i)));
+      EXPECT_EQ(row["s32"], -i);
+      EXPECT_EQ(row["s64"], std::to_string(-9000000000000000000LL - i));
+      EXPECT_EQ(row["f32"], std::to_string(i));
+      EXPECT_EQ(row["f64"], std::to_string(i * 7));
+      EXPECT_EQ(row["sf32"], -i * 2);
+      EXPECT_EQ(row["sf64"], std::to_string(-i * 3));
+      EXPECT_EQ(row["raw"], fmt::format("raw{}", i));
+      EXPECT_EQ(row["a"], i * 2);
+      if (i % 3 == 0) {
+        EXPECT_TRUE(row["b"].is_null());
+      } else {
+        EXPECT_EQ(row["b"], std::to_string(i * 1000000000LL));
+      }
+      EXPECT_EQ(row["inners"], fmt::format("[{{'a': 1, 'b': NULL}}, {{'a': {}, 'b': NULL}}]", i));
+      EXPECT_EQ(row["nums"], fmt::format("[{}, -1, 300]", i));
+      if (i % 2 == 0) {
+        EXPECT_EQ(row["n"], i);
+        EXPECT_TRUE(row["s"].is_null());
+      } else {
+        EXPECT_TRUE(row["n"].is_null());
+        EXPECT_EQ(row["s"], fmt::format("s{}", i));
+      }
+      EXPECT_EQ(row["ts"], std::to_string((1700000000LL + i) * 1000000 + 123));
+      EXPECT_EQ(row["wl"], std::to_string(i));
+      if (i % 5 == 0) {
+        EXPECT_TRUE(row["ws"].is_null());
+      } else {
+        EXPECT_EQ(row["ws"], fmt::format("w{}", i));
+      }
+      EXPECT_EQ(row["st"], fmt::format(R"({{"k":"v{}","n":{}}})", i, i));
+    }
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<ChildProcess> mock_;
+  std::unique_ptr<ChildProcess> serializer_;
+  std::string brokers_;
+  std::string registry_;
+  std::string proto_text_;
+  std::vector<std::string> keys_;  // ReadMessages': each message's framed key, or "" for none
+};
+
+// Every Protobuf type the schema holds (protobuf_messages.mjs), from the subject's latest version
+// (with its references: the well-known types' files) to the table's columns, read by DuckDB.
+TEST_F(KafkaProtobufTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(2 * kPerPartition)}));
+  std::vector<std::string> messages = ReadMessages();
+  ASSERT_EQ(messages.size(), size_t{2 * kPerPartition});
+  ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
+  CommandResult r = RunCommand({kFerry, "run", "--config", WriteConfig(RegistryDecode()),
+                                "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e2e::TableContents t = e2e::ReadTable(table());
+  ASSERT_EQ(t.rows.size(), size_t{2 * kPerPartition});
+  EXPECT_EQ(t.txns.size(), 2u);
+  ExpectEveryType(t, 2 * kPerPartition, true);
+}
+
+// Unframed messages (the same payloads without their frame) with the descriptor set protoc
+// writes from the same .proto text, the table created from protobuf_message.
+TEST_F(KafkaProtobufTest, UnframedMessagesWithADescriptorSetFromProtoc) {
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({"20"}));
+  std::vector<std::string> messages = ReadMessages();
+  ASSERT_EQ(messages.size(), 20u);
+  for (std::string& m : messages) {
+    m = m.substr(6);  // magic byte, id, message index [0]
+  }
+  std::filesystem::create_directories(dir_ / "proto");
+  std::ofstream(dir_ / "proto" / "order.proto") << proto_text_;
+  const std::string desc = (dir_ / "order.desc").string();
+  CommandResult protoc = RunCommand(
+      {"/usr/bin/protoc", "--include_imports", "--descriptor_set_out=" + desc, "-I",
+       (dir_ / "proto").string(), "-I", "/usr/include", (dir_ / "proto" / "order.proto").string()});
+  ASSERT_EQ(protoc.exit_code, 0) << protoc.err;
+  Status st = source::kafka::testing::Produce(
+      brokers_, "orders", 0, 20, [&](int i) { return messages[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config",
+                  WriteConfig(fmt::format("protobuf_descriptor_file = \"{}\"\nprotobuf_message = "
+                                          "\"shop.Order\"\n",
+                                          desc)),
+                  "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e2e::TableContents t = e2e::ReadTable(table());
+  ASSERT_EQ(t.rows.size(), 20u);
+  ExpectEveryType(t, 20, true);
+
+  // A message the descriptor set does not hold is a configuration error naming the key.
+  CommandResult bad =
+      RunCommand({kFerry, "run", "--config",
+                  WriteConfig(fmt::format("protobuf_descriptor_file = \"{}\"\nprotobuf_message = "
+                                          "\"shop.Nope\"\n",
+                                          desc)),
+                  "--until-caught-up", "--max-wait", "10s"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("decode.protobuf_message"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("no message \"shop.Nope\""), std::string::npos) << bad.err;
+}
+
+// Schema evolution over the registry: v1, then v2 (a new field), then v3 (a field removed), each
+// version registered while ferry runs, with a SIGKILL after each of the first two: every row
+// once, `coupon` added to the table, each row's columns as its writer had them.
+TEST_F(KafkaProtobufTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
+  constexpr int kPerVersion = 60;
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(kPerVersion), "v1", "v2", "v3"}));
+  const std::string config =
+      WriteConfig(RegistryDecode() + "", "schema_evolution = \"add_columns\"\n");
+  for (int version = 1; version <= 3; ++version) {
+    SCOPED_TRACE(fmt::format("v{}", version));
+    if (version > 1) {
+      ASSERT_TRUE(serializer_->WriteLine("next").ok());
+    }
+    std::vector<std::string> messages = ReadMessages();
+    ASSERT_EQ(messages.size(), size_t{kPerVersion});
+    ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
+    const size_t before = e2e::ReadTable(table()).rows.size();
+    if (version == 3) {
+      CommandResult r =
+          RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      break;
+    }
+    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
+    size_t seen = e2e::WaitForRows(table(), before + kPerVersion / 3, std::chrono::seconds(60));
+    ASSERT_GE(seen, before + kPerVersion / 3) << (*ferry)->Log();
+    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
+    (*ferry)->Wait();
+  }
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  EXPECT_EQ(SortedIds(t), Iota(3 * kPerVersion));  // every row once
+  std::vector<nlohmann::json> rows = e2e::DuckDbRows(
+      t.files,
+      "SELECT id, name, note, coupon FROM read_parquet({files}, union_by_name = true) ORDER BY "
+      "id");
+  ASSERT_EQ(rows.size(), size_t{3 * kPerVersion});
+  for (int i = 0; i < 3 * kPerVersion; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    const int version = i / kPerVersion + 1;
+    EXPECT_EQ(row["name"], fmt::format("name-{}", i));
+    if (version < 3) {
+      EXPECT_EQ(row["note"], fmt::format("note {}", i));
+    } else {
+      EXPECT_TRUE(row["note"].is_null());  // v3 has no note: null, the column stays
+    }
+    if (version > 1) {
+      EXPECT_EQ(row["coupon"], fmt::format("c{}", i));
+    } else {
+      EXPECT_TRUE(row["coupon"].is_null());  // written before the column existed
+    }
+  }
+}
+
+// The bad-input matrix of the Protobuf decoder through `on_bad_record = "dead_letter"`: each bad
+// message is in the dead-letter table once with its reason, every good one in the table.
+TEST_F(KafkaProtobufTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({"24"}));
+  std::vector<std::string> good = ReadMessages();
+  ASSERT_EQ(good.size(), 24u);
+  std::string unknown_id = good[3];
+  unknown_id[4] = '\x63';  // schema id 99: the registry answers 404
+  // The message-index list [2] (count 1, index 2, zigzag): the file has two messages.
+  std::string bad_index = good[7].substr(0, 5) + "\x02\x04" + good[7].substr(6);
+  std::string bad_utf8 = good[9];
+  size_t name = bad_utf8.find("name-9");
+  bad_utf8[name] = '\xff';
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"\x01" + good[1].substr(1), "not the magic byte 0x00"},
+      {std::string("\x00\x00", 2), "shorter than the 5-byte header"},
+      {unknown_id, "unknown to the schema registry"},
+      {good[5].substr(0, good[5].size() - 3), "Protobuf message"},
+      {bad_index, "no message at index 2"},
+      {bad_utf8, "not UTF-8"},
+  };
+  std::vector<std::string> messages;
+  for (size_t i = 0; i < good.size(); ++i) {
+    messages.push_back(good[i]);
+    if (i % 4 == 3) {
+      messages.push_back(bad[i / 4].first);
+    }
+  }
+  Status st =
+      source::kafka::testing::Produce(brokers_, "orders", 0, static_cast<int>(messages.size()),
+                                      [&](int i) { return messages[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  const std::string dead = (dir_ / "dead").string();
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config",
+                  WriteConfig(RegistryDecode(), fmt::format("on_bad_record = \"dead_letter\"\n"
+                                                            "dead_letter_table = \"{}\"",
+                                                            dead)),
+                  "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  EXPECT_EQ(SortedIds(t), Iota(24));
+  e2e::TableContents d = e2e::ReadTable(dead);
+  ASSERT_EQ(d.rows.size(), bad.size());
+  for (size_t k = 0; k < bad.size(); ++k) {
+    bool found = false;
+    for (const std::string& row : d.rows) {
+      found = found || (e2e::IntField(row, "position") == static_cast<int64_t>(5 * k + 4) &&
+                        e2e::Field(row, "error").find(bad[k].second) != std::string::npos);
+    }
+    EXPECT_TRUE(found) << "position " << 5 * k + 4 << " with \"" << bad[k].second << "\" in\n"
+                       << fmt::format("{}", fmt::join(d.rows, "\n"));
+  }
+}
+
+// `key_format = "protobuf"`: the Kafka key, framed by the same registry, decoded whole into the
+// key column, a STRUCT typed by the `<topic>-key` subject when the table is created; no key is
+// null.
+TEST_F(KafkaProtobufTest, ProtobufKeysDecodeIntoAStructColumn) {
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({"30"}));
+  std::vector<std::string> messages = ReadMessages();
+  ASSERT_EQ(keys_.size(), messages.size());
+  Status st = source::kafka::testing::Produce(
+      brokers_, "orders", 0, 30, [&](int i) { return messages[static_cast<size_t>(i)]; },
+      [&](int i) { return keys_[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::string config = WriteConfig("key_format = \"protobuf\"\n" + RegistryDecode());
+  {
+    std::string text;
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+    text.replace(text.find("offset = \"_offset\""), 18, "offset = \"_offset\", key = \"key\"");
+    std::ofstream(config) << text;
+  }
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  ASSERT_EQ(t.rows.size(), 30u);
+  std::vector<nlohmann::json> types = e2e::DuckDbRows(
+      t.files, "SELECT column_type AS t FROM (DESCRIBE SELECT key FROM read_parquet({files}))");
+  ASSERT_EQ(types.size(), 1u);
+  EXPECT_EQ(types[0]["t"], "STRUCT(id BIGINT, region VARCHAR)");
+  std::vector<nlohmann::json> rows =
+      e2e::DuckDbRows(t.files,
+                      "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
+                      "read_parquet({files}) ORDER BY id");
+  ASSERT_EQ(rows.size(), 30u);
+  for (int i = 0; i < 30; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["id"], std::to_string(i));
+    if (i % 10 == 9) {
+      EXPECT_EQ(row["no_key"], true);
+    } else {
+      // protobufjs writes id 0 and region "eu" as present fields: no nulls here.
+      EXPECT_EQ(row["kid"], std::to_string(i));
+      EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ferry
