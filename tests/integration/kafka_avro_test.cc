@@ -16,6 +16,7 @@
 #include "kafka_child_process.h"
 #include "kafka_test_support.h"
 #include "pipeline_e2e_support.h"
+#include "serializer_test_support.h"
 
 namespace ferry {
 namespace {
@@ -23,85 +24,20 @@ namespace {
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
-using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 
 constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr int kPerPartition = 100;
 
-std::string Unhex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-class KafkaAvroTest : public ::testing::Test {
+class KafkaAvroTest : public e2e::SerializerKafkaTest {
  protected:
-  void SetUp() override {
-    dir_ = e2e::FreshTestDir("ferry-kafka-avro");
-    auto mock = StartMockKafka(kFerry, 1, {"orders:2"});
-    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
-    mock_ = std::move(mock->child);
-    brokers_ = mock->bootstrap;
-  }
-  void TearDown() override {
-    serializer_.reset();
-    mock_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  KafkaAvroTest() : SerializerKafkaTest("ferry-kafka-avro") {}
 
-  // Starts the serializer script; returns the registry URL and the framed messages, in order.
+  // Starts avro_messages.mjs; returns the registry URL and the framed messages, in order.
   std::vector<std::string> Serialize(int count, std::string* registry) {
-    auto child = ChildProcess::Start({"/usr/bin/node",
-                                      FERRY_SOURCE_DIR "/tests/serializers/avro_messages.mjs",
-                                      "orders", std::to_string(count)});
-    EXPECT_TRUE(child.ok()) << child.status().ToString();
-    serializer_ = std::move(*child);
-    std::vector<std::string> messages;
-    while (true) {
-      auto line = serializer_->ReadLine(milliseconds(30000));
-      EXPECT_TRUE(line.ok()) << line.status().ToString() << "\n" << serializer_->Log();
-      if (!line.ok() || *line == "END") {
-        break;
-      }
-      if (line->starts_with("REGISTRY ")) {
-        *registry = line->substr(9);
-      } else if (line->starts_with("MSG ")) {
-        std::string_view rest = std::string_view(*line).substr(4);
-        size_t space = rest.find(' ');
-        messages.push_back(Unhex(rest.substr(0, space)));
-        std::string_view key = space == std::string_view::npos ? "none" : rest.substr(space + 1);
-        keys_.push_back(key == "none" ? std::string() : Unhex(key));
-      }
-    }
-    return messages;
-  }
-
-  // The framed messages up to the next "END" line of the serializer.
-  std::vector<std::string> ReadMessages() {
-    std::vector<std::string> messages;
-    while (true) {
-      auto line = serializer_->ReadLine(milliseconds(30000));
-      EXPECT_TRUE(line.ok()) << line.status().ToString() << "\n" << serializer_->Log();
-      if (!line.ok() || line->starts_with("END")) {
-        return messages;
-      }
-      if (line->starts_with("MSG ")) {
-        messages.push_back(Unhex(std::string_view(*line).substr(4)));
-      }
-    }
-  }
-  // Produces the messages, the first half to partition 0 and the rest to partition 1.
-  void ProduceHalves(const std::vector<std::string>& messages) {
-    const int half = static_cast<int>(messages.size() / 2);
-    for (int32_t p = 0; p < 2; ++p) {
-      Status st = source::kafka::testing::Produce(brokers_, "orders", p, half, [&](int i) {
-        return messages[static_cast<size_t>(p * half + i)];
-      });
-      ASSERT_TRUE(st.ok()) << st.ToString();
-    }
+    StartSerializer("avro_messages.mjs", {std::to_string(count)});
+    *registry = registry_;
+    return ReadMessages();
   }
 
   std::string WriteConfig(const std::string& registry, const std::string& extra = "") {
@@ -133,13 +69,6 @@ max_latency = "200ms"
                                        table(), extra, brokers_, registry);
     return path;
   }
-  std::string table() const { return (dir_ / "table").string(); }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<ChildProcess> mock_;
-  std::unique_ptr<ChildProcess> serializer_;
-  std::string brokers_;
-  std::vector<std::string> keys_;  // Serialize's: each message's framed key, or "" for none
 };
 
 // Every Avro type the schema holds (avro_messages.mjs), from the subject's latest version to the
@@ -235,14 +164,8 @@ TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
 // each row's columns are as its writer schema had them.
 TEST_F(KafkaAvroTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   constexpr int kPerVersion = 60;
-  auto child = ChildProcess::Start({"/usr/bin/node",
-                                    FERRY_SOURCE_DIR "/tests/serializers/avro_evolution.mjs",
-                                    "orders", std::to_string(kPerVersion)});
-  ASSERT_TRUE(child.ok()) << child.status().ToString();
-  serializer_ = std::move(*child);
-  auto first = serializer_->ReadLine(milliseconds(30000));
-  ASSERT_TRUE(first.ok() && first->starts_with("REGISTRY ")) << serializer_->Log();
-  const std::string config = WriteConfig(first->substr(9), R"(schema_evolution = "add_columns")");
+  ASSERT_NO_FATAL_FAILURE(StartSerializer("avro_evolution.mjs", {std::to_string(kPerVersion)}));
+  const std::string config = WriteConfig(registry_, R"(schema_evolution = "add_columns")");
 
   for (int version = 1; version <= 3; ++version) {
     SCOPED_TRACE(fmt::format("v{}", version));
@@ -416,46 +339,17 @@ TEST_F(KafkaAvroTest, ARegistryOutageWaitsAndLosesNothing) {
 TEST_F(KafkaAvroTest, AvroKeysDecodeIntoAStructColumn) {
   std::string registry;
   std::vector<std::string> messages = Serialize(40, &registry);
-  ASSERT_EQ(keys_.size(), messages.size());
-  Status st = source::kafka::testing::Produce(
-      brokers_, "orders", 0, 40, [&](int i) { return messages[static_cast<size_t>(i)]; },
-      [&](int i) { return keys_[static_cast<size_t>(i)]; });
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_NO_FATAL_FAILURE(ProduceWithKeys(messages));
   std::string config = WriteConfig(registry);
   {
     std::string text;
     std::ifstream in(config);
     text.assign(std::istreambuf_iterator<char>(in), {});
-    text.replace(text.find("offset = \"_offset\""), 18, "offset = \"_offset\", key = \"key\"");
     text.replace(text.find("format = \"avro\""), 15, "format = \"avro\"\nkey_format = \"avro\"");
     std::ofstream(config) << text;
   }
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-
-  e2e::TableContents t = e2e::ReadTable(table());
-  ASSERT_EQ(t.rows.size(), 40u);
-  std::vector<nlohmann::json> types = e2e::DuckDbRows(
-      t.files, "SELECT column_type AS t FROM (DESCRIBE SELECT key FROM read_parquet({files}))");
-  ASSERT_EQ(types.size(), 1u);
-  EXPECT_EQ(types[0]["t"], "STRUCT(id BIGINT, region VARCHAR)");
-  std::vector<nlohmann::json> rows =
-      e2e::DuckDbRows(t.files,
-                      "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
-                      "read_parquet({files}) ORDER BY id");
-  ASSERT_EQ(rows.size(), 40u);
-  for (int i = 0; i < 40; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    EXPECT_EQ(row["id"], std::to_string(i));
-    if (i % 10 == 9) {
-      EXPECT_EQ(row["no_key"], true);
-    } else {
-      EXPECT_EQ(row["kid"], std::to_string(i));
-      EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(AddKeyColumn(config));
+  ExpectKeysInAStructColumn(config, 40);
 }
 
 }  // namespace

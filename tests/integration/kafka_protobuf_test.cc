@@ -17,6 +17,7 @@
 #include "kafka_child_process.h"
 #include "kafka_test_support.h"
 #include "pipeline_e2e_support.h"
+#include "serializer_test_support.h"
 
 namespace ferry {
 namespace {
@@ -24,28 +25,10 @@ namespace {
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
-using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 
 constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr int kPerPartition = 50;
-
-std::string Unhex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-std::vector<int64_t> SortedIds(const e2e::TableContents& t) {
-  std::vector<int64_t> ids;
-  for (const std::string& row : t.rows) {
-    ids.push_back(e2e::IntField(row, "id"));
-  }
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
 
 std::vector<int64_t> Iota(int n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
@@ -53,66 +36,15 @@ std::vector<int64_t> Iota(int n) {
   return v;
 }
 
-class KafkaProtobufTest : public ::testing::Test {
+class KafkaProtobufTest : public e2e::SerializerKafkaTest {
  protected:
-  void SetUp() override {
-    dir_ = e2e::FreshTestDir("ferry-kafka-protobuf");
-    auto mock = StartMockKafka(kFerry, 1, {"orders:2"});
-    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
-    mock_ = std::move(mock->child);
-    brokers_ = mock->bootstrap;
-  }
-  void TearDown() override {
-    serializer_.reset();
-    mock_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  KafkaProtobufTest() : SerializerKafkaTest("ferry-kafka-protobuf") {}
 
-  // Starts the serializer script with `args` after the topic; reads its REGISTRY and SCHEMA.
+  // Starts protobuf_messages.mjs with `args` after the topic; reads its REGISTRY and SCHEMA
+  // (the .proto text, into proto_text_).
   void StartSerializer(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {
-        "/usr/bin/node", FERRY_SOURCE_DIR "/tests/serializers/protobuf_messages.mjs", "orders"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto child = ChildProcess::Start(argv);
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    serializer_ = std::move(*child);
-    auto registry = serializer_->ReadLine(milliseconds(30000));
-    ASSERT_TRUE(registry.ok() && registry->starts_with("REGISTRY ")) << serializer_->Log();
-    registry_ = registry->substr(9);
-    auto schema = serializer_->ReadLine(milliseconds(30000));
-    ASSERT_TRUE(schema.ok() && schema->starts_with("SCHEMA ")) << serializer_->Log();
-    proto_text_ = Unhex(std::string_view(*schema).substr(7));
-  }
-
-  // The framed messages up to the serializer's next "END".
-  std::vector<std::string> ReadMessages() {
-    std::vector<std::string> messages;
-    while (true) {
-      auto line = serializer_->ReadLine(milliseconds(30000));
-      EXPECT_TRUE(line.ok()) << line.status().ToString() << "\n" << serializer_->Log();
-      if (!line.ok() || line->starts_with("END")) {
-        return messages;
-      }
-      if (line->starts_with("MSG ")) {
-        std::string_view rest = std::string_view(*line).substr(4);
-        size_t space = rest.find(' ');
-        messages.push_back(Unhex(rest.substr(0, space)));
-        std::string_view key = space == std::string_view::npos ? "none" : rest.substr(space + 1);
-        keys_.push_back(key == "none" ? std::string() : Unhex(key));
-      }
-    }
-  }
-
-  // Produces the messages, the first half to partition 0 and the rest to partition 1.
-  void ProduceHalves(const std::vector<std::string>& messages) {
-    const int half = static_cast<int>(messages.size() / 2);
-    for (int32_t p = 0; p < 2; ++p) {
-      Status st = source::kafka::testing::Produce(brokers_, "orders", p, half, [&](int i) {
-        return messages[static_cast<size_t>(p) * static_cast<size_t>(half) +
-                        static_cast<size_t>(i)];
-      });
-      ASSERT_TRUE(st.ok()) << st.ToString();
-    }
+    ASSERT_NO_FATAL_FAILURE(SerializerKafkaTest::StartSerializer("protobuf_messages.mjs", args));
+    proto_text_ = e2e::Unhex(ReadLineAfter("SCHEMA "));
   }
 
   // `decode`: the [pipeline.decode] keys after `format = "protobuf"`.
@@ -146,7 +78,6 @@ format = "protobuf"
     return fmt::format("[pipeline.decode.schema_registry]\nurl = \"{}\"\ntimeout = \"5s\"\n",
                        registry_);
   }
-  std::string table() const { return (dir_ / "table").string(); }
 
   // Every column of the all-types message as DuckDB reads it, for rows with ids [0, n).
   void ExpectEveryType(const e2e::TableContents& t, int n, bool with_metadata) {
@@ -229,13 +160,7 @@ format = "protobuf"
     }
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<ChildProcess> mock_;
-  std::unique_ptr<ChildProcess> serializer_;
-  std::string brokers_;
-  std::string registry_;
   std::string proto_text_;
-  std::vector<std::string> keys_;  // ReadMessages': each message's framed key, or "" for none
 };
 
 // Every Protobuf type the schema holds (protobuf_messages.mjs), from the subject's latest version
@@ -328,7 +253,7 @@ TEST_F(KafkaProtobufTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   }
 
   e2e::TableContents t = e2e::ReadTable(table());
-  EXPECT_EQ(SortedIds(t), Iota(3 * kPerVersion));  // every row once
+  EXPECT_EQ(e2e::SortedIds(t), Iota(3 * kPerVersion));  // every row once
   std::vector<nlohmann::json> rows = e2e::DuckDbRows(
       t.files,
       "SELECT id, name, note, coupon FROM read_parquet({files}, union_by_name = true) ORDER BY "
@@ -394,7 +319,7 @@ TEST_F(KafkaProtobufTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   e2e::TableContents t = e2e::ReadTable(table());
-  EXPECT_EQ(SortedIds(t), Iota(24));
+  EXPECT_EQ(e2e::SortedIds(t), Iota(24));
   e2e::TableContents d = e2e::ReadTable(dead);
   ASSERT_EQ(d.rows.size(), bad.size());
   for (size_t k = 0; k < bad.size(); ++k) {
@@ -414,46 +339,11 @@ TEST_F(KafkaProtobufTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
 TEST_F(KafkaProtobufTest, ProtobufKeysDecodeIntoAStructColumn) {
   ASSERT_NO_FATAL_FAILURE(StartSerializer({"30"}));
   std::vector<std::string> messages = ReadMessages();
-  ASSERT_EQ(keys_.size(), messages.size());
-  Status st = source::kafka::testing::Produce(
-      brokers_, "orders", 0, 30, [&](int i) { return messages[static_cast<size_t>(i)]; },
-      [&](int i) { return keys_[static_cast<size_t>(i)]; });
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_NO_FATAL_FAILURE(ProduceWithKeys(messages));
   std::string config = WriteConfig("key_format = \"protobuf\"\n" + RegistryDecode());
-  {
-    std::string text;
-    std::ifstream in(config);
-    text.assign(std::istreambuf_iterator<char>(in), {});
-    text.replace(text.find("offset = \"_offset\""), 18, "offset = \"_offset\", key = \"key\"");
-    std::ofstream(config) << text;
-  }
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-
-  e2e::TableContents t = e2e::ReadTable(table());
-  ASSERT_EQ(t.rows.size(), 30u);
-  std::vector<nlohmann::json> types = e2e::DuckDbRows(
-      t.files, "SELECT column_type AS t FROM (DESCRIBE SELECT key FROM read_parquet({files}))");
-  ASSERT_EQ(types.size(), 1u);
-  EXPECT_EQ(types[0]["t"], "STRUCT(id BIGINT, region VARCHAR)");
-  std::vector<nlohmann::json> rows =
-      e2e::DuckDbRows(t.files,
-                      "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
-                      "read_parquet({files}) ORDER BY id");
-  ASSERT_EQ(rows.size(), 30u);
-  for (int i = 0; i < 30; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    EXPECT_EQ(row["id"], std::to_string(i));
-    if (i % 10 == 9) {
-      EXPECT_EQ(row["no_key"], true);
-    } else {
-      // protobufjs writes id 0 and region "eu" as present fields: no nulls here.
-      EXPECT_EQ(row["kid"], std::to_string(i));
-      EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(AddKeyColumn(config));
+  // protobufjs writes id 0 and region "eu" as present fields: no nulls but the missing keys.
+  ExpectKeysInAStructColumn(config, 30);
 }
 
 }  // namespace

@@ -31,11 +31,20 @@ ferry_cc_test(NAME kafka_pipeline_test
   LABELS integration TIMEOUT 600)
 add_dependencies(kafka_pipeline_test ferry)
 
+# What the Avro and Protobuf tests share: the mock cluster fed by a serializer script.
+add_library(ferry_serializer_test_support STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/serializer_test_support.cc)
+ferry_apply_common(ferry_serializer_test_support)
+target_compile_definitions(ferry_serializer_test_support PRIVATE
+  FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}" FERRY_BINARY_DIR="${PROJECT_BINARY_DIR}")
+target_link_libraries(ferry_serializer_test_support PUBLIC ferry_pipeline_e2e_support
+  ferry_kafka_test_support)
+
 # `[pipeline.decode] format = "avro"`: messages from real serializers (tests/serializers, npm),
 # their registry stand-in, `ferry run`, DuckDB.
 ferry_cc_test(NAME kafka_avro_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_avro_test.cc
-  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
+  DEPS ferry_serializer_test_support
   LABELS integration TIMEOUT 300)
 target_compile_definitions(kafka_avro_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(kafka_avro_test ferry)
@@ -44,7 +53,7 @@ add_dependencies(kafka_avro_test ferry)
 # with a descriptor set protoc writes at test time.
 ferry_cc_test(NAME kafka_protobuf_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_protobuf_test.cc
-  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
+  DEPS ferry_serializer_test_support
   LABELS integration TIMEOUT 300)
 target_compile_definitions(kafka_protobuf_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(kafka_protobuf_test ferry)

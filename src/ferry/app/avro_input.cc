@@ -17,20 +17,11 @@ Result<std::shared_ptr<const transform::avro::Schema>> Latest(const config::Pipe
                                                               const AvroInput& input,
                                                               const std::string& subject,
                                                               std::string* origin) {
-  Result<registry::RegisteredSchema> latest = input.registry->LatestVersion(subject);
-  if (!latest.ok()) {
-    return Status(latest.status().code(),
-                  fmt::format("pipeline {}: the schema of the new table, from the registry's "
-                              "subject {}: {}",
-                              c.id, subject, latest.status().message()));
-  }
-  Result<std::shared_ptr<const transform::avro::Schema>> parsed = input.schemas->Get(latest->id);
-  if (!parsed.ok()) {
-    return parsed.status().WithContext("pipeline {}: subject {} version {}", c.id, subject,
-                                       latest->version);
-  }
-  *origin = fmt::format("schema registry subject {} version {} (id {})", subject, latest->version,
-                        latest->id);
+  registry::RegisteredSchema latest;
+  FERRY_ASSIGN_OR_RETURN(auto parsed,
+                         LatestSchema(c, *input.registry, *input.schemas, subject, &latest));
+  *origin = fmt::format("schema registry subject {} version {} (id {})", subject, latest.version,
+                        latest.id);
   return parsed;
 }
 

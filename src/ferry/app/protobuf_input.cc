@@ -20,25 +20,16 @@ Result<std::shared_ptr<const pb::MessageSchema>> Latest(const config::PipelineCo
                                                         const std::string& subject,
                                                         const std::string& message,
                                                         std::string* origin) {
-  Result<registry::RegisteredSchema> latest = input.registry->LatestVersion(subject);
-  if (!latest.ok()) {
-    return Status(latest.status().code(),
-                  fmt::format("pipeline {}: the schema of the new table, from the registry's "
-                              "subject {}: {}",
-                              c.id, subject, latest.status().message()));
-  }
-  Result<std::shared_ptr<const pb::ProtoSchema>> parsed = input.schemas->Get(latest->id);
-  if (!parsed.ok()) {
-    return parsed.status().WithContext("pipeline {}: subject {} version {}", c.id, subject,
-                                       latest->version);
-  }
-  auto found = message.empty() ? (*parsed)->MessageAt({0}) : (*parsed)->Message(message);
+  registry::RegisteredSchema latest;
+  FERRY_ASSIGN_OR_RETURN(auto parsed,
+                         LatestSchema(c, *input.registry, *input.schemas, subject, &latest));
+  auto found = message.empty() ? parsed->MessageAt({0}) : parsed->Message(message);
   if (!found.ok()) {
     return found.status().WithContext("pipeline {}: subject {} version {}", c.id, subject,
-                                      latest->version);
+                                      latest.version);
   }
   *origin = fmt::format("schema registry subject {} version {} (id {}) message {}", subject,
-                        latest->version, latest->id, (*found)->root().full_name);
+                        latest.version, latest.id, (*found)->root().full_name);
   return found;
 }
 

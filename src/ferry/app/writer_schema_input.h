@@ -5,6 +5,9 @@
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,5 +35,28 @@ Result<std::string> KeySubject(const config::PipelineConfig& c);
 // key for settings it refuses.
 Result<std::shared_ptr<registry::SchemaRegistryClient>> OpenRegistryClient(
     const config::PipelineConfig& c);
+
+// The registry's latest version of `subject` (for a new table's columns) and its schema,
+// parsed by `schemas` (registry_schemas.h: RegistryWriterSchemas, RegistryProtoSchemas). Errors
+// name the pipeline, the subject and the version.
+template <typename Schemas>
+auto LatestSchema(const config::PipelineConfig& c, registry::SchemaRegistryClient& registry,
+                  Schemas& schemas, const std::string& subject, registry::RegisteredSchema* version)
+    -> decltype(schemas.Get(int32_t{0})) {
+  Result<registry::RegisteredSchema> latest = registry.LatestVersion(subject);
+  if (!latest.ok()) {
+    return Status(latest.status().code(),
+                  fmt::format("pipeline {}: the schema of the new table, from the registry's "
+                              "subject {}: {}",
+                              c.id, subject, latest.status().message()));
+  }
+  *version = *latest;
+  auto parsed = schemas.Get(latest->id);
+  if (!parsed.ok()) {
+    return parsed.status().WithContext("pipeline {}: subject {} version {}", c.id, subject,
+                                       latest->version);
+  }
+  return parsed;
+}
 
 }  // namespace ferry::app
