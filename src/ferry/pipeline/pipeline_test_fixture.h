@@ -25,8 +25,8 @@
 namespace ferry::pipeline {
 
 using testing::FakeSource;
-using testing::SharedSource;
 using testing::FaultInjectingStore;
+using testing::SharedSource;
 
 inline std::string Message(int64_t id) {
   return fmt::format(R"({{"id": {}, "payload": "test #{}"}})", id, id);

@@ -12,6 +12,7 @@
 #include "ferry/base/result.h"
 #include "ferry/columnar/types.h"
 #include "ferry/transform/avro_schema.h"
+#include "ferry/transform/field_path.h"
 
 namespace ferry::transform::avro {
 
@@ -59,9 +60,6 @@ struct ReadOp {
   bool members = false;
   std::vector<int> member_of_branch;
 };
-
-// "path.part", or "part" at the top.
-std::string JoinPath(std::string_view path, std::string_view part);
 
 // The op reading writer type `w` into a column of type `col` (`path` names it in errors).
 // InvalidArgument when the writer's type cannot be read into it.

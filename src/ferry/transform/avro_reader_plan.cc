@@ -43,10 +43,6 @@ Status Mismatch(const Node& w, const DataType& col, const std::string& path) {
 
 }  // namespace
 
-std::string JoinPath(std::string_view path, std::string_view part) {
-  return path.empty() ? std::string(part) : fmt::format("{}.{}", path, part);
-}
-
 Status PlanRecordFields(const Node& w, const std::vector<columnar::Field>& fields,
                         const std::string& path, int depth, ReadOp* op) {
   std::vector<bool> filled(fields.size(), false);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <utility>
 
+#include "ferry/transform/field_path.h"
 #include "ferry/transform/protobuf_reader.h"
 #include "ferry/transform/protobuf_reader_internal.h"
 
@@ -18,10 +19,6 @@ namespace {
 
 constexpr int kMaxPlanDepth = 64;
 constexpr int32_t kDenseNumbers = 1024;
-
-std::string JoinPath(std::string_view path, std::string_view part) {
-  return path.empty() ? std::string(part) : fmt::format("{}.{}", path, part);
-}
 
 // Field lookup: exact, then ignoring case.
 int FindField(const std::vector<columnar::Field>& fields, std::string_view name) {

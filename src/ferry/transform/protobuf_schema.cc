@@ -15,6 +15,8 @@
 
 #include <google/protobuf/descriptor.pb.h>
 
+#include "ferry/transform/field_path.h"
+
 namespace ferry::transform::protobuf {
 
 namespace gp = google::protobuf;
@@ -124,10 +126,6 @@ WellKnown WellKnownOf(const std::string& name) {
   return std::find(kWrappers.begin(), kWrappers.end(), name) != kWrappers.end()
              ? WellKnown::kWrapper
              : WellKnown::kNone;
-}
-
-std::string JoinPath(std::string_view path, std::string_view part) {
-  return path.empty() ? std::string(part) : fmt::format("{}.{}", path, part);
 }
 
 Result<ColumnType> ScalarType(Kind k) {
