@@ -15,33 +15,12 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Create(columnar::SchemaPtr bat
         "registry (framed messages), not {}",
         options.writer_schema == nullptr ? "neither" : "both");
   }
-  std::vector<int> columns;
   if (!options.whole_datum_column.empty()) {
     options.columns = {options.whole_datum_column};
     options.observe = false;
   }
-  if (options.columns.empty()) {
-    for (int i = 0; i < batch_schema->num_fields(); ++i) {
-      columns.push_back(i);
-    }
-  } else {
-    for (const std::string& name : options.columns) {
-      int index = -1;
-      for (int i = 0; i < batch_schema->num_fields(); ++i) {
-        if (batch_schema->fields()[static_cast<size_t>(i)].name == name) {
-          index = i;
-        }
-      }
-      if (index < 0) {
-        return InvalidArgument("Avro decoder: the table has no column \"{}\"", name);
-      }
-      columns.push_back(index);
-    }
-    std::sort(columns.begin(), columns.end());
-  }
-  if (columns.empty()) {
-    return InvalidArgument("Avro decoder: no columns to fill");
-  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<int> columns,
+                         OutputColumns(*batch_schema, options.columns, "Avro decoder"));
   std::unique_ptr<AvroDecoder> decoder(
       new AvroDecoder(std::move(batch_schema), std::move(options), std::move(columns)));
   if (decoder->options_.writer_schema != nullptr) {

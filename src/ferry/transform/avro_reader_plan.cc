@@ -16,25 +16,6 @@ using columnar::TypeId;
 
 namespace {
 
-// Field lookup: exact, then ignoring case.
-int FindField(const std::vector<columnar::Field>& fields, std::string_view name) {
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].name == name) {
-      return static_cast<int>(i);
-    }
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const std::string& f = fields[i].name;
-    if (f.size() == name.size() && std::equal(f.begin(), f.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
 Status Mismatch(const Node& w, const DataType& col, const std::string& path) {
   return InvalidArgument("Avro: field '{}': the writer's {}{} cannot be read into {}", path,
                          AvroTypeName(w.type), w.named() ? fmt::format(" \"{}\"", w.name) : "",

@@ -24,11 +24,16 @@
 // Thread-safety: a decoder keeps scratch buffers; use one per thread.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ferry/base/result.h"
 #include "ferry/base/status.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/columnar/types.h"
@@ -65,5 +70,32 @@ class Decoder {
  protected:
   std::vector<FieldObservation> observations_;
 };
+
+// The indices into `schema` of the columns a decoder named `decoder` ("Avro decoder") fills:
+// `names`, ascending, or every column when `names` is empty. InvalidArgument naming a column
+// the schema lacks, or when there is none to fill.
+inline Result<std::vector<int>> OutputColumns(const columnar::Schema& schema,
+                                              const std::vector<std::string>& names,
+                                              std::string_view decoder) {
+  std::vector<int> columns;
+  if (names.empty()) {
+    for (int i = 0; i < schema.num_fields(); ++i) {
+      columns.push_back(i);
+    }
+  } else {
+    for (const std::string& name : names) {
+      std::optional<int> index = schema.FieldIndex(name);
+      if (!index.has_value()) {
+        return InvalidArgument("{}: the table has no column \"{}\"", decoder, name);
+      }
+      columns.push_back(*index);
+    }
+    std::sort(columns.begin(), columns.end());
+  }
+  if (columns.empty()) {
+    return InvalidArgument("{}: no columns to fill", decoder);
+  }
+  return columns;
+}
 
 }  // namespace ferry::transform

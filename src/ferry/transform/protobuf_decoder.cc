@@ -21,24 +21,8 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Create(columnar::Schem
     options.columns = {options.whole_message_column};
     options.observe = false;
   }
-  std::vector<int> columns;
-  if (options.columns.empty()) {
-    for (int i = 0; i < batch_schema->num_fields(); ++i) {
-      columns.push_back(i);
-    }
-  } else {
-    for (const std::string& name : options.columns) {
-      std::optional<int> index = batch_schema->FieldIndex(name);
-      if (!index.has_value()) {
-        return InvalidArgument("Protobuf decoder: the table has no column \"{}\"", name);
-      }
-      columns.push_back(*index);
-    }
-    std::sort(columns.begin(), columns.end());
-  }
-  if (columns.empty()) {
-    return InvalidArgument("Protobuf decoder: no columns to fill");
-  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<int> columns,
+                         OutputColumns(*batch_schema, options.columns, "Protobuf decoder"));
   std::unique_ptr<ProtobufDecoder> decoder(
       new ProtobufDecoder(std::move(batch_schema), std::move(options), std::move(columns)));
   if (decoder->options_.message != nullptr) {

@@ -20,25 +20,6 @@ namespace {
 constexpr int kMaxPlanDepth = 64;
 constexpr int32_t kDenseNumbers = 1024;
 
-// Field lookup: exact, then ignoring case.
-int FindField(const std::vector<columnar::Field>& fields, std::string_view name) {
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].name == name) {
-      return static_cast<int>(i);
-    }
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const std::string& f = fields[i].name;
-    if (f.size() == name.size() && std::equal(f.begin(), f.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
-}
-
 const char* KindName(Kind k) {
   static constexpr const char* kNames[] = {"double",   "float",    "int32",  "int64",   "uint32",
                                            "uint64",   "sint32",   "sint64", "fixed32", "fixed64",
