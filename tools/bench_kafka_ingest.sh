@@ -21,7 +21,8 @@
 #
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
-# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), STORE (local, s3),
+# [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), FETCH_WAKEUP (true, false:
+# [pipeline.kafka] fetch_wakeup; unset = the default), STORE (local, s3),
 # ROUNDS, MEMSTORE_MIB (4096), LOG_LEVEL (info), EXTRA_TOML (appended to every run's configuration, e.g.
 # $'[pipeline.storage]\nupload_part_size = "8MiB"'), TABLE (without STORE=s3: the table's location, default
 # $BENCH_DIR/delta/bench; an az:// or s3:// URI reached with the store's environment variables, as
@@ -117,6 +118,7 @@ group_id = "ferry-$name"
 assignment = "$ASSIGNMENT"
 start = "earliest"
 properties = { $KAFKA_PROPERTIES }
+${FETCH_WAKEUP:+fetch_wakeup = $FETCH_WAKEUP}
 
 [pipeline.decode]
 format = "json"

@@ -643,6 +643,44 @@ TEST_F(KafkaSourceTest, RateLimitDeliversEverythingInOrder) {
   EXPECT_GT(source->stats().rate_limit_pauses, 0);
 }
 
+// With queue caps far below the topic, librdkafka 2.0.2 stops fetching every time the queue
+// fills and, left alone, resumes only at its broker threads' next wake-up (up to a second); the
+// fetch wake-up (fetch_waker.h) restarts it when Poll drains the queue. Everything arrives once
+// and in order, and the wake-ups are counted only when enabled.
+TEST_F(KafkaSourceManualTest, SmallQueueDeliversEverythingWithFetchWakeups) {
+  ASSERT_TRUE(CreateEvents(4, 300).ok());
+  auto small_queue = [&](bool wakeup) {
+    KafkaSourceOptions o = Manual({"events"});
+    o.fetch_wakeup = wakeup;
+    o.properties.emplace_back("queued.max.messages.kbytes", "1");
+    o.properties.emplace_back("queued.min.messages", "20");
+    o.properties.emplace_back("max.partition.fetch.bytes", "1024");
+    return o;
+  };
+  TestListener listener;
+  auto source = Make(small_queue(true), &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr, AtLeast(1200));
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  auto offsets = OffsetsByPartition(r.messages);
+  for (int32_t p = 0; p < 4; ++p) {
+    EXPECT_EQ(offsets[p], Range(0, 299)) << "partition " << p;
+  }
+  EXPECT_GT(source->FetchWakeups(), 0);
+  EXPECT_TRUE(source->Close().ok());
+  EXPECT_GT(source->FetchWakeups(), 0);  // kept after Close
+
+  // Off: no requests (only the first messages are read: without wake-ups each refill of this
+  // queue can wait up to a second).
+  TestListener off_listener;
+  auto off = Make(small_queue(false), &off_listener);
+  ASSERT_NE(off, nullptr);
+  r = PollUntil(off.get(), nullptr, AtLeast(100));
+  EXPECT_GE(r.messages.size(), 100u);
+  EXPECT_EQ(off->FetchWakeups(), 0);
+  EXPECT_TRUE(off->Close().ok());
+}
+
 TEST_F(KafkaSourceTest, CloseLeavesTheGroupAndLaterCallsFail) {
   ASSERT_TRUE(cluster_->CreateTopic("events", 2).ok());
   TestListener listener;

@@ -59,6 +59,8 @@ struct KafkaConfig {
   std::map<std::string, int64_t> start_offsets;
   int64_t start_timestamp_ms = 0;     // kTimestamp
   double max_rate_per_partition = 0;  // messages per second; 0 = unlimited
+  // Wake librdkafka's fetchers when the pipeline drains its queue (source/kafka/fetch_waker.h).
+  bool fetch_wakeup = true;
   // Passed to librdkafka as is (after ${ENV} interpolation), e.g. security.protocol.
   std::vector<std::pair<std::string, std::string>> properties;
   SourceLocation location;

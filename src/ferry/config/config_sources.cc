@@ -131,6 +131,10 @@ Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k) {
     }
     k->max_rate_per_partition = *rate;
   }
+  FERRY_ASSIGN_OR_RETURN(auto wakeup, t.Bool("fetch_wakeup"));
+  if (wakeup) {
+    k->fetch_wakeup = *wakeup;
+  }
   FERRY_ASSIGN_OR_RETURN(auto props, t.StringMap("properties", &IsSecretProperty));
   if (props) {
     for (const auto& [name, value] : *props) {

@@ -389,6 +389,21 @@ TEST(ConfigTest, KafkaAssignment) {
       << c.status().message();
 }
 
+TEST(ConfigTest, KafkaFetchWakeup) {
+  std::string text(kMinimalKafka);
+  Result<Config> c = Parse(text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->pipelines[0].kafka->fetch_wakeup);
+  c = Parse(text + "fetch_wakeup = false\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->pipelines[0].kafka->fetch_wakeup);
+  c = Parse(text + "fetch_wakeup = \"no\"\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("ferry.toml:7:16: pipeline[0].kafka.fetch_wakeup"),
+            std::string::npos)
+      << c.status().message();
+}
+
 TEST(ConfigTest, DuplicatePipelinesAndBadIds) {
   std::string one(kMinimalKafka);
   EXPECT_NE(Parse(one + one).status().message().find("used twice"), std::string::npos);

@@ -1,6 +1,7 @@
 #include "ferry/source/kafka/kafka_conf.h"
 
 #include <array>
+#include <cstdlib>
 #include <string>
 
 #include "ferry/base/log.h"
@@ -102,6 +103,17 @@ Status KafkaErrorStatus(rd_kafka_resp_err_t err, std::string_view context) {
     default:
       return Internal(std::move(message));
   }
+}
+
+int64_t ConfInteger(const rd_kafka_conf_t* conf, const char* name) {
+  char value[64];
+  size_t size = sizeof(value);
+  if (rd_kafka_conf_get(conf, name, value, &size) != RD_KAFKA_CONF_OK) {
+    return 0;
+  }
+  char* end = nullptr;
+  long long parsed = std::strtoll(value, &end, 10);
+  return end != value && *end == '\0' ? static_cast<int64_t>(parsed) : 0;
 }
 
 }  // namespace ferry::source::kafka

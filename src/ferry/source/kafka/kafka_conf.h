@@ -29,6 +29,10 @@ Status SetProperty(rd_kafka_conf_t* conf, std::string_view key, std::string_view
 // log (RouteLogs).
 Result<ConfPtr> NewConf(const KafkaProperties& properties);
 
+// The integer value of property `name` in `conf` (set or librdkafka's default); 0 when unknown or
+// not an integer.
+int64_t ConfInteger(const rd_kafka_conf_t* conf, const char* name);
+
 // Sends librdkafka's log lines to spdlog, mapped from syslog levels.
 void RouteLogs(rd_kafka_conf_t* conf);
 

@@ -56,9 +56,16 @@ Status KafkaSource::Init() {
   rd_kafka_conf_set_rebalance_cb(conf.get(), &KafkaSource::RebalanceCallback);
   rd_kafka_conf_set_offset_commit_cb(conf.get(), &KafkaSource::CommitCallback);
   rd_kafka_conf_set_error_cb(conf.get(), &KafkaSource::ErrorCallback);
+  const int64_t queue_kbytes = ConfInteger(conf.get(), "queued.max.messages.kbytes");
+  const int64_t queue_messages = ConfInteger(conf.get(), "queued.min.messages");
   FERRY_ASSIGN_OR_RETURN(rk_, NewClient(RD_KAFKA_CONSUMER, std::move(conf)));
   // Serve errors, commit results and rebalances from rd_kafka_consumer_poll() (our thread).
   rd_kafka_poll_set_consumer(rk_.get());
+  if (options_.fetch_wakeup) {
+    wake_policy_ = FetchWakePolicy(queue_kbytes * 1024, queue_messages);
+    waker_ = std::make_unique<FetchWaker>(
+        rk_.get(), static_cast<int>(std::min<int64_t>(options_.request_timeout.count(), 5000)));
+  }
   return Status::OK();
 }
 
@@ -366,6 +373,9 @@ Status KafkaSource::Poll(size_t max_messages, std::chrono::milliseconds timeout,
       wait_ms = static_cast<int>((wait_us + 999) / 1000);
     }
     rd_kafka_message_t* raw = rd_kafka_consumer_poll(rk_.get(), wait_ms);
+    if (raw == nullptr && waker_ != nullptr && wake_policy_.QueueEmpty()) {
+      waker_->Wake();
+    }
     if (raw == nullptr) {
       ReleaseHeld(max_messages, MonotonicMicros());
       if (!taken_.empty() || MonotonicMicros() >= deadline_us) {
@@ -407,6 +417,7 @@ void KafkaSource::Take(rd_kafka_message_t* raw, int64_t now_us) {
     return;
   }
   s->last_taken = raw->offset;
+  wake_policy_.Took(static_cast<int64_t>(raw->len));
   if (!s->held.empty() || !s->bucket.TryTake(now_us)) {
     if (s->held.empty()) {
       held_partitions_.push_back(s->info.index);
@@ -657,6 +668,10 @@ Status KafkaSource::Close() {
   }
   closed_ = true;
   taken_.clear();
+  if (waker_ != nullptr) {
+    fetch_wakeups_ = waker_->wakes();
+    waker_.reset();  // its requests use the handle
+  }
   Status result;
   if (started_ && rk_ != nullptr && topic_matcher_.has_value()) {
     // Manual assignment: no group to leave; the partitions are given up here.

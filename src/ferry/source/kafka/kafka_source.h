@@ -54,6 +54,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
+#include "ferry/source/kafka/fetch_waker.h"
 #include "ferry/source/kafka/kafka_handles.h"
 #include "ferry/source/kafka/kafka_source_options.h"
 #include "ferry/source/kafka/log_throttle.h"
@@ -101,6 +102,8 @@ class KafkaSource final : public Source {
   Status Close() override;
 
   const KafkaSourceStats& stats() const { return stats_; }
+  // Wake-up requests sent to librdkafka's fetchers (fetch_waker.h); 0 with fetch_wakeup off.
+  int64_t FetchWakeups() const { return waker_ != nullptr ? waker_->wakes() : fetch_wakeups_; }
   int64_t RateLimitedMicros() const override;
   int64_t RateLimitPauses(int32_t partition) const override;
   // The partitions being consumed now.
@@ -167,6 +170,10 @@ class KafkaSource final : public Source {
   std::vector<int32_t> held_partitions_;  // indices of states with held messages
   std::vector<Taken> taken_;              // this Poll's messages; views into them go out
   std::vector<Header> headers_;           // header views of taken_, in order
+  // After rk_: destroyed (its thread joined) before the handle. Null with fetch_wakeup off.
+  std::unique_ptr<FetchWaker> waker_;
+  FetchWakePolicy wake_policy_{0, 0};
+  int64_t fetch_wakeups_ = 0;  // the waker's count, kept when Close() ends it
 };
 
 }  // namespace ferry::source::kafka

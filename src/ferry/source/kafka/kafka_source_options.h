@@ -76,6 +76,8 @@ struct KafkaSourceOptions {
 
   // Messages per second per partition; 0 = unlimited (spark.streaming.kafka.maxRatePerPartition).
   double max_rate_per_partition = 0;
+  // Wake the broker threads when Poll drains the consumer queue (fetch_waker.h).
+  bool fetch_wakeup = true;
   // librdkafka's prefetch queue caps: queued.max.messages.kbytes (the whole consumer queue) and
   // queued.min.messages. Together with the pipeline's batch caps they bound memory. librdkafka
   // 2.0.2 stops fetching a partition while either is exceeded and decides again only on its
