@@ -1,5 +1,7 @@
 #include "ferry/columnar/column.h"
 
+#include <algorithm>
+
 namespace ferry::columnar {
 
 void Column::TruncateValidity(int64_t rows) {
@@ -17,6 +19,33 @@ std::unique_ptr<Column> Column::Take(std::span<const int64_t> indices) const {
     out->AppendFrom(*this, i);
   }
   return out;
+}
+
+void Column::AppendRange(const Column& other, int64_t begin, int64_t end) {
+  for (int64_t row = begin; row < end; row++) {
+    AppendFrom(other, row);
+  }
+}
+
+void Column::AppendValidityRange(const Column& other, int64_t begin, int64_t end) {
+  FERRY_CHECK(begin >= 0 && begin <= end && end <= other.length());
+  auto first = other.validity_.begin() + begin;
+  auto last = other.validity_.begin() + end;
+  validity_.insert(validity_.end(), first, last);
+  null_count_ += std::count(first, last, uint8_t{0});
+}
+
+void BinaryColumn::AppendRange(const Column& other, int64_t begin, int64_t end) {
+  const auto& o = static_cast<const BinaryColumn&>(other);
+  AppendValidityRange(other, begin, end);
+  const int64_t from = o.offsets_[static_cast<size_t>(begin)];
+  const int64_t to = o.offsets_[static_cast<size_t>(end)];
+  const int64_t shift = static_cast<int64_t>(data_.size()) - from;
+  data_.append(o.data_, static_cast<size_t>(from), static_cast<size_t>(to - from));
+  offsets_.reserve(offsets_.size() + static_cast<size_t>(end - begin));
+  for (int64_t row = begin + 1; row <= end; row++) {
+    offsets_.push_back(o.offsets_[static_cast<size_t>(row)] + shift);
+  }
 }
 
 void BinaryColumn::AppendFrom(const Column& other, int64_t row) {

@@ -60,6 +60,9 @@ class Column {
   virtual void AppendNull() = 0;
   // Appends a copy of row `row` of `other`, which must have an equal type (deep copy for nested).
   virtual void AppendFrom(const Column& other, int64_t row) = 0;
+  // Appends copies of rows [begin, end) of `other` (an equal type): one bulk copy for flat
+  // columns, row by row for nested ones. REQUIRES: 0 <= begin <= end <= other.length()
+  virtual void AppendRange(const Column& other, int64_t begin, int64_t end);
   virtual void Reserve(int64_t rows) = 0;
   // Removes every row (keeps capacity).
   virtual void Clear() = 0;
@@ -94,6 +97,8 @@ class Column {
     null_count_ = 0;
   }
   void TruncateValidity(int64_t rows);
+  // Validity of rows [begin, end) of `other`, appended (AppendRange).
+  void AppendValidityRange(const Column& other, int64_t begin, int64_t end);
 
   DataTypePtr type_;
   std::vector<uint8_t> validity_;
@@ -119,6 +124,11 @@ class PrimitiveColumn final : public Column {
     const auto& o = static_cast<const PrimitiveColumn<T>&>(other);
     values_.push_back(o.values_[static_cast<size_t>(row)]);
     PushValidity(o.IsValid(row));
+  }
+  void AppendRange(const Column& other, int64_t begin, int64_t end) override {
+    const auto& o = static_cast<const PrimitiveColumn<T>&>(other);
+    values_.insert(values_.end(), o.values_.begin() + begin, o.values_.begin() + end);
+    AppendValidityRange(other, begin, end);
   }
   void Reserve(int64_t rows) override {
     ReserveGeometric(values_, static_cast<size_t>(rows));
@@ -179,6 +189,7 @@ class BinaryColumn final : public Column {
     PushValidity(false);
   }
   void AppendFrom(const Column& other, int64_t row) override;
+  void AppendRange(const Column& other, int64_t begin, int64_t end) override;
   void Reserve(int64_t rows) override {
     ReserveGeometric(offsets_, static_cast<size_t>(rows) + 1);
     ReserveGeometric(validity_, static_cast<size_t>(rows));

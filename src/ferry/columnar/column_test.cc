@@ -45,6 +45,53 @@ TEST(ColumnTest, PrimitiveAndBinary) {
   EXPECT_EQ(s->offsets(), (std::vector<int64_t>{0, 2, 2, 2, 5}));
 }
 
+TEST(ColumnTest, AppendRangeCopiesRowsValidityAndNullCount) {
+  auto from = MakeColumn(DataType::Int64());
+  auto* ints = from->As<Int64Column>();
+  for (int64_t v : {10, 11, 12, 13}) {
+    ints->Append(v);
+  }
+  ints->AppendNull();
+  auto to = MakeColumn(DataType::Int64());
+  to->As<Int64Column>()->Append(7);
+  to->AppendRange(*from, 2, 5);
+  ASSERT_EQ(to->length(), 4);
+  EXPECT_EQ(to->null_count(), 1);
+  EXPECT_EQ(to->As<Int64Column>()->values(), (std::vector<int64_t>{7, 12, 13, 0}));
+  EXPECT_TRUE(to->IsNull(3));
+  to->AppendRange(*from, 1, 1);  // empty range
+  EXPECT_EQ(to->length(), 4);
+
+  auto sfrom = MakeColumn(DataType::String());
+  auto* s = sfrom->As<BinaryColumn>();
+  s->Append("ab");
+  s->AppendNull();
+  s->Append("");
+  s->Append("xyz");
+  auto sto = MakeColumn(DataType::String());
+  sto->As<BinaryColumn>()->Append("q");
+  sto->AppendRange(*sfrom, 1, 4);
+  const auto* out = sto->As<BinaryColumn>();
+  ASSERT_EQ(out->length(), 4);
+  EXPECT_EQ(out->null_count(), 1);
+  EXPECT_EQ(out->offsets(), (std::vector<int64_t>{0, 1, 1, 1, 4}));
+  EXPECT_EQ(out->data(), "qxyz");
+  EXPECT_TRUE(out->IsNull(1));
+
+  // Nested columns copy row by row (the base implementation).
+  auto type = DataType::List(DataType::String());
+  auto lfrom = MakeColumn(type);
+  auto* l = lfrom->As<ListColumn>();
+  l->mutable_child()->As<BinaryColumn>()->Append("x");
+  l->FinishRow();
+  l->AppendNull();
+  auto lto = MakeColumn(type);
+  lto->AppendRange(*lfrom, 0, 2);
+  ASSERT_EQ(lto->length(), 2);
+  EXPECT_TRUE(lto->IsNull(1));
+  EXPECT_EQ(lto->As<ListColumn>()->child().length(), 1);
+}
+
 TEST(ColumnTest, NestedBuildTakeAndValidate) {
   // STRUCT<a: INT NOT NULL, l: ARRAY<STRING>>
   auto type = DataType::Struct({Field{"a", DataType::Int32(), false, {}},

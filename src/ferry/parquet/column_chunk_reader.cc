@@ -47,57 +47,6 @@ bool IsDictionaryEncoding(Encoding e) {
   return e == Encoding::kPlainDictionary || e == Encoding::kRleDictionary;
 }
 
-// The bytes of a column chunk [begin, end), read a window at a time into a reused buffer: a chunk
-// can be tens of megabytes and its pages are consumed once, in order, so holding only the current
-// page keeps the buffer small (and in cache) instead of faulting in the whole chunk.
-class ChunkWindow {
- public:
-  // Reads are at least `min_read` bytes (several small pages at once); a page body is read with
-  // `lookahead` more bytes so that the next page header usually comes with it.
-  ChunkWindow(const RandomAccessFile* file, uint64_t begin, uint64_t end, uint64_t min_read,
-              std::string* buffer)
-      : file_(file),
-        buffer_(buffer),
-        pos_(begin),
-        end_(end),
-        buffer_begin_(begin),
-        min_read_(std::max<uint64_t>(min_read, 1)),
-        lookahead_(std::min<uint64_t>(min_read_, 4096)) {
-    buffer_->clear();
-  }
-
-  uint64_t lookahead() const { return lookahead_; }
-  uint64_t position() const { return pos_; }
-  // Bytes of the chunk after position().
-  uint64_t left() const { return end_ - pos_; }
-  // The bytes from position() that are in memory.
-  std::string_view available() const {
-    return std::string_view(*buffer_).substr(static_cast<size_t>(pos_ - buffer_begin_));
-  }
-  // Makes at least min(n, left()) bytes from position() available.
-  Status Ensure(uint64_t n) {
-    n = std::min(n, left());
-    if (available().size() >= n) {
-      return Status::OK();
-    }
-    uint64_t len = std::min(left(), std::max(n, min_read_));
-    FERRY_RETURN_IF_ERROR(file_->ReadAt(pos_, len, buffer_));
-    buffer_begin_ = pos_;
-    return Status::OK();
-  }
-  // REQUIRES: n <= available().size()
-  void Skip(uint64_t n) { pos_ += n; }
-
- private:
-  const RandomAccessFile* file_;
-  std::string* buffer_;  // the file's bytes from buffer_begin_
-  uint64_t pos_;
-  uint64_t end_;
-  uint64_t buffer_begin_;
-  uint64_t min_read_;
-  uint64_t lookahead_;
-};
-
 // Parses the page header at the window's position, reading more of the chunk while the header
 // runs past the bytes in memory.
 Result<size_t> ParseHeaderAt(ChunkWindow* window, PageHeader* header) {
@@ -146,6 +95,30 @@ ColumnChunkReader::ColumnChunkReader(const RandomAccessFile* file, FileLayout la
       scratch_(scratch) {}
 
 Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels* levels) {
+  FERRY_RETURN_IF_ERROR(Begin(chunk));
+  if (done()) {
+    return Status::OK();
+  }
+  ReserveOutput(*chunk.meta_data, out);
+  return ReadPagesWhile(out, levels, [] { return true; });
+}
+
+Status ColumnChunkReader::ReadPages(Column* out, int64_t min_rows) {
+  if (leaf_->max_rep > 0) {
+    return Internal("ReadPages on the repeated column {}", leaf_->dotted_path);
+  }
+  // No reservation for the rest of the chunk: a batch holds only part of it.
+  extrapolated_ = true;
+  return ReadPagesWhile(out, nullptr, [&] { return out->length() < min_rows; });
+}
+
+Status ColumnChunkReader::Begin(const ColumnChunk& chunk) {
+  window_.reset();
+  dictionary_.reset();
+  values_seen_ = 0;
+  chunk_values_ = 0;
+  extrapolated_ = false;
+  page_index_ = 0;
   if (chunk.file_path.has_value()) {
     return NotSupported("the column chunk is in another file ('{}')", *chunk.file_path);
   }
@@ -188,15 +161,10 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
     size +=
         static_cast<int64_t>(std::min<uint64_t>(100, end - static_cast<uint64_t>(start + size)));
   }
-  ReserveOutput(meta, out);
-  ChunkWindow window(file_, static_cast<uint64_t>(start), static_cast<uint64_t>(start + size),
-                     static_cast<uint64_t>(std::max<int64_t>(options_->min_read_size, 1)),
-                     &scratch_->bytes);
-  // Step 2: the pages.
-  dictionary_.reset();
-  values_seen_ = 0;
+  window_.emplace(file_, static_cast<uint64_t>(start), static_cast<uint64_t>(start + size),
+                  static_cast<uint64_t>(std::max<int64_t>(options_->min_read_size, 1)),
+                  &scratch_->bytes);
   chunk_values_ = meta.num_values;
-  extrapolated_ = false;
   columnar::DataTypePtr storage = StorageTypeFor(leaf_->physical);
   if (scratch_->raw == nullptr || !scratch_->raw->type()->Equals(*storage)) {
     scratch_->raw = columnar::MakeColumn(storage);
@@ -204,12 +172,20 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
   if (scratch_->converted == nullptr || !scratch_->converted->type()->Equals(*leaf_->type)) {
     scratch_->converted = columnar::MakeColumn(leaf_->type);
   }
+  return Status::OK();
+}
+
+template <typename More>
+Status ColumnChunkReader::ReadPagesWhile(Column* out, LeafLevels* levels, More more) {
+  // Step 2: the pages.
   PageHeader header;
-  for (int index = 0; values_seen_ < meta.num_values; index++) {
+  while (values_seen_ < chunk_values_ && more()) {
+    ChunkWindow& window = *window_;
+    const int index = page_index_++;
     uint64_t offset = window.position();
     auto context = [&] { return fmt::format("page {} at offset {}", index, offset); };
     if (window.left() == 0) {
-      return DataLoss("the chunk ends after {} of its {} values", values_seen_, meta.num_values)
+      return DataLoss("the chunk ends after {} of its {} values", values_seen_, chunk_values_)
           .WithContext(context());
     }
     auto taken = ParseHeaderAt(&window, &header);
@@ -229,9 +205,9 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
     window.Skip(body_size);
     FERRY_RETURN_IF_ERROR(ReadPage(page, out, levels).WithContext(context()));
   }
-  if (values_seen_ > meta.num_values) {
+  if (values_seen_ > chunk_values_) {
     return DataLoss("the pages hold {} values, the column metadata {}", values_seen_,
-                    meta.num_values);
+                    chunk_values_);
   }
   return Status::OK();
 }

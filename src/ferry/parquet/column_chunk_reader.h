@@ -37,9 +37,12 @@
 // WriterSizesChunksShort(created_by) says whether a file's writer has the PARQUET-816 bug.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/base/io.h"
@@ -69,6 +72,57 @@ struct ChunkScratch {
   std::unique_ptr<columnar::Column> converted;  // leaf type, when a conversion applies
 };
 
+// The bytes of a column chunk [begin, end), read a window at a time into a reused buffer: a chunk
+// can be tens of megabytes and its pages are consumed once, in order, so holding only the current
+// page keeps the buffer small (and in cache) instead of faulting in the whole chunk.
+class ChunkWindow {
+ public:
+  // Reads are at least `min_read` bytes (several small pages at once); a page body is read with
+  // `lookahead` more bytes so that the next page header usually comes with it.
+  ChunkWindow(const RandomAccessFile* file, uint64_t begin, uint64_t end, uint64_t min_read,
+              std::string* buffer)
+      : file_(file),
+        buffer_(buffer),
+        pos_(begin),
+        end_(end),
+        buffer_begin_(begin),
+        min_read_(std::max<uint64_t>(min_read, 1)),
+        lookahead_(std::min<uint64_t>(min_read_, 4096)) {
+    buffer_->clear();
+  }
+
+  uint64_t lookahead() const { return lookahead_; }
+  uint64_t position() const { return pos_; }
+  // Bytes of the chunk after position().
+  uint64_t left() const { return end_ - pos_; }
+  // The bytes from position() that are in memory.
+  std::string_view available() const {
+    return std::string_view(*buffer_).substr(static_cast<size_t>(pos_ - buffer_begin_));
+  }
+  // Makes at least min(n, left()) bytes from position() available.
+  Status Ensure(uint64_t n) {
+    n = std::min(n, left());
+    if (available().size() >= n) {
+      return Status::OK();
+    }
+    uint64_t len = std::min(left(), std::max(n, min_read_));
+    FERRY_RETURN_IF_ERROR(file_->ReadAt(pos_, len, buffer_));
+    buffer_begin_ = pos_;
+    return Status::OK();
+  }
+  // REQUIRES: n <= available().size()
+  void Skip(uint64_t n) { pos_ += n; }
+
+ private:
+  const RandomAccessFile* file_;
+  std::string* buffer_;  // the file's bytes from buffer_begin_
+  uint64_t pos_;
+  uint64_t end_;
+  uint64_t buffer_begin_;
+  uint64_t min_read_;
+  uint64_t lookahead_;
+};
+
 class ColumnChunkReader {
  public:
   // Where a file's pages may be and how its writer sized chunks.
@@ -86,6 +140,16 @@ class ColumnChunkReader {
   // `levels` is not null, the chunk's levels to *levels.
   Status Read(const ColumnChunk& chunk, columnar::Column* out, LeafLevels* levels);
 
+  // The same a few pages at a time, for a flat leaf (max_rep 0: one row per level position):
+  // Begin(chunk), then ReadPages until done(). Each ReadPages call decodes whole pages, appending
+  // to `out`, until `out` holds at least `min_rows` rows or the chunk ends; it may pass `min_rows`
+  // by up to a page. The reader keeps its window and dictionary between calls, so each leaf read
+  // this way needs a ChunkScratch of its own. `budget` may be replaced between calls.
+  Status Begin(const ColumnChunk& chunk);
+  Status ReadPages(columnar::Column* out, int64_t min_rows);
+  bool done() const { return values_seen_ >= chunk_values_; }
+  void set_budget(DecodeBudget* budget) { budget_ = budget; }
+
  private:
   struct Page {
     int index = 0;
@@ -94,6 +158,9 @@ class ColumnChunkReader {
     std::string_view body;  // compressed_page_size bytes as stored
   };
 
+  // Decodes pages into `out` (and `levels`) while `more()` holds and values remain.
+  template <typename More>
+  Status ReadPagesWhile(columnar::Column* out, LeafLevels* levels, More more);
   // Makes room in `out` for the chunk's rows (and binary data), as far as the budget allows.
   void ReserveOutput(const ColumnMetaData& meta, columnar::Column* out);
   Status ReadPage(const Page& page, columnar::Column* out, LeafLevels* levels);
@@ -127,6 +194,8 @@ class ColumnChunkReader {
   int64_t values_seen_ = 0;
   int64_t chunk_values_ = 0;  // ColumnMetaData.num_values
   bool extrapolated_ = false;
+  std::optional<ChunkWindow> window_;
+  int page_index_ = 0;
 };
 
 // True for parquet-mr before 1.2.9 (also when it wrote no version), whose column chunk sizes

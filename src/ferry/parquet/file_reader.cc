@@ -146,6 +146,112 @@ Result<columnar::RecordBatch> FileReader::ReadAll(std::span<const int> columns) 
   return columnar::RecordBatch(std::move(schema), std::move(out));
 }
 
+Status FileReader::ReadBatches(std::span<const int> columns, int64_t max_rows, const BatchFn& fn) {
+  if (max_rows <= 0) {
+    return InvalidArgument("{}: batches of {} rows", name(), max_rows);
+  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<int> fields, Projection(columns));
+  columnar::SchemaPtr schema = ProjectedSchema(fields);
+  bool flat = true;
+  for (int f : fields) {
+    const AssemblyNode& node = file_schema_.fields[static_cast<size_t>(f)];
+    flat = flat && node.kind == AssemblyNode::Kind::kLeaf &&
+           file_schema_.leaves[static_cast<size_t>(node.first_leaf)].max_rep == 0;
+  }
+  std::vector<std::unique_ptr<columnar::Column>> out;
+  for (const auto& f : schema->fields()) {
+    out.push_back(columnar::MakeColumn(f.type));
+  }
+  columnar::RecordBatch batch(schema, std::move(out));
+  for (int rg = 0; rg < num_row_groups(); rg++) {
+    const RowGroup& group = metadata_.row_groups[static_cast<size_t>(rg)];
+    if (flat && group.num_rows > kWholeRowGroupFactor * max_rows &&
+        group.columns.size() == file_schema_.leaves.size()) {
+      FERRY_RETURN_IF_ERROR(StreamRowGroup(rg, fields, max_rows, &batch, fn));
+      continue;
+    }
+    std::vector<std::unique_ptr<columnar::Column>> reused = batch.ReleaseColumns();
+    for (auto& column : reused) {
+      column->Clear();
+    }
+    DecodeBudget budget(options_.max_batch_bytes);
+    FERRY_RETURN_IF_ERROR(ReadRowGroupInto(rg, fields, &reused, &budget));
+    batch = columnar::RecordBatch(schema, std::move(reused));
+    FERRY_RETURN_IF_ERROR(fn(batch));
+  }
+  return Status::OK();
+}
+
+Status FileReader::StreamRowGroup(int row_group, const std::vector<int>& fields, int64_t max_rows,
+                                  columnar::RecordBatch* batch, const BatchFn& fn) {
+  const RowGroup& rg = metadata_.row_groups[static_cast<size_t>(row_group)];
+  if (rg.num_rows > options_.max_batch_rows) {
+    return ResourceExhausted("{}: row group {} has {} rows (ReaderOptions::max_batch_rows is {})",
+                             name(), row_group, rg.num_rows, options_.max_batch_rows);
+  }
+  if (field_scratch_.size() < fields.size()) {
+    field_scratch_.resize(fields.size());
+  }
+  carry_.resize(fields.size());
+  carry_pos_.assign(fields.size(), 0);
+  DecodeBudget budget(options_.max_batch_bytes);
+  std::vector<ColumnChunkReader> readers;
+  std::vector<const LeafColumn*> leaves;
+  readers.reserve(fields.size());
+  auto where = [&](size_t i) {
+    return fmt::format("{}: row group {}, column {}", name(), row_group, leaves[i]->dotted_path);
+  };
+  for (size_t i = 0; i < fields.size(); i++) {
+    const AssemblyNode& node = file_schema_.fields[static_cast<size_t>(fields[i])];
+    leaves.push_back(&file_schema_.leaves[static_cast<size_t>(node.first_leaf)]);
+    readers.emplace_back(file_.get(), layout_, leaves[i], &options_, &budget, &field_scratch_[i]);
+    FERRY_RETURN_IF_ERROR(readers[i]
+                              .Begin(rg.columns[static_cast<size_t>(node.first_leaf)])
+                              .WithContext("{}", where(i)));
+    const columnar::DataTypePtr& type = batch->schema().field(static_cast<int>(i)).type;
+    if (carry_[i] == nullptr || !carry_[i]->type()->Equals(*type)) {
+      carry_[i] = columnar::MakeColumn(type);
+    }
+    carry_[i]->Clear();
+  }
+  for (int64_t done = 0; done < rg.num_rows;) {
+    const int64_t want = std::min(max_rows, rg.num_rows - done);
+    budget = DecodeBudget(options_.max_batch_bytes);
+    for (size_t i = 0; i < readers.size(); i++) {
+      columnar::Column* column = batch->mutable_column(static_cast<int>(i));
+      column->Clear();
+      // Rows decoded for an earlier batch first: a slice when they are enough (a page longer
+      // than several batches is served from the carry, each row copied once more at most).
+      columnar::Column& carry = *carry_[i];
+      const int64_t carried = carry.length() - carry_pos_[i];
+      if (carried >= want) {
+        column->AppendRange(carry, carry_pos_[i], carry_pos_[i] + want);
+        carry_pos_[i] += want;
+        continue;
+      }
+      column->AppendRange(carry, carry_pos_[i], carry.length());
+      carry.Clear();
+      carry_pos_[i] = 0;
+      FERRY_RETURN_IF_ERROR(readers[i].ReadPages(column, want).WithContext("{}", where(i)));
+      if (column->length() < want) {
+        return DataLoss("{}: the chunk holds {} rows, the row group {}", where(i),
+                        done + column->length(), rg.num_rows);
+      }
+      carry_[i]->AppendRange(*column, want, column->length());
+      column->Truncate(want);
+    }
+    done += want;
+    FERRY_RETURN_IF_ERROR(fn(*batch));
+  }
+  for (size_t i = 0; i < readers.size(); i++) {
+    if (carry_[i]->length() > carry_pos_[i] || !readers[i].done()) {
+      return DataLoss("{}: the chunk holds more rows than the row group's {}", where(i),
+                      rg.num_rows);
+    }
+  }
+  return Status::OK();
+}
+
 Status FileReader::ReadRowGroupInto(int row_group, const std::vector<int>& fields,
                                     std::vector<std::unique_ptr<columnar::Column>>* columns,
                                     DecodeBudget* budget) {

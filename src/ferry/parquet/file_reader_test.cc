@@ -208,6 +208,71 @@ TEST(ParquetTestingTest, EveryFileReadsTheSameThroughSmallReadWindows) {
   }
 }
 
+// ReadBatches: every file reads to the same rows in batches of 1, 3 and 1,000 rows as whole; a
+// row group of flat fields over 8 batches (kWholeRowGroupFactor) comes in batches of exactly
+// max_rows (the last of the row group shorter), any other row group as one batch.
+TEST(ParquetTestingTest, EveryFileReadsTheSameInBatches) {
+  for (const std::string& name : ListParquetFiles()) {
+    if (name == "large_string_map.brotli.parquet") {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    auto reader = FileReader::OpenLocal(kDir + name);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    auto expected = (*reader)->ReadAll();
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    if (expected->num_columns() == 0) {
+      continue;
+    }
+    for (int64_t max_rows : {1, 3, 1000}) {
+      int64_t row = 0;
+      std::vector<int64_t> sizes;
+      Status st = (*reader)->ReadBatches({}, max_rows, [&](const RecordBatch& b) {
+        FERRY_RETURN_IF_ERROR(b.Validate());
+        sizes.push_back(b.num_rows());
+        for (int64_t r = 0; r < b.num_rows(); r++, row++) {
+          if (RenderRow(b, r) != RenderRow(*expected, row)) {
+            return Internal("row {}: {} vs {}", row, RenderRow(b, r), RenderRow(*expected, row));
+          }
+        }
+        return Status::OK();
+      });
+      ASSERT_TRUE(st.ok()) << "max_rows " << max_rows << ": " << st.ToString();
+      EXPECT_EQ(row, expected->num_rows()) << "max_rows " << max_rows;
+      // Batch sizes, row group by row group.
+      bool flat = true;
+      for (const auto& field : (*reader)->file_schema().fields) {
+        flat = flat && field.kind == AssemblyNode::Kind::kLeaf &&
+               (*reader)->file_schema().leaves[static_cast<size_t>(field.first_leaf)].max_rep == 0;
+      }
+      std::vector<int64_t> want;
+      for (const auto& rg : (*reader)->metadata().row_groups) {
+        if (flat && rg.num_rows > FileReader::kWholeRowGroupFactor * max_rows) {
+          for (int64_t left = rg.num_rows; left > 0; left -= max_rows) {
+            want.push_back(std::min(left, max_rows));
+          }
+        } else {
+          want.push_back(rg.num_rows);
+        }
+      }
+      EXPECT_EQ(sizes, want) << "max_rows " << max_rows;
+    }
+  }
+}
+
+// An error from the callback ends ReadBatches and comes back as is.
+TEST(ParquetTestingTest, ReadBatchesStopsAtTheCallbacksError) {
+  auto reader = FileReader::OpenLocal(kDir + "alltypes_tiny_pages.parquet");
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  int calls = 0;
+  Status st = (*reader)->ReadBatches(
+      {}, 1, [&](const RecordBatch&) { return ++calls == 2 ? Cancelled("enough") : Status::OK(); });
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ((*reader)->ReadBatches({}, 0, [](const RecordBatch&) { return Status::OK(); }).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(ParquetTestingTest, LargeStringMapIsRefusedByDefaultWithAClearError) {
   Status s = ReadStatus("large_string_map.brotli.parquet");
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);

@@ -465,6 +465,32 @@ void RunCase(uint64_t seed, const Forced* forced = nullptr) {
     base += part->num_rows();
   }
   EXPECT_EQ(base, all.num_rows());
+
+  // The same projection in small batches (ReadBatches): row groups of flat fields larger than
+  // kWholeRowGroupFactor batches are read a few pages at a time, cut in the middle of pages.
+  const int64_t max_rows = r.Uniform(1, 40);
+  SCOPED_TRACE("ReadBatches max_rows " + std::to_string(max_rows));
+  base = 0;
+  int batches = 0;
+  Status batched = (*reader)->ReadBatches(projection, max_rows, [&](const RecordBatch& b) {
+    ++batches;
+    FERRY_RETURN_IF_ERROR(b.Validate());
+    std::vector<int> positions;
+    for (size_t i = 0; i < projection.size(); i++) {
+      positions.push_back(static_cast<int>(i));
+    }
+    for (int64_t row = 0; row < b.num_rows(); row++) {
+      if (RowText(b, row, positions) != RowText(all, base + row, projection)) {
+        return Internal("row {} differs: {} vs {}", base + row, RowText(b, row, positions),
+                        RowText(all, base + row, projection));
+      }
+    }
+    base += b.num_rows();
+    return Status::OK();
+  });
+  ASSERT_TRUE(batched.ok()) << batched.ToString();
+  EXPECT_EQ(base, all.num_rows());
+  EXPECT_GE(batches, (*reader)->num_row_groups());
 }
 
 TEST(RoundTripRandomTest, RandomSchemasAndDataReadBackEqual) {
