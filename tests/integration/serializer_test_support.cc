@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "kafka_test_support.h"
@@ -256,6 +257,19 @@ void SerializerKafkaTest::ExpectNestedFieldsDroppedAndCounted(const std::string&
       R"(ferry_dropped_fields_total{pipeline="orders",field="items.element.qty"})";
   EXPECT_EQ(ScrapeMetric(port, alt), std::optional<double>(per)) << (*ferry)->Log();
   EXPECT_EQ(ScrapeMetric(port, qty), std::optional<double>(per));
+  // The status page's API lists both, with their counts.
+  httplib::Client client("127.0.0.1", port);
+  httplib::Result status = client.Get("/api/status");
+  ASSERT_TRUE(status && status->status == 200);
+  nlohmann::json dropped = nlohmann::json::parse(status->body)["pipelines"][0]["dropped_fields"];
+  ASSERT_EQ(dropped.size(), 2u) << dropped.dump();
+  std::set<std::string> fields;
+  for (const nlohmann::json& d : dropped) {
+    fields.insert(d.value("field", ""));
+    EXPECT_EQ(d["messages"], per) << d.dump();
+    EXPECT_TRUE(d.value("writer", "").starts_with("schema id ")) << d.dump();
+  }
+  EXPECT_EQ(fields, (std::set<std::string>{"loc.alt", "items.element.qty"}));
   ASSERT_EQ(kill((*ferry)->pid(), SIGTERM), 0);
   EXPECT_EQ((*ferry)->Wait(), 0) << (*ferry)->Log();
   const std::string log = (*ferry)->Log(1 << 20);

@@ -83,6 +83,8 @@ void Intake::CountDropped(const transform::DroppedFields& dropped) {
     for (const std::string& field : dropped.fields) {
       dropped_counters_.push_back(metrics_->DroppedField(field));
       if (dropped_logged_.emplace(dropped.writer, field).second) {
+        metrics_->journal->RecordDroppedField(
+            options_->id, {.time_ms = WallMillis(), .writer = dropped.writer, .field = field});
         FERRY_LOG_WARN(
             "pipeline {}: field '{}' of {} has no column in table {} ({}): its values are "
             "dropped, counted in ferry_dropped_fields_total",
