@@ -102,8 +102,8 @@ json BadRecords(const metrics::Registry& registry, const std::string& id,
 }
 
 // The writer fields the pipeline drops, newest first, with the messages counted for each.
-json DroppedFields(const metrics::Registry& registry, const std::string& id,
-                   const metrics::PipelineRecord* r) {
+json DroppedFieldsJson(const metrics::Registry& registry, const std::string& id,
+                       const metrics::PipelineRecord* r) {
   json out = json::array();
   if (r == nullptr) {
     return out;
@@ -256,7 +256,7 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
            {"partitions", std::move(partitions)},
            {"commits", Commits(r)},
            {"bad_records", BadRecords(*history.registry(), p->info.id, r)},
-           {"dropped_fields", DroppedFields(*history.registry(), p->info.id, r)},
+           {"dropped_fields", DroppedFieldsJson(*history.registry(), p->info.id, r)},
            {"fences", std::move(events["fences"])},
            {"maintenance", std::move(events["maintenance"])},
            {"table", Table(r, p->probe)}});
