@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "ferry/base/check.h"
 #include "ferry/transform/confluent_wire.h"
 #include "ferry/transform/field_path.h"
 
@@ -110,7 +111,9 @@ Status AvroDecoder::Append(std::string_view payload, columnar::RecordBatch* batc
   }
   FERRY_ASSIGN_OR_RETURN(ConfluentFrame frame, ParseConfluentFrame(payload, false));
   FERRY_ASSIGN_OR_RETURN(const avro::AvroRowReader* reader, ReaderFor(frame.schema_id));
-  Status st = Read(*reader, skipped_.at(frame.schema_id), frame.payload, batch);
+  auto skipped = skipped_.find(frame.schema_id);
+  FERRY_CHECK(skipped != skipped_.end());  // made with the reader
+  Status st = Read(*reader, skipped->second, frame.payload, batch);
   if (!st.ok() && st.code() == StatusCode::kInvalidArgument) {
     return InvalidArgument("schema id {}: {}", frame.schema_id, st.message());
   }
