@@ -224,6 +224,29 @@ TEST_F(KafkaAvroTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   }
 }
 
+// A v2 writer schema adds a field inside a nested record (loc.alt) and inside an array's element
+// records (items[].qty): with schema_evolution on, the table's STRUCT columns gain them, and
+// DuckDB reads them as null in v1's rows and as written in v2's.
+TEST_F(KafkaAvroTest, FieldsNewInsideNestedRecordsEvolveTheTable) {
+  constexpr int kPerVersion = 40;
+  ASSERT_NO_FATAL_FAILURE(
+      StartSerializer("avro_evolution.mjs", {std::to_string(kPerVersion), "nested"}));
+  const std::string config = WriteConfig(registry_, R"(schema_evolution = "add_columns")");
+  ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
+  ExpectNestedFieldsEvolve(config, kPerVersion);
+}
+
+// The same v2 with schema_evolution = "none": the new nested fields are dropped, counted per
+// message in ferry_dropped_fields_total (scraped from the metrics endpoint) and logged once.
+TEST_F(KafkaAvroTest, FieldsNewInsideNestedRecordsAreDroppedAndCountedWithoutEvolution) {
+  constexpr int kPerVersion = 40;
+  ASSERT_NO_FATAL_FAILURE(
+      StartSerializer("avro_evolution.mjs", {std::to_string(kPerVersion), "nested"}));
+  const std::string config = WriteConfig(registry_, R"(schema_evolution = "none")");
+  ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
+  ExpectNestedFieldsDroppedAndCounted(config, kPerVersion);
+}
+
 // The bad-input matrix of the Avro decoder through `on_bad_record = "dead_letter"`: each bad
 // message is in the dead-letter table once with its reason, every good one in the table.
 TEST_F(KafkaAvroTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {

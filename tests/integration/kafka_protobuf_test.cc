@@ -277,6 +277,27 @@ TEST_F(KafkaProtobufTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   }
 }
 
+// n2 adds a field inside a nested message (loc.alt) and inside a repeated message (items[].qty):
+// with schema_evolution on, the table's STRUCT columns gain them, and DuckDB reads them as null in
+// n1's rows and as written in n2's.
+TEST_F(KafkaProtobufTest, FieldsNewInsideNestedMessagesEvolveTheTable) {
+  constexpr int kPerVersion = 40;
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(kPerVersion), "n1", "n2"}));
+  const std::string config = WriteConfig(RegistryDecode(), "schema_evolution = \"add_columns\"\n");
+  ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
+  ExpectNestedFieldsEvolve(config, kPerVersion);
+}
+
+// The same n2 with schema_evolution = "none": the new nested fields are dropped, counted per
+// message in ferry_dropped_fields_total (scraped from the metrics endpoint) and logged once.
+TEST_F(KafkaProtobufTest, FieldsNewInsideNestedMessagesAreDroppedAndCountedWithoutEvolution) {
+  constexpr int kPerVersion = 40;
+  ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(kPerVersion), "n1", "n2"}));
+  const std::string config = WriteConfig(RegistryDecode(), "schema_evolution = \"none\"\n");
+  ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
+  ExpectNestedFieldsDroppedAndCounted(config, kPerVersion);
+}
+
 // The bad-input matrix of the Protobuf decoder through `on_bad_record = "dead_letter"`: each bad
 // message is in the dead-letter table once with its reason, every good one in the table.
 TEST_F(KafkaProtobufTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {

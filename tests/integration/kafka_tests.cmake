@@ -38,7 +38,7 @@ ferry_apply_common(ferry_serializer_test_support)
 target_compile_definitions(ferry_serializer_test_support PRIVATE
   FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}" FERRY_BINARY_DIR="${PROJECT_BINARY_DIR}")
 target_link_libraries(ferry_serializer_test_support PUBLIC ferry_pipeline_e2e_support
-  ferry_kafka_test_support)
+  ferry_kafka_test_support PRIVATE PkgConfig::httplib)
 
 # `[pipeline.decode] format = "avro"`: messages from real serializers (tests/serializers, npm),
 # their registry stand-in, `ferry run`, DuckDB.

@@ -1,10 +1,19 @@
 #include "serializer_test_support.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <numeric>
+#include <set>
+#include <sstream>
 
 #include "kafka_test_support.h"
 
@@ -28,6 +37,37 @@ std::string Unhex(std::string_view hex) {
     out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
   }
   return out;
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::optional<double> ScrapeMetric(int port, const std::string& series) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2);
+  httplib::Result r = client.Get("/metrics");
+  if (!r || r->status != 200) {
+    return std::nullopt;
+  }
+  std::istringstream lines(r->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<int64_t> SortedIds(const TableContents& t) {
@@ -148,6 +188,114 @@ void SerializerKafkaTest::ExpectKeysInAStructColumn(const std::string& config, i
       EXPECT_EQ(row["kid"], std::to_string(i));
       EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
     }
+  }
+}
+
+void SerializerKafkaTest::IngestFirstVersionThenProduceSecond(const std::string& config, int per) {
+  std::vector<std::string> first = ReadMessages();
+  ASSERT_EQ(first.size(), static_cast<size_t>(per));
+  ASSERT_NO_FATAL_FAILURE(ProduceHalves(first));
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(ReadTable(table()).rows.size(), static_cast<size_t>(per));
+  ASSERT_TRUE(serializer_->WriteLine("next").ok());
+  std::vector<std::string> second = ReadMessages();
+  ASSERT_EQ(second.size(), static_cast<size_t>(per));
+  ASSERT_NO_FATAL_FAILURE(ProduceHalves(second));
+}
+
+void SerializerKafkaTest::ExpectNestedFieldsEvolve(const std::string& config, int per) {
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  TableContents t = ReadTable(table());
+  std::vector<int64_t> expected(static_cast<size_t>(2 * per));
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(SortedIds(t), expected);  // every row once
+  // The new fields are nested, not new columns.
+  std::vector<nlohmann::json> types = DuckDbRows(
+      t.files,
+      "SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * EXCLUDE (_offset, "
+      "_partition) FROM read_parquet({files}, union_by_name = true))");
+  ASSERT_EQ(types.size(), 4u);  // id, name, loc, items
+  EXPECT_EQ(types[2]["c"], "loc");
+  EXPECT_EQ(types[2]["t"], "STRUCT(lat DOUBLE, alt BIGINT)");
+  EXPECT_EQ(types[3]["t"], "STRUCT(sku VARCHAR, qty INTEGER)[]");
+  std::vector<nlohmann::json> rows =
+      DuckDbRows(t.files,
+                 "SELECT id, loc.lat AS lat, loc.alt AS alt, items::VARCHAR AS items FROM "
+                 "read_parquet({files}, union_by_name = true) ORDER BY id");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(2 * per));
+  for (int i = 0; i < 2 * per; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["id"], std::to_string(i));
+    EXPECT_DOUBLE_EQ(row["lat"].get<double>(), i + 0.5);
+    if (i < per) {  // written before the fields existed
+      EXPECT_TRUE(row["alt"].is_null());
+      EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}, 'qty': NULL}}]", i));
+    } else {
+      EXPECT_EQ(row["alt"], std::to_string(i * 10));
+      EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}, 'qty': {}}}]", i, i));
+    }
+  }
+}
+
+void SerializerKafkaTest::ExpectNestedFieldsDroppedAndCounted(const std::string& config, int per) {
+  const int port = FreePort();
+  std::ofstream(config, std::ios::app)
+      << fmt::format("\n[metrics]\nlisten = \"127.0.0.1:{}\"\n", port);
+  auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+  ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
+  ASSERT_EQ(WaitForRows(table(), static_cast<size_t>(2 * per), std::chrono::seconds(60)),
+            static_cast<size_t>(2 * per))
+      << (*ferry)->Log();
+  // The counts are made when a message is taken, before its commit: final once the rows are in.
+  const std::string alt = R"(ferry_dropped_fields_total{pipeline="orders",field="loc.alt"})";
+  const std::string qty =
+      R"(ferry_dropped_fields_total{pipeline="orders",field="items.element.qty"})";
+  EXPECT_EQ(ScrapeMetric(port, alt), std::optional<double>(per)) << (*ferry)->Log();
+  EXPECT_EQ(ScrapeMetric(port, qty), std::optional<double>(per));
+  // The status page's API lists both, with their counts.
+  httplib::Client client("127.0.0.1", port);
+  httplib::Result status = client.Get("/api/status");
+  ASSERT_TRUE(status && status->status == 200);
+  nlohmann::json dropped = nlohmann::json::parse(status->body)["pipelines"][0]["dropped_fields"];
+  ASSERT_EQ(dropped.size(), 2u) << dropped.dump();
+  std::set<std::string> fields;
+  for (const nlohmann::json& d : dropped) {
+    fields.insert(d.value("field", ""));
+    EXPECT_EQ(d["messages"], per) << d.dump();
+    EXPECT_TRUE(d.value("writer", "").starts_with("schema id ")) << d.dump();
+  }
+  EXPECT_EQ(fields, (std::set<std::string>{"loc.alt", "items.element.qty"}));
+  ASSERT_EQ(kill((*ferry)->pid(), SIGTERM), 0);
+  EXPECT_EQ((*ferry)->Wait(), 0) << (*ferry)->Log();
+  const std::string log = (*ferry)->Log(1 << 20);
+  for (const char* field : {"loc.alt", "items.element.qty"}) {
+    // "field 'loc.alt' of schema id 3 has no column in table ...", once.
+    const std::string line = fmt::format("field '{}' of schema id ", field);
+    const size_t at = log.find(line);
+    ASSERT_NE(at, std::string::npos) << line << "\n" << log;
+    EXPECT_NE(log.find(" has no column in table ", at), std::string::npos) << log;
+    EXPECT_EQ(log.find(line, at + 1), std::string::npos) << "logged once: " << line;
+  }
+
+  TableContents t = ReadTable(table());
+  std::vector<int64_t> expected(static_cast<size_t>(2 * per));
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(SortedIds(t), expected);
+  std::vector<nlohmann::json> rows = DuckDbRows(
+      t.files,
+      "SELECT id, loc::VARCHAR AS loc, items::VARCHAR AS items FROM read_parquet({files}, "
+      "union_by_name = true) ORDER BY id");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(2 * per));
+  for (int i = 0; i < 2 * per; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["loc"], fmt::format("{{'lat': {}.5}}", i));
+    EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}}}]", i));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,14 @@ std::string Unhex(std::string_view hex);
 
 // The rows' "id" field, sorted.
 std::vector<int64_t> SortedIds(const TableContents& t);
+
+// A TCP port on 127.0.0.1 nothing listens on right now (the kernel's choice for port 0).
+int FreePort();
+
+// The value of `series` (as /metrics prints it: `name{label="value",...}`) scraped from ferry's
+// metrics endpoint at 127.0.0.1:`port`; nullopt when the endpoint does not answer or has no such
+// series.
+std::optional<double> ScrapeMetric(int port, const std::string& series);
 
 class SerializerKafkaTest : public ::testing::Test {
  protected:
@@ -50,6 +59,20 @@ class SerializerKafkaTest : public ::testing::Test {
   // STRUCT(id BIGINT, region VARCHAR) as DuckDB reads it, with the serializer's keys: every
   // tenth message (i % 10 == 9) has none (null), the others {id: i, region: eu|us}.
   void ExpectKeysInAStructColumn(const std::string& config, int n);
+
+  // The nested-evolution scenario (avro_evolution.mjs "nested", protobuf_messages.mjs n1 n2;
+  // rows {id, name, loc {lat}, items [{sku}]}, and in the second version loc.alt = 10 id and
+  // items' qty = id besides): the serializer's first version of `per` messages ingested by
+  // `ferry run --until-caught-up` on `config` (creating the table from the registry's latest
+  // version, the first), then the second version registered ("next") and its messages produced.
+  void IngestFirstVersionThenProduceSecond(const std::string& config, int per);
+  // With schema_evolution on: another `ferry run --until-caught-up`, then DuckDB reads loc.alt
+  // and items' qty as null in the first version's rows and as written in the second's.
+  void ExpectNestedFieldsEvolve(const std::string& config, int per);
+  // With schema_evolution = "none": `ferry run` with its metrics endpoint until the rows are in;
+  // ferry_dropped_fields_total is `per` for loc.alt and for items.element.qty, the log names each
+  // field once with its writer schema's id and the table, and the table has neither field.
+  void ExpectNestedFieldsDroppedAndCounted(const std::string& config, int per);
 
   std::string table() const { return (dir_ / "table").string(); }
 

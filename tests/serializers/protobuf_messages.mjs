@@ -2,14 +2,15 @@
 // @kafkajs/confluent-schema-registry with protobufjs, against the registry stand-in
 // (registry_stand_in.mjs), which keeps serving the schemas while ferry reads them.
 //
-// Usage: [REGISTRY_PORT=N] node protobuf_messages.mjs TOPIC COUNT [v1|v2|v3 ...]
+// Usage: [REGISTRY_PORT=N] node protobuf_messages.mjs TOPIC COUNT [v1|v2|v3|n1|n2 ...]
 // Prints "REGISTRY <url>", "SCHEMA <hex of the all-types .proto text>", then for each version (default: all): COUNT lines
 // "MSG <value hex> <key hex | none>" (ids numbered on across versions; keys OrderKey {id,
 // region}, subject TOPIC-key, for version "all" but every tenth message), then "END", waiting for a line on stdin
 // between versions; serves until stdin closes. Version "all" is the Order message below, which
 // holds every type ferry maps (first in its file: the library encodes the file's first type,
 // and the message index [0] names the first message); v1..v3 are an evolving Order (v2 adds `coupon`, v3 removes
-// `note`). The well-known types' files (Timestamp, wrappers, Struct) are registered as subjects
+// `note`), and n1, n2 another whose change is inside nested messages (n2 adds Loc.alt and the
+// repeated Item's qty). The well-known types' files (Timestamp, wrappers, Struct) are registered as subjects
 // of their own and referenced, as Confluent's serializers do; their texts are libprotobuf-dev's.
 //
 // The library (4.1.0) frames a message as magic byte, id, payload: it writes no message-index
@@ -48,6 +49,11 @@ const evolving = {
   v1: 'int64 id = 1; string name = 2; string note = 3;',
   v2: 'int64 id = 1; string name = 2; string note = 3; string coupon = 4;',
   v3: 'int64 id = 1; string name = 2; string coupon = 4;',
+  // n1, n2: the change is inside nested messages (Loc.alt, and Item.qty of a repeated Item).
+  n1: 'int64 id = 1; string name = 2; Loc loc = 3; repeated Item items = 4; ' +
+      'message Loc { double lat = 1; } message Item { string sku = 1; }',
+  n2: 'int64 id = 1; string name = 2; Loc loc = 3; repeated Item items = 4; ' +
+      'message Loc { double lat = 1; int64 alt = 2; } message Item { string sku = 1; int32 qty = 2; }',
 };
 
 function order(i) {
@@ -104,7 +110,8 @@ for (let v = 0; v < versions.length; ++v) {
   }
   for (let i = 0; i < count; ++i, ++n) {
     const payload = version === 'all' ? order(n)
-        : {id: n, name: `name-${n}`, note: `note ${n}`, coupon: `c${n}`};
+        : {id: n, name: `name-${n}`, note: `note ${n}`, coupon: `c${n}`,
+           loc: {lat: n + 0.5, alt: n * 10}, items: [{sku: `s${n}`, qty: n}]};
     const value = withIndexes(await client.encode(id, payload)).toString('hex');
     const key = version !== 'all' || n % 10 === 9 ? 'none'
         : withIndexes(await client.encode(keyId, {id: n, region: ['eu', 'us'][n % 2]}))

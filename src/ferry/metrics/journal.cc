@@ -121,6 +121,13 @@ void Journal::RecordMaintenance(std::string_view pipeline, MaintenanceRecord run
   PushBounded(&At(pipeline).maintenance, std::move(run), kMaxMaintenance);
 }
 
+void Journal::RecordDroppedField(std::string_view pipeline, DroppedFieldRecord dropped) {
+  std::lock_guard lock(mu_);
+  dropped.writer = Clean(dropped.writer, kMaxErrorBytes);
+  dropped.field = Clean(dropped.field, kMaxErrorBytes);
+  PushBounded(&At(pipeline).dropped_fields, std::move(dropped), kMaxDroppedFields);
+}
+
 void Journal::SetTable(std::string_view pipeline, const TableRecord& table) {
   std::lock_guard lock(mu_);
   PipelineRecord& r = At(pipeline);

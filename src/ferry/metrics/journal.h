@@ -1,10 +1,11 @@
 // Journal: what the status page of `ferry run` shows beside the metric series, per pipeline: its
 // state (running, waiting for the broker, retrying a commit, failed with the error...) and
-// bounded lists of the last commits, bad records, fencing events and maintenance runs, and the
-// table's figures after the last commit.
+// bounded lists of the last commits, bad records, fencing events, maintenance runs and writer
+// fields dropped, and the table's figures after the last commit.
 //
 // The pipeline writes it at events that happen once per batch or rarer (a commit, a state change,
-// a bad record, a fence), never per message, so its one mutex is off the ingest hot path. Every
+// a bad record, a fence, the first message of a writer schema that drops a field), never per
+// message, so its one mutex is off the ingest hot path. Every
 // list keeps only its newest entries (the k* limits below): the memory is bounded whatever runs.
 //
 // Bad records are kept with their position and error; their payload bytes only when the operator
@@ -84,6 +85,14 @@ struct MaintenanceRecord {
   std::optional<int64_t> version;  // the commit it made, if any
 };
 
+// A writer field (Avro, Protobuf) the table has no place for, first dropped at `time_ms`
+// (ferry_dropped_fields_total counts its messages).
+struct DroppedFieldRecord {
+  int64_t time_ms = 0;
+  std::string writer;  // "schema id 12", "schema id 12 message shop.Order"
+  std::string field;   // "loc.alt"
+};
+
 // The table as the pipeline's writer last saw it.
 struct TableRecord {
   int64_t version = -1;
@@ -104,6 +113,7 @@ struct PipelineRecord {
   std::deque<BadRecordSample> bad_records;
   std::deque<FenceRecord> fences;
   std::deque<MaintenanceRecord> maintenance;
+  std::deque<DroppedFieldRecord> dropped_fields;
   std::optional<TableRecord> table;
 };
 
@@ -113,6 +123,7 @@ class Journal {
   static constexpr size_t kMaxBadRecords = 10;
   static constexpr size_t kMaxFences = 10;
   static constexpr size_t kMaxMaintenance = 10;
+  static constexpr size_t kMaxDroppedFields = 20;
   static constexpr size_t kMaxPayloadBytes = 1024;
   static constexpr size_t kMaxErrorBytes = 4096;
   static constexpr int64_t kSmallFileBytes = int64_t{32} * 1000 * 1000;  // 32 MB
@@ -129,6 +140,8 @@ class Journal {
   void RecordBadRecord(std::string_view pipeline, BadRecordSample sample, std::string_view payload);
   void RecordFence(std::string_view pipeline, FenceRecord fence);
   void RecordMaintenance(std::string_view pipeline, MaintenanceRecord run);
+  // Once per (writer schema, field): the pipeline records the first message that drops it.
+  void RecordDroppedField(std::string_view pipeline, DroppedFieldRecord dropped);
   void SetTable(std::string_view pipeline, const TableRecord& table);
 
   void set_keep_payloads(bool keep) { keep_payloads_.store(keep, std::memory_order_relaxed); }

@@ -36,6 +36,7 @@ TEST(JournalTest, ACommitEndsRetryingAndListsAreBounded) {
   for (int i = 0; i < 50; ++i) {
     j.RecordCommit("a", {.version = i, .time_ms = 10 + i, .positions = {{"kafka/t/0", i, i}}});
     j.RecordFence("a", {.time_ms = i, .reason = "lost"});
+    j.RecordDroppedField("a", {.time_ms = i, .writer = "schema id 3", .field = "f"});
   }
   PipelineRecord r = j.Read().at("a");
   EXPECT_EQ(r.state, PipelineState::kRunning);
@@ -44,6 +45,9 @@ TEST(JournalTest, ACommitEndsRetryingAndListsAreBounded) {
   EXPECT_EQ(r.commits.back().version, 49);
   EXPECT_EQ(r.commits.front().version, 50 - static_cast<int64_t>(Journal::kMaxCommits));
   EXPECT_EQ(r.fences.size(), Journal::kMaxFences);
+  ASSERT_EQ(r.dropped_fields.size(), Journal::kMaxDroppedFields);
+  EXPECT_EQ(r.dropped_fields.back().time_ms, 49);
+  EXPECT_EQ(r.dropped_fields.back().writer, "schema id 3");
 }
 
 TEST(JournalTest, PayloadsOnlyWhenAskedAndTruncated) {

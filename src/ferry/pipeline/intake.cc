@@ -19,14 +19,16 @@ std::string DescribeMessage(const source::Message& m) {
 
 Intake::Intake(const PipelineOptions* options, std::unique_ptr<transform::Decoder> decoder,
                MetadataWriter metadata, std::unique_ptr<SchemaEvolver> evolver,
-               columnar::SchemaPtr input, OpenBatch* open, PipelineMetrics* metrics)
+               columnar::SchemaPtr input, OpenBatch* open, PipelineMetrics* metrics,
+               std::string table)
     : options_(options),
       decoder_(std::move(decoder)),
       metadata_(std::move(metadata)),
       evolver_(std::move(evolver)),
       input_schema_(std::move(input)),
       open_(open),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      table_(std::move(table)) {}
 
 Status Intake::Take(const source::Message& m, PartitionState* state) {
   if (state == nullptr) {
@@ -68,8 +70,36 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
   }
   metadata_.Append(m, open_->rows());
   open_->TakeRow(m);
+  if (const transform::DroppedFields* dropped = decoder_->last_dropped(); dropped != nullptr) {
+    CountDropped(*dropped);
+  }
   Delivered(m, state);
   return Status::OK();
+}
+
+void Intake::CountDropped(const transform::DroppedFields& dropped) {
+  if (&dropped != dropped_seen_) {
+    dropped_counters_.clear();
+    for (const std::string& field : dropped.fields) {
+      dropped_counters_.push_back(metrics_->DroppedField(field));
+      if (dropped_logged_.emplace(dropped.writer, field).second) {
+        metrics_->journal->RecordDroppedField(
+            options_->id, {.time_ms = WallMillis(), .writer = dropped.writer, .field = field});
+        FERRY_LOG_WARN(
+            "pipeline {}: field '{}' of {} has no column in table {} ({}): its values are "
+            "dropped, counted in ferry_dropped_fields_total",
+            options_->id, field, dropped.writer, table_,
+            options_->schema_evolution == delta::SchemaEvolution::kNone
+                ? "schema_evolution = \"none\""
+                : "schema evolution cannot add it: a name the pipeline's own columns use, or a "
+                  "type with no column");
+      }
+    }
+    dropped_seen_ = &dropped;
+  }
+  for (metrics::Counter* counter : dropped_counters_) {
+    counter->Increment();
+  }
 }
 
 Status Intake::Evolve(const source::Message& m, Status decoded) {
@@ -151,6 +181,7 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
     key = std::move(*made);
   }
   decoder_ = std::move(*decoder);
+  dropped_seen_ = nullptr;  // its DroppedFields went with the old decoder
   key_decoder_ = std::move(key);
   metadata_ = std::move(*metadata);
   input_schema_ = input;

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ferry/base/status.h"
 #include "ferry/columnar/types.h"
@@ -30,10 +33,10 @@ std::string DescribeMessage(const source::Message& message);
 class Intake {
  public:
   // `options`, `open` and `metrics` outlive the Intake. `input` is the schema `decoder` and
-  // `metadata` fill, and `open`'s.
+  // `metadata` fill, and `open`'s. `table` names the table in log lines (Table::Describe).
   Intake(const PipelineOptions* options, std::unique_ptr<transform::Decoder> decoder,
          MetadataWriter metadata, std::unique_ptr<SchemaEvolver> evolver, columnar::SchemaPtr input,
-         OpenBatch* open, PipelineMetrics* metrics);
+         OpenBatch* open, PipelineMetrics* metrics, std::string table);
 
   // Step 2 for a message of `state`'s partition. OK: taken into the open batch (a row, or a bad
   // record skipped or dead-lettered) or dropped as a redelivery. InvalidArgument: a bad record
@@ -67,6 +70,9 @@ class Intake {
   void Delivered(const source::Message& message, PartitionState* state);
   // The key of a message whose value decoded: into its column, or null when empty.
   Status DecodeKey(const source::Message& message);
+  // The writer fields the decoder dropped from the row just taken: counted, and logged once per
+  // writer schema and field.
+  void CountDropped(const transform::DroppedFields& dropped);
 
   const PipelineOptions* options_;
   std::unique_ptr<transform::Decoder> decoder_;
@@ -76,6 +82,11 @@ class Intake {
   columnar::SchemaPtr input_schema_;
   OpenBatch* open_;
   PipelineMetrics* metrics_;
+  std::string table_;
+  // The counters of `dropped_seen_`'s fields, in order; reset when the decoder is replaced.
+  const transform::DroppedFields* dropped_seen_ = nullptr;
+  std::vector<metrics::Counter*> dropped_counters_;
+  std::set<std::pair<std::string, std::string>> dropped_logged_;  // (writer, field)
 };
 
 }  // namespace ferry::pipeline

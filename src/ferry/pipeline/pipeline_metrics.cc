@@ -77,6 +77,18 @@ metrics::Counter* PipelineMetrics::Bad(const char* action, std::string_view reas
       {{"pipeline", pipeline}, {"action", action}, {"reason", std::string(reason)}});
 }
 
+metrics::Counter* PipelineMetrics::DroppedField(const std::string& field) {
+  if (dropped_field_labels_.size() < kMaxDroppedFieldSeries) {
+    dropped_field_labels_.insert(field);
+  }
+  const bool own = dropped_field_labels_.count(field) > 0;
+  return registry->GetCounter(
+      "ferry_dropped_fields_total",
+      "Writer fields (Avro, Protobuf) dropped because the table has no column for them: one per "
+      "message taken and field of its writer schema",
+      {{"pipeline", pipeline}, {"field", own ? field : std::string(kOtherDroppedField)}});
+}
+
 std::string_view BadRecordReason(std::string_view error) {
   auto has = [&](std::string_view text) { return error.find(text) != std::string_view::npos; };
   // A Protobuf writer schema that does not parse, is not Protobuf or has no message at the

@@ -6,6 +6,8 @@
 // only `committer`.
 #pragma once
 
+#include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -23,6 +25,14 @@ struct PipelineMetrics {
                                      const std::string& partition);
   // Bad records by what became of them (skipped, dead_letter) and why (BadRecordReason).
   metrics::Counter* Bad(const char* action, std::string_view reason);
+  // ferry_dropped_fields_total{pipeline, field}: writer fields (Avro, Protobuf) whose values were
+  // dropped because the table has no place for them, one per message taken and field its writer
+  // schema holds (transform/decoder.h, "Dropped fields"). `field` is the path ("loc.alt"); past
+  // kMaxDroppedFieldSeries distinct paths, the rest count under kOtherDroppedField. Pipeline
+  // thread only.
+  metrics::Counter* DroppedField(const std::string& field);
+  static constexpr size_t kMaxDroppedFieldSeries = 100;
+  static constexpr const char* kOtherDroppedField = "(other)";  // no Avro or Protobuf name
 
   metrics::Registry* registry;
   metrics::Journal* journal;  // what the status page lists: commits, state, bad records, fences
@@ -48,6 +58,9 @@ struct PipelineMetrics {
   metrics::Histogram* batch_seconds;
   // The writer thread's (BatchCommitter).
   BatchCommitter::Metrics committer;
+
+ private:
+  std::set<std::string, std::less<>> dropped_field_labels_;  // the pipeline thread's
 };
 
 // The `reason` label of a bad record, from the decoder's message (transform/json_decoder.h):

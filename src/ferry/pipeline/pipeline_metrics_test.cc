@@ -1,8 +1,9 @@
 // The `reason` label of bad records (BadRecordReason) for the errors the Protobuf decoder really
 // returns: framing, an unknown schema id, a schema problem, malformed data, bad UTF-8, a value
-// out of range.
+// out of range; and the cap on the `field` label of ferry_dropped_fields_total.
 #include "ferry/pipeline/pipeline_metrics.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -77,6 +78,26 @@ TEST(BadRecordReasonTest, ProtobufDecoderErrors) {
   auto batch = columnar::RecordBatch::MakeEmpty(table);
   Status st = (*narrow)->Append(frame(1, {0}, ""), &batch);
   EXPECT_EQ(BadRecordReason(st.message()), "schema") << st.ToString();
+}
+
+// ferry_dropped_fields_total keeps at most kMaxDroppedFieldSeries field labels per pipeline; the
+// fields past them share the "(other)" series, and a field that has a series keeps it.
+TEST(DroppedFieldMetricTest, FieldLabelsAreCapped) {
+  metrics::Registry registry;
+  PipelineMetrics m(&registry, "p");
+  for (size_t i = 0; i < PipelineMetrics::kMaxDroppedFieldSeries; ++i) {
+    m.DroppedField(fmt::format("f{}", i))->Increment();
+  }
+  m.DroppedField("late")->Increment();
+  m.DroppedField("later.too")->Increment();
+  m.DroppedField("f0")->Increment();
+  auto value = [&](const std::string& field) {
+    return registry.Value("ferry_dropped_fields_total", {{"pipeline", "p"}, {"field", field}});
+  };
+  EXPECT_EQ(value("f0"), 2);
+  EXPECT_EQ(value("f99"), 1);
+  EXPECT_EQ(value("late"), 0);
+  EXPECT_EQ(value(PipelineMetrics::kOtherDroppedField), 2);
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 #include "ferry/transform/avro_decoder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
+#include "ferry/base/check.h"
 #include "ferry/transform/confluent_wire.h"
+#include "ferry/transform/field_path.h"
 
 namespace ferry::transform {
 
@@ -25,9 +29,9 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Create(columnar::SchemaPtr bat
       new AvroDecoder(std::move(batch_schema), std::move(options), std::move(columns)));
   if (decoder->options_.writer_schema != nullptr) {
     FERRY_ASSIGN_OR_RETURN(decoder->fixed_, decoder->MakeReader(decoder->options_.writer_schema));
-    if (decoder->options_.observe) {
-      decoder->fixed_new_fields_ = NewFields(*decoder->options_.writer_schema, *decoder->fixed_);
-    }
+    decoder->fixed_skipped_ = decoder->SkippedBy(
+        *decoder->fixed_,
+        fmt::format("writer schema {}", decoder->options_.writer_schema->root().name));
   }
   return decoder;
 }
@@ -41,30 +45,31 @@ Result<std::unique_ptr<avro::AvroRowReader>> AvroDecoder::MakeReader(
   return avro::AvroRowReader::Create(std::move(writer), *batch_schema_, columns_);
 }
 
-std::vector<FieldObservation> AvroDecoder::NewFields(const avro::Schema& writer,
-                                                     const avro::AvroRowReader& reader) {
-  std::vector<FieldObservation> out;
-  for (const std::string& name : reader.unmatched_fields()) {
-    for (const avro::FieldDef& field : writer.root().fields) {
-      if (field.name != name) {
-        continue;
-      }
-      // A type with no column (a recursive record) stays skipped.
-      if (Result<avro::ColumnType> type = avro::ToColumnType(*field.type, name); type.ok()) {
-        out.push_back({.path = {name}, .type = type->type, .missing = true});
-      }
+AvroDecoder::Skipped AvroDecoder::SkippedBy(const avro::AvroRowReader& reader,
+                                            std::string writer) const {
+  Skipped out;
+  out.dropped.writer = std::move(writer);
+  for (const avro::UnmatchedField& field : reader.unmatched_fields()) {
+    std::string path = JoinPath(field.path);
+    out.dropped.fields.push_back(path);
+    if (!options_.observe) {
+      continue;
+    }
+    // A type with no column (a recursive record) stays dropped.
+    if (Result<avro::ColumnType> type = avro::ToColumnType(*field.type, path); type.ok()) {
+      out.new_fields.push_back({.path = field.path, .type = type->type, .missing = true});
     }
   }
   return out;
 }
 
-Status AvroDecoder::Read(const avro::AvroRowReader& reader,
-                         const std::vector<FieldObservation>& new_fields, std::string_view datum,
-                         columnar::RecordBatch* batch) {
+Status AvroDecoder::Read(const avro::AvroRowReader& reader, const Skipped& skipped,
+                         std::string_view datum, columnar::RecordBatch* batch) {
   Status st = reader.Append(datum, batch);
-  if (!new_fields.empty()) {
-    observations_ = new_fields;
+  if (!skipped.new_fields.empty()) {
+    observations_ = skipped.new_fields;
   }
+  last_dropped_ = st.ok() && !skipped.dropped.fields.empty() ? &skipped.dropped : nullptr;
   return st;
 }
 
@@ -87,9 +92,7 @@ Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
       if (!made.ok()) {
         return InvalidArgument("schema id {}: {}", id, made.status().message());
       }
-      if (options_.observe) {
-        new_fields_[id] = NewFields(**schema, **made);
-      }
+      skipped_[id] = SkippedBy(**made, fmt::format("schema id {}", id));
       return made;
     };
     Result<std::unique_ptr<avro::AvroRowReader>> reader = build();
@@ -102,15 +105,15 @@ Result<const avro::AvroRowReader*> AvroDecoder::ReaderFor(int32_t id) {
 }
 
 Status AvroDecoder::Append(std::string_view payload, columnar::RecordBatch* batch) {
+  last_dropped_ = nullptr;
   if (fixed_ != nullptr) {
-    return Read(*fixed_, fixed_new_fields_, payload, batch);
+    return Read(*fixed_, fixed_skipped_, payload, batch);
   }
   FERRY_ASSIGN_OR_RETURN(ConfluentFrame frame, ParseConfluentFrame(payload, false));
   FERRY_ASSIGN_OR_RETURN(const avro::AvroRowReader* reader, ReaderFor(frame.schema_id));
-  static const std::vector<FieldObservation> kNone;
-  auto fields = new_fields_.find(frame.schema_id);
-  Status st =
-      Read(*reader, fields == new_fields_.end() ? kNone : fields->second, frame.payload, batch);
+  auto skipped = skipped_.find(frame.schema_id);
+  FERRY_CHECK(skipped != skipped_.end());  // made with the reader
+  Status st = Read(*reader, skipped->second, frame.payload, batch);
   if (!st.ok() && st.code() == StatusCode::kInvalidArgument) {
     return InvalidArgument("schema id {}: {}", frame.schema_id, st.message());
   }

@@ -49,9 +49,10 @@ struct AvroDecoderOptions {
   std::shared_ptr<WriterSchemas> schemas;
   // The batch columns the decoder fills (the others are the pipeline's); empty: all of them.
   std::vector<std::string> columns;
-  // Schema evolution (decoder.h): each message whose writer schema has top-level fields the
-  // batch has no column for reports them, with the column type avro_schema.h maps them to.
-  // (Fields new inside a nested record are not reported: they are skipped.)
+  // Schema evolution (decoder.h): each message whose writer schema has fields the batch has no
+  // place for reports them, with the column type avro_schema.h maps them to: top-level fields,
+  // and fields new inside a nested record (in a record field, an array's elements, a map's
+  // values or a union's members). Without it they are dropped (decoder.h, last_dropped()).
   bool observe = false;
   // Each datum whole into this one column (AvroRowReader::CreateForColumn): a Kafka key into a
   // STRUCT or STRING column. `columns` and `observe` are then not used.
@@ -83,20 +84,24 @@ class AvroDecoder final : public Decoder {
   Result<const avro::AvroRowReader*> ReaderFor(int32_t id);
   Result<std::unique_ptr<avro::AvroRowReader>> MakeReader(
       std::shared_ptr<const avro::Schema> writer) const;
-  // What a reader of `writer` reports under `observe`: its unmatched top-level fields.
-  static std::vector<FieldObservation> NewFields(const avro::Schema& writer,
-                                                 const avro::AvroRowReader& reader);
-  // Appends the datum with `reader`, reporting `new_fields` when observing.
-  Status Read(const avro::AvroRowReader& reader, const std::vector<FieldObservation>& new_fields,
-              std::string_view datum, columnar::RecordBatch* batch);
+  // What a reader skips: its unmatched fields as observations (those with a column type) and as
+  // the dropped fields of `writer` ("schema id 12").
+  struct Skipped {
+    std::vector<FieldObservation> new_fields;  // when observing
+    DroppedFields dropped;
+  };
+  Skipped SkippedBy(const avro::AvroRowReader& reader, std::string writer) const;
+  // Appends the datum with `reader`, reporting what `skipped` says.
+  Status Read(const avro::AvroRowReader& reader, const Skipped& skipped, std::string_view datum,
+              columnar::RecordBatch* batch);
 
   columnar::SchemaPtr batch_schema_;
   AvroDecoderOptions options_;
   std::vector<int> columns_;
   std::unique_ptr<avro::AvroRowReader> fixed_;
-  std::vector<FieldObservation> fixed_new_fields_;
+  Skipped fixed_skipped_;
   std::map<int32_t, Result<std::unique_ptr<avro::AvroRowReader>>> readers_;
-  std::map<int32_t, std::vector<FieldObservation>> new_fields_;  // by schema id, when observing
+  std::map<int32_t, Skipped> skipped_;  // by schema id (node-stable: last_dropped_ points in)
 };
 
 }  // namespace ferry::transform

@@ -3,6 +3,7 @@
 // schema that is.
 #include "ferry/transform/avro_decoder.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -122,6 +123,100 @@ TEST(AvroDecoderTest, ObservingReportsNewWriterFields) {
   // v1 into the wider table: qty is null.
   ASSERT_TRUE((*next)->Append(MakeConfluentFrame(1, {}, Long(3) + Str("c"), false), &rows).ok());
   EXPECT_EQ(RowText(rows, 1), R"({id: 3, item: "c", qty: null})");
+}
+
+// v3 adds fields inside nested records: in a record field, in an array's element records, in a
+// nullable union's record; and one at the top level.
+constexpr const char* kAvroNestedV3 = R"({"type": "record", "name": "Order", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "loc", "type": {"type": "record", "name": "Loc", "fields": [
+        {"name": "lat", "type": "double"}, {"name": "alt", "type": "long"}]}},
+    {"name": "items", "type": {"type": "array", "items": {"type": "record", "name": "Item",
+        "fields": [{"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}]}}},
+    {"name": "opt", "type": ["null", {"type": "record", "name": "Opt", "fields": [
+        {"name": "x", "type": "int"}, {"name": "y", "type": "string"}]}], "default": null},
+    {"name": "extra", "type": "string"}]})";
+constexpr const char* kAvroNestedTable =
+    "id BIGINT, loc STRUCT<lat: DOUBLE>, items ARRAY<STRUCT<sku: STRING>>, opt STRUCT<x: INT>";
+
+// The v3 datum: id 1, loc {1.5, alt 7}, items [{a, qty 3}], opt {x 4, y "yy"}, extra "e".
+std::string AvroNestedDatum() {
+  std::string lat("\x00\x00\x00\x00\x00\x00\xf8\x3f", 8);  // 1.5, little-endian
+  return Long(1) + lat + Long(7) + Long(1) + Str("a") + Long(3) + Long(0) + Long(1) + Long(4) +
+         Str("yy") + Str("e");
+}
+
+// Under evolution the decoder reports fields new inside nested records too, each with its path
+// (arrays entered by "element") and column type; a decoder for the widened schema reads them.
+TEST(AvroDecoderTest, ObservingReportsFieldsNewInsideNestedRecords) {
+  auto table = TableSchema(kAvroNestedTable);
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas = {{5, Parse(kAvroNestedV3)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  Status st = (*decoder)->Append(MakeConfluentFrame(5, {}, AvroNestedDatum(), false), &batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<std::string> seen;
+  for (const FieldObservation& o : (*decoder)->TakeObservations()) {
+    EXPECT_TRUE(o.missing);
+    seen.push_back(fmt::format("{} {}", fmt::join(o.path, "/"), o.type->ToString()));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"loc/alt BIGINT", "items/element/qty INT",
+                                            "opt/y STRING", "extra STRING"}));
+
+  auto wider = TableSchema(
+      "id BIGINT, loc STRUCT<lat: DOUBLE, alt: BIGINT>, items ARRAY<STRUCT<sku: STRING, qty: "
+      "INT>>, opt STRUCT<x: INT, y: STRING>, extra STRING");
+  auto next = AvroDecoder::Create(wider, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  auto rows = columnar::RecordBatch::MakeEmpty(wider);
+  st = (*next)->Append(MakeConfluentFrame(5, {}, AvroNestedDatum(), false), &rows);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE((*next)->has_observations());
+  EXPECT_EQ((*next)->last_dropped(), nullptr);
+  EXPECT_EQ(RowText(rows, 0), R"({id: 1, loc: {lat: 1.5, alt: 7}, items: [{sku: "a", qty: 3}], )"
+                              R"(opt: {x: 4, y: "yy"}, extra: "e"})");
+}
+
+// Without evolution the same fields are dropped: the row has what the table holds, and
+// last_dropped() names every skipped field, top-level and nested, with the writer schema; a
+// message of a schema without such fields drops nothing.
+TEST(AvroDecoderTest, DroppedFieldsAreNamedPerWriterSchema) {
+  auto table = TableSchema(kAvroNestedTable);
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas = {{5, Parse(kAvroNestedV3)}};
+  auto decoder = AvroDecoder::Create(table, {.schemas = schemas});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  Status st = (*decoder)->Append(MakeConfluentFrame(5, {}, AvroNestedDatum(), false), &batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE((*decoder)->has_observations());
+  EXPECT_EQ(RowText(batch, 0), R"({id: 1, loc: {lat: 1.5}, items: [{sku: "a"}], opt: {x: 4}})");
+  const DroppedFields* dropped = (*decoder)->last_dropped();
+  ASSERT_NE(dropped, nullptr);
+  EXPECT_EQ(dropped->writer, "schema id 5");
+  EXPECT_EQ(dropped->fields,
+            (std::vector<std::string>{"loc.alt", "items.element.qty", "opt.y", "extra"}));
+  // A bad datum of the same schema appends nothing and drops nothing.
+  st = (*decoder)->Append(MakeConfluentFrame(5, {}, Long(1), false), &batch);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*decoder)->last_dropped(), nullptr);
+
+  // The fixed schema of unframed messages is named by its record.
+  auto fixed =
+      AvroDecoder::Create(TableSchema("id BIGINT, item STRING"), {.writer_schema = Parse(kV2)});
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  auto rows = columnar::RecordBatch::MakeEmpty(TableSchema("id BIGINT, item STRING"));
+  ASSERT_TRUE((*fixed)->Append(Long(2) + Str("b") + Long(7), &rows).ok());
+  ASSERT_NE((*fixed)->last_dropped(), nullptr);
+  EXPECT_EQ((*fixed)->last_dropped()->writer, "writer schema Order");
+  EXPECT_EQ((*fixed)->last_dropped()->fields, std::vector<std::string>{"qty"});
+  auto exact =
+      AvroDecoder::Create(TableSchema("id BIGINT, item STRING"), {.writer_schema = Parse(kV1)});
+  ASSERT_TRUE(exact.ok());
+  ASSERT_TRUE((*exact)->Append(Long(2) + Str("b"), &rows).ok());
+  EXPECT_EQ((*exact)->last_dropped(), nullptr);
 }
 
 TEST(AvroDecoderTest, AnOutageIsNotABadRecordAnUnknownIdIs) {

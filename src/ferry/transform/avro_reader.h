@@ -33,6 +33,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,14 @@
 namespace ferry::transform::avro {
 
 struct ReadOp;
+
+// A writer field no column takes (the reader skips its values), at any depth.
+struct UnmatchedField {
+  // As transform::FieldObservation::path: record field names from the top level down, with
+  // "element" and "value" entering arrays and maps, and "member<i>" a union's STRUCT of members.
+  std::vector<std::string> path;
+  const Node* type = nullptr;  // the writer's type of the field
+};
 
 class AvroRowReader {
  public:
@@ -60,8 +69,9 @@ class AvroRowReader {
   Status Append(std::string_view datum, columnar::RecordBatch* batch) const;
 
   const std::vector<int>& columns() const { return columns_; }
-  // Writer fields no column takes, by name (for the evolution and the "dropped" count).
-  const std::vector<std::string>& unmatched_fields() const { return unmatched_; }
+  // Writer fields no column takes, at every depth, in writer order (for the evolution and the
+  // dropped-fields count). A field inside a skipped field is not listed on its own.
+  const std::vector<UnmatchedField>& unmatched_fields() const { return unmatched_; }
 
  private:
   AvroRowReader() = default;
@@ -73,7 +83,7 @@ class AvroRowReader {
   std::vector<std::unique_ptr<ReadOp>> field_ops_;
   std::vector<int> column_of_field_;
   std::vector<int> unfilled_columns_;  // batch columns no writer field fills: null
-  std::vector<std::string> unmatched_;
+  std::vector<UnmatchedField> unmatched_;
 };
 
 }  // namespace ferry::transform::avro

@@ -22,6 +22,54 @@ Status Mismatch(const Node& w, const DataType& col, const std::string& path) {
                          col.ToString());
 }
 
+// The writer fields `op` (reading a value at `path`) skips, into `out`; a path seen already (a
+// union's branches share their column) is not listed twice.
+void CollectAvroUnmatched(const ReadOp& op, std::vector<std::string>* path,
+                          std::vector<UnmatchedField>* out) {
+  auto enter = [&](const ReadOp& child, std::string segment) {
+    path->push_back(std::move(segment));
+    CollectAvroUnmatched(child, path, out);
+    path->pop_back();
+  };
+  switch (op.conv) {
+    case Conv::kRecord:
+      for (size_t i = 0; i < op.children.size(); ++i) {
+        const FieldDef& f = op.writer->fields[i];
+        if (op.children[i] != nullptr) {
+          enter(*op.children[i], f.name);
+          continue;
+        }
+        path->push_back(f.name);
+        bool seen = std::any_of(out->begin(), out->end(),
+                                [&](const UnmatchedField& u) { return u.path == *path; });
+        if (!seen) {
+          out->push_back({.path = *path, .type = f.type});
+        }
+        path->pop_back();
+      }
+      return;
+    case Conv::kArray:
+      enter(*op.children.front(), "element");
+      return;
+    case Conv::kMap:
+      enter(*op.children.front(), "value");
+      return;
+    case Conv::kUnion: {
+      int member = 0;
+      for (size_t i = 0; i < op.children.size(); ++i) {
+        if (op.members && op.writer->branches[i]->type != AvroType::kNull) {
+          enter(*op.children[i], fmt::format("member{}", member++));
+        } else {
+          CollectAvroUnmatched(*op.children[i], path, out);
+        }
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
 }  // namespace
 
 Status PlanRecordFields(const Node& w, const std::vector<columnar::Field>& fields,
@@ -234,17 +282,17 @@ Result<std::unique_ptr<AvroRowReader>> AvroRowReader::Create(std::shared_ptr<con
     fields.push_back(batch_schema.fields()[static_cast<size_t>(c)]);
   }
   ReadOp top;
+  top.conv = Conv::kRecord;
   top.writer = &root;
   FERRY_RETURN_IF_ERROR(PlanRecordFields(root, fields, "", 0, &top));
   std::unique_ptr<AvroRowReader> reader(new AvroRowReader());
   reader->writer_ = std::move(writer);
+  std::vector<std::string> path;
+  CollectAvroUnmatched(top, &path, &reader->unmatched_);
   for (size_t i = 0; i < root.fields.size(); ++i) {
     int index = top.child_index[i];
     reader->column_of_field_.push_back(index < 0 ? -1 : columns[static_cast<size_t>(index)]);
     reader->field_ops_.push_back(std::move(top.children[i]));
-    if (index < 0) {
-      reader->unmatched_.push_back(root.fields[i].name);
-    }
   }
   for (int u : top.unfilled) {
     reader->unfilled_columns_.push_back(columns[static_cast<size_t>(u)]);

@@ -21,6 +21,11 @@
 // nothing while messages fit the schema: observations are made only where a field is unknown or
 // a value fails. The pipeline turns them into a schema change (pipeline/schema_evolver.h).
 //
+// Dropped fields: a decoder with writer schemas (Avro, Protobuf) knows, per writer schema, which
+// writer fields (at any depth) the schema it decodes into has no place for; it skips them. After
+// each successful Append, last_dropped() names them (null when there are none), so that the
+// pipeline can count and log what a message lost. Costs one pointer store per message.
+//
 // Thread-safety: a decoder keeps scratch buffers; use one per thread.
 #pragma once
 
@@ -51,6 +56,13 @@ struct FieldObservation {
   bool missing = true;
 };
 
+// The writer fields a decoder skips for one writer schema (see "Dropped fields" above).
+struct DroppedFields {
+  std::string writer;               // "schema id 12", "schema id 12 message shop.Order", ...
+  std::vector<std::string> fields;  // paths as delta::SchemaChange::Path: "loc.alt",
+                                    // "items.element.qty", "attrs.value.note"
+};
+
 class Decoder {
  public:
   virtual ~Decoder() = default;
@@ -67,8 +79,13 @@ class Decoder {
   bool has_observations() const { return !observations_.empty(); }
   std::vector<FieldObservation> TakeObservations() { return std::exchange(observations_, {}); }
 
+  // The writer fields the last Append skipped, when it succeeded and skipped some; else null.
+  // Valid until the next Append or the decoder's end.
+  const DroppedFields* last_dropped() const { return last_dropped_; }
+
  protected:
   std::vector<FieldObservation> observations_;
+  const DroppedFields* last_dropped_ = nullptr;
 };
 
 // The indices into `schema` of the columns a decoder named `decoder` ("Avro decoder") fills:

@@ -18,6 +18,15 @@ inline std::string JoinPath(std::string_view path, std::string_view part) {
   return path.empty() ? std::string(part) : fmt::format("{}.{}", path, part);
 }
 
+// "loc.alt" from {"loc", "alt"} (a FieldObservation's path as delta::SchemaChange::Path says it).
+inline std::string JoinPath(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& part : parts) {
+    out = JoinPath(out, part);
+  }
+  return out;
+}
+
 // The index of the field called `name`: the exact name first, then ignoring ASCII case (a
 // writer's "Id" fills a column "id"); -1 when there is none.
 inline int FindField(const std::vector<columnar::Field>& fields, std::string_view name) {

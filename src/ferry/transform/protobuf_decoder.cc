@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ferry/transform/confluent_wire.h"
+#include "ferry/transform/field_path.h"
 
 namespace ferry::transform {
 
@@ -26,15 +27,19 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Create(columnar::Schem
   std::unique_ptr<ProtobufDecoder> decoder(
       new ProtobufDecoder(std::move(batch_schema), std::move(options), std::move(columns)));
   if (decoder->options_.message != nullptr) {
-    FERRY_ASSIGN_OR_RETURN(Reader reader, decoder->MakeReader(decoder->options_.message));
+    const std::shared_ptr<const protobuf::MessageSchema>& message = decoder->options_.message;
+    FERRY_ASSIGN_OR_RETURN(
+        Reader reader,
+        decoder->MakeReader(message, fmt::format("message {}", message->root().full_name)));
     decoder->fixed_ = std::make_unique<Reader>(std::move(reader));
   }
   return decoder;
 }
 
 Result<ProtobufDecoder::Reader> ProtobufDecoder::MakeReader(
-    const std::shared_ptr<const protobuf::MessageSchema>& writer) const {
+    const std::shared_ptr<const protobuf::MessageSchema>& writer, std::string writer_name) const {
   Reader out;
+  out.dropped.writer = std::move(writer_name);
   if (!options_.whole_message_column.empty()) {
     FERRY_ASSIGN_OR_RETURN(out.reader, protobuf::ProtobufRowReader::CreateForColumn(
                                            writer, *batch_schema_, columns_.front()));
@@ -42,17 +47,15 @@ Result<ProtobufDecoder::Reader> ProtobufDecoder::MakeReader(
   }
   FERRY_ASSIGN_OR_RETURN(out.reader,
                          protobuf::ProtobufRowReader::Create(writer, *batch_schema_, columns_));
-  if (options_.observe) {
-    for (const std::string& name : out.reader->unmatched_fields()) {
-      for (const protobuf::FieldDef& field : writer->root().fields) {
-        if (field.name != name) {
-          continue;
-        }
-        // A type with no column (a recursive message) stays skipped.
-        if (auto type = protobuf::FieldColumnType(*writer, field, name); type.ok()) {
-          out.new_fields.push_back({.path = {name}, .type = type->type, .missing = true});
-        }
-      }
+  for (const protobuf::UnmatchedField& field : out.reader->unmatched_fields()) {
+    std::string path = JoinPath(field.path);
+    out.dropped.fields.push_back(path);
+    if (!options_.observe) {
+      continue;
+    }
+    // A type with no column (a recursive message) stays dropped.
+    if (auto type = protobuf::FieldColumnType(*writer, *field.field, path); type.ok()) {
+      out.new_fields.push_back({.path = field.path, .type = type->type, .missing = true});
     }
   }
   return out;
@@ -64,6 +67,7 @@ Status ProtobufDecoder::Read(Reader* reader, std::string_view message,
   if (!reader->new_fields.empty()) {
     observations_ = reader->new_fields;
   }
+  last_dropped_ = st.ok() && !reader->dropped.fields.empty() ? &reader->dropped : nullptr;
   return st;
 }
 
@@ -87,7 +91,8 @@ Result<ProtobufDecoder::Reader*> ProtobufDecoder::ReaderFor(const Key& key) {
       if (!message.ok()) {
         return InvalidArgument("schema id {}: {}", id, message.status().message());
       }
-      auto made = MakeReader(*message);
+      auto made = MakeReader(
+          *message, fmt::format("schema id {} message {}", id, (*message)->root().full_name));
       if (!made.ok()) {
         return InvalidArgument("schema id {}: {}", id, made.status().message());
       }
@@ -102,6 +107,7 @@ Result<ProtobufDecoder::Reader*> ProtobufDecoder::ReaderFor(const Key& key) {
 }
 
 Status ProtobufDecoder::Append(std::string_view payload, columnar::RecordBatch* batch) {
+  last_dropped_ = nullptr;
   if (fixed_ != nullptr) {
     return Read(fixed_.get(), payload, batch);
   }

@@ -54,8 +54,10 @@ struct ProtobufDecoderOptions {
   std::shared_ptr<ProtoSchemas> schemas;
   // The batch columns the decoder fills (the others are the pipeline's); empty: all of them.
   std::vector<std::string> columns;
-  // Schema evolution (decoder.h): each message whose writer type has top-level fields the batch
-  // has no column for reports them, with the column type protobuf_schema.h maps them to.
+  // Schema evolution (decoder.h): each message whose writer type has fields the batch has no
+  // place for reports them, with the column type protobuf_schema.h maps them to: top-level
+  // fields, and fields new inside a nested message (a message field, a repeated message's
+  // elements, a map's message values). Without it they are dropped (decoder.h, last_dropped()).
   bool observe = false;
   // Each message whole into this one STRUCT column (a Kafka key). `columns` and `observe` are
   // then not used.
@@ -79,6 +81,7 @@ class ProtobufDecoder final : public Decoder {
   struct Reader {
     std::unique_ptr<protobuf::ProtobufRowReader> reader;
     std::vector<FieldObservation> new_fields;  // when observing
+    DroppedFields dropped;
   };
   using Key = std::pair<int32_t, std::vector<int32_t>>;
 
@@ -88,7 +91,9 @@ class ProtobufDecoder final : public Decoder {
         options_(std::move(options)),
         columns_(std::move(columns)) {}
 
-  Result<Reader> MakeReader(const std::shared_ptr<const protobuf::MessageSchema>& writer) const;
+  // `writer_name` says which writer type in DroppedFields ("schema id 12 message shop.Order").
+  Result<Reader> MakeReader(const std::shared_ptr<const protobuf::MessageSchema>& writer,
+                            std::string writer_name) const;
   // The reader of `key`, or why there is none (InvalidArgument, kept) or none yet
   // (Unavailable, not kept).
   Result<Reader*> ReaderFor(const Key& key);
@@ -98,7 +103,7 @@ class ProtobufDecoder final : public Decoder {
   ProtobufDecoderOptions options_;
   std::vector<int> columns_;
   std::unique_ptr<Reader> fixed_;
-  std::map<Key, Result<Reader>> readers_;
+  std::map<Key, Result<Reader>> readers_;  // node-stable: last_dropped_ points in
 };
 
 }  // namespace ferry::transform

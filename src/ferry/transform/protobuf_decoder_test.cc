@@ -3,6 +3,7 @@
 // unknown id, a bad frame or an unreadable schema that is; new writer fields observed.
 #include "ferry/transform/protobuf_decoder.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -144,6 +145,93 @@ TEST(ProtobufDecoderTest, NewWriterFieldsAreObserved) {
   EXPECT_EQ(seen[0].path, (std::vector<std::string>{"qty"}));
   EXPECT_EQ(seen[0].type->ToString(), "INT");
   EXPECT_TRUE(seen[0].missing);
+}
+
+// v3 adds fields inside nested messages: a message field, a repeated message's elements, a
+// map's message values; and one at the top level.
+constexpr const char* kProtoNestedV3 = R"(syntax = "proto3"; package shop;
+message Order { int64 id = 1; Loc loc = 2; repeated Item items = 3; map<string, Item> by_sku = 4;
+                string extra = 5; }
+message Loc { double lat = 1; int64 alt = 2; }
+message Item { string sku = 1; int32 qty = 2; })";
+constexpr const char* kProtoNestedTable =
+    "id BIGINT, loc STRUCT<lat: DOUBLE>, items ARRAY<STRUCT<sku: STRING>>, "
+    "by_sku MAP<STRING, STRUCT<sku: STRING>>";
+constexpr const char* kProtoNestedText =
+    R"(id: 1 loc { lat: 1.5 alt: 7 } items { sku: "a" qty: 3 }
+       by_sku { key: "k" value { sku: "k" qty: 9 } } extra: "e")";
+
+// Under evolution the decoder reports fields new inside nested messages too, each with its path
+// ("element" and "value" entering repeated fields and maps) and column type; a decoder for the
+// widened schema reads them.
+TEST(ProtobufDecoderTest, FieldsNewInsideNestedMessagesAreObserved) {
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas[7] = protobuf_test::ParseProto(kProtoNestedV3);
+  ASSERT_NE(schemas->schemas[7], nullptr);
+  const std::string message = MakeConfluentFrame(
+      7, {0}, protobuf_test::Serialize(*schemas->schemas[7], "shop.Order", kProtoNestedText), true);
+  auto table = Table(kProtoNestedTable);
+  auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  Status st = (*decoder)->Append(message, &batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<std::string> seen;
+  for (const FieldObservation& o : (*decoder)->TakeObservations()) {
+    EXPECT_TRUE(o.missing);
+    seen.push_back(fmt::format("{} {}", fmt::join(o.path, "/"), o.type->ToString()));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"loc/alt BIGINT", "items/element/qty INT",
+                                            "by_sku/value/qty INT", "extra STRING"}));
+
+  auto wider = Table(
+      "id BIGINT, loc STRUCT<lat: DOUBLE, alt: BIGINT>, items ARRAY<STRUCT<sku: STRING, qty: "
+      "INT>>, by_sku MAP<STRING, STRUCT<sku: STRING, qty: INT>>, extra STRING");
+  auto next = ProtobufDecoder::Create(wider, {.schemas = schemas, .observe = true});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  auto rows = columnar::RecordBatch::MakeEmpty(wider);
+  st = (*next)->Append(message, &rows);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE((*next)->has_observations());
+  EXPECT_EQ((*next)->last_dropped(), nullptr);
+  EXPECT_EQ(RowText(rows, 0), R"({id: 1, loc: {lat: 1.5, alt: 7}, items: [{sku: "a", qty: 3}], )"
+                              R"(by_sku: {"k": {sku: "k", qty: 9}}, extra: "e"})");
+}
+
+// Without evolution the same fields are dropped, and last_dropped() names them with the writer
+// type; a message whose type has no such field drops nothing.
+TEST(ProtobufDecoderTest, DroppedFieldsAreNamedPerWriterType) {
+  auto schemas = std::make_shared<MapSchemas>();
+  schemas->schemas[7] = protobuf_test::ParseProto(kProtoNestedV3);
+  schemas->schemas[1] = protobuf_test::ParseProto(kV1);
+  ASSERT_NE(schemas->schemas[7], nullptr);
+  auto table = Table(kProtoNestedTable);
+  auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  auto batch = columnar::RecordBatch::MakeEmpty(table);
+  Status st = (*decoder)->Append(
+      MakeConfluentFrame(
+          7, {0}, protobuf_test::Serialize(*schemas->schemas[7], "shop.Order", kProtoNestedText),
+          true),
+      &batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_FALSE((*decoder)->has_observations());
+  EXPECT_EQ(RowText(batch, 0),
+            R"({id: 1, loc: {lat: 1.5}, items: [{sku: "a"}], by_sku: {"k": {sku: "k"}}})");
+  const DroppedFields* dropped = (*decoder)->last_dropped();
+  ASSERT_NE(dropped, nullptr);
+  EXPECT_EQ(dropped->writer, "schema id 7 message shop.Order");
+  EXPECT_EQ(dropped->fields, (std::vector<std::string>{"loc.alt", "items.element.qty",
+                                                       "by_sku.value.qty", "extra"}));
+  // Schema 1's Order has id (and item, which this table lacks).
+  ASSERT_TRUE((*decoder)->Append(MakeConfluentFrame(1, {0}, VarintField(1, 2), true), &batch).ok());
+  ASSERT_NE((*decoder)->last_dropped(), nullptr);
+  EXPECT_EQ((*decoder)->last_dropped()->fields, std::vector<std::string>{"item"});
+  auto exact = ProtobufDecoder::Create(Table("id BIGINT, item STRING"), {.schemas = schemas});
+  ASSERT_TRUE(exact.ok());
+  auto rows = columnar::RecordBatch::MakeEmpty(Table("id BIGINT, item STRING"));
+  ASSERT_TRUE((*exact)->Append(MakeConfluentFrame(1, {0}, VarintField(1, 2), true), &rows).ok());
+  EXPECT_EQ((*exact)->last_dropped(), nullptr);
 }
 
 TEST(ProtobufDecoderTest, AKeyIntoOneStructColumn) {

@@ -499,8 +499,9 @@ Result<std::unique_ptr<ProtobufRowReader>> ProtobufRowReader::Create(
   for (int c : columns) {
     fields.push_back(batch_schema.field(c));
   }
-  FERRY_ASSIGN_OR_RETURN(reader->root_,
-                         PlanMessage(*writer, 0, fields, columns, "", 0, &reader->unmatched_));
+  FERRY_ASSIGN_OR_RETURN(reader->root_, PlanMessage(*writer, 0, fields, columns, "", 0));
+  std::vector<std::string> path;
+  CollectUnmatched(*reader->root_, &path, &reader->unmatched_);
   reader->writer_ = std::move(writer);
   reader->columns_ = std::move(columns);
   return reader;
@@ -514,8 +515,8 @@ Result<std::unique_ptr<ProtobufRowReader>> ProtobufRowReader::CreateForColumn(
                            field.name, field.type->ToString());
   }
   std::unique_ptr<ProtobufRowReader> reader(new ProtobufRowReader());
-  FERRY_ASSIGN_OR_RETURN(reader->root_, PlanMessage(*writer, 0, field.type->fields(), {},
-                                                    field.name, 0, &reader->unmatched_));
+  FERRY_ASSIGN_OR_RETURN(reader->root_,
+                         PlanMessage(*writer, 0, field.type->fields(), {}, field.name, 0));
   reader->writer_ = std::move(writer);
   reader->columns_ = {column};
   reader->whole_ = true;

@@ -49,6 +49,14 @@ namespace ferry::transform::protobuf {
 struct MsgOp;
 struct Scratch;
 
+// A writer field no column takes (the reader skips its values), at any depth.
+struct UnmatchedField {
+  // As transform::FieldObservation::path: field names from the top level down, with "element"
+  // entering a repeated message and "value" a map's values.
+  std::vector<std::string> path;
+  const FieldDef* field = nullptr;  // the writer's
+};
+
 class ProtobufRowReader {
  public:
   // `columns`: indices into `batch_schema` of the columns the reader fills (the others are the
@@ -65,8 +73,9 @@ class ProtobufRowReader {
   Status Append(std::string_view message, columnar::RecordBatch* batch);
 
   const std::vector<int>& columns() const { return columns_; }
-  // Writer fields of the top-level message no column takes, by name.
-  const std::vector<std::string>& unmatched_fields() const { return unmatched_; }
+  // Writer fields no column takes, at every depth, in writer order (groups left out; for the
+  // evolution and the dropped-fields count). Empty for CreateForColumn.
+  const std::vector<UnmatchedField>& unmatched_fields() const { return unmatched_; }
 
  private:
   ProtobufRowReader();
@@ -76,7 +85,7 @@ class ProtobufRowReader {
   bool whole_ = false;  // CreateForColumn
   std::unique_ptr<MsgOp> root_;
   std::unique_ptr<Scratch> scratch_;
-  std::vector<std::string> unmatched_;
+  std::vector<UnmatchedField> unmatched_;
 };
 
 }  // namespace ferry::transform::protobuf

@@ -13,6 +13,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/columnar/types.h"
+#include "ferry/transform/protobuf_reader.h"
 #include "ferry/transform/protobuf_schema.h"
 
 namespace ferry::transform::protobuf {
@@ -75,7 +76,11 @@ struct MsgOp {
 Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t message,
                                            const std::vector<columnar::Field>& fields,
                                            const std::vector<int>& columns, const std::string& path,
-                                           int depth, std::vector<std::string>* unmatched);
+                                           int depth);
+// The writer fields `op` (reading a message at `path`) and the messages inside it skip, in
+// writer order, into `out`.
+void CollectUnmatched(const MsgOp& op, std::vector<std::string>* path,
+                      std::vector<UnmatchedField>* out);
 
 // Appends the JSON text of a Struct, Value, ListValue or Any message (protobuf's JSON mapping;
 // an Any as {"@type": url, "value": base64 of its bytes}) to `out`. InvalidArgument for bytes

@@ -115,16 +115,16 @@ Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataTyp
       switch (m.well_known) {
         case WellKnown::kTimestamp:
           if (c == TypeId::kTimestamp && col.unit() == columnar::TimeUnit::kMicros) {
-            FERRY_ASSIGN_OR_RETURN(
-                fo->message, PlanMessage(schema, f.type, {}, {}, fo->path, depth + 1, nullptr));
+            FERRY_ASSIGN_OR_RETURN(fo->message,
+                                   PlanMessage(schema, f.type, {}, {}, fo->path, depth + 1));
             return store(Store::kTimestamp);
           }
           break;
         case WellKnown::kWrapper: {
           std::vector<columnar::Field> value = {
               {.name = "value", .type = std::make_shared<DataType>(col), .nullable = true}};
-          FERRY_ASSIGN_OR_RETURN(
-              fo->message, PlanMessage(schema, f.type, value, {}, fo->path, depth + 1, nullptr));
+          FERRY_ASSIGN_OR_RETURN(fo->message,
+                                 PlanMessage(schema, f.type, value, {}, fo->path, depth + 1));
           if (fo->message->fields.size() != 1) {
             break;
           }
@@ -143,8 +143,8 @@ Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataTyp
           break;
         case WellKnown::kNone:
           if (c == TypeId::kStruct && !m.map_entry) {
-            FERRY_ASSIGN_OR_RETURN(fo->message, PlanMessage(schema, f.type, col.fields(), {},
-                                                            fo->path, depth + 1, nullptr));
+            FERRY_ASSIGN_OR_RETURN(
+                fo->message, PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1));
             return store(Store::kMessage);
           }
           break;
@@ -167,8 +167,8 @@ Status PlanField(const MessageSchema& schema, const FieldDef& f, const DataType&
       return InvalidArgument("Protobuf: field '{}': the writer's map cannot be read into {}",
                              fo->path, col.ToString());
     }
-    FERRY_ASSIGN_OR_RETURN(
-        fo->message, PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1, nullptr));
+    FERRY_ASSIGN_OR_RETURN(fo->message,
+                           PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1));
     if (fo->message->fields.size() != 2) {
       return InvalidArgument("Protobuf: field '{}': a map entry without a key or value", fo->path);
     }
@@ -201,7 +201,7 @@ int32_t MsgOp::SlotOf(int32_t number) const {
 Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t message,
                                            const std::vector<columnar::Field>& fields,
                                            const std::vector<int>& columns, const std::string& path,
-                                           int depth, std::vector<std::string>* unmatched) {
+                                           int depth) {
   if (depth > kMaxPlanDepth) {
     return InvalidArgument("Protobuf: field '{}': nested deeper than {} levels", path,
                            kMaxPlanDepth);
@@ -234,10 +234,7 @@ Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t 
     }
     int index = FindField(fields, f.name);
     if (index < 0 || filled[static_cast<size_t>(index)]) {
-      if (unmatched != nullptr) {
-        unmatched->push_back(f.name);
-      }
-      continue;
+      continue;  // skipped (CollectUnmatched lists it)
     }
     filled[static_cast<size_t>(index)] = true;
     const columnar::Field& target = fields[static_cast<size_t>(index)];
@@ -263,6 +260,35 @@ Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t 
     op->unfilled.push_back(columns.empty() ? static_cast<int>(i) : columns[i]);
   }
   return op;
+}
+
+void CollectUnmatched(const MsgOp& op, std::vector<std::string>* path,
+                      std::vector<UnmatchedField>* out) {
+  std::vector<const FieldOp*> op_of_slot(op.def->fields.size(), nullptr);
+  for (const FieldOp& fo : op.fields) {
+    op_of_slot[static_cast<size_t>(fo.slot)] = &fo;
+  }
+  for (size_t i = 0; i < op.def->fields.size(); ++i) {
+    const FieldDef& f = op.def->fields[i];
+    if (f.kind == Kind::kGroup) {
+      continue;  // never a column
+    }
+    const FieldOp* fo = op_of_slot[i];
+    path->push_back(f.name);
+    if (fo == nullptr) {
+      out->push_back({.path = *path, .field = &f});
+    } else if (fo->store == Store::kMessage || fo->store == Store::kMap) {
+      // A map's entry message names the segments "key" and "value" itself.
+      if (fo->repeated) {
+        path->push_back("element");
+      }
+      CollectUnmatched(*fo->message, path, out);
+      if (fo->repeated) {
+        path->pop_back();
+      }
+    }
+    path->pop_back();
+  }
 }
 
 }  // namespace ferry::transform::protobuf

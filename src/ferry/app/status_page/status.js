@@ -215,10 +215,15 @@ function drawPipeline(p, now) {
     ...('payload' in x ? [cell(x.payload, {class: 'mono'})] : [])));
   const sampleHead = ['When', 'Position', 'Reason', 'Error'];
   if (b.samples.some((x) => 'payload' in x)) sampleHead.push('Payload');
+  const drow = p.dropped_fields.map((d) => el('tr', {}, cell(ago(d.time_ms, now), {title: iso(d.time_ms), class: 'nowrap'}),
+    cell(d.field, {class: 'mono'}), cell(d.writer), cell(num(d.messages), {class: 'num'})));
   block('bad').replaceChildren(...(b.by_reason.length
     ? [table(['Reason', 'Action', 'Count'], reasons, [2]), el('p', {class: 'muted', text: 'Last samples (payloads are shown only when [metrics] show_payloads = true):'}),
        table(sampleHead, samples)]
-    : [el('p', {class: 'empty', text: 'No bad record.'})]));
+    : [el('p', {class: 'empty', text: 'No bad record.'})]),
+    el('h3', {text: `Dropped writer fields (${p.dropped_fields.length})`}),
+    p.dropped_fields.length ? table(['First dropped', 'Field', 'Writer schema', 'Messages'], drow, [3])
+      : el('p', {class: 'empty', text: 'None: the table has a place for every writer field.'}));
   // Fences and maintenance.
   const frow = p.fences.map((f) => el('tr', {}, cell(ago(f.time_ms, now), {title: iso(f.time_ms)}), cell(num(f.rows_dropped), {class: 'num'}), cell(f.reason, {class: 'mono'})));
   const mrow = p.maintenance.map((m) => el('tr', {}, cell(ago(m.time_ms, now), {title: iso(m.time_ms)}), cell(m.operation), cell(m.outcome), cell(seconds(m.seconds), {class: 'num'}), cell(m.detail)));

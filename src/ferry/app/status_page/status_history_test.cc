@@ -132,6 +132,10 @@ TEST(StatusHistoryTest, StateErrorsAndEventsComeFromTheJournal) {
                       .error = "malformed JSON"},
                      "{\"card\": \"4111");
   j->RecordFence("events", {.time_ms = 6, .reason = "Aborted: another writer", .rows_dropped = 3});
+  j->RecordDroppedField("events", {.time_ms = 8, .writer = "schema id 3", .field = "loc.alt"});
+  f.registry
+      .GetCounter("ferry_dropped_fields_total", "h", {{"pipeline", "events"}, {"field", "loc.alt"}})
+      ->Increment(5);
   j->RecordMaintenance("events", {.time_ms = 7, .operation = "optimize", .detail = "4 files"});
   j->SetTable("events", {.version = 7, .num_files = 4, .size_bytes = 4096, .small_files = 4});
   j->SetState("events", metrics::PipelineState::kFailed, "InvalidArgument: bad message");
@@ -149,6 +153,9 @@ TEST(StatusHistoryTest, StateErrorsAndEventsComeFromTheJournal) {
   // Payload bytes only when the operator asked for them.
   EXPECT_FALSE(p["bad_records"]["samples"][0].contains("payload"));
   EXPECT_EQ(p["fences"][0]["rows_dropped"], 3);
+  EXPECT_EQ(
+      p["dropped_fields"][0],
+      json({{"time_ms", 8}, {"writer", "schema id 3"}, {"field", "loc.alt"}, {"messages", 5}}));
   EXPECT_EQ(p["maintenance"][0]["operation"], "optimize");
   EXPECT_EQ(p["maintenance"][0]["outcome"], "ok");
   EXPECT_EQ(p["table"]["version"], 7);

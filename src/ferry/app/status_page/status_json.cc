@@ -101,6 +101,24 @@ json BadRecords(const metrics::Registry& registry, const std::string& id,
   return {{"by_reason", std::move(by_reason)}, {"samples", std::move(samples)}};
 }
 
+// The writer fields the pipeline drops, newest first, with the messages counted for each.
+json DroppedFieldsJson(const metrics::Registry& registry, const std::string& id,
+                       const metrics::PipelineRecord* r) {
+  json out = json::array();
+  if (r == nullptr) {
+    return out;
+  }
+  for (auto it = r->dropped_fields.rbegin(); it != r->dropped_fields.rend(); ++it) {
+    double messages =
+        registry.Value("ferry_dropped_fields_total", {{"pipeline", id}, {"field", it->field}});
+    out.push_back({{"time_ms", it->time_ms},
+                   {"writer", it->writer},
+                   {"field", it->field},
+                   {"messages", Number(messages)}});
+  }
+  return out;
+}
+
 json Events(const metrics::PipelineRecord* r) {
   json fences = json::array();
   json maintenance = json::array();
@@ -238,6 +256,7 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
            {"partitions", std::move(partitions)},
            {"commits", Commits(r)},
            {"bad_records", BadRecords(*history.registry(), p->info.id, r)},
+           {"dropped_fields", DroppedFieldsJson(*history.registry(), p->info.id, r)},
            {"fences", std::move(events["fences"])},
            {"maintenance", std::move(events["maintenance"])},
            {"table", Table(r, p->probe)}});
