@@ -45,38 +45,15 @@ MEMSTORE_MIB=${MEMSTORE_MIB:-4096}
 source "$(dirname "$0")/bench_radosgw.sh"
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
 
-if [ -n "${BENCH_DIR:-}" ]; then
-  rm -rf "$BENCH_DIR"
-  mkdir -p "$BENCH_DIR"
-  DIR=$(realpath "$BENCH_DIR")
-  keep=1
-else
-  DIR=$(mktemp -d /tmp/ferry-bench-kafka.XXXXXX)
-  keep=0
-fi
-mock=""
-cleanup() {
-  if [ -n "$mock" ]; then
-    kill "$mock" 2>/dev/null || true
-    wait "$mock" 2>/dev/null || true
-  fi
-  stop_radosgw
-  if [ "$keep" = 0 ]; then rm -rf "$DIR"; fi
-}
-trap cleanup EXIT
-
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
+source "$(dirname "$0")/bench_lib.sh"
+bench_extra_cleanup() { stop_radosgw; }
+bench_dir kafka
 rate() { printf '%.0f' "$(echo "$1 / $2" | bc -l)"; }
 
 echo "ferry Kafka ingestion benchmark: $COUNT messages, $PARTITIONS partitions ($FERRY)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$FERRY" mock-kafka --brokers 3 --topic "bench:$PARTITIONS" --bootstrap-file "$DIR/bootstrap" \
-  </dev/null >/dev/null 2>"$DIR/mock-kafka.log" &
-mock=$!
-for _ in $(seq 100); do [ -s "$DIR/bootstrap" ] && break; sleep 0.1; done
-BROKERS=$(cat "$DIR/bootstrap")
+bench_start_mock --topic "bench:$PARTITIONS"
 
 t0=$(now)
 "$FERRY" produce kafka --brokers "$BROKERS" --topic bench --count "$COUNT" --timeout 600 \
@@ -155,7 +132,6 @@ TOML
   fi
 }
 
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 if [ "$STORE" = s3 ]; then
   kcat2=$(run_kcat)

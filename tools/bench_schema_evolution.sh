@@ -28,37 +28,13 @@ MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 ASSIGNMENT=${ASSIGNMENT:-manual}
 
-if [ -n "${BENCH_DIR:-}" ]; then
-  rm -rf "$BENCH_DIR"
-  mkdir -p "$BENCH_DIR"
-  DIR=$(realpath "$BENCH_DIR")
-  keep=1
-else
-  DIR=$(mktemp -d /tmp/ferry-bench-evolution.XXXXXX)
-  keep=0
-fi
-mock=""
-cleanup() {
-  if [ -n "$mock" ]; then
-    kill "$mock" 2>/dev/null || true
-    wait "$mock" 2>/dev/null || true
-  fi
-  if [ "$keep" = 0 ]; then rm -rf "$DIR"; fi
-}
-trap cleanup EXIT
-
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+source "$(dirname "$0")/bench_lib.sh"
+bench_dir evolution
 
 echo "ferry schema evolution benchmark: $COUNT messages per topic, $PARTITIONS partitions, $ROUNDS rounds ($FERRY)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$FERRY" mock-kafka --brokers 3 --topic "steady:$PARTITIONS" --topic "evolving:$PARTITIONS" \
-  --bootstrap-file "$DIR/bootstrap" </dev/null >/dev/null 2>"$DIR/mock-kafka.log" &
-mock=$!
-for _ in $(seq 100); do [ -s "$DIR/bootstrap" ] && break; sleep 0.1; done
-BROKERS=$(cat "$DIR/bootstrap")
+bench_start_mock --topic "steady:$PARTITIONS" --topic "evolving:$PARTITIONS"
 
 BASE='"id": {{seq}}, "dateTime": "{{now:MM/dd/yyyy - HH:mm:ss Z}}", "user": "{{uuid}}", "geo": {"lat": 1.5}, "payload": "{{rand:270}}"'
 produce() {  # topic start count template
