@@ -1,6 +1,8 @@
 #include "ferry/delta/file_scan.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -20,9 +22,9 @@ Result<std::string> RelativeFilePath(const AddFile& add) {
   return path;
 }
 
-Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,
-                                           const AddFile& add,
-                                           const std::vector<std::string>& columns) {
+Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                    const std::vector<std::string>& columns, int64_t max_rows,
+                    const std::function<Status(columnar::RecordBatch&)>& fn) {
   const columnar::Schema& schema = *snapshot.schema();
   std::vector<columnar::Field> fields;
   if (columns.empty()) {
@@ -77,42 +79,42 @@ Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& s
       projection.push_back(*index);
     }
   }
-  std::vector<std::unique_ptr<columnar::Column>> data;
-  int64_t num_rows = (*reader)->num_rows();
-  if (!projection.empty()) {
-    auto read = (*reader)->ReadAll(projection);
-    if (!read.ok()) {
-      return where(DataLoss("live file is unreadable: {}", read.status().ToString()));
+  auto out_schema = std::make_shared<const columnar::Schema>(fields);
+  columnar::RecordBatch out = columnar::RecordBatch::MakeEmpty(out_schema);
+  // Fills `out` from the file's rows (`data`, or `rows` rows of partition values only), then
+  // hands it to `fn`. `out`'s columns are reused from batch to batch unless `fn` took them.
+  auto emit = [&](const columnar::RecordBatch* data, int64_t rows) -> Status {
+    if (out.num_columns() != static_cast<int>(fields.size())) {
+      out = columnar::RecordBatch::MakeEmpty(out_schema);
     }
-    num_rows = read->num_rows();
-    data = read->ReleaseColumns();
-  }
-  std::vector<std::unique_ptr<columnar::Column>> out;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const columnar::Field& field = fields[i];
-    if (batch_index[i] >= 0) {
-      std::unique_ptr<columnar::Column>& column = data[static_cast<size_t>(batch_index[i])];
-      if (!field.type->Equals(*column->type())) {
-        // Written before the column widened or its structs gained fields (type_widening.h).
-        if (!columnar::CanConform(*column->type(), *field.type)) {
-          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
-                                    field.name, column->type()->ToString(),
-                                    field.type->ToString()));
+    std::vector<std::unique_ptr<columnar::Column>> cols = out.ReleaseColumns();
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const columnar::Field& field = fields[i];
+      std::unique_ptr<columnar::Column>& column = cols[i];
+      column->Clear();
+      if (batch_index[i] >= 0) {
+        const columnar::Column& from = data->column(batch_index[i]);
+        if (field.type->Equals(*from.type())) {
+          column->AppendRange(from, 0, from.length());
+          continue;
         }
-        auto conformed = columnar::ConformColumn(std::move(column), field.type, field.name);
+        // Written before the column widened or its structs gained fields (type_widening.h).
+        if (!columnar::CanConform(*from.type(), *field.type)) {
+          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
+                                    field.name, from.type()->ToString(), field.type->ToString()));
+        }
+        auto copy = columnar::MakeColumn(from.type());
+        copy->AppendRange(from, 0, from.length());
+        auto conformed = columnar::ConformColumn(std::move(copy), field.type, field.name);
         if (!conformed.ok()) {
           return where(conformed.status());
         }
         column = std::move(*conformed);
+        continue;
       }
-      out.push_back(std::move(column));
-      continue;
-    }
-    auto column = columnar::MakeColumn(field.type);
-    {
       auto it = add.partition_values.find(field.name);
       const bool known = it != add.partition_values.end();
-      for (int64_t row = 0; row < num_rows; ++row) {
+      for (int64_t row = 0; row < rows; ++row) {
         if (known) {
           Status st = AppendPartitionValue(it->second, column.get());
           if (!st.ok()) {
@@ -123,10 +125,61 @@ Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& s
         }
       }
     }
-    out.push_back(std::move(column));
+    out = columnar::RecordBatch(out_schema, std::move(cols));
+    return fn(out);
+  };
+  if (projection.empty()) {
+    // Partition columns only: the file's row count, in batches.
+    const int64_t total = (*reader)->num_rows();
+    for (int64_t done = 0; done < total;) {
+      const int64_t n = std::min(max_rows, total - done);
+      FERRY_RETURN_IF_ERROR(emit(nullptr, n));
+      done += n;
+    }
+    return Status::OK();
   }
-  return columnar::RecordBatch(std::make_shared<const columnar::Schema>(std::move(fields)),
-                               std::move(out));
+  bool from_fn = false;
+  Status read = (*reader)->ReadBatches(projection, max_rows, [&](const columnar::RecordBatch& b) {
+    Status st = emit(&b, b.num_rows());
+    from_fn = !st.ok();
+    return st;
+  });
+  if (!read.ok() && !from_fn) {
+    return where(DataLoss("live file is unreadable: {}", read.ToString()));
+  }
+  return read;
+}
+
+Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,
+                                           const AddFile& add,
+                                           const std::vector<std::string>& columns) {
+  std::optional<columnar::RecordBatch> all;
+  FERRY_RETURN_IF_ERROR(
+      ScanLiveFile(table, snapshot, add, columns, std::numeric_limits<int64_t>::max() / 16,
+                   [&](columnar::RecordBatch& batch) {
+                     if (!all.has_value()) {
+                       all = columnar::RecordBatch(batch.schema_ptr(), batch.ReleaseColumns());
+                       return Status::OK();
+                     }
+                     for (int c = 0; c < batch.num_columns(); ++c) {
+                       all->mutable_column(c)->AppendRange(batch.column(c), 0, batch.num_rows());
+                     }
+                     return Status::OK();
+                   }));
+  if (!all.has_value()) {
+    // An empty file (or no row groups).
+    std::vector<columnar::Field> fields;
+    if (columns.empty()) {
+      fields = snapshot.schema()->fields();
+    } else {
+      for (const std::string& name : columns) {
+        fields.push_back(snapshot.schema()->field(*snapshot.schema()->FieldIndex(name)));
+      }
+    }
+    return columnar::RecordBatch::MakeEmpty(
+        std::make_shared<const columnar::Schema>(std::move(fields)));
+  }
+  return std::move(*all);
 }
 
 }  // namespace ferry::delta

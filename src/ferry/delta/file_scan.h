@@ -12,6 +12,8 @@
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,12 +26,24 @@ namespace ferry::delta {
 
 class Table;
 
+// Rows per batch of the maintenance scans (ScanLiveFile's callers).
+inline constexpr int64_t kScanBatchRows = 16384;
+
 // The table-relative path of `add` (its URI encoding undone). InvalidArgument for a bad
 // encoding or an absolute path (ferry only maintains files under the table root).
 Result<std::string> RelativeFilePath(const AddFile& add);
 
 // The columns `columns` (table column names, in that order; empty = every table column in
-// schema order) of live file `add` of `snapshot`.
+// schema order) of live file `add` of `snapshot`, in batches of about `max_rows` rows
+// (parquet::FileReader::ReadBatches: a row group of up to 8 batches comes whole) passed to `fn`
+// in order; an error from `fn` ends the scan and is returned as is. The batch's columns are
+// reused for the next batch unless `fn` takes them (ReleaseColumns). Memory stays at a few
+// batches whatever the file's size: optimize, verify and the dedup index read this way.
+Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                    const std::vector<std::string>& columns, int64_t max_rows,
+                    const std::function<Status(columnar::RecordBatch&)>& fn);
+
+// The same rows as one batch (the whole file in memory).
 Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,
                                            const AddFile& add,
                                            const std::vector<std::string>& columns = {});

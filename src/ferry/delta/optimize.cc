@@ -221,11 +221,16 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
     // Step 3.
     FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(table, snapshot, writer_options));
     for (const AddFile* add : bin) {
-      FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch batch, ReadLiveFile(table, snapshot, *add));
-      // ReadLiveFile's schema is the table's fields; TableWriter wants the table schema itself.
-      columnar::RecordBatch rows(snapshot.schema(), batch.ReleaseColumns());
-      result.rows += rows.num_rows();
-      FERRY_RETURN_IF_ERROR(writer->Write(rows));
+      FERRY_RETURN_IF_ERROR(ScanLiveFile(
+          table, snapshot, *add, {}, kScanBatchRows, [&](columnar::RecordBatch& batch) {
+            // The scan's schema is the table's fields; TableWriter wants the table schema
+            // itself.
+            columnar::RecordBatch rows(snapshot.schema(), batch.ReleaseColumns());
+            result.rows += rows.num_rows();
+            Status written = writer->Write(rows);
+            batch = columnar::RecordBatch(batch.schema_ptr(), rows.ReleaseColumns());
+            return written;
+          }));
       txn.Remove(RemoveFile{.path = add->path,
                             .deletion_timestamp = now,
                             .data_change = false,

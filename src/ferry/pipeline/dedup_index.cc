@@ -195,16 +195,18 @@ void DedupIndex::Expire(int64_t now_ms) {
 
 Status DedupIndex::AddFile(const delta::Table& table, const delta::Snapshot& snapshot,
                            const delta::AddFile& add) {
-  FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch rows, delta::ReadLiveFile(table, snapshot, add));
-  FERRY_RETURN_IF_ERROR(UseSchema(rows.schema_ptr()));
-  std::unique_ptr<columnar::Column> keys = key_->Evaluate(rows);
-  const auto* text = keys->As<columnar::BinaryColumn>();
-  for (int64_t i = 0; i < keys->length(); ++i) {
-    if (keys->IsValid(i)) {
-      Add(std::string(text->Value(i)), add.modification_time);
-    }
-  }
-  return Status::OK();
+  return delta::ScanLiveFile(table, snapshot, add, {}, delta::kScanBatchRows,
+                             [&](columnar::RecordBatch& rows) {
+                               FERRY_RETURN_IF_ERROR(UseSchema(rows.schema_ptr()));
+                               std::unique_ptr<columnar::Column> keys = key_->Evaluate(rows);
+                               const auto* text = keys->As<columnar::BinaryColumn>();
+                               for (int64_t i = 0; i < keys->length(); ++i) {
+                                 if (keys->IsValid(i)) {
+                                   Add(std::string(text->Value(i)), add.modification_time);
+                                 }
+                               }
+                               return Status::OK();
+                             });
 }
 
 Status DedupIndex::Rebuild(const delta::Table& table, const delta::Snapshot& snapshot,
