@@ -219,9 +219,9 @@ struct RoutingConfig {
   // where <dir> is the directory the first table (or the template's fixed prefix) is in.
   std::string positions_table;
   Duration position_commit_interval{5000};
-  int64_t max_open_tables = 64;    // inner pipelines open at once (least recently used close)
-  int64_t max_tables = 1000;       // distinct tables one pipeline may route to
-  int64_t queue_messages = 10000;  // messages waiting per table (backpressure)
+  int64_t max_open_tables = 64;   // inner pipelines open at once (least recently used close)
+  int64_t max_tables = 1000;      // distinct tables one pipeline may route to
+  int64_t queue_messages = 1000;  // messages waiting per table (backpressure)
   SourceLocation location;
 };
 

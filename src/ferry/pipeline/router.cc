@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "ferry/base/clock.h"
 #include "ferry/base/log.h"
 #include "ferry/delta/transaction.h"
 
@@ -54,6 +55,33 @@ Router::Router(RouterOptions options, SourceFactory source_factory,
       positions_snapshot_(std::move(positions_snapshot)) {
   for (const std::string& table : selector_->StaticTables()) {
     RouteId(table);
+  }
+  const std::string prefix = TableAppId(options_.id, "");
+  for (const auto& [app_id, txn] : positions_snapshot_.txns()) {
+    if (app_id.starts_with(prefix)) {
+      RouteId(app_id.substr(prefix.size()));
+      recorded_.insert(app_id.substr(prefix.size()));
+    }
+  }
+}
+
+void Router::RecordTable(const std::string& table) {
+  if (!recorded_.insert(table).second) {
+    return;
+  }
+  Status st = [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+    delta::Transaction txn(*positions_table_, positions_snapshot_);
+    txn.SetPosition(TableAppId(options_.id, table), WallMillis());
+    txn.SetOperation("ROUTING TABLE", {{"queryId", options_.id}});
+    FERRY_ASSIGN_OR_RETURN(delta::CommitResult committed, txn.Commit());
+    (void)committed;
+    return Status::OK();
+  }();
+  if (!st.ok()) {
+    recorded_.erase(table);
+    FERRY_LOG_WARN("pipeline {}: recording table {} in {}: {}", options_.id, table,
+                   positions_table_->Describe(), st.ToString());
   }
 }
 
@@ -217,6 +245,7 @@ Result<Router::Inner*> Router::OpenInner(const std::string& table) {
                                          table);
   }
   inner->pipeline = std::move(*pipeline);
+  RecordTable(table);
   for (const auto& [index, info] : assigned_) {
     inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = info});
   }

@@ -10,17 +10,19 @@
 //
 // Run(), numbered (RoutingPositions, routing_positions.h, keeps the positions of steps 3-6):
 //   1. Start the real source. For every partition p it assigns, read every table the router
-//      knows (the static routes' and fallback tables, the tables opened since the start, and the
-//      positions table) and resume p after the largest txn "<id>/<p key>/resume" among them
-//      (L, a low-water mark: every message of p at or below it is durable in its table); none:
-//      the start policy. Each open inner pipeline hears of the assignment through its queue and
-//      reads its own table's position for p, as a pipeline does.
+//      knows (the static routes' and fallback tables, the tables the positions table records,
+//      and the positions table itself) and resume p after the largest txn "<id>/<p key>/resume"
+//      among them (L, a low-water mark: every message of p at or below it is durable in its table);
+//      none: the start policy. Each open inner pipeline hears of the assignment through its queue
+//      and reads its own table's position for p, as a pipeline does.
 //   2. Poll; drop redeliveries (at or below the highest position polled since the assignment);
 //      choose each message's table (RouteSelector, route_selector.h; deterministic).
 //   3. Record every polled message as outstanding, then copy each into its table's RouteQueue,
 //      waiting while the queue is full (backpressure). A table seen for the first time gets its
 //      inner pipeline now (InnerFactory: the table is opened or created the way `ferry run`
-//      does), told of every assigned partition before any message; at most max_tables tables.
+//      does), told of every assigned partition before any message, and recorded in the
+//      positions table (txn "<id>/table/<table>") so that step 1 reads it after a restart; at
+//      most max_tables tables.
 //   4. Each inner pipeline reads its queue through a RoutedSource (routed_source.h). When it
 //      seals a batch, the seal hook adds txn "<id>/<p key>/resume" = L for each partition in it
 //      to the batch's commit (RoutingPositions::Seal). When the commit is durable and the inner
@@ -76,8 +78,8 @@ struct RouterOptions {
   // The pipeline's id: the prefix of every appId, in every table.
   std::string id;
   std::chrono::milliseconds poll_timeout{200};
-  size_t max_poll = 5000;         // messages per poll of the real source
-  size_t queue_messages = 10000;  // per table
+  size_t max_poll = 5000;        // messages per poll of the real source
+  size_t queue_messages = 1000;  // per table: how far the router may run ahead of a table
   size_t max_open_tables = 64;
   size_t max_tables = 1000;
   std::chrono::milliseconds position_commit_interval{5000};
@@ -116,6 +118,11 @@ class Router final : private source::PartitionListener {
   // Until a stop (OK after a drain; Cancelled after an abort) or an error.
   Status Run(StopSignal* stop);
 
+  // The positions table's record of a table the router routed to: appId "<id>/table/<table>",
+  // version = when it was first seen (ms since the epoch).
+  static std::string TableAppId(const std::string& id, const std::string& table) {
+    return id + "/table/" + table;
+  }
   // The appId of partition `key`'s resume position.
   static std::string ResumeAppId(const std::string& id, const std::string& key) {
     return id + "/" + key + "/resume";
@@ -146,6 +153,9 @@ class Router final : private source::PartitionListener {
   // The open inner pipeline of `table`, made when missing (step 3).
   Result<Inner*> OpenInner(const std::string& table);
   int RouteId(const std::string& table);
+  // Step 3: a table seen for the first time is recorded in the positions table, so that a
+  // restart reads its resume positions too (best effort: a failure costs re-reads only).
+  void RecordTable(const std::string& table);
   // Step 5. `force`: commit the positions table now (a drain's end).
   void PublishPositions(bool force);
   Status CommitPositions(const std::map<int32_t, int64_t>& lows);
@@ -171,7 +181,8 @@ class Router final : private source::PartitionListener {
   RoutingPositions positions_;
   std::unique_ptr<source::Source> source_;
   std::map<std::string, std::unique_ptr<Inner>> inners_;  // open, by table
-  std::map<std::string, int> route_ids_;                  // every table seen, by table
+  std::map<std::string, int> route_ids_;                  // every table known, by table
+  std::set<std::string> recorded_;                        // in the positions table
   std::map<int32_t, source::PartitionInfo> assigned_;
   std::map<int32_t, int64_t> polled_high_;  // the highest position polled since the assignment
   std::map<int32_t, int64_t> goals_;        // until_caught_up: the head when first seen

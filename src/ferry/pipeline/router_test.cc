@@ -344,6 +344,16 @@ TEST_F(RouterTest, ATableIsMadeOnItsFirstMessage) {
   EXPECT_EQ(TableIds()["t_refunded"].size(), 3u * 7);
   ExpectExactlyOnce(per_partition_);
   EXPECT_EQ((*router)->tables().size(), 5u);  // the fallback too
+  // The positions table records every table routed to, for the next start's resume read.
+  auto control = Reader()("_routing");
+  ASSERT_TRUE(control.ok() && control->has_value());
+  std::set<std::string> recorded;
+  for (const auto& [app_id, txn] : (*control)->txns()) {
+    if (app_id.starts_with("routed/table/")) {
+      recorded.insert(app_id.substr(13));
+    }
+  }
+  EXPECT_EQ(recorded, (std::set<std::string>{"t_created", "t_paid", "t_shipped", "t_refunded"}));
 }
 
 TEST_F(RouterTest, MaxTablesIsAHardLimitNamingTheTable) {
