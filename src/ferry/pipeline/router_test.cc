@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "ferry/columnar/ddl.h"
 #include "ferry/pipeline/routing_positions.h"
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/storage/memory_store.h"
@@ -115,13 +116,20 @@ class RouterTest : public ::testing::Test {
                               .max_rows = max_rows,
                               .max_latency = std::chrono::milliseconds(20),
                               .metadata_columns = {{"offset", "_offset"}},
+                              .on_bad_record = OnBadRecord::kDeadLetter,
                               .poll_timeout = std::chrono::milliseconds(10),
                               .initial_backoff = std::chrono::milliseconds(1),
                               .dead_letter_id = spec.dead_letter_id,
                               .seal_hook = spec.seal_hook};
-      return Pipeline::Create(std::move(options), std::move(opened.table),
-                              std::move(opened.snapshot), spec.source, std::move(decoder),
-                              &registry_);
+      FERRY_ASSIGN_OR_RETURN(
+          auto pipeline,
+          Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
+                           spec.source, std::move(decoder), &registry_));
+      FERRY_ASSIGN_OR_RETURN(OpenedTable dead,
+                             OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema}));
+      FERRY_RETURN_IF_ERROR(
+          pipeline->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
+      return pipeline;
     };
   }
 
@@ -137,17 +145,19 @@ class RouterTest : public ::testing::Test {
     };
   }
 
-  Result<std::unique_ptr<Router>> MakeRouter(RouterOptions options, int64_t max_rows = 25) {
-    FERRY_ASSIGN_OR_RETURN(auto templ, TableTemplate::Parse("t_{field:kind}", {}));
+  Result<std::unique_ptr<Router>> MakeRouter(RouterOptions options, int64_t max_rows = 25,
+                                             std::unique_ptr<RouteSelector> selector = nullptr) {
+    if (selector == nullptr) {
+      FERRY_ASSIGN_OR_RETURN(auto templ, TableTemplate::Parse("t_{field:kind}", {}));
+      selector = std::make_unique<TemplateSelector>(std::move(templ), "t_unknown");
+    }
     FERRY_ASSIGN_OR_RETURN(OpenedTable positions,
                            OpenOrCreateTable(store_, "_routing", {.schema_ddl = "table STRING"}));
     options.id = "routed";
     options.poll_timeout = std::chrono::milliseconds(10);
     options.max_poll = 37;
-    return Router::Create(std::move(options), Factory(),
-                          std::make_unique<TemplateSelector>(std::move(templ), "t_unknown"),
-                          Inners(max_rows), Reader(), std::move(positions.table),
-                          std::move(positions.snapshot));
+    return Router::Create(std::move(options), Factory(), std::move(selector), Inners(max_rows),
+                          Reader(), std::move(positions.table), std::move(positions.snapshot));
   }
 
   // Every table's ids (table -> ids, sorted), with ferry's reader.
@@ -354,6 +364,70 @@ TEST_F(RouterTest, ATableIsMadeOnItsFirstMessage) {
     }
   }
   EXPECT_EQ(recorded, (std::set<std::string>{"t_created", "t_paid", "t_shipped", "t_refunded"}));
+}
+
+TEST_F(RouterTest, StaticRoutesFirstMatchWinsAndUnmatchedAreDeadLetters) {
+  // Kinds created / paid / shipped; routes take created and paid; shipped matches none.
+  auto make = [&](bool unmatched_default) {
+    auto schema = columnar::ParseDdlSchema("kind STRING, id BIGINT");
+    EXPECT_TRUE(schema.ok());
+    std::vector<PredicateRoute> routes = {
+        {.name = "created", .where = "kind = 'created'", .table = "t_created", .origin = "r0"},
+        {.name = "paid",
+         .where = "kind = 'paid' OR kind = 'created'",
+         .table = "t_paid",
+         .origin = "r1"}};
+    if (unmatched_default) {
+      routes.push_back({.name = "default", .table = "t_unknown"});
+    }
+    auto selector =
+        PredicateSelector::Create(std::make_shared<const columnar::Schema>(std::move(*schema)),
+                                  std::move(routes), unmatched_default, "UTC");
+    EXPECT_TRUE(selector.ok()) << selector.status().ToString();
+    return std::unique_ptr<RouteSelector>(std::move(*selector));
+  };
+  per_partition_ = 60;
+  auto router = MakeRouter({.until_caught_up = true}, 25, make(false));
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  Status st = (*router)->Run(&stop);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto ids = TableIds();
+  std::map<std::string, size_t> expected_counts;
+  size_t shipped = 0;
+  for (int p = 0; p < partitions_; ++p) {
+    for (int64_t n = 0; n < per_partition_; ++n) {
+      std::string kind = kind_of_(p, n);
+      if (kind == "shipped") {
+        ++shipped;
+      } else {
+        ++expected_counts["t_" + kind];  // created: the first route, though paid matches too
+      }
+    }
+  }
+  EXPECT_EQ(ids["t_created"].size(), expected_counts["t_created"]);
+  EXPECT_EQ(ids["t_paid"].size(), expected_counts["t_paid"]);
+  EXPECT_EQ(ids.count("t_unknown"), 0u);
+  // What no route matches is a dead letter of the first route's pipeline, once, named.
+  auto dead = delta::Table::Open(store_, "dead");
+  auto snap = (*dead)->LoadSnapshot();
+  ASSERT_TRUE(snap.ok());
+  auto rows = testing::ReadTableRows(**dead, *snap);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), shipped);
+  EXPECT_NE(rows->front().find("no route matches"), std::string::npos) << rows->front();
+  EXPECT_NE(rows->front().find("topic events partition"), std::string::npos) << rows->front();
+  // Its dead-letter positions are its own (appId "<id>@<table>/<partition>").
+  EXPECT_TRUE(snap->position("routed@t_created/kafka/events/0").has_value());
+
+  // The same messages again with a default route: nothing new anywhere (every table resumes
+  // from its own positions), and the positions table says the partitions are done.
+  auto again = MakeRouter({.until_caught_up = true}, 25, make(true));
+  ASSERT_TRUE(again.ok());
+  StopSignal stop2;
+  ASSERT_TRUE((*again)->Run(&stop2).ok());
+  EXPECT_EQ(TableIds().count("t_unknown"), 0u);
+  EXPECT_EQ((*again)->rereads(), 0);
 }
 
 TEST_F(RouterTest, MaxTablesIsAHardLimitNamingTheTable) {
