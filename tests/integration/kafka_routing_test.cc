@@ -155,6 +155,20 @@ TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
     EXPECT_EQ(seen[id], 1) << "id " << id;
   }
   e2e::ExpectDuckDbCounts(files, "id", 4 * kPerType);
+  // `ferry verify` over the four tables together: each table's positions agree with its data,
+  // and every id is in exactly one of them, once.
+  std::vector<std::string> verify = {kFerry, "verify"};
+  for (const char* type : kTypes) {
+    verify.push_back(Table(type));
+  }
+  const std::string total = std::to_string(4 * kPerType);
+  for (const std::string& arg : {std::string("--id"), std::string("id"), std::string("--expect"),
+                                 total, std::string("--range"), "1.." + total}) {
+    verify.push_back(arg);
+  }
+  CommandResult v = RunCommand(verify);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_NE(v.out.find("OK: every id in exactly one table, once"), std::string::npos) << v.out;
   std::printf(
       "[ routing ] after 3 SIGKILLs, the final run re-read %lld messages that their "
       "table held already (of %lld)\n",
