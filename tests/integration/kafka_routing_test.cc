@@ -113,6 +113,8 @@ max_latency = "200ms"
 
 TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
   std::string config = WriteConfig();
+  CommandResult check = RunCommand({kFerry, "config", "check", config});
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
   auto producers = StartProducers();
   for (int kill_round = 0; kill_round < 3; ++kill_round) {
     auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
