@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "jetstream_test_client.h"
 #include "kafka_child_process.h"
@@ -318,6 +319,91 @@ max_latency = "200ms"
         << row;
   }
   EXPECT_EQ(good.txns["newstream/jetstream/newstream/newsub"], kCount);
+}
+
+// A routed pipeline on a stream with subjects orders.<region>.<kind>, one table per region and
+// kind by subject token (docs/decisions/routing.md), through a SIGKILL: every message in exactly
+// one table, once, in the table its subject names.
+TEST_F(JetStreamPipelineTest, RoutedBySubjectTokensThroughAKill) {
+  ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"orders.>"}}).ok());
+  const std::vector<std::string> subjects = {"orders.eu.created", "orders.eu.paid",
+                                             "orders.us.created", "orders.us.paid"};
+  const int per_subject = 1500;
+  std::vector<std::unique_ptr<ChildProcess>> producers;
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    producers.push_back(
+        StartProducer(subjects[i], per_subject, static_cast<int>(i) * per_subject + 1, 600));
+  }
+  std::string path = (dir_ / "ferry.toml").string();
+  std::ofstream(path) << fmt::format(R"([[pipeline]]
+id = "orders"
+table = "{0}/{{subject:2}}_{{subject:3}}"
+schema = "payload STRING"
+metadata_columns = {{ sequence = "_sequence", subject = "_subject" }}
+
+[pipeline.table_name_rules]
+fallback = "{0}/other"
+
+[pipeline.routing]
+position_commit_interval = "200ms"
+
+[pipeline.jetstream]
+servers = "{1}"
+stream = "newstream"
+subjects = ["orders.>"]
+start = "all"
+
+[pipeline.decode]
+format = "raw"
+column = "payload"
+
+[pipeline.batch]
+max_rows = 300
+max_latency = "200ms"
+)",
+                                     dir_.string(), server_->url());
+  auto table_of = [&](const std::string& subject) {
+    return (dir_ / (subject.substr(7, 2) + "_" + subject.substr(10))).string();
+  };
+  auto total = [&] {
+    size_t n = 0;
+    for (const std::string& s : subjects) {
+      n += e2e::ReadTable(table_of(s)).rows.size();
+    }
+    return n;
+  };
+  auto ferry = StartFerry(path);
+  for (int i = 0; i < 600 && total() < 1500; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  kill(ferry->pid(), SIGKILL);
+  EXPECT_EQ(ferry->Wait(), 128 + SIGKILL);
+  EXPECT_LT(total(), subjects.size() * per_subject) << "killed after the end: proves nothing";
+  for (auto& p : producers) {
+    EXPECT_EQ(p->Wait(), 0);
+  }
+  CommandResult r = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::multiset<std::string> payloads;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    e2e::TableContents t = e2e::ReadTable(table_of(subjects[i]));
+    for (const std::string& row : t.rows) {
+      payloads.insert(e2e::Field(row, "payload"));
+      EXPECT_EQ(e2e::Field(row, "_subject"), subjects[i]) << row;
+      int n = std::stoi(e2e::Field(row, "payload").substr(6));
+      EXPECT_EQ((n - 1) / per_subject, static_cast<int>(i)) << row;
+    }
+    files.insert(files.end(), t.files.begin(), t.files.end());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "other"));
+  std::multiset<std::string> expected;
+  for (int i = 1; i <= static_cast<int>(subjects.size()) * per_subject; ++i) {
+    expected.insert("test #" + std::to_string(i));
+  }
+  ASSERT_EQ(payloads.size(), expected.size());
+  EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
+  e2e::ExpectDuckDbCounts(files, "payload", expected.size());
 }
 
 }  // namespace

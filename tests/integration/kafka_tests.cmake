@@ -57,3 +57,10 @@ ferry_cc_test(NAME kafka_protobuf_test
   LABELS integration TIMEOUT 300)
 target_compile_definitions(kafka_protobuf_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(kafka_protobuf_test ferry)
+
+# A routed pipeline (one topic, four tables by a field) through kills (docs/decisions/routing.md).
+ferry_cc_test(NAME kafka_routing_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_routing_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support
+  LABELS integration TIMEOUT 600)
+add_dependencies(kafka_routing_test ferry)

@@ -253,25 +253,30 @@ Result<bool> TableExists(const PipelineConfig& c) {
 
 }  // namespace
 
+Result<pipeline::SourceFactory> SourceFactoryFor(const PipelineConfig& c) {
+  if (c.kafka) {
+    FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaOptions(c));
+    return pipeline::SourceFactory([o]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, kafka::KafkaSource::Create(o));
+      return std::unique_ptr<source::Source>(std::move(s));
+    });
+  }
+  if (c.jetstream) {
+    FERRY_ASSIGN_OR_RETURN(jetstream::JetStreamOptions o, JetStreamOptions(c));
+    return pipeline::SourceFactory([o]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, jetstream::JetStreamSource::Create(o));
+      return std::unique_ptr<source::Source>(std::move(s));
+    });
+  }
+  return AtKey(c.location, "", InvalidArgument("needs a [pipeline.kafka] or [pipeline.jetstream]"));
+}
+
 Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& c,
                                                           metrics::Registry* registry,
                                                           const BuildOptions& build) {
-  pipeline::SourceFactory factory;
-  if (c.kafka) {
-    FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaOptions(c));
-    factory = [o]() -> Result<std::unique_ptr<source::Source>> {
-      FERRY_ASSIGN_OR_RETURN(auto s, kafka::KafkaSource::Create(o));
-      return std::unique_ptr<source::Source>(std::move(s));
-    };
-  } else if (c.jetstream) {
-    FERRY_ASSIGN_OR_RETURN(jetstream::JetStreamOptions o, JetStreamOptions(c));
-    factory = [o]() -> Result<std::unique_ptr<source::Source>> {
-      FERRY_ASSIGN_OR_RETURN(auto s, jetstream::JetStreamSource::Create(o));
-      return std::unique_ptr<source::Source>(std::move(s));
-    };
-  } else {
-    return AtKey(c.location, "",
-                 InvalidArgument("needs a [pipeline.kafka] or [pipeline.jetstream]"));
+  pipeline::SourceFactory factory = build.source;
+  if (!factory) {
+    FERRY_ASSIGN_OR_RETURN(factory, SourceFactoryFor(c));
   }
 
   FERRY_ASSIGN_OR_RETURN(delta::SchemaEvolution evolution,
@@ -413,6 +418,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
           : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 4U));
   if (build.check_only) {
     return std::unique_ptr<pipeline::Pipeline>();
+  }
+  if (build.adjust) {
+    build.adjust(&options);
   }
   bool dead_letter = options.on_bad_record == pipeline::OnBadRecord::kDeadLetter;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::Pipeline> built,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,10 @@ struct BuildOptions {
   // With check_only: what schema evolution will do to the table, when it exists
   // (evolution_report.h).
   std::string* report = nullptr;
+  // A routed table's pipeline (routed_pipeline.h): the source to read instead of the
+  // configuration's, and what the router sets in its options (seal hook, dead-letter appIds).
+  pipeline::SourceFactory source;
+  std::function<void(pipeline::PipelineOptions*)> adjust;
 };
 
 // Opens or creates the table, builds the decoder and the source factory. Errors name the
@@ -33,6 +38,9 @@ struct BuildOptions {
 Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const config::PipelineConfig& config,
                                                           metrics::Registry* registry,
                                                           const BuildOptions& options = {});
+
+// The configuration's source (Kafka or JetStream), as a factory of started-anew sources.
+Result<pipeline::SourceFactory> SourceFactoryFor(const config::PipelineConfig& config);
 
 // The source options of a pipeline, as BuildPipeline passes them (for `ferry status`, which
 // asks the broker for heads without joining a group or creating consumers).

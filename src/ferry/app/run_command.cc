@@ -26,6 +26,7 @@
 #include "ferry/app/metrics_server.h"
 #include "ferry/app/pipeline_factory.h"
 #include "ferry/app/progress_reporter.h"
+#include "ferry/app/routed_pipeline.h"
 #include "ferry/app/table_location.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/file.h"
@@ -40,6 +41,16 @@ namespace {
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitAborted = 130;
+
+// A `[[pipeline]]` ready to run: one table, or a router over many (routed_pipeline.h).
+struct RunnablePipeline {
+  std::unique_ptr<pipeline::Pipeline> single;
+  std::unique_ptr<pipeline::Router> routed;
+
+  Status Run(pipeline::StopSignal* stop) {
+    return routed != nullptr ? routed->Run(stop) : single->Run(stop);
+  }
+};
 
 struct RunArgs {
   std::string config;
@@ -154,15 +165,29 @@ int Run(const RunArgs& args) {
     FERRY_LOG_WARN("memory: {}", finding);
   }
   metrics::Registry registry;
-  std::vector<std::unique_ptr<pipeline::Pipeline>> pipelines;
+  std::vector<RunnablePipeline> pipelines;
   for (const config::PipelineConfig& p : cfg->pipelines) {
-    Result<std::unique_ptr<pipeline::Pipeline>> built = BuildPipeline(
-        p, &registry, {.until_caught_up = args.until_caught_up, .max_wait = *max_wait});
-    if (!built.ok()) {
-      FERRY_LOG_ERROR("pipeline {}: {}", p.id, built.status().ToString());
-      return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+    RunnablePipeline runnable;
+    BuildOptions build{.until_caught_up = args.until_caught_up, .max_wait = *max_wait};
+    Status st;
+    if (p.routing) {
+      Result<std::unique_ptr<pipeline::Router>> built = BuildRoutedPipeline(p, &registry, build);
+      st = built.status();
+      if (built.ok()) {
+        runnable.routed = std::move(*built);
+      }
+    } else {
+      Result<std::unique_ptr<pipeline::Pipeline>> built = BuildPipeline(p, &registry, build);
+      st = built.status();
+      if (built.ok()) {
+        runnable.single = std::move(*built);
+      }
     }
-    pipelines.push_back(std::move(*built));
+    if (!st.ok()) {
+      FERRY_LOG_ERROR("pipeline {}: {}", p.id, st.ToString());
+      return st.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+    }
+    pipelines.push_back(std::move(runnable));
   }
 
   MetricsServer server(&registry, *cfg);
@@ -204,7 +229,7 @@ int Run(const RunArgs& args) {
   }
   for (size_t i = 0; i < pipelines.size(); ++i) {
     threads.emplace_back([&, i] {
-      results[i] = pipelines[i]->Run(stops[i].get());
+      results[i] = pipelines[i].Run(stops[i].get());
       if (!results[i].ok() && results[i].code() != StatusCode::kCancelled) {
         FERRY_LOG_ERROR("{}", results[i].ToString());
         if (!any_failed.exchange(true)) {
@@ -305,11 +330,12 @@ int Check(const std::string& path, const std::vector<std::string>& storage_flags
   int failures = 0;
   for (const config::PipelineConfig& p : cfg->pipelines) {
     std::string report;
-    Result<std::unique_ptr<pipeline::Pipeline>> built =
-        BuildPipeline(p, &registry, {.check_only = true, .report = &report});
+    BuildOptions check{.check_only = true, .report = &report};
+    Status built = p.routing ? BuildRoutedPipeline(p, &registry, check).status()
+                             : BuildPipeline(p, &registry, check).status();
     if (!built.ok()) {
       std::fprintf(stderr, "pipeline %s: %s\n", p.id.c_str(),
-                   Redact(built.status().message(), cfg->secrets).c_str());
+                   Redact(built.message(), cfg->secrets).c_str());
       ++failures;
     } else {
       // What schema evolution will do to the existing table.

@@ -94,6 +94,12 @@ std::optional<int64_t> LastCommit(const TableState& t, const std::string& app_id
 }
 
 Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
+  if (p.routing) {
+    return NotSupported(
+        "pipeline {} routes to many tables; `ferry status` does not show routed pipelines yet "
+        "(the metrics endpoint does)",
+        p.id);
+  }
   FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table, p.storage));
   FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, QueryBrokerHeads(p));
   std::vector<Row> rows;

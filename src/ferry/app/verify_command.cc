@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,8 @@ constexpr int kError = 2;
 struct VerifyArgs {
   std::vector<std::string> storage_options;
   std::string table;
+  // More tables: the tables of one routed pipeline, checked together (VerifyRoutedTables).
+  std::vector<std::string> more_tables;
   std::string expect;
   std::string range;
   bool json = false;
@@ -164,6 +167,65 @@ int Usage(const std::string& message) {
   return kError;
 }
 
+// Several tables of one routed pipeline: each table's own report, then the union's.
+int RunVerifyRouted(const std::vector<std::string>& names, const storage::StorageOptions& storage,
+                    const delta::VerifyOptions& options) {
+  std::vector<std::unique_ptr<delta::Table>> tables;
+  std::vector<delta::Snapshot> snapshots;
+  for (const std::string& name : names) {
+    auto table = OpenTableAt(name, storage);
+    if (!table.ok()) {
+      return Usage(name + ": " + table.status().ToString());
+    }
+    auto snapshot = (*table)->LoadSnapshot();
+    if (!snapshot.ok()) {
+      return Usage(name + ": " + snapshot.status().ToString());
+    }
+    tables.push_back(std::move(*table));
+    snapshots.push_back(std::move(*snapshot));
+  }
+  std::vector<delta::TableToVerify> list;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    list.push_back({.table = tables[i].get(), .snapshot = &snapshots[i]});
+  }
+  auto report = delta::VerifyRoutedTables(list, options);
+  if (!report.ok()) {
+    return Usage(report.status().ToString());
+  }
+  delta::VerifyOptions each = options;  // expect and range apply to the union only
+  each.expect.reset();
+  each.range.reset();
+  for (size_t i = 0; i < report->tables.size(); ++i) {
+    PrintReport(names[i], report->tables[i].second, each);
+  }
+  std::printf(
+      "%zu tables together: %lld rows, %lld distinct ids, %lld ids in more than one "
+      "table\n",
+      names.size(), static_cast<long long>(report->rows), static_cast<long long>(report->distinct),
+      static_cast<long long>(report->in_several_tables));
+  for (const auto& [id, holders] : report->several_listed) {
+    std::string joined;
+    for (const std::string& h : holders) {
+      joined += (joined.empty() ? "" : ", ") + h;
+    }
+    std::printf("  id %s in: %s\n", id.c_str(), joined.c_str());
+  }
+  if (options.range) {
+    std::printf("missing ids of %lld..%lld: %lld\n", static_cast<long long>(options.range->first),
+                static_cast<long long>(options.range->second),
+                static_cast<long long>(report->missing));
+    for (int64_t id : report->missing_listed) {
+      std::printf("  %lld\n", static_cast<long long>(id));
+    }
+  }
+  if (report->expect_ok) {
+    std::printf("expected %lld: %s\n", static_cast<long long>(*options.expect),
+                *report->expect_ok ? "yes" : "NO");
+  }
+  std::printf("%s\n", report->ok() ? "OK: every id in exactly one table, once" : "NOT CLEAN");
+  return report->ok() ? kClean : kNotClean;
+}
+
 int RunVerify(VerifyArgs args) {
   // Checked here rather than by CLI11 so that every usage error exits with 2.
   if (args.table.empty()) {
@@ -187,6 +249,14 @@ int RunVerify(VerifyArgs args) {
   auto options = StorageOptionsFromFlags(args.storage_options);
   if (!options.ok()) {
     return Usage(options.status().message());
+  }
+  if (!args.more_tables.empty()) {
+    if (args.json) {
+      return Usage("--json is not available for several tables yet");
+    }
+    std::vector<std::string> names = {args.table};
+    names.insert(names.end(), args.more_tables.begin(), args.more_tables.end());
+    return RunVerifyRouted(names, *options, args.options);
   }
   auto table = OpenTableAt(args.table, *options);
   if (!table.ok()) {
@@ -217,6 +287,9 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       "Check a table for duplicate and missing ids and txn positions that disagree with the data "
       "(exit 0 clean, 1 not clean, 2 error)");
   verify->add_option("TABLE", args->table, "Table location (directory or URI)");
+  verify->add_option("MORE_TABLES", args->more_tables,
+                     "The other tables of a routed pipeline: every id must be in exactly one of "
+                     "them, once");
   AddStorageOptionFlag(verify, &args->storage_options);
   verify->add_option("--id", args->options.id_column, "Id column (integer or string)");
   verify->add_option("--expect", args->expect, "Rows and distinct ids must both equal N");

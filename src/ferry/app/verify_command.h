@@ -4,6 +4,10 @@
 //   ferry verify TABLE --id COLUMN [--expect N] [--range A..B] [--json] [--max-listed K]
 //                [--partition-column C] [--offset-column C] [--topic-column C]
 //                [--sequence-column C] [--subject-column C]
+//   ferry verify TABLE1 TABLE2 ... --id COLUMN [--expect N] [--range A..B]
+//                the tables of one routed pipeline together (delta::VerifyRoutedTables): each
+//                table's own report, then every id in exactly one of them, once; --expect and
+//                --range apply to the union (no --json yet)
 //
 // Prints rows, distinct ids, duplicates (the first few with the files holding them), ids of the
 // inclusive range A..B no row holds, the position checks, and whether rows and distinct ids

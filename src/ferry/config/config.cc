@@ -116,12 +116,23 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, const
     if (!ids.insert(p.id).second) {
       return t.Error("id", fmt::format("pipeline id \"{}\" is used twice", p.id));
     }
-    // One table may be spelled two ways (s3a:// and s3://, a trailing slash).
-    Result<storage::TableUri> uri = storage::ParseTableUri(p.table);
-    if (!tables.insert(uri.ok() ? uri->Canonical() : p.table).second) {
-      return t.Error("table", fmt::format("table \"{}\" is fed by two pipelines; give each "
-                                          "pipeline its own table",
-                                          p.table));
+    // One table may be spelled two ways (s3a:// and s3://, a trailing slash). A template is
+    // compared as written.
+    std::vector<std::string> own;
+    if (p.routes.empty()) {
+      own.push_back(p.table);
+    }
+    for (const RouteConfig& route : p.routes) {
+      own.push_back(route.table);
+    }
+    for (const std::string& table : own) {
+      Result<storage::TableUri> uri = storage::ParseTableUri(table);
+      if (!tables.insert(uri.ok() && !p.table_is_template ? uri->Canonical() : table).second) {
+        return t.Error(p.routes.empty() ? "table" : "route",
+                       fmt::format("table \"{}\" is fed by two pipelines; give each "
+                                   "pipeline its own table",
+                                   table));
+      }
     }
     config.pipelines.push_back(std::move(p));
   }

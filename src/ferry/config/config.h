@@ -178,9 +178,65 @@ struct DedupConfig {
   SourceLocation location;
 };
 
+// [pipeline.table_name_rules]: what a value substituted into a templated `table` may hold
+// (pipeline/table_template.h).
+struct TableNameRulesConfig {
+  bool lower_case = true;
+  std::string allowed_characters = "a-z0-9_-";
+  std::string replacement = "_";
+  int64_t max_length = 128;
+  // The table of a message whose placeholder has no value (a missing or empty field), whose
+  // pipeline also carries the dead letters of names `allow` refuses. Required with a template.
+  std::string fallback;
+  // RE2 pattern a substituted value must match in full; a value that does not is a bad record.
+  std::string allow;
+  SourceLocation location;
+};
+
+// [[pipeline.route]]: a static route. Its table has its own schema, partitioning, derived
+// columns, dedup and properties; everything else (source, decode, batch, writer, bad records)
+// is the pipeline's.
+struct RouteConfig {
+  std::string name;   // "route[i]" when not given; "default" takes what no route matches
+  std::string where;  // Spark SQL over routing.schema's fields; empty only for "default"
+  std::string table;
+  std::string schema;
+  SourceLocation schema_location;
+  std::vector<std::string> partition_by;
+  std::vector<DerivedColumn> columns;
+  std::optional<DedupConfig> dedup;
+  std::map<std::string, std::string> table_properties;
+  SourceLocation location;
+};
+
+// [pipeline.routing]: one source, many tables (docs/decisions/routing.md).
+struct RoutingConfig {
+  // What a message no route matches does: "default" (the route named default) or
+  // "dead_letter" (a bad record: "no route matches").
+  std::string unmatched = "dead_letter";
+  // Spark DDL of the fields the routes' `where` predicates read (decoded from JSON).
+  std::string schema;
+  SourceLocation schema_location;
+  // The Delta table that keeps the router's resume positions. Default: "<dir>/_ferry_routing_<id>"
+  // where <dir> is the directory the first table (or the template's fixed prefix) is in.
+  std::string positions_table;
+  Duration position_commit_interval{5000};
+  int64_t max_open_tables = 64;   // inner pipelines open at once (least recently used close)
+  int64_t max_tables = 1000;      // distinct tables one pipeline may route to
+  int64_t queue_messages = 1000;  // messages waiting per table (backpressure)
+  SourceLocation location;
+};
+
 struct PipelineConfig {
   std::string id;
+  // A table location, or a template with placeholders (table_is_template), or empty with
+  // `routes`.
   std::string table;
+  bool table_is_template = false;
+  TableNameRulesConfig table_name_rules;
+  std::vector<RouteConfig> routes;
+  // Set when the pipeline routes (a templated table or routes).
+  std::optional<RoutingConfig> routing;
   // [pipeline.storage] merged over the file's [storage] (canonical names; the command line's
   // --storage-option and the environment are applied when the table is opened).
   storage::StorageOptions storage;

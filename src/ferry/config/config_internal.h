@@ -38,6 +38,15 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j);
 // [[pipeline.columns]]). `global_storage` is [storage], under which [pipeline.storage] is merged.
 Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage, PipelineConfig* p);
 
+// [pipeline.routing], [pipeline.table_name_rules] and [[pipeline.route]] (config_routing.cc),
+// after the pipeline's own keys: checks the templated table or the routes, fills p->routing and
+// the defaults of the positions and dead-letter tables.
+Status ReadRouting(TomlTable& t, PipelineConfig* p);
+// [[pipeline.columns]] of `t`, in order (a pipeline's or a route's).
+Status ReadDerivedColumns(TomlTable& t, std::vector<DerivedColumn>* out);
+// [pipeline.dedup] (or a route's).
+Status ReadDedup(TomlTable& t, DedupConfig* d);
+
 // [storage] or [pipeline.storage] of `t` (key `key`): storage options with canonical names
 // (storage/storage_options.h); unknown names are errors at the table's line. Secret values are
 // recorded for redaction. Empty when the table is absent.

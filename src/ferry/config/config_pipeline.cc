@@ -292,6 +292,27 @@ Status ReadMetadataColumns(TomlTable& t, bool kafka, std::map<std::string, std::
   return Status::OK();
 }
 
+// The pipeline's one source table and the metadata columns that source offers.
+Status ReadSource(TomlTable& t, PipelineConfig* p) {
+  FERRY_ASSIGN_OR_RETURN(auto kafka, t.Table("kafka"));
+  FERRY_ASSIGN_OR_RETURN(auto jetstream, t.Table("jetstream"));
+  if (kafka.has_value() == jetstream.has_value()) {
+    return t.Error("",
+                   "a pipeline needs exactly one source: [pipeline.kafka] or "
+                   "[pipeline.jetstream]");
+  }
+  if (kafka) {
+    p->kafka.emplace();
+    FERRY_RETURN_IF_ERROR(ReadKafka(*kafka, p->id, &*p->kafka));
+  } else {
+    p->jetstream.emplace();
+    FERRY_RETURN_IF_ERROR(ReadJetStream(*jetstream, &*p->jetstream));
+  }
+  return ReadMetadataColumns(t, kafka.has_value(), &p->metadata_columns);
+}
+
+}  // namespace
+
 Status ReadDedup(TomlTable& t, DedupConfig* d) {
   d->location = t.Location("");
   FERRY_ASSIGN_OR_RETURN(d->key,
@@ -321,27 +342,6 @@ Status ReadDerivedColumns(TomlTable& t, std::vector<DerivedColumn>* out) {
   }
   return Status::OK();
 }
-
-// The pipeline's one source table and the metadata columns that source offers.
-Status ReadSource(TomlTable& t, PipelineConfig* p) {
-  FERRY_ASSIGN_OR_RETURN(auto kafka, t.Table("kafka"));
-  FERRY_ASSIGN_OR_RETURN(auto jetstream, t.Table("jetstream"));
-  if (kafka.has_value() == jetstream.has_value()) {
-    return t.Error("",
-                   "a pipeline needs exactly one source: [pipeline.kafka] or "
-                   "[pipeline.jetstream]");
-  }
-  if (kafka) {
-    p->kafka.emplace();
-    FERRY_RETURN_IF_ERROR(ReadKafka(*kafka, p->id, &*p->kafka));
-  } else {
-    p->jetstream.emplace();
-    FERRY_RETURN_IF_ERROR(ReadJetStream(*jetstream, &*p->jetstream));
-  }
-  return ReadMetadataColumns(t, kafka.has_value(), &p->metadata_columns);
-}
-
-}  // namespace
 
 Result<storage::StorageOptions> ReadStorage(TomlTable& t, std::string_view key) {
   FERRY_ASSIGN_OR_RETURN(auto raw, t.StringMap(key, &storage::IsSecretStorageOption));
@@ -375,10 +375,16 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
                                        p->id));
     }
   }
-  FERRY_ASSIGN_OR_RETURN(p->table,
-                         t.RequiredString("table", "missing key 'table' (the Delta table's path)"));
-  if (Result<storage::TableUri> uri = storage::ParseTableUri(p->table, ""); !uri.ok()) {
-    return t.Error("table", uri.status().message());
+  FERRY_ASSIGN_OR_RETURN(auto route_list, t.TableArray("route"));
+  if (route_list.empty()) {
+    FERRY_ASSIGN_OR_RETURN(
+        p->table, t.RequiredString("table", "missing key 'table' (the Delta table's path)"));
+    p->table_is_template = p->table.find('{') != std::string::npos;
+    if (!p->table_is_template) {
+      if (Result<storage::TableUri> uri = storage::ParseTableUri(p->table, ""); !uri.ok()) {
+        return t.Error("table", uri.status().message());
+      }
+    }
   }
   FERRY_ASSIGN_OR_RETURN(storage::StorageOptions own, ReadStorage(t, "storage"));
   p->storage = storage::MergeStorageOptions({&own, &global_storage});
@@ -460,6 +466,7 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
     }
   }
   Set(dlq, &p->dead_letter_table);
+  FERRY_RETURN_IF_ERROR(ReadRouting(t, p));
   if (p->on_bad_record == "dead_letter" && p->dead_letter_table.empty()) {
     // The default: a sibling of the table, "<table>_dead_letter".
     p->dead_letter_table = storage::SiblingLocation(p->table, "_dead_letter");
@@ -478,6 +485,9 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   Set(drain, &p->drain_timeout);
   // Avro's and Protobuf's writer schema (the file's, or the registry subject's latest) is a
   // schema too.
+  if (p->routing) {
+    return t.Finish();  // each route's table has its own schema (config_routing.cc)
+  }
   if (p->create_table && p->schema.empty() && p->decode.format != DecodeConfig::Format::kAvro &&
       p->decode.format != DecodeConfig::Format::kProtobuf) {
     FERRY_ASSIGN_OR_RETURN(auto explicit_create, t.Bool("create_table"));

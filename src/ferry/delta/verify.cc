@@ -111,6 +111,15 @@ class IdCounter {
 
   int64_t distinct() const { return static_cast<int64_t>(ids_.size()); }
 
+  std::vector<std::string> Rendered() const {
+    std::vector<std::string> out;
+    out.reserve(ids_.size());
+    for (const auto& [key, entry] : ids_) {
+      out.push_back(Render(key));
+    }
+    return out;
+  }
+
   // The integer ids, for the range check.
   std::vector<int64_t> IntegerIds() const {
     std::vector<int64_t> out;
@@ -358,6 +367,9 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
     }
   }
   report.distinct = integer_ids ? int_ids.distinct() : text_ids.distinct();
+  if (options.keep_ids) {
+    report.ids = integer_ids ? int_ids.Rendered() : text_ids.Rendered();
+  }
   report.duplicates = report.rows - report.null_ids - report.distinct;
   if (options.range) {
     CheckRange(integer_ids ? int_ids.IntegerIds() : text_ids.IntegerIds(), *options.range,
@@ -409,6 +421,76 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
                       .data_max = f.max});
   }
   return report;
+}
+
+bool RoutedVerifyReport::ok() const {
+  for (const auto& [name, report] : tables) {
+    if (!report.ok()) {
+      return false;
+    }
+  }
+  return in_several_tables == 0 && missing == 0 && expect_ok.value_or(true);
+}
+
+Result<RoutedVerifyReport> VerifyRoutedTables(const std::vector<TableToVerify>& tables,
+                                              const VerifyOptions& options) {
+  if (options.range) {
+    const auto [first, last] = *options.range;
+    if (first > last || last == INT64_MAX || (first < 0 && last > INT64_MAX + first - 1)) {
+      return InvalidArgument("id range {}..{} is empty or too large", first, last);
+    }
+  }
+  VerifyOptions each = options;
+  each.keep_ids = true;
+  each.expect.reset();  // of the union, below
+  each.range.reset();
+  RoutedVerifyReport out;
+  // Id -> the tables holding it (indexes into out.tables).
+  std::unordered_map<std::string, std::vector<size_t>> where;
+  for (const TableToVerify& t : tables) {
+    FERRY_ASSIGN_OR_RETURN(VerifyReport report, VerifyTable(*t.table, *t.snapshot, each));
+    const size_t index = out.tables.size();
+    out.rows += report.rows;
+    for (std::string& id : report.ids) {
+      where[std::move(id)].push_back(index);
+    }
+    report.ids.clear();
+    out.tables.emplace_back(t.table->Describe(), std::move(report));
+  }
+  out.distinct = static_cast<int64_t>(where.size());
+  std::vector<int64_t> integer_ids;
+  for (const auto& [id, holders] : where) {
+    if (holders.size() > 1) {
+      ++out.in_several_tables;
+      if (out.several_listed.size() < static_cast<size_t>(options.max_listed)) {
+        std::vector<std::string> names;
+        for (size_t h : holders) {
+          names.push_back(out.tables[h].first);
+        }
+        out.several_listed.emplace_back(id, std::move(names));
+      }
+    }
+    if (options.range) {
+      if (std::optional<int64_t> value = ParseInt(id)) {
+        integer_ids.push_back(*value);
+      }
+    }
+  }
+  if (options.range) {
+    VerifyReport range;
+    CheckRange(std::move(integer_ids), *options.range, options.max_listed, &range);
+    out.missing = range.missing;
+    out.missing_listed = std::move(range.missing_listed);
+  }
+  if (options.expect) {
+    int64_t duplicates = 0;
+    for (const auto& [name, report] : out.tables) {
+      duplicates += report.duplicates + report.null_ids;
+    }
+    out.expect_ok =
+        out.rows == *options.expect && out.distinct == *options.expect && duplicates == 0;
+  }
+  return out;
 }
 
 }  // namespace ferry::delta

@@ -52,6 +52,8 @@ struct VerifyOptions {
   std::string subject_column = "_subject";
   // How many duplicate and missing ids the report lists.
   int max_listed = 10;
+  // Fill VerifyReport::ids with every distinct id (VerifyRoutedTables does).
+  bool keep_ids = false;
 };
 
 struct DuplicateId {
@@ -90,9 +92,36 @@ struct VerifyReport {
   // "<add.path>: stats.numRecords N but the file has M rows", one per disagreeing file.
   std::vector<std::string> stats_mismatches;
 
+  // With VerifyOptions::keep_ids: every distinct non-null id, rendered (integers in decimal).
+  std::vector<std::string> ids;
+
   int64_t position_mismatches() const;
   bool ok() const;
 };
+
+// The tables of one routed pipeline (docs/decisions/routing.md), checked together: each table
+// as VerifyTable checks it (its own duplicates, positions and stats), and the ids of all of them
+// as one set: an id in more than one table is a duplicate too; `expect` and `range` apply to the
+// union.
+struct RoutedVerifyReport {
+  std::vector<std::pair<std::string, VerifyReport>> tables;  // Table::Describe() -> its report
+  int64_t rows = 0;
+  int64_t distinct = 0;  // over all the tables
+  // Ids held by more than one table, and the first max_listed of them with their tables.
+  int64_t in_several_tables = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> several_listed;
+  int64_t missing = 0;
+  std::vector<int64_t> missing_listed;
+  std::optional<bool> expect_ok;
+
+  bool ok() const;
+};
+struct TableToVerify {
+  const Table* table = nullptr;
+  const Snapshot* snapshot = nullptr;
+};
+Result<RoutedVerifyReport> VerifyRoutedTables(const std::vector<TableToVerify>& tables,
+                                              const VerifyOptions& options);
 
 // Checks `snapshot` of `table` as described above.
 Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,

@@ -314,3 +314,49 @@ TEST(ParseSourceAppIdTest, SplitsFromTheRight) {
 
 }  // namespace
 }  // namespace ferry::delta
+
+namespace ferry::delta {
+namespace {
+
+// The tables of a routed pipeline, together: each id in exactly one of them, once.
+TEST_F(VerifyTest, RoutedTablesTogether) {
+  Create(KafkaSchema());
+  Append(KafkaBatch(Rows(0, 20)));
+  auto first = std::move(table_);
+  table_ = *Table::Open(store_, "t2");
+  Create(KafkaSchema());
+  Append(KafkaBatch(Rows(20, 30)));
+  auto verify = [&]() {
+    auto a = first->LoadSnapshot();
+    auto b = table_->LoadSnapshot();
+    EXPECT_TRUE(a.ok() && b.ok());
+    auto report = VerifyRoutedTables(
+        {{.table = first.get(), .snapshot = &*a}, {.table = table_.get(), .snapshot = &*b}},
+        {.id_column = "id", .expect = 30, .range = {{0, 29}}});
+    EXPECT_TRUE(report.ok()) << report.status().ToString();
+    return *report;
+  };
+  RoutedVerifyReport clean = verify();
+  EXPECT_TRUE(clean.ok());
+  EXPECT_EQ(clean.rows, 30);
+  EXPECT_EQ(clean.distinct, 30);
+  EXPECT_EQ(clean.in_several_tables, 0);
+  EXPECT_EQ(clean.missing, 0);
+  EXPECT_EQ(clean.expect_ok, true);
+  ASSERT_EQ(clean.tables.size(), 2u);
+
+  // Id 5 lands in the second table too: a duplicate across tables, each table clean alone.
+  Append(KafkaBatch({{5, 1, 100}}));
+  RoutedVerifyReport twice = verify();
+  EXPECT_FALSE(twice.ok());
+  EXPECT_TRUE(twice.tables[0].second.ok());
+  EXPECT_TRUE(twice.tables[1].second.ok());
+  EXPECT_EQ(twice.in_several_tables, 1);
+  ASSERT_EQ(twice.several_listed.size(), 1u);
+  EXPECT_EQ(twice.several_listed[0].first, "5");
+  EXPECT_EQ(twice.several_listed[0].second.size(), 2u);
+  EXPECT_EQ(twice.expect_ok, false);
+}
+
+}  // namespace
+}  // namespace ferry::delta

@@ -174,7 +174,7 @@ Status BatchCommitter::CommitDeadLetters(SealedBatch* batch) {
   FERRY_ASSIGN_OR_RETURN(dead_snapshot_, dead_table_->Update(dead_snapshot_));
   bool landed = true;
   for (const auto& [p, part] : batch->partitions) {
-    landed = landed && (!part.has_dead || dead_snapshot_.position(part.app_id) == part.last);
+    landed = landed && (!part.has_dead || dead_snapshot_.position(part.dead_app_id) == part.last);
   }
   for (int replans = 0; !landed; ++replans) {
     bool metadata_changed = false;
@@ -227,8 +227,8 @@ Status BatchCommitter::WriteDeadLetters(SealedBatch* batch, bool* metadata_chang
   txn.AddFiles(std::move(adds));
   for (const auto& [p, part] : batch->partitions) {
     if (part.has_dead) {
-      txn.SetPosition(part.app_id, part.last);
-      txn.ExpectPosition(part.app_id, part.dead_expected);
+      txn.SetPosition(part.dead_app_id, part.last);
+      txn.ExpectPosition(part.dead_app_id, part.dead_expected);
     }
   }
   if (change) {
@@ -382,6 +382,9 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   for (const auto& [p, part] : batch->partitions) {
     txn.SetPosition(part.app_id, part.last);
     txn.ExpectPosition(part.app_id, part.expected);
+  }
+  for (const auto& [app_id, position] : batch->extra_txns) {
+    txn.SetPosition(app_id, position);
   }
   delta::StringMap parameters = {
       {"outputMode", "Append"}, {"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};

@@ -77,6 +77,7 @@ namespace ferry::pipeline {
 struct SealedPartition {
   std::string key;
   std::string app_id;
+  std::string dead_app_id;  // the dead-letter table's appId (PipelineOptions::dead_letter_id)
   int64_t first = 0;
   int64_t last = 0;
   std::optional<int64_t> expected;  // the table's position before this batch
@@ -94,6 +95,10 @@ struct SealedBatch {
   std::map<int32_t, SealedPartition> partitions;
   std::vector<source::Gap> gaps;
   std::chrono::steady_clock::time_point opened;
+  // More positions for the main commit (appId -> position), set without an expectation: facts
+  // the commit makes true about other tables' progress (a routed pipeline's resume positions,
+  // router.h). PipelineOptions::seal_hook fills them.
+  std::map<std::string, int64_t> extra_txns;
   // Results, written by the writer thread.
   bool dead_committed = false;  // the dead letters are in their table
   int64_t rows_written = 0;     // after `where` and dedup

@@ -39,6 +39,16 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     metrics_->redeliveries->Increment();
     return Status::OK();
   }
+  if (!m.bad_reason.empty()) {
+    // A router's verdict (router.h): a bad record before any decoding.
+    Status bad =
+        InvalidArgument("pipeline {}: {}: {}", options_->id, DescribeMessage(m), m.bad_reason);
+    if (options_->on_bad_record == OnBadRecord::kFail) {
+      return bad;
+    }
+    TakeBad(m, state, bad);
+    return Status::OK();
+  }
   Status st = decoder_->Append(m.payload, open_->rows());
   if (st.code() == StatusCode::kUnavailable) {
     // Not the message's fault: nothing of it stays, and it is offered again.

@@ -41,6 +41,7 @@ void PartitionBook::Seal(SealedBatch* batch) {
     PartitionState& state = partitions_.at(p);
     part.key = state.key;
     part.app_id = state.app_id;
+    part.dead_app_id = state.dead_app_id;
     part.expected = state.sealed;
     state.sealed = part.last;
     if (part.has_dead) {

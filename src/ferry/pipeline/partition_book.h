@@ -29,6 +29,7 @@ namespace ferry::pipeline {
 struct PartitionState {
   std::string key;
   std::string app_id;
+  std::string dead_app_id;                // the dead-letter table's appId
   std::optional<int64_t> committed;       // the table's position as this pipeline knows it
   std::optional<int64_t> sealed;          // the position of the newest sealed batch (or committed)
   std::optional<int64_t> delivered;       // the highest position taken into a batch

@@ -181,7 +181,11 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   // The batch in flight may hold the partition: its commit comes first, then the position is
   // read, and the table handle is ours again.
   queue_->WaitIdle();
-  PartitionState state{.key = partition.key, .app_id = options_.id + "/" + partition.key};
+  PartitionState state{
+      .key = partition.key,
+      .app_id = options_.id + "/" + partition.key,
+      .dead_app_id = (options_.dead_letter_id.empty() ? options_.id : options_.dead_letter_id) +
+                     "/" + partition.key};
   // Another writer may have moved the partition since our snapshot: read the log first (once
   // for all the partitions of one assignment).
   const bool refresh = !positions_fresh_;
@@ -194,7 +198,8 @@ Result<std::optional<int64_t>> Pipeline::OnAssigned(const source::PartitionInfo&
   state.committed = *committed;
   state.delivered = state.committed;
   if (committer_->has_dead_letter_table()) {
-    Result<std::optional<int64_t>> dead = committer_->ReadDeadLetterPosition(state.app_id, refresh);
+    Result<std::optional<int64_t>> dead =
+        committer_->ReadDeadLetterPosition(state.dead_app_id, refresh);
     if (!dead.ok()) {
       return dead.status().WithContext("pipeline {}: reading the dead-letter position of {}",
                                        options_.id, partition.key);
@@ -249,6 +254,9 @@ Status Pipeline::SubmitBatch() {
   }
   std::unique_ptr<SealedBatch> sealed = open_.Seal();
   book_.Seal(sealed.get());
+  if (options_.seal_hook) {
+    options_.seal_hook(sealed.get());
+  }
   SealedBatch* batch = sealed.get();
   in_flight_.push_back(std::move(sealed));
   queue_->Submit([committer = committer_.get(), batch, stop = stop_] {

@@ -23,6 +23,8 @@
 
 namespace ferry::pipeline {
 
+struct SealedBatch;  // batch_committer.h
+
 // What happens to a message that does not decode or fit the schema (`on_bad_record`).
 enum class OnBadRecord {
   kFail,        // stop; the rows before it are committed, nothing after it
@@ -76,6 +78,14 @@ struct PipelineOptions {
       key_decoder_factory;
   // The JSON decoder's unknown_fields_column (a column, never a field to add).
   std::string unknown_fields_column;
+  // Prefix of the dead-letter table's appIds ("<dead_letter_id>/<partition key>"); empty: `id`.
+  // The inner pipelines of a routed pipeline (router.h) share one dead-letter table, each with
+  // its own positions there.
+  std::string dead_letter_id;
+  // Called on the pipeline thread for each batch as it is sealed (after its partitions' positions
+  // are stamped), before it goes to the writer thread: a routed pipeline adds its resume
+  // positions to SealedBatch::extra_txns (router.h).
+  std::function<void(SealedBatch*)> seal_hook;
   // How often broker heads are asked for (lag metrics).
   std::chrono::milliseconds heads_interval{5000};
   // Stop (returning OK after committing) once every assigned partition has reached the head

@@ -58,6 +58,9 @@ struct Message {
   std::string_view msg_id;       // JetStream Nats-Msg-Id header; empty if absent
   int64_t timestamp_us = 0;      // broker/producer timestamp, microseconds since epoch
   std::span<const Header> headers;
+  // Set by a routed pipeline's router (pipeline/router.h), never by a broker: the message is a
+  // bad record for this reason ("no route matches"), handled as on_bad_record says.
+  std::string_view bad_reason;
 };
 
 // A source partition as the source names it to the pipeline.

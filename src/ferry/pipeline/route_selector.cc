@@ -1,0 +1,138 @@
+#include "ferry/pipeline/route_selector.h"
+
+#include <fmt/format.h>
+
+#include "ferry/columnar/column.h"
+#include "ferry/columnar/record_batch.h"
+#include "ferry/transform/json_decoder.h"
+
+namespace ferry::pipeline {
+
+Status TemplateSelector::Select(std::span<const source::Message> messages,
+                                std::vector<RouteChoice>* out) {
+  out->clear();
+  out->reserve(messages.size());
+  const std::vector<std::string>& fields = template_.fields();
+  for (const source::Message& m : messages) {
+    values_.clear();
+    for (const std::string& path : fields) {
+      values_.push_back(JsonFieldText(m.payload, path));
+    }
+    RenderedTable rendered = template_.Render(m, values_);
+    switch (rendered.kind) {
+      case RenderedTable::Kind::kTable:
+        out->push_back({.table = std::move(rendered.table)});
+        break;
+      case RenderedTable::Kind::kMissing:
+        out->push_back({.table = fallback_});
+        break;
+      case RenderedTable::Kind::kDisallowed:
+        out->push_back({.table = fallback_, .bad_reason = std::move(rendered.detail)});
+        break;
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<PredicateSelector>> PredicateSelector::Create(
+    columnar::SchemaPtr schema, std::vector<PredicateRoute> routes, bool unmatched_default,
+    const std::string& time_zone) {
+  if (routes.empty()) {
+    return InvalidArgument("a routed pipeline needs at least one route");
+  }
+  std::unique_ptr<PredicateSelector> s(new PredicateSelector());
+  for (size_t i = 0; i < routes.size(); ++i) {
+    if (routes[i].where.empty()) {
+      s->predicates_.push_back(nullptr);
+      if (routes[i].name == "default") {
+        s->default_route_ = static_cast<int>(i);
+      }
+      continue;
+    }
+    if (schema == nullptr) {
+      return InvalidArgument("{}: a route's where needs the routing schema", routes[i].origin);
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        auto predicate,
+        transform::Expression::Compile(routes[i].where, *schema,
+                                       {.time_zone = time_zone, .origin = routes[i].origin}));
+    if (predicate->type()->id() != columnar::TypeId::kBoolean) {
+      return InvalidArgument("{}: `{}` is {}, not BOOLEAN", routes[i].origin, routes[i].where,
+                             predicate->type()->ToString());
+    }
+    s->predicates_.push_back(std::move(predicate));
+  }
+  if (unmatched_default && s->default_route_ < 0) {
+    return InvalidArgument("unmatched = \"default\" needs a route named default");
+  }
+  if (!unmatched_default) {
+    s->default_route_ = -1;
+  }
+  if (schema != nullptr) {
+    FERRY_ASSIGN_OR_RETURN(auto decoder, transform::JsonDecoder::Create(schema, {}));
+    s->decoder_ = std::move(decoder);
+  }
+  s->schema_ = std::move(schema);
+  s->routes_ = std::move(routes);
+  return s;
+}
+
+std::vector<std::string> PredicateSelector::StaticTables() const {
+  std::vector<std::string> tables;
+  for (const PredicateRoute& r : routes_) {
+    tables.push_back(r.table);
+  }
+  return tables;
+}
+
+Status PredicateSelector::Select(std::span<const source::Message> messages,
+                                 std::vector<RouteChoice>* out) {
+  out->clear();
+  // Decode the predicates' fields; a message that does not decode matches no route.
+  std::vector<int64_t> row_of(messages.size(), -1);
+  std::vector<std::string> decode_errors(messages.size());
+  columnar::RecordBatch batch;
+  std::vector<std::unique_ptr<columnar::Column>> results;
+  if (decoder_ != nullptr) {
+    batch = columnar::RecordBatch::MakeEmpty(schema_);
+    for (size_t i = 0; i < messages.size(); ++i) {
+      Status st = decoder_->Append(messages[i].payload, &batch);
+      if (st.ok()) {
+        row_of[i] = batch.num_rows() - 1;
+      } else {
+        decode_errors[i] = st.message();
+      }
+    }
+    for (const auto& predicate : predicates_) {
+      results.push_back(predicate != nullptr ? predicate->Evaluate(batch) : nullptr);
+    }
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    int chosen = -1;
+    for (size_t r = 0; r < predicates_.size() && chosen < 0; ++r) {
+      if (predicates_[r] == nullptr || row_of[i] < 0) {
+        continue;
+      }
+      const auto* c = results[r]->As<columnar::BooleanColumn>();
+      if (c->IsValid(row_of[i]) && c->Value(row_of[i]) != 0) {
+        chosen = static_cast<int>(r);
+      }
+    }
+    if (chosen < 0 && default_route_ >= 0) {
+      chosen = default_route_;
+    }
+    if (chosen >= 0) {
+      out->push_back({.table = routes_[static_cast<size_t>(chosen)].table});
+      continue;
+    }
+    out->push_back(
+        {.table = routes_.front().table,
+         .bad_reason = decode_errors[i].empty()
+                           ? std::string("no route matches")
+                           : fmt::format("no route matches (the routing fields do not decode: {})",
+                                         decode_errors[i])});
+  }
+  return Status::OK();
+}
+
+}  // namespace ferry::pipeline

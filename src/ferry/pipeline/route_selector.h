@@ -1,0 +1,95 @@
+// RouteSelector: which table each message of a routed pipeline goes to (router.h). Two kinds,
+// as the configuration has them (docs/configuration.md, "Routing"):
+//
+//   TemplateSelector  the table is a TableTemplate rendered per message ({topic}, {subject},
+//                     {subject:N}, {field:a.b}); a message without a value goes to the fallback
+//                     table; a name `allow` refuses is a bad record carried by the fallback
+//                     pipeline (its dead letters, exactly once with its positions).
+//   PredicateSelector static routes, each a `where` predicate (transform/expression.h) over the
+//                     fields of a narrow routing schema, decoded from JSON per poll and
+//                     evaluated column-wise; first match wins; a message no route matches goes
+//                     to the default route, or is a bad record ("no route matches") carried by
+//                     the first route's pipeline.
+//
+// A choice is a pure function of the message and the configuration: the same message always
+// goes to the same table (docs/decisions/routing.md: a restart re-reads messages, and a message
+// must meet the table that may already hold it).
+//
+// Thread-safety: Select is called from one thread (the router's).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/columnar/types.h"
+#include "ferry/pipeline/table_template.h"
+#include "ferry/source/source.h"
+#include "ferry/transform/decoder.h"
+#include "ferry/transform/expression.h"
+
+namespace ferry::pipeline {
+
+struct RouteChoice {
+  std::string table;       // the table location
+  std::string bad_reason;  // not empty: a bad record for this reason, carried by `table`
+};
+
+class RouteSelector {
+ public:
+  virtual ~RouteSelector() = default;
+  // One choice per message, in order.
+  virtual Status Select(std::span<const source::Message> messages,
+                        std::vector<RouteChoice>* out) = 0;
+  // The tables known before any message (static routes, the fallback): their positions count
+  // when a partition resumes.
+  virtual std::vector<std::string> StaticTables() const = 0;
+};
+
+class TemplateSelector final : public RouteSelector {
+ public:
+  // `fallback`: the table of a message without a value, and the carrier of refused names.
+  TemplateSelector(TableTemplate table, std::string fallback)
+      : template_(std::move(table)), fallback_(std::move(fallback)) {}
+  Status Select(std::span<const source::Message> messages, std::vector<RouteChoice>* out) override;
+  std::vector<std::string> StaticTables() const override { return {fallback_}; }
+
+ private:
+  TableTemplate template_;
+  std::string fallback_;
+  std::vector<std::optional<std::string>> values_;  // Select's scratch
+};
+
+struct PredicateRoute {
+  std::string name;
+  std::string where;  // empty: the default route (no predicate)
+  std::string table;
+  std::string origin;  // where `where` is written, for errors ("ferry.toml:12: route[0].where")
+};
+
+class PredicateSelector final : public RouteSelector {
+ public:
+  // `schema`: the fields the predicates read (decoded from JSON). `unmatched_default`: a message
+  // no route matches goes to the route named "default" (else it is a bad record).
+  // InvalidArgument: a predicate that does not compile or is not BOOLEAN, naming its origin.
+  static Result<std::unique_ptr<PredicateSelector>> Create(columnar::SchemaPtr schema,
+                                                           std::vector<PredicateRoute> routes,
+                                                           bool unmatched_default,
+                                                           const std::string& time_zone);
+  Status Select(std::span<const source::Message> messages, std::vector<RouteChoice>* out) override;
+  std::vector<std::string> StaticTables() const override;
+
+ private:
+  PredicateSelector() = default;
+
+  columnar::SchemaPtr schema_;
+  std::vector<PredicateRoute> routes_;
+  std::vector<std::unique_ptr<transform::Expression>> predicates_;  // null for the default
+  std::unique_ptr<transform::Decoder> decoder_;
+  int default_route_ = -1;
+};
+
+}  // namespace ferry::pipeline

@@ -1,0 +1,175 @@
+#include "ferry/pipeline/routed_source.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace ferry::pipeline {
+
+OwnedMessage OwnedMessage::Copy(const source::Message& m, std::string bad_reason) {
+  OwnedMessage o{.partition = m.partition,
+                 .position = m.position,
+                 .payload = std::string(m.payload),
+                 .key = std::string(m.key),
+                 .topic = std::string(m.topic),
+                 .kafka_partition = m.kafka_partition,
+                 .subject = std::string(m.subject),
+                 .msg_id = std::string(m.msg_id),
+                 .timestamp_us = m.timestamp_us,
+                 .bad_reason = std::move(bad_reason)};
+  for (const source::Header& h : m.headers) {
+    o.headers.emplace_back(std::string(h.name), std::string(h.value));
+  }
+  return o;
+}
+
+source::Message OwnedMessage::View(std::vector<source::Header>* header_views) const {
+  header_views->clear();
+  for (const auto& [name, value] : headers) {
+    header_views->push_back({.name = name, .value = value});
+  }
+  return source::Message{.partition = partition,
+                         .position = position,
+                         .payload = payload,
+                         .key = key,
+                         .topic = topic,
+                         .kafka_partition = kafka_partition,
+                         .subject = subject,
+                         .msg_id = msg_id,
+                         .timestamp_us = timestamp_us,
+                         .headers = *header_views,
+                         .bad_reason = bad_reason};
+}
+
+bool RouteQueue::PushMessage(OwnedMessage message, const std::function<bool()>& give_up) {
+  std::unique_lock lock(mu_);
+  while (messages_ >= capacity_) {
+    if (give_up()) {
+      return false;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(5));
+  }
+  items_.push_back({.kind = RouteItem::Kind::kMessage, .message = std::move(message)});
+  ++messages_;
+  cv_.notify_all();
+  return true;
+}
+
+void RouteQueue::PushEvent(RouteItem item) {
+  std::lock_guard lock(mu_);
+  items_.push_back(std::move(item));
+  cv_.notify_all();
+}
+
+void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
+                     std::deque<RouteItem>* out) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout, [this] { return !items_.empty(); });
+  size_t taken = 0;
+  while (!items_.empty() && taken < max_messages) {
+    if (items_.front().kind == RouteItem::Kind::kMessage) {
+      ++taken;
+      --messages_;
+    }
+    out->push_back(std::move(items_.front()));
+    items_.pop_front();
+  }
+  cv_.notify_all();
+}
+
+size_t RouteQueue::DropPartition(int32_t partition) {
+  std::lock_guard lock(mu_);
+  size_t before = items_.size();
+  items_.erase(std::remove_if(items_.begin(), items_.end(),
+                              [&](const RouteItem& i) {
+                                return i.kind == RouteItem::Kind::kMessage &&
+                                       i.message.partition == partition;
+                              }),
+               items_.end());
+  size_t dropped = before - items_.size();
+  messages_ -= dropped;
+  cv_.notify_all();
+  return dropped;
+}
+
+size_t RouteQueue::messages() const {
+  std::lock_guard lock(mu_);
+  return messages_;
+}
+
+Status RoutedSource::Start(source::PartitionListener* listener) {
+  listener_ = listener;
+  return Status::OK();
+}
+
+Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout,
+                          std::vector<source::Message>* out) {
+  out->clear();
+  delivered_.clear();
+  if (closed_) {
+    return Internal("the routed source is closed");
+  }
+  if (inert_) {
+    std::this_thread::sleep_for(timeout);
+    return Status::OK();
+  }
+  if (taken_.empty()) {
+    queue_->Pop(max_messages, timeout, &taken_);
+  }
+  while (!taken_.empty() && delivered_.size() < max_messages) {
+    RouteItem item = std::move(taken_.front());
+    taken_.pop_front();
+    switch (item.kind) {
+      case RouteItem::Kind::kAssign: {
+        Result<std::optional<int64_t>> position = listener_->OnAssigned(item.partition);
+        if (!position.ok()) {
+          return position.status();
+        }
+        table_positions_[item.partition.index] = *position;
+        break;
+      }
+      case RouteItem::Kind::kRevoke: {
+        // Nothing of a revoked partition is delivered after its OnRevoked.
+        delivered_.erase(std::remove_if(delivered_.begin(), delivered_.end(),
+                                        [&](const OwnedMessage& m) {
+                                          return m.partition == item.partition.index;
+                                        }),
+                         delivered_.end());
+        if (table_positions_.erase(item.partition.index) > 0) {
+          listener_->OnRevoked(item.partition);
+        }
+        break;
+      }
+      case RouteItem::Kind::kMessage: {
+        auto it = table_positions_.find(item.message.partition);
+        if (it == table_positions_.end()) {
+          break;  // revoked before it was delivered
+        }
+        if (it->second && item.message.position <= *it->second) {
+          // The table holds it already (a re-read after a restart).
+          positions_->Skipped(item.message.partition, route_, item.message.position);
+          break;
+        }
+        delivered_.push_back(std::move(item.message));
+        break;
+      }
+    }
+  }
+  header_views_.resize(delivered_.size());
+  for (size_t i = 0; i < delivered_.size(); ++i) {
+    out->push_back(delivered_[i].View(&header_views_[i]));
+  }
+  return Status::OK();
+}
+
+void RoutedSource::Acknowledge(std::span<const source::CommittedPosition> positions) {
+  for (const source::CommittedPosition& p : positions) {
+    positions_->Committed(p.partition, route_, p.position);
+  }
+}
+
+Status RoutedSource::Close() {
+  closed_ = true;
+  return Status::OK();
+}
+
+}  // namespace ferry::pipeline

@@ -1,0 +1,119 @@
+// RoutedSource: the source::Source an inner pipeline of a routed pipeline reads (router.h). The
+// router polls the real source, copies each message (its views die at the real source's next
+// Poll) into the bounded RouteQueue of the message's table, and tells every queue of the real
+// source's assignments and revocations in line with the messages. The RoutedSource replays that
+// to its pipeline as a source would: OnAssigned / OnRevoked inside Poll, then the messages.
+//
+//   - A message at or below the position the inner pipeline's table holds for its partition
+//     (what OnAssigned returned) is in that table already: it is not delivered, and the router's
+//     RoutingPositions hears that it is durable (Skipped).
+//   - Acknowledge (after the inner pipeline's commit is durable) goes to RoutingPositions
+//     (Committed); the router acknowledges the real source itself.
+//   - An inert RoutedSource (the inner pipeline fenced and asked for a new source: the router
+//     restarts the routed pipeline) delivers nothing.
+//
+// Thread-safety: RouteQueue is thread-safe (the router pushes, the inner pipeline pops); a
+// RoutedSource is used from its inner pipeline's thread only.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ferry/pipeline/routing_positions.h"
+#include "ferry/source/source.h"
+
+namespace ferry::pipeline {
+
+// A message copied out of the real source's poll.
+struct OwnedMessage {
+  int32_t partition = -1;
+  int64_t position = 0;
+  std::string payload;
+  std::string key;
+  std::string topic;
+  int32_t kafka_partition = -1;
+  std::string subject;
+  std::string msg_id;
+  int64_t timestamp_us = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string bad_reason;
+
+  static OwnedMessage Copy(const source::Message& m, std::string bad_reason);
+  // Views into this object (and `header_views`, which must outlive them).
+  source::Message View(std::vector<source::Header>* header_views) const;
+};
+
+struct RouteItem {
+  enum class Kind { kMessage, kAssign, kRevoke };
+  Kind kind = Kind::kMessage;
+  OwnedMessage message;             // kMessage
+  source::PartitionInfo partition;  // kAssign, kRevoke
+};
+
+class RouteQueue {
+ public:
+  explicit RouteQueue(size_t capacity) : capacity_(capacity) {}
+
+  // Waits while `capacity` messages wait (backpressure), checking `give_up` every few
+  // milliseconds; false when it gave up (the message is not queued).
+  bool PushMessage(OwnedMessage message, const std::function<bool()>& give_up);
+  // Assignments and revocations never wait.
+  void PushEvent(RouteItem item);
+  // Moves up to `max_messages` messages (and the events among them) into *out, waiting up to
+  // `timeout` for the first item.
+  void Pop(size_t max_messages, std::chrono::milliseconds timeout, std::deque<RouteItem>* out);
+  // Drops the partition's waiting messages (a revocation); returns how many.
+  size_t DropPartition(int32_t partition);
+  size_t messages() const;
+
+ private:
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<RouteItem> items_;
+  size_t messages_ = 0;
+};
+
+class RoutedSource final : public source::Source {
+ public:
+  // `positions` outlives the source; `route` is the table's number in it.
+  RoutedSource(std::shared_ptr<RouteQueue> queue, RoutingPositions* positions, int route,
+               bool inert)
+      : queue_(std::move(queue)), positions_(positions), route_(route), inert_(inert) {}
+
+  Status Start(source::PartitionListener* listener) override;
+  Status Poll(size_t max_messages, std::chrono::milliseconds timeout,
+              std::vector<source::Message>* out) override;
+  void Acknowledge(std::span<const source::CommittedPosition> positions) override;
+  // The router follows the broker; the inner pipelines have no heads of their own.
+  Result<std::vector<source::PartitionHead>> Heads() override {
+    return std::vector<source::PartitionHead>();
+  }
+  Status Close() override;
+
+ private:
+  std::shared_ptr<RouteQueue> queue_;
+  RoutingPositions* positions_;
+  const int route_;
+  const bool inert_;
+  source::PartitionListener* listener_ = nullptr;
+  bool closed_ = false;
+  // Assigned partitions -> the table's position (nullopt: none).
+  std::map<int32_t, std::optional<int64_t>> table_positions_;
+  std::deque<RouteItem> taken_;
+  // The last poll's messages and their headers' views (alive until the next Poll).
+  std::vector<OwnedMessage> delivered_;
+  std::vector<std::vector<source::Header>> header_views_;
+};
+
+}  // namespace ferry::pipeline

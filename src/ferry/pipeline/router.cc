@@ -1,0 +1,526 @@
+#include "ferry/pipeline/router.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "ferry/base/clock.h"
+#include "ferry/base/log.h"
+#include "ferry/delta/transaction.h"
+
+namespace ferry::pipeline {
+
+using RouterClock = std::chrono::steady_clock;
+
+struct Router::Inner {
+  std::string table;
+  int route = -1;
+  std::shared_ptr<RouteQueue> queue;
+  std::unique_ptr<Pipeline> pipeline;
+  StopSignal stop;
+  Status result;
+  std::atomic<bool> done{false};
+  std::thread thread;
+  uint64_t last_used = 0;
+};
+
+Result<std::unique_ptr<Router>> Router::Create(RouterOptions options, SourceFactory source_factory,
+                                               std::unique_ptr<RouteSelector> selector,
+                                               InnerFactory inner_factory, TableReader reader,
+                                               std::unique_ptr<delta::Table> positions_table,
+                                               delta::Snapshot positions_snapshot) {
+  if (options.id.empty()) {
+    return InvalidArgument("a routed pipeline needs an id");
+  }
+  if (options.max_open_tables < 1 || options.max_tables < 1 || options.queue_messages < 1) {
+    return InvalidArgument("pipeline {}: routing limits must be at least 1", options.id);
+  }
+  return std::unique_ptr<Router>(new Router(
+      std::move(options), std::move(source_factory), std::move(selector), std::move(inner_factory),
+      std::move(reader), std::move(positions_table), std::move(positions_snapshot)));
+}
+
+Router::Router(RouterOptions options, SourceFactory source_factory,
+               std::unique_ptr<RouteSelector> selector, InnerFactory inner_factory,
+               TableReader reader, std::unique_ptr<delta::Table> positions_table,
+               delta::Snapshot positions_snapshot)
+    : options_(std::move(options)),
+      source_factory_(std::move(source_factory)),
+      selector_(std::move(selector)),
+      inner_factory_(std::move(inner_factory)),
+      reader_(std::move(reader)),
+      positions_table_(std::move(positions_table)),
+      positions_snapshot_(std::move(positions_snapshot)) {
+  for (const std::string& table : selector_->StaticTables()) {
+    RouteId(table);
+  }
+  const std::string prefix = TableAppId(options_.id, "");
+  for (const auto& [app_id, txn] : positions_snapshot_.txns()) {
+    if (app_id.starts_with(prefix)) {
+      RouteId(app_id.substr(prefix.size()));
+      recorded_.insert(app_id.substr(prefix.size()));
+    }
+  }
+}
+
+void Router::RecordTable(const std::string& table) {
+  if (!recorded_.insert(table).second) {
+    return;
+  }
+  Status st = [&]() -> Status {
+    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+    delta::Transaction txn(*positions_table_, positions_snapshot_);
+    txn.SetPosition(TableAppId(options_.id, table), WallMillis());
+    txn.SetOperation("ROUTING TABLE", {{"queryId", options_.id}});
+    FERRY_ASSIGN_OR_RETURN(delta::CommitResult committed, txn.Commit());
+    (void)committed;
+    return Status::OK();
+  }();
+  if (!st.ok()) {
+    recorded_.erase(table);
+    FERRY_LOG_WARN("pipeline {}: recording table {} in {}: {}", options_.id, table,
+                   positions_table_->Describe(), st.ToString());
+  }
+}
+
+Router::~Router() {
+  StopInners(/*drain=*/false);
+  CloseSource();
+}
+
+std::vector<std::string> Router::tables() const {
+  std::vector<std::string> out;
+  for (const auto& [table, id] : route_ids_) {
+    out.push_back(table);
+  }
+  return out;
+}
+
+int Router::RouteId(const std::string& table) {
+  auto [it, added] = route_ids_.emplace(table, static_cast<int>(route_ids_.size()));
+  return it->second;
+}
+
+// ---- Router thread: the real source ----
+
+Status Router::StartSource() {
+  std::chrono::milliseconds backoff = options_.initial_backoff;
+  while (true) {
+    assigned_.clear();
+    polled_high_.clear();
+    goals_.clear();
+    goals_known_ = false;
+    FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
+    Status st = source_->Start(this);
+    if (st.ok()) {
+      return st;
+    }
+    source_.reset();
+    if (st.code() != StatusCode::kUnavailable || stop_->stopping()) {
+      return st;
+    }
+    FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms", options_.id,
+                   st.message(), backoff.count());
+    stop_->WaitFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+void Router::CloseSource() {
+  if (source_ == nullptr) {
+    return;
+  }
+  if (Status st = source_->Close(); !st.ok()) {
+    FERRY_LOG_WARN("pipeline {}: closing the source: {}", options_.id, st.ToString());
+  }
+  source_.reset();
+}
+
+Result<std::optional<int64_t>> Router::OnAssigned(const source::PartitionInfo& partition) {
+  // Step 1: the largest L any table the router knows holds for the partition.
+  const std::string app_id = ResumeAppId(options_.id, partition.key);
+  std::optional<int64_t> resume;
+  FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+  resume = positions_snapshot_.position(app_id);
+  for (const auto& [table, id] : route_ids_) {
+    auto cached = fresh_.find(table);
+    if (cached == fresh_.end()) {
+      Result<std::optional<delta::Snapshot>> snap = reader_(table);
+      if (!snap.ok()) {
+        return snap.status().WithContext("pipeline {}: reading the positions of {} in {}",
+                                         options_.id, partition.key, table);
+      }
+      cached = fresh_.emplace(table, std::move(*snap)).first;
+    }
+    if (cached->second) {
+      std::optional<int64_t> low = cached->second->position(app_id);
+      if (low && (!resume || *low > *resume)) {
+        resume = low;
+      }
+    }
+  }
+  positions_.Reset(partition.index, resume);
+  assigned_[partition.index] = partition;
+  polled_high_.erase(partition.index);
+  if (resume) {
+    polled_high_[partition.index] = *resume;
+  }
+  acked_.erase(partition.index);
+  goals_known_ = false;
+  for (auto& [table, inner] : inners_) {
+    inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = partition});
+  }
+  FERRY_LOG_INFO("pipeline {}: {} assigned, {}", options_.id, partition.key,
+                 resume ? fmt::format("resuming after position {} (the largest of {} tables)",
+                                      *resume, route_ids_.size() + 1)
+                        : std::string("new to every table (start policy applies)"));
+  return resume;
+}
+
+void Router::OnRevoked(const source::PartitionInfo& partition) {
+  positions_.Forget(partition.index);
+  assigned_.erase(partition.index);
+  polled_high_.erase(partition.index);
+  goals_.erase(partition.index);
+  acked_.erase(partition.index);
+  published_.erase(partition.index);
+  size_t dropped = 0;
+  for (auto& [table, inner] : inners_) {
+    dropped += inner->queue->DropPartition(partition.index);
+    inner->queue->PushEvent({.kind = RouteItem::Kind::kRevoke, .partition = partition});
+  }
+  FERRY_LOG_INFO("pipeline {}: {} revoked; {} queued messages of it dropped", options_.id,
+                 partition.key, dropped);
+}
+
+// ---- Router thread: inner pipelines ----
+
+Result<Router::Inner*> Router::OpenInner(const std::string& table) {
+  auto it = inners_.find(table);
+  if (it != inners_.end()) {
+    it->second->last_used = ++use_clock_;
+    return it->second.get();
+  }
+  if (route_ids_.count(table) == 0 && route_ids_.size() >= options_.max_tables) {
+    return ResourceExhausted(
+        "pipeline {}: routing to table {} would make {} tables, more than routing.max_tables = "
+        "{}",
+        options_.id, table, route_ids_.size() + 1, options_.max_tables);
+  }
+  auto inner = std::make_unique<Inner>();
+  inner->table = table;
+  inner->route = RouteId(table);
+  inner->queue = std::make_shared<RouteQueue>(options_.queue_messages);
+  inner->last_used = ++use_clock_;
+  const int route = inner->route;
+  std::shared_ptr<RouteQueue> queue = inner->queue;
+  auto made = std::make_shared<bool>(false);
+  InnerSpec spec{
+      .table = table,
+      // The first source is the queue's; a second one means the pipeline fenced (step 8).
+      .source = [this, queue, route, made]() -> Result<std::unique_ptr<source::Source>> {
+        bool inert = *made;
+        *made = true;
+        if (inert) {
+          restart_requested_ = true;
+        }
+        return std::unique_ptr<source::Source>(
+            std::make_unique<RoutedSource>(queue, &positions_, route, inert));
+      },
+      .seal_hook =
+          [this, route](SealedBatch* batch) {
+            for (const auto& [index, part] : batch->partitions) {
+              std::optional<int64_t> low = positions_.Seal(index, route, part.last);
+              if (low) {
+                batch->extra_txns[ResumeAppId(options_.id, part.key)] = *low;
+              }
+            }
+          },
+      .dead_letter_id = fmt::format("{}@{}", options_.id, table)};
+  Result<std::unique_ptr<Pipeline>> pipeline = inner_factory_(spec);
+  if (!pipeline.ok()) {
+    return pipeline.status().WithContext("pipeline {}: opening routed table {}", options_.id,
+                                         table);
+  }
+  inner->pipeline = std::move(*pipeline);
+  RecordTable(table);
+  for (const auto& [index, info] : assigned_) {
+    inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = info});
+  }
+  Inner* raw = inner.get();
+  raw->thread = std::thread([raw] {
+    raw->result = raw->pipeline->Run(&raw->stop);
+    raw->done = true;
+  });
+  FERRY_LOG_INFO("pipeline {}: routing to table {} ({} open)", options_.id, table,
+                 inners_.size() + 1);
+  inners_.emplace(table, std::move(inner));
+  return raw;
+}
+
+Status Router::InnerFailure() {
+  for (auto& [table, inner] : inners_) {
+    if (inner->done) {
+      Status st = inner->result;
+      if (st.ok()) {
+        st = Internal("the inner pipeline of table {} stopped on its own", table);
+      }
+      return st.WithContext("pipeline {}: routed table {}", options_.id, table);
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<std::pair<std::string, Status>> Router::StopInners(bool drain) {
+  for (auto& [table, inner] : inners_) {
+    if (drain) {
+      inner->stop.RequestDrain(options_.drain_timeout);
+    } else {
+      inner->stop.RequestAbort();
+    }
+  }
+  std::vector<std::pair<std::string, Status>> results;
+  for (auto& [table, inner] : inners_) {
+    if (inner->thread.joinable()) {
+      inner->thread.join();
+    }
+    results.emplace_back(table, inner->result);
+  }
+  inners_.clear();
+  return results;
+}
+
+void Router::EvictIdle() {
+  while (inners_.size() > options_.max_open_tables) {
+    Inner* oldest = nullptr;
+    for (auto& [table, inner] : inners_) {
+      if (inner->queue->messages() == 0 && positions_.Outstanding(inner->route) == 0 &&
+          (oldest == nullptr || inner->last_used < oldest->last_used)) {
+        oldest = inner.get();
+      }
+    }
+    if (oldest == nullptr) {
+      return;  // every open table has messages on the way: the limit waits for their commits
+    }
+    oldest->stop.RequestDrain(options_.drain_timeout);
+    oldest->thread.join();
+    if (!oldest->result.ok()) {
+      FERRY_LOG_WARN("pipeline {}: closing idle table {}: {}", options_.id, oldest->table,
+                     oldest->result.ToString());
+    }
+    FERRY_LOG_INFO("pipeline {}: closed idle table {} (routing.max_open_tables = {})", options_.id,
+                   oldest->table, options_.max_open_tables);
+    inners_.erase(oldest->table);
+  }
+}
+
+Status Router::Restart() {
+  ++restarts_;
+  FERRY_LOG_WARN(
+      "pipeline {}: a routed table was fenced (another writer owns one of its partitions); "
+      "restarting every table of the pipeline from the tables' positions",
+      options_.id);
+  StopInners(/*drain=*/false);
+  CloseSource();
+  for (const auto& [index, info] : assigned_) {
+    positions_.Forget(index);
+  }
+  restart_requested_ = false;
+  fresh_.clear();
+  return StartSource();
+}
+
+// ---- Router thread: the loop ----
+
+void Router::PublishPositions(bool force) {
+  std::map<int32_t, int64_t> lows = positions_.LowNow();
+  std::vector<source::CommittedPosition> acks;
+  for (const auto& [index, low] : lows) {
+    auto it = acked_.find(index);
+    if (it == acked_.end() || it->second < low) {
+      acks.push_back({.partition = index, .position = low});
+      acked_[index] = low;
+    }
+  }
+  if (!acks.empty() && source_ != nullptr) {
+    source_->Acknowledge(acks);
+  }
+  bool moved = false;
+  for (const auto& [index, low] : lows) {
+    auto it = published_.find(index);
+    moved = moved || it == published_.end() || it->second < low;
+  }
+  if (!moved ||
+      (!force && RouterClock::now() - last_publish_ < options_.position_commit_interval)) {
+    return;
+  }
+  if (Status st = CommitPositions(lows); !st.ok()) {
+    FERRY_LOG_WARN("pipeline {}: committing the routing positions to {}: {}", options_.id,
+                   positions_table_->Describe(), st.ToString());
+  }
+  last_publish_ = RouterClock::now();
+}
+
+Status Router::CommitPositions(const std::map<int32_t, int64_t>& lows) {
+  FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+  delta::Transaction txn(*positions_table_, positions_snapshot_);
+  int count = 0;
+  for (const auto& [index, low] : lows) {
+    auto info = assigned_.find(index);
+    if (info == assigned_.end()) {
+      continue;
+    }
+    const std::string app_id = ResumeAppId(options_.id, info->second.key);
+    if (positions_snapshot_.position(app_id).value_or(-1) >= low) {
+      continue;
+    }
+    txn.SetPosition(app_id, low);
+    ++count;
+  }
+  if (count > 0) {
+    txn.SetOperation("ROUTING POSITIONS", {{"queryId", options_.id}});
+    FERRY_ASSIGN_OR_RETURN(delta::CommitResult committed, txn.Commit());
+    (void)committed;
+    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+  }
+  for (const auto& [index, low] : lows) {
+    published_[index] = low;
+  }
+  return Status::OK();
+}
+
+void Router::UpdateGoals() {
+  Result<std::vector<source::PartitionHead>> heads = source_->Heads();
+  if (!heads.ok()) {
+    return;
+  }
+  for (const source::PartitionHead& h : *heads) {
+    for (const auto& [index, info] : assigned_) {
+      if (info.key == h.key && goals_.count(index) == 0) {
+        goals_[index] = h.last_position.value_or(-1);
+      }
+    }
+  }
+  goals_known_ = true;
+}
+
+bool Router::CaughtUp() {
+  if (assigned_.empty()) {
+    return false;
+  }
+  if (!goals_known_) {
+    UpdateGoals();
+  }
+  for (const auto& [index, info] : assigned_) {
+    auto goal = goals_.find(index);
+    if (goal == goals_.end()) {
+      return false;
+    }
+    auto high = polled_high_.find(index);
+    if ((high == polled_high_.end() ? -1 : high->second) < goal->second) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status Router::Dispatch(std::vector<source::Message>& polled) {
+  // Redeliveries of what this assignment polled already are not routed again.
+  std::vector<source::Message> fresh;
+  fresh.reserve(polled.size());
+  for (const source::Message& m : polled) {
+    auto high = polled_high_.find(m.partition);
+    if (assigned_.count(m.partition) == 0 ||
+        (high != polled_high_.end() && m.position <= high->second)) {
+      continue;
+    }
+    polled_high_[m.partition] = m.position;
+    fresh.push_back(m);
+  }
+  FERRY_RETURN_IF_ERROR(selector_->Select(fresh, &choices_));
+  // Every message is outstanding before any is queued (routing_positions.h, step 2).
+  std::vector<Inner*> targets;
+  targets.reserve(fresh.size());
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    FERRY_ASSIGN_OR_RETURN(Inner * inner, OpenInner(choices_[i].table));
+    targets.push_back(inner);
+    positions_.Take(fresh[i].partition, fresh[i].position, inner->route);
+  }
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    Inner* inner = targets[i];
+    bool queued = inner->queue->PushMessage(
+        OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)),
+        [&] { return stop_->abandon() || restart_requested_.load() || inner->done.load(); });
+    if (!queued) {
+      return Status::OK();  // the loop sees why
+    }
+  }
+  return Status::OK();
+}
+
+Status Router::RunLoop() {
+  FERRY_RETURN_IF_ERROR(StartSource());
+  while (true) {
+    if (stop_->abandon()) {
+      StopInners(/*drain=*/false);
+      return Cancelled("pipeline {}: stopped; the open batches are read again at the next start",
+                       options_.id);
+    }
+    if (restart_requested_) {
+      FERRY_RETURN_IF_ERROR(Restart());
+      continue;
+    }
+    FERRY_RETURN_IF_ERROR(InnerFailure());
+    if (stop_->stopping()) {
+      break;  // what waits in the queues is read again at the next start
+    }
+    if (options_.until_caught_up && CaughtUp()) {
+      if (positions_.Outstanding() == 0) {
+        break;
+      }
+      // Everything is polled: wait for the tables' commits (their max_latency).
+      PublishPositions(/*force=*/false);
+      stop_->WaitFor(options_.poll_timeout);
+      continue;
+    }
+    fresh_.clear();
+    polled_.clear();
+    Status st = source_->Poll(options_.max_poll, options_.poll_timeout, &polled_);
+    if (!st.ok() && st.code() != StatusCode::kUnavailable) {
+      return st.WithContext("pipeline {}", options_.id);
+    }
+    FERRY_RETURN_IF_ERROR(Dispatch(polled_));
+    PublishPositions(/*force=*/false);
+    EvictIdle();
+  }
+  // A drain (step 9): every inner pipeline commits what it holds.
+  Status result;
+  for (auto& [table, st] : StopInners(/*drain=*/true)) {
+    if (!st.ok() && result.ok()) {
+      result = st.WithContext("pipeline {}: routed table {}", options_.id, table);
+    }
+  }
+  if (result.ok()) {
+    // What is durable now (everything polled, after a complete drain) is a true L.
+    PublishPositions(/*force=*/true);
+  }
+  return result;
+}
+
+Status Router::Run(StopSignal* stop) {
+  stop_ = stop;
+  Status result = RunLoop();
+  if (!result.ok()) {
+    StopInners(/*drain=*/false);
+  }
+  CloseSource();
+  FERRY_LOG_INFO(
+      "pipeline {}: stopped; {} messages were read again that their table held already, "
+      "{} restarts after fencing",
+      options_.id, positions_.skipped(), restarts_);
+  return result;
+}
+
+}  // namespace ferry::pipeline

@@ -1,0 +1,202 @@
+// Router: a routed pipeline (docs/decisions/routing.md): one real source feeding many Delta
+// tables, each through an ordinary inner Pipeline (pipeline.h) with its own batch loop,
+// committer, schema evolution, dedup, dead letters and fencing.
+//
+//   FERRY_ASSIGN_OR_RETURN(auto router, Router::Create(options, source_factory,
+//   std::move(selector),
+//                                                     inner_factory, table_reader,
+//                                                     std::move(positions_table)));
+//   Status st = router->Run(&stop);
+//
+// Run(), numbered (RoutingPositions, routing_positions.h, keeps the positions of steps 3-6):
+//   1. Start the real source. For every partition p it assigns, read every table the router
+//      knows (the static routes' and fallback tables, the tables the positions table records,
+//      and the positions table itself) and resume p after the largest txn "<id>/<p key>/resume"
+//      among them (L, a low-water mark: every message of p at or below it is durable in its table);
+//      none: the start policy. Each open inner pipeline hears of the assignment through its queue
+//      and reads its own table's position for p, as a pipeline does.
+//   2. Poll; drop redeliveries (at or below the highest position polled since the assignment);
+//      choose each message's table (RouteSelector, route_selector.h; deterministic).
+//   3. Record every polled message as outstanding, then copy each into its table's RouteQueue,
+//      waiting while the queue is full (backpressure). A table seen for the first time gets its
+//      inner pipeline now (InnerFactory: the table is opened or created the way `ferry run`
+//      does), told of every assigned partition before any message, and recorded in the
+//      positions table (txn "<id>/table/<table>") so that step 1 reads it after a restart; at
+//      most max_tables tables.
+//   4. Each inner pipeline reads its queue through a RoutedSource (routed_source.h). When it
+//      seals a batch, the seal hook adds txn "<id>/<p key>/resume" = L for each partition in it
+//      to the batch's commit (RoutingPositions::Seal). When the commit is durable and the inner
+//      pipeline acknowledges, the seal's L becomes durable.
+//   5. After each poll: the real source is acknowledged up to each partition's L as of now
+//      (RoutingPositions::LowNow: the oldest message not durable yet, minus one; advisory, and
+//      only ever after the commits that made it true); at most every position_commit_interval,
+//      when it moved, that L goes to the positions table in a commit of txns only, so a restart
+//      resumes near where it stopped even when the tables' own seals lag (a table that went
+//      quiet, traffic that stopped) or no table is open yet.
+//   6. More than max_open_tables inner pipelines: the least recently used one with nothing
+//      outstanding is drained and closed (it reopens when a message comes for it).
+//   7. Revocation of p: every queue drops p's messages and tells its pipeline (OnRevoked);
+//      p's positions are forgotten.
+//   8. An inner pipeline that fenced (another writer owns a partition in its table) asks for a
+//      new source: the whole routed pipeline restarts from the tables (inner pipelines aborted,
+//      the real source closed and started again: step 1).
+//   9. A stop: a drain drains every inner pipeline (their open batches commit; messages still in
+//      the queues are read again at the next start), then L as of now goes to the positions
+//      table and the acknowledgements. An abort aborts them. until_caught_up stops once every
+//      partition was polled up to its head and every message polled is durable. An inner pipeline's
+//      error stops the router with the error, naming the table.
+//
+// Thread-safety: Run() on one thread (the router's); each inner pipeline runs on a thread of its
+// own; RoutingPositions and the queues are what they share.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/delta/snapshot.h"
+#include "ferry/delta/table.h"
+#include "ferry/pipeline/pipeline.h"
+#include "ferry/pipeline/route_selector.h"
+#include "ferry/pipeline/routed_source.h"
+#include "ferry/pipeline/routing_positions.h"
+#include "ferry/pipeline/stop_signal.h"
+#include "ferry/source/source.h"
+
+namespace ferry::pipeline {
+
+struct RouterOptions {
+  // The pipeline's id: the prefix of every appId, in every table.
+  std::string id;
+  std::chrono::milliseconds poll_timeout{200};
+  size_t max_poll = 5000;        // messages per poll of the real source
+  size_t queue_messages = 1000;  // per table: how far the router may run ahead of a table
+  size_t max_open_tables = 64;
+  size_t max_tables = 1000;
+  std::chrono::milliseconds position_commit_interval{5000};
+  // A drain's time for the inner pipelines to commit their open batches.
+  std::chrono::milliseconds drain_timeout{30000};
+  // Stop (OK, everything committed) once every assigned partition was polled up to the broker's
+  // head when first seen (`ferry run --until-caught-up`).
+  bool until_caught_up = false;
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{10000};
+};
+
+// What the router gives the factory of a table's inner pipeline: the pipeline must read from
+// `source`, call `seal_hook` (PipelineOptions::seal_hook) and use `dead_letter_id`
+// (PipelineOptions::dead_letter_id); its id is the router's.
+struct InnerSpec {
+  std::string table;
+  SourceFactory source;
+  std::function<void(SealedBatch*)> seal_hook;
+  std::string dead_letter_id;
+};
+using InnerFactory = std::function<Result<std::unique_ptr<Pipeline>>(const InnerSpec&)>;
+// The latest snapshot of a table, read-only; nullopt when there is no table there yet.
+using TableReader = std::function<Result<std::optional<delta::Snapshot>>(const std::string&)>;
+
+class Router final : private source::PartitionListener {
+ public:
+  // `positions_table`: the router's own table (txns only), with its snapshot.
+  static Result<std::unique_ptr<Router>> Create(RouterOptions options, SourceFactory source_factory,
+                                                std::unique_ptr<RouteSelector> selector,
+                                                InnerFactory inner_factory, TableReader reader,
+                                                std::unique_ptr<delta::Table> positions_table,
+                                                delta::Snapshot positions_snapshot);
+  ~Router() override;
+
+  // Until a stop (OK after a drain; Cancelled after an abort) or an error.
+  Status Run(StopSignal* stop);
+
+  // The positions table's record of a table the router routed to: appId "<id>/table/<table>",
+  // version = when it was first seen (ms since the epoch).
+  static std::string TableAppId(const std::string& id, const std::string& table) {
+    return id + "/table/" + table;
+  }
+  // The appId of partition `key`'s resume position.
+  static std::string ResumeAppId(const std::string& id, const std::string& key) {
+    return id + "/" + key + "/resume";
+  }
+
+  // After Run: messages polled again that their table held already (re-reads after a restart),
+  // restarts after fencing, tables opened.
+  int64_t rereads() const { return positions_.skipped(); }
+  int64_t restarts() const { return restarts_; }
+  std::vector<std::string> tables() const;
+
+ private:
+  struct Inner;
+
+  Router(RouterOptions options, SourceFactory source_factory,
+         std::unique_ptr<RouteSelector> selector, InnerFactory inner_factory, TableReader reader,
+         std::unique_ptr<delta::Table> positions_table, delta::Snapshot positions_snapshot);
+
+  // PartitionListener (router thread, inside the real source's Poll).
+  Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
+  void OnRevoked(const source::PartitionInfo& partition) override;
+
+  Status StartSource();
+  void CloseSource();
+  Status RunLoop();
+  // Steps 2-3 for one poll.
+  Status Dispatch(std::vector<source::Message>& polled);
+  // The open inner pipeline of `table`, made when missing (step 3).
+  Result<Inner*> OpenInner(const std::string& table);
+  int RouteId(const std::string& table);
+  // Step 3: a table seen for the first time is recorded in the positions table, so that a
+  // restart reads its resume positions too (best effort: a failure costs re-reads only).
+  void RecordTable(const std::string& table);
+  // Step 5. `force`: commit the positions table now (a drain's end).
+  void PublishPositions(bool force);
+  Status CommitPositions(const std::map<int32_t, int64_t>& lows);
+  // Step 6.
+  void EvictIdle();
+  // An inner pipeline that returned: its error, naming the table (OK when none failed).
+  Status InnerFailure();
+  // Step 8; `drain`: commit the open batches first (a stop), else abandon them.
+  std::vector<std::pair<std::string, Status>> StopInners(bool drain);
+  Status Restart();
+  bool CaughtUp();
+  void UpdateGoals();
+
+  const RouterOptions options_;
+  SourceFactory source_factory_;
+  std::unique_ptr<RouteSelector> selector_;
+  InnerFactory inner_factory_;
+  TableReader reader_;
+  std::unique_ptr<delta::Table> positions_table_;
+  delta::Snapshot positions_snapshot_;
+  StopSignal* stop_ = nullptr;
+
+  RoutingPositions positions_;
+  std::unique_ptr<source::Source> source_;
+  std::map<std::string, std::unique_ptr<Inner>> inners_;  // open, by table
+  std::map<std::string, int> route_ids_;                  // every table known, by table
+  std::set<std::string> recorded_;                        // in the positions table
+  std::map<int32_t, source::PartitionInfo> assigned_;
+  std::map<int32_t, int64_t> polled_high_;  // the highest position polled since the assignment
+  std::map<int32_t, int64_t> goals_;        // until_caught_up: the head when first seen
+  bool goals_known_ = false;
+  std::map<int32_t, int64_t> acked_;
+  std::map<int32_t, int64_t> published_;  // in the positions table
+  std::chrono::steady_clock::time_point last_publish_;
+  std::atomic<bool> restart_requested_{false};
+  int64_t restarts_ = 0;
+  uint64_t use_clock_ = 0;  // LRU order of the inner pipelines
+  // Snapshots read for one assignment round (a rebalance assigns many partitions at once).
+  std::map<std::string, std::optional<delta::Snapshot>> fresh_;
+  std::vector<source::Message> polled_;
+  std::vector<RouteChoice> choices_;
+};
+
+}  // namespace ferry::pipeline
