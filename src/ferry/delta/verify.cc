@@ -308,62 +308,65 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
   std::map<KafkaKey, int64_t> kafka_max;
   std::vector<std::string> file_paths;
   for (const auto& [key, add] : snapshot.files()) {
-    FERRY_ASSIGN_OR_RETURN(columnar::RecordBatch batch,
-                           ReadLiveFile(table, snapshot, add, columns));
     const auto file = static_cast<uint32_t>(file_paths.size());
     file_paths.push_back(add.path);
     ++report.files;
-    report.rows += batch.num_rows();
+    int64_t file_rows = 0;
+    FERRY_RETURN_IF_ERROR(ScanLiveFile(
+        table, snapshot, add, columns, kScanBatchRows, [&](columnar::RecordBatch& batch) {
+          file_rows += batch.num_rows();
+          const Column& ids = batch.column(0);
+          for (int64_t row = 0; row < batch.num_rows(); ++row) {
+            if (ids.IsNull(row)) {
+              ++report.null_ids;
+            } else if (integer_ids) {
+              int_ids.Add(*IntAt(ids, row), file, &report, file_paths);
+            } else {
+              text_ids.Add(std::string(*TextAt(ids, row)), file, &report, file_paths);
+            }
+          }
+          if (kafka_columns) {
+            const Column& partitions = batch.column(1);
+            const Column& offsets = batch.column(2);
+            for (int64_t row = 0; row < batch.num_rows(); ++row) {
+              std::optional<int64_t> partition = IntAt(partitions, row);
+              std::optional<int64_t> offset = IntAt(offsets, row);
+              if (!partition || !offset) {
+                continue;
+              }
+              std::optional<std::string_view> topic =
+                  topic_column ? TextAt(batch.column(3), row) : std::string_view();
+              KafkaKey k{.topic = std::string(topic.value_or("")), .partition = *partition};
+              auto [it, inserted] = kafka_max.try_emplace(std::move(k), *offset);
+              if (!inserted) {
+                it->second = std::max(it->second, *offset);
+              }
+            }
+          }
+          if (js_index < columns.size()) {
+            const Column& sequences = batch.column(static_cast<int>(js_index));
+            const Column& subjects = batch.column(static_cast<int>(js_index + 1));
+            for (int64_t row = 0; row < batch.num_rows(); ++row) {
+              std::optional<int64_t> sequence = IntAt(sequences, row);
+              std::optional<std::string_view> subject = TextAt(subjects, row);
+              if (!sequence || !subject) {
+                continue;
+              }
+              for (JetStreamFilter& f : filters) {
+                if ((!f.max || *sequence > *f.max) && SubjectMatches(f.filter, *subject)) {
+                  f.max = *sequence;
+                }
+              }
+            }
+          }
+          return Status::OK();
+        }));
+    report.rows += file_rows;
     std::optional<int64_t> records =
         add.stats ? StatsNumRecords(*add.stats) : std::optional<int64_t>();
-    if (records && *records != batch.num_rows()) {
-      report.stats_mismatches.push_back(
-          fmt::format("{}: stats.numRecords {} but the file has {} rows", add.path, *records,
-                      batch.num_rows()));
-    }
-    const Column& ids = batch.column(0);
-    for (int64_t row = 0; row < batch.num_rows(); ++row) {
-      if (ids.IsNull(row)) {
-        ++report.null_ids;
-      } else if (integer_ids) {
-        int_ids.Add(*IntAt(ids, row), file, &report, file_paths);
-      } else {
-        text_ids.Add(std::string(*TextAt(ids, row)), file, &report, file_paths);
-      }
-    }
-    if (kafka_columns) {
-      const Column& partitions = batch.column(1);
-      const Column& offsets = batch.column(2);
-      for (int64_t row = 0; row < batch.num_rows(); ++row) {
-        std::optional<int64_t> partition = IntAt(partitions, row);
-        std::optional<int64_t> offset = IntAt(offsets, row);
-        if (!partition || !offset) {
-          continue;
-        }
-        std::optional<std::string_view> topic =
-            topic_column ? TextAt(batch.column(3), row) : std::string_view();
-        KafkaKey k{.topic = std::string(topic.value_or("")), .partition = *partition};
-        auto [it, inserted] = kafka_max.try_emplace(std::move(k), *offset);
-        if (!inserted) {
-          it->second = std::max(it->second, *offset);
-        }
-      }
-    }
-    if (js_index < columns.size()) {
-      const Column& sequences = batch.column(static_cast<int>(js_index));
-      const Column& subjects = batch.column(static_cast<int>(js_index + 1));
-      for (int64_t row = 0; row < batch.num_rows(); ++row) {
-        std::optional<int64_t> sequence = IntAt(sequences, row);
-        std::optional<std::string_view> subject = TextAt(subjects, row);
-        if (!sequence || !subject) {
-          continue;
-        }
-        for (JetStreamFilter& f : filters) {
-          if ((!f.max || *sequence > *f.max) && SubjectMatches(f.filter, *subject)) {
-            f.max = *sequence;
-          }
-        }
-      }
+    if (records && *records != file_rows) {
+      report.stats_mismatches.push_back(fmt::format(
+          "{}: stats.numRecords {} but the file has {} rows", add.path, *records, file_rows));
     }
   }
   report.distinct = integer_ids ? int_ids.distinct() : text_ids.distinct();
