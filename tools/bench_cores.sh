@@ -18,13 +18,14 @@
 # in the one-core runs and sharing both cores in the two-core runs, as a broker on the same host
 # would. `MOCK_CPUS` pins it (taskset list) instead.
 #
-# Environment: COUNT (500000 per topic), PARTITIONS (32), PAYLOAD (285 -> ~400 B), ROUNDS (3),
+# Environment: COUNT (500000 per topic), PARTITIONS (128: the mock keeps at most 5 MiB per
+# partition, FIELD-NOTES), PAYLOAD (285 -> ~400 B), ROUNDS (3),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MOCK_CPUS, BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
 COUNT=${COUNT:-500000}
-PARTITIONS=${PARTITIONS:-32}
+PARTITIONS=${PARTITIONS:-128}
 PAYLOAD=${PAYLOAD:-285}
 ROUNDS=${ROUNDS:-3}
 MAX_ROWS=${MAX_ROWS:-100000}
