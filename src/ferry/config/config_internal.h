@@ -11,6 +11,7 @@
 // one parse per TomlTable.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,9 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
 Status ReadRouting(TomlTable& t, PipelineConfig* p);
 // [[pipeline.columns]] of `t`, in order (a pipeline's or a route's).
 Status ReadDerivedColumns(TomlTable& t, std::vector<DerivedColumn>* out);
+// `table_properties` into *out; refuses delta.setTransactionRetentionDuration (it would expire
+// the txn positions exactly-once relies on).
+Status ReadTableProperties(TomlTable& t, std::map<std::string, std::string>* out);
 // [pipeline.dedup] (or a route's).
 Status ReadDedup(TomlTable& t, DedupConfig* d);
 

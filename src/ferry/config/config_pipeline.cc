@@ -325,6 +325,21 @@ Status ReadDedup(TomlTable& t, DedupConfig* d) {
 }
 
 // [[pipeline.columns]] of `t`, in order.
+Status ReadTableProperties(TomlTable& t, std::map<std::string, std::string>* out) {
+  FERRY_ASSIGN_OR_RETURN(auto props, t.StringMap("table_properties"));
+  if (props) {
+    for (const auto& [k, v] : *props) {
+      if (k == "delta.setTransactionRetentionDuration") {
+        return t.Error("table_properties",
+                       "delta.setTransactionRetentionDuration would expire the positions that "
+                       "make ingestion exactly-once; ferry refuses it");
+      }
+      (*out)[k] = v;
+    }
+  }
+  return Status::OK();
+}
+
 Status ReadDerivedColumns(TomlTable& t, std::vector<DerivedColumn>* out) {
   FERRY_ASSIGN_OR_RETURN(auto columns, t.TableArray("columns"));
   for (TomlTable& c : columns) {
@@ -411,17 +426,7 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   Set(partition_by, &p->partition_by);
   FERRY_ASSIGN_OR_RETURN(auto create, t.Bool("create_table"));
   Set(create, &p->create_table);
-  FERRY_ASSIGN_OR_RETURN(auto props, t.StringMap("table_properties"));
-  if (props) {
-    for (const auto& [k, v] : *props) {
-      if (k == "delta.setTransactionRetentionDuration") {
-        return t.Error("table_properties",
-                       "delta.setTransactionRetentionDuration would expire the positions that "
-                       "make ingestion exactly-once; ferry refuses it");
-      }
-      p->table_properties[k] = v;
-    }
-  }
+  FERRY_RETURN_IF_ERROR(ReadTableProperties(t, &p->table_properties));
 
   FERRY_RETURN_IF_ERROR(ReadSource(t, p));
 

@@ -128,17 +128,7 @@ Status ReadRoute(TomlTable& t, size_t index, RouteConfig* r) {
   }
   FERRY_ASSIGN_OR_RETURN(auto partition_by, t.StringList("partition_by"));
   Set(partition_by, &r->partition_by);
-  FERRY_ASSIGN_OR_RETURN(auto props, t.StringMap("table_properties"));
-  if (props) {
-    for (const auto& [k, v] : *props) {
-      if (k == "delta.setTransactionRetentionDuration") {
-        return t.Error("table_properties",
-                       "delta.setTransactionRetentionDuration would expire the positions that "
-                       "make ingestion exactly-once; ferry refuses it");
-      }
-      r->table_properties[k] = v;
-    }
-  }
+  FERRY_RETURN_IF_ERROR(ReadTableProperties(t, &r->table_properties));
   FERRY_RETURN_IF_ERROR(ReadDerivedColumns(t, &r->columns));
   FERRY_ASSIGN_OR_RETURN(auto dedup, t.Table("dedup"));
   if (dedup) {

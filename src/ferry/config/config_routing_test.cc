@@ -238,6 +238,10 @@ TEST(ConfigRoutingTest, RouteErrors) {
             "unmatched = \"default\" needs a [[pipeline.route]] named default"},
            {"table = \"s3://lake/orders_paid\"", "table = \"s3://lake/{topic}\"",
             "a route's table is a location, not a template"},
+           {"table = \"s3://lake/orders_paid\"",
+            "table = \"s3://lake/orders_paid\"\ntable_properties = "
+            "{ \"delta.setTransactionRetentionDuration\" = \"interval 1 day\" }",
+            "delta.setTransactionRetentionDuration would expire the positions"},
        }) {
     std::string text = base;
     size_t at = text.find(c.from);

@@ -389,6 +389,19 @@ TEST(ConfigTest, KafkaAssignment) {
       << c.status().message();
 }
 
+TEST(ConfigTest, TableTransactionRetentionIsRefused) {
+  std::string text(kMinimalKafka);
+  text.insert(text.find("[pipeline.kafka]"),
+              "table_properties = { \"delta.setTransactionRetentionDuration\" = \"interval 1 "
+              "day\" }\n");
+  Result<Config> c = Parse(text);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("pipeline[0].table_properties: "
+                                      "delta.setTransactionRetentionDuration would expire"),
+            std::string::npos)
+      << c.status().message();
+}
+
 TEST(ConfigTest, KafkaFetchWakeup) {
   std::string text(kMinimalKafka);
   Result<Config> c = Parse(text);
