@@ -135,10 +135,26 @@ Result<MessageTemplate::Piece> MessageTemplate::ParsePlaceholder(std::string_vie
                              offset, kMaxRandomLetters, n);
     }
     piece.kind = Kind::kRand;
+  } else if (name == "cycle" && has_arg) {
+    size_t start = 0;
+    while (true) {
+      const size_t comma = arg.find(',', start);
+      piece.values.emplace_back(Trim(arg.substr(start, comma - start)));
+      if (comma == std::string_view::npos) {
+        break;
+      }
+      start = comma + 1;
+    }
+    if (std::any_of(piece.values.begin(), piece.values.end(),
+                    [](const std::string& v) { return v.empty(); })) {
+      return InvalidArgument(
+          "template: {{{{cycle:A,B,...}}}} at offset {} has an empty value in '{}'", offset, arg);
+    }
+    piece.kind = Kind::kCycle;
   } else {
     return InvalidArgument(
         "template: unknown placeholder '{{{{{}}}}}' at offset {} (known: seq, Count, now, "
-        "now:PATTERN, rand:N, uuid)",
+        "now:PATTERN, rand:N, uuid, cycle:A,B,...)",
         body, offset);
   }
   return piece;
@@ -306,6 +322,11 @@ void MessageTemplate::Render(int64_t seq, std::chrono::system_clock::time_point 
         std::array<char, 24> buf{};
         auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), seq);
         out->append(buf.data(), end);
+        break;
+      }
+      case Kind::kCycle: {
+        const int64_t n = static_cast<int64_t>(p.values.size());
+        out->append(p.values[static_cast<size_t>((((seq - 1) % n) + n) % n)]);
         break;
       }
       case Kind::kNow: {

@@ -8,6 +8,8 @@
 //                          yyyy-MM-dd'T'HH:mm:ss.SSSX (ISO-8601)
 //   {{rand:N}}             N random ASCII letters (1 <= N <= 1048576)
 //   {{uuid}}               a random (version 4) UUID, lowercase
+//   {{cycle:A,B,C}}        the values in turn by sequence number: seq 1 gives A, 2 gives B,
+//                          4 gives A again (event types for routing tests and benchmarks)
 // Everything else is copied as is; a "{{" without its "}}" is an error.
 //
 // Pattern letters (Java DateTimeFormatter; the count of repeated letters picks the form):
@@ -59,12 +61,13 @@ class MessageTemplate {
     int count = 0;
     std::string literal;
   };
-  enum class Kind { kLiteral, kSeq, kNow, kRand, kUuid };
+  enum class Kind { kLiteral, kSeq, kNow, kRand, kUuid, kCycle };
   struct Piece {
     Kind kind = Kind::kLiteral;
-    std::string literal;            // kLiteral
-    std::vector<TimeField> fields;  // kNow
-    int64_t count = 0;              // kRand
+    std::string literal;              // kLiteral
+    std::vector<TimeField> fields;    // kNow
+    int64_t count = 0;                // kRand
+    std::vector<std::string> values;  // kCycle
     // kNow: the last rendering and the time it was for (a second, or a microsecond when the
     // pattern shows fractions).
     int64_t cached_at = INT64_MIN;

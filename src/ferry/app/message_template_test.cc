@@ -138,6 +138,18 @@ TEST(MessageTemplateTest, UuidVersion4) {
   }
 }
 
+// {{cycle:...}} takes its values in turn from seq 1, whatever the first seq is.
+TEST(MessageTemplateTest, CycleTakesTheValuesInTurn) {
+  std::string seen;
+  for (int64_t seq = 1; seq <= 7; ++seq) {
+    seen += Render("{{cycle:a, bb ,c}}|", seq);
+  }
+  EXPECT_EQ(seen, "a|bb|c|a|bb|c|a|");
+  EXPECT_EQ(Render("{\"kind\": \"{{cycle:x}}\", \"id\": {{seq}}}", 41),
+            "{\"kind\": \"x\", \"id\": 41}");
+  EXPECT_EQ(Render("{{cycle:p,q}}", 0), "q");
+}
+
 TEST(MessageTemplateTest, ErrorsNameTheProblem) {
   auto error = [](std::string_view text) {
     Result<MessageTemplate> t = MessageTemplate::Parse(text);
@@ -151,6 +163,8 @@ TEST(MessageTemplateTest, ErrorsNameTheProblem) {
   EXPECT_NE(error("{{rand:0}}").find("rand:N"), std::string::npos);
   EXPECT_NE(error("{{rand:abc}}").find("rand:N"), std::string::npos);
   EXPECT_NE(error("{{rand:99999999}}").find("rand:N"), std::string::npos);
+  EXPECT_NE(error("{{cycle:a,,b}}").find("empty value"), std::string::npos);
+  EXPECT_NE(error("{{cycle}}").find("unknown placeholder"), std::string::npos);
   EXPECT_NE(error("{{now:YYYY}}").find("letter 'Y'"), std::string::npos);
   EXPECT_NE(error("{{now:ddd}}").find("too many 'd'"), std::string::npos);
   EXPECT_NE(error("{{now:aa}}").find("too many 'a'"), std::string::npos);

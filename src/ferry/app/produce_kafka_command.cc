@@ -268,7 +268,8 @@ void RegisterProduceKafkaCommand(CLI::App& app, int* exit_code) {
   cmd->footer(
       "Template placeholders: {{seq}} or {{Count}} (the sequence number), {{now:PATTERN}} (UTC "
       "time, Spark/Java DateTimeFormatter letters y M d H h m s S a E Z X z; {{now}} is "
-      "ISO-8601), {{rand:N}} (N random letters), {{uuid}}.\nExample: --template "
+      "ISO-8601), {{rand:N}} (N random letters), {{uuid}}, {{cycle:A,B,...}} (the values in "
+      "turn).\nExample: --template "
       "'{\"id\": {{seq}}, \"dateTime\": \"{{now:MM/dd/yyyy - HH:mm:ss Z}}\", \"payload\": "
       "\"test #{{seq}}\"}'\nWithout --key or --partition, messages go round-robin over the "
       "topic's partitions. Exit status: 0 when every message was delivered, 1 otherwise, 2 for "

@@ -231,7 +231,7 @@ void RegisterProduceNatsCommand(CLI::App& app, int* exit_code) {
   cmd->add_option(
          "--template", options->template_text,
          "Payload template, as for produce kafka: {{seq}} (or {{Count}}), {{now:PATTERN}}, "
-         "{{rand:N}}, {{uuid}}")
+         "{{rand:N}}, {{uuid}}, {{cycle:A,B,...}}")
       ->required();
   cmd->add_option("--first", options->first, "Number of the first message (default 1)");
   cmd->add_option("--rate", options->rate, "Messages per second (default: unlimited)");
