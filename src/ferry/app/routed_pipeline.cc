@@ -90,9 +90,8 @@ config::PipelineConfig RoutedTableConfig(const config::PipelineConfig& c,
   d.table_is_template = false;
   d.routes.clear();
   d.routing.reset();
-  // Every open table's batch counts against the pipeline's share of max_memory.
-  const int64_t open = std::max<int64_t>(1, c.routing ? c.routing->max_open_tables : 1);
-  d.memory.batch = std::max<int64_t>(int64_t{1} << 20, c.memory.batch / open);
+  // Each table's batch may grow to the pipeline's unit; together the open batches share one
+  // (SharedBatchBudget, given by BuildRoutedPipeline).
   for (const config::RouteConfig& route : c.routes) {
     if (route.table != table) {
       continue;
@@ -133,12 +132,19 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
                          pipeline::OpenOrCreateTable(std::move(*store), "",
                                                      {.schema_ddl = kRoutingPositionsSchema,
                                                       .schema_origin = "routing positions table"}));
+  // The open batches of all the tables count against one batch unit of the pipeline's share of
+  // max_memory (docs/memory.md), as one table's would.
+  auto budget =
+      std::make_shared<pipeline::SharedBatchBudget>(std::min(c.batch.max_bytes, c.memory.batch));
   pipeline::InnerFactory inners =
-      [c,
-       registry](const pipeline::InnerSpec& spec) -> Result<std::unique_ptr<pipeline::Pipeline>> {
-    BuildOptions inner{.source = spec.source, .adjust = [spec](pipeline::PipelineOptions* o) {
+      [c, registry,
+       budget](const pipeline::InnerSpec& spec) -> Result<std::unique_ptr<pipeline::Pipeline>> {
+    BuildOptions inner{.source = spec.source,
+                       .adjust = [spec, budget](pipeline::PipelineOptions* o) {
+                         o->shared_batch_budget = budget;
                          o->seal_hook = spec.seal_hook;
                          o->dead_letter_id = spec.dead_letter_id;
+                         o->seal_now = spec.seal_now;
                        }};
     return BuildPipeline(RoutedTableConfig(c, spec.table), registry, inner);
   };

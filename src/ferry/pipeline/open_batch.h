@@ -47,6 +47,7 @@ class OpenBatch {
   columnar::RecordBatch* rows() { return &rows_; }
   const columnar::RecordBatch& rows() const { return rows_; }
   int64_t num_rows() const { return rows_.num_rows(); }
+  int64_t byte_size() const { return rows_.ByteSize(); }
   // No message consumed since the batch opened (so no trigger can fire).
   bool empty() const { return last_.empty(); }
   // Rows TakeRow accepted; the columns may hold part of one more.

@@ -113,6 +113,18 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
 Pipeline::~Pipeline() {
   // Run() returns with nothing in flight; the queue is idle here.
   CloseSource();
+  if (options_.shared_batch_budget != nullptr) {
+    options_.shared_batch_budget->Report(reported_batch_bytes_, 0);
+  }
+}
+
+void Pipeline::ReportBatchBytes() {
+  if (options_.shared_batch_budget == nullptr) {
+    return;
+  }
+  const int64_t now = open_.empty() ? 0 : open_.byte_size();
+  options_.shared_batch_budget->Report(reported_batch_bytes_, now);
+  reported_batch_bytes_ = now;
 }
 
 Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::Snapshot snapshot) {
@@ -621,8 +633,13 @@ Status Pipeline::RunLoop(StopSignal* stop) {
       result = committed.ok() ? waited : committed;
       break;
     }
-    if (open_.TriggerFired(limits_)) {
+    ReportBatchBytes();
+    if (open_.TriggerFired(limits_) ||
+        (options_.shared_batch_budget != nullptr &&
+         options_.shared_batch_budget->ShouldSeal(reported_batch_bytes_)) ||
+        (polled_.empty() && !open_.empty() && options_.seal_now && options_.seal_now())) {
       result = SubmitBatch();
+      ReportBatchBytes();
       if (!result.ok()) {
         break;
       }

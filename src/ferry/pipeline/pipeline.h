@@ -174,6 +174,8 @@ class Pipeline final : private source::PartitionListener {
   // the oldest outcome when max_in_flight batches are out. OK also when that outcome fenced
   // (the open batch was dropped).
   Status SubmitBatch();
+  // Tells options_.shared_batch_budget the open batch's bytes now.
+  void ReportBatchBytes();
   // Takes back outcomes in order and acts on them: every one (wait) or the finished ones.
   // An error stops the pipeline (the batches behind it are discarded); fencing is OK.
   Status Settle(bool wait);
@@ -220,7 +222,8 @@ class Pipeline final : private source::PartitionListener {
   // Steps 2 and 6: messages into open_, with the decoder and the schema it decodes into.
   Intake intake_;
   BatchLimits limits_;
-  int64_t rate_limited_us_ = 0;  // the source's RateLimitedMicros() already counted
+  int64_t rate_limited_us_ = 0;       // the source's RateLimitedMicros() already counted
+  int64_t reported_batch_bytes_ = 0;  // to options_.shared_batch_budget
   // The logs were read for the partitions assigned since the last poll began: the other
   // partitions of one assignment (a rebalance hands out up to hundreds) need no read of their
   // own, which on an object store is a listing each.

@@ -17,6 +17,7 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/pipeline/dedup_index.h"
+#include "ferry/pipeline/shared_batch_budget.h"
 #include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/source.h"
 #include "ferry/transform/decoder.h"
@@ -86,6 +87,13 @@ struct PipelineOptions {
   // are stamped), before it goes to the writer thread: a routed pipeline adds its resume
   // positions to SealedBatch::extra_txns (router.h).
   std::function<void(SealedBatch*)> seal_hook;
+  // Asked when a poll found nothing: true seals the open batch now instead of at max_latency. A
+  // routed pipeline's router answers true once `--until-caught-up` has polled everything, so
+  // the tables commit at once rather than max_latency later (router.h, step 9).
+  std::function<bool()> seal_now;
+  // Shared with other pipelines (a routed pipeline's tables): their open batches together stay
+  // near its limit (shared_batch_budget.h). Null: this pipeline's max_bytes alone.
+  std::shared_ptr<SharedBatchBudget> shared_batch_budget;
   // How often broker heads are asked for (lag metrics).
   std::chrono::milliseconds heads_interval{5000};
   // Stop (returning OK after committing) once every assigned partition has reached the head

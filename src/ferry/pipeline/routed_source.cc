@@ -40,30 +40,55 @@ source::Message OwnedMessage::View(std::vector<source::Header>* header_views) co
                          .bad_reason = bad_reason};
 }
 
-bool RouteQueue::PushMessage(OwnedMessage message, const std::function<bool()>& give_up) {
+bool RouteQueue::PushMessages(std::vector<OwnedMessage>* messages,
+                              const std::function<bool()>& give_up) {
   std::unique_lock lock(mu_);
-  while (messages_ >= capacity_) {
-    if (give_up()) {
-      return false;
+  size_t next = 0;
+  bool queued_any = false;
+  while (next < messages->size()) {
+    while (messages_ >= capacity_) {
+      if (queued_any && reader_waiting_) {
+        not_empty_.notify_one();
+        queued_any = false;
+      }
+      if (give_up()) {
+        messages->erase(messages->begin(), messages->begin() + static_cast<ptrdiff_t>(next));
+        return false;
+      }
+      writer_waiting_ = true;
+      not_full_.wait_for(lock, std::chrono::milliseconds(5));
+      writer_waiting_ = false;
     }
-    cv_.wait_for(lock, std::chrono::milliseconds(5));
+    for (; next < messages->size() && messages_ < capacity_; ++next) {
+      items_.push_back(
+          {.kind = RouteItem::Kind::kMessage, .message = std::move((*messages)[next])});
+      ++messages_;
+      queued_any = true;
+    }
   }
-  items_.push_back({.kind = RouteItem::Kind::kMessage, .message = std::move(message)});
-  ++messages_;
-  cv_.notify_all();
+  if (queued_any && reader_waiting_) {
+    not_empty_.notify_one();
+  }
+  messages->clear();
   return true;
 }
 
 void RouteQueue::PushEvent(RouteItem item) {
   std::lock_guard lock(mu_);
   items_.push_back(std::move(item));
-  cv_.notify_all();
+  if (reader_waiting_) {
+    not_empty_.notify_one();
+  }
 }
 
 void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
                      std::deque<RouteItem>* out) {
   std::unique_lock lock(mu_);
-  cv_.wait_for(lock, timeout, [this] { return !items_.empty(); });
+  if (items_.empty() && timeout.count() > 0) {
+    reader_waiting_ = true;
+    not_empty_.wait_for(lock, timeout, [this] { return !items_.empty(); });
+    reader_waiting_ = false;
+  }
   size_t taken = 0;
   while (!items_.empty() && taken < max_messages) {
     if (items_.front().kind == RouteItem::Kind::kMessage) {
@@ -73,7 +98,9 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
     out->push_back(std::move(items_.front()));
     items_.pop_front();
   }
-  cv_.notify_all();
+  if (taken > 0 && writer_waiting_) {
+    not_full_.notify_one();
+  }
 }
 
 size_t RouteQueue::DropPartition(int32_t partition) {
@@ -87,7 +114,9 @@ size_t RouteQueue::DropPartition(int32_t partition) {
                items_.end());
   size_t dropped = before - items_.size();
   messages_ -= dropped;
-  cv_.notify_all();
+  if (dropped > 0 && writer_waiting_) {
+    not_full_.notify_one();
+  }
   return dropped;
 }
 

@@ -64,9 +64,11 @@ class RouteQueue {
  public:
   explicit RouteQueue(size_t capacity) : capacity_(capacity) {}
 
-  // Waits while `capacity` messages wait (backpressure), checking `give_up` every few
-  // milliseconds; false when it gave up (the message is not queued).
-  bool PushMessage(OwnedMessage message, const std::function<bool()>& give_up);
+  // Moves `messages` into the queue in order, waiting while `capacity` messages wait
+  // (backpressure) and checking `give_up` every few milliseconds; false when it gave up (the
+  // messages from the first not queued on are left in place). One lock and at most one wake-up
+  // of the reader per call, not per message.
+  bool PushMessages(std::vector<OwnedMessage>* messages, const std::function<bool()>& give_up);
   // Assignments and revocations never wait.
   void PushEvent(RouteItem item);
   // Moves up to `max_messages` messages (and the events among them) into *out, waiting up to
@@ -79,7 +81,10 @@ class RouteQueue {
  private:
   const size_t capacity_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable not_empty_;  // the reader waits on it
+  std::condition_variable not_full_;   // the router waits on it
+  bool reader_waiting_ = false;        // guarded by mu_
+  bool writer_waiting_ = false;        // guarded by mu_
   std::deque<RouteItem> items_;
   size_t messages_ = 0;
 };

@@ -238,7 +238,8 @@ Result<Router::Inner*> Router::OpenInner(const std::string& table) {
               }
             }
           },
-      .dead_letter_id = fmt::format("{}@{}", options_.id, table)};
+      .dead_letter_id = fmt::format("{}@{}", options_.id, table),
+      .seal_now = [this] { return polled_to_goals_.load(std::memory_order_relaxed); }};
   Result<std::unique_ptr<Pipeline>> pipeline = inner_factory_(spec);
   if (!pipeline.ok()) {
     return pipeline.status().WithContext("pipeline {}: opening routed table {}", options_.id,
@@ -317,6 +318,7 @@ void Router::EvictIdle() {
 }
 
 Status Router::Restart() {
+  polled_to_goals_ = false;
   ++restarts_;
   FERRY_LOG_WARN(
       "pipeline {}: a routed table was fenced (another writer owns one of its partitions); "
@@ -440,19 +442,23 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     fresh.push_back(m);
   }
   FERRY_RETURN_IF_ERROR(selector_->Select(fresh, &choices_));
-  // Every message is outstanding before any is queued (routing_positions.h, step 2).
-  std::vector<Inner*> targets;
-  targets.reserve(fresh.size());
+  // Every message is outstanding before any is queued (routing_positions.h, step 2). The copies
+  // are grouped by table, in order, and each group goes to its queue in one push.
+  std::vector<std::pair<Inner*, std::vector<OwnedMessage>>> groups;
   for (size_t i = 0; i < fresh.size(); ++i) {
     FERRY_ASSIGN_OR_RETURN(Inner * inner, OpenInner(choices_[i].table));
-    targets.push_back(inner);
     positions_.Take(fresh[i].partition, fresh[i].position, inner->route);
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [inner](const auto& g) { return g.first == inner; });
+    if (group == groups.end()) {
+      group = groups.insert(groups.end(), {inner, {}});
+    }
+    group->second.push_back(OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)));
   }
-  for (size_t i = 0; i < fresh.size(); ++i) {
-    Inner* inner = targets[i];
-    bool queued = inner->queue->PushMessage(
-        OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)),
-        [&] { return stop_->abandon() || restart_requested_.load() || inner->done.load(); });
+  for (auto& [inner, messages] : groups) {
+    bool queued = inner->queue->PushMessages(&messages, [&, inner = inner] {
+      return stop_->abandon() || restart_requested_.load() || inner->done.load();
+    });
     if (!queued) {
       return Status::OK();  // the loop sees why
     }
@@ -480,7 +486,8 @@ Status Router::RunLoop() {
       if (positions_.Outstanding() == 0) {
         break;
       }
-      // Everything is polled: wait for the tables' commits (their max_latency).
+      // Everything is polled: the tables commit what they hold once their queues are empty.
+      polled_to_goals_ = true;
       PublishPositions(/*force=*/false);
       stop_->WaitFor(options_.poll_timeout);
       continue;

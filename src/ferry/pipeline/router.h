@@ -43,7 +43,9 @@
 //   9. A stop: a drain drains every inner pipeline (their open batches commit; messages still in
 //      the queues are read again at the next start), then L as of now goes to the positions
 //      table and the acknowledgements. An abort aborts them. until_caught_up stops once every
-//      partition was polled up to its head and every message polled is durable. An inner pipeline's
+//      partition was polled up to its head and every message polled is durable; from the moment
+//      everything is polled, each inner pipeline commits its open batch as soon as its queue is
+//      empty (not max_latency later). An inner pipeline's
 //      error stops the router with the error, naming the table.
 //
 // Thread-safety: Run() on one thread (the router's); each inner pipeline runs on a thread of its
@@ -93,13 +95,16 @@ struct RouterOptions {
 };
 
 // What the router gives the factory of a table's inner pipeline: the pipeline must read from
-// `source`, call `seal_hook` (PipelineOptions::seal_hook) and use `dead_letter_id`
-// (PipelineOptions::dead_letter_id); its id is the router's.
+// `source`, call `seal_hook` (PipelineOptions::seal_hook), use `dead_letter_id`
+// (PipelineOptions::dead_letter_id) and `seal_now` (PipelineOptions::seal_now); its id is the
+// router's.
 struct InnerSpec {
   std::string table;
   SourceFactory source;
   std::function<void(SealedBatch*)> seal_hook;
   std::string dead_letter_id;
+  // PipelineOptions::seal_now: true once until_caught_up has polled every partition to its goal.
+  std::function<bool()> seal_now;
 };
 using InnerFactory = std::function<Result<std::unique_ptr<Pipeline>>(const InnerSpec&)>;
 // The latest snapshot of a table, read-only; nullopt when there is no table there yet.
@@ -191,6 +196,9 @@ class Router final : private source::PartitionListener {
   std::map<int32_t, int64_t> published_;  // in the positions table
   std::chrono::steady_clock::time_point last_publish_;
   std::atomic<bool> restart_requested_{false};
+  // until_caught_up and every partition polled to its goal: the inner pipelines seal their open
+  // batches as soon as their queues are empty (InnerSpec::seal_now).
+  std::atomic<bool> polled_to_goals_{false};
   int64_t restarts_ = 0;
   uint64_t use_clock_ = 0;  // LRU order of the inner pipelines
   // Snapshots read for one assignment round (a rebalance assigns many partitions at once).

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -104,7 +105,8 @@ class RouterTest : public ::testing::Test {
   }
 
   InnerFactory Inners(int64_t max_rows) {
-    return [this, max_rows](const InnerSpec& spec) -> Result<std::unique_ptr<Pipeline>> {
+    return [this, max_rows, max_latency = inner_max_latency_,
+            budget = inner_budget_](const InnerSpec& spec) -> Result<std::unique_ptr<Pipeline>> {
       FERRY_ASSIGN_OR_RETURN(OpenedTable opened,
                              OpenOrCreateTable(store_, spec.table,
                                                {.schema_ddl = "id BIGINT NOT NULL, kind STRING",
@@ -114,13 +116,15 @@ class RouterTest : public ::testing::Test {
           transform::JsonDecoder::Create(opened.snapshot.schema(), {.columns = {"id", "kind"}}));
       PipelineOptions options{.id = "routed",
                               .max_rows = max_rows,
-                              .max_latency = std::chrono::milliseconds(20),
+                              .max_latency = max_latency,
                               .metadata_columns = {{"offset", "_offset"}},
                               .on_bad_record = OnBadRecord::kDeadLetter,
                               .poll_timeout = std::chrono::milliseconds(10),
                               .initial_backoff = std::chrono::milliseconds(1),
                               .dead_letter_id = spec.dead_letter_id,
-                              .seal_hook = spec.seal_hook};
+                              .seal_hook = spec.seal_hook,
+                              .seal_now = spec.seal_now,
+                              .shared_batch_budget = budget};
       FERRY_ASSIGN_OR_RETURN(
           auto pipeline,
           Pipeline::Create(std::move(options), std::move(opened.table), std::move(opened.snapshot),
@@ -214,10 +218,65 @@ class RouterTest : public ::testing::Test {
     return best;
   }
 
+  // The inner pipelines' max_latency, and the budget their open batches share (null: none).
+  std::chrono::milliseconds inner_max_latency_{20};
+  std::shared_ptr<SharedBatchBudget> inner_budget_;
+
   double Received() {
     return registry_.Value("ferry_messages_received_total", {{"pipeline", "routed"}});
   }
 };
+
+// `--until-caught-up` with a max_latency of an hour and batches larger than the stream: once
+// everything is polled, the tables commit what they hold at once (InnerSpec::seal_now), and the
+// run ends with every message in its table.
+TEST_F(RouterTest, UntilCaughtUpCommitsWithoutWaitingForMaxLatency) {
+  inner_max_latency_ = std::chrono::hours(1);
+  auto router = MakeRouter({.until_caught_up = true}, /*max_rows=*/1'000'000);
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  std::promise<Status> done;
+  std::future<Status> result = done.get_future();
+  std::thread run([&] { done.set_value((*router)->Run(&stop)); });
+  // A guard against a hang, not a time limit on the work: without the hook this waits an hour.
+  const bool returned = result.wait_for(std::chrono::minutes(2)) == std::future_status::ready;
+  if (!returned) {
+    stop.RequestAbort();
+  }
+  run.join();
+  ASSERT_TRUE(returned) << "the routed run waited for max_latency after polling everything";
+  ASSERT_TRUE(result.get().ok());
+  ExpectExactlyOnce(per_partition_);
+}
+
+// The open batches of the tables share one small budget: batches are sealed early (the largest
+// first), never dropped; every message still lands once, and the budget ends at zero.
+TEST_F(RouterTest, TablesSharingABatchBudgetStillHoldEveryMessageOnce) {
+  inner_budget_ = std::make_shared<SharedBatchBudget>(2048);
+  inner_max_latency_ = std::chrono::hours(1);
+  auto router = MakeRouter({.until_caught_up = true}, /*max_rows=*/1'000'000);
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  ASSERT_TRUE((*router)->Run(&stop).ok());
+  ExpectExactlyOnce(per_partition_);
+  router->reset();  // the inner pipelines report their last open batch as gone
+  EXPECT_EQ(inner_budget_->total(), 0);
+}
+
+TEST(SharedBatchBudgetTest, TheLargestBatchesSealOnceTheSumPassesTheLimit) {
+  SharedBatchBudget budget(1000);
+  budget.Report(0, 300);  // a
+  budget.Report(0, 500);  // b
+  EXPECT_FALSE(budget.ShouldSeal(500)) << "800 of 1000";
+  budget.Report(0, 400);  // c: 1200 over 3 open batches, average 400
+  EXPECT_TRUE(budget.ShouldSeal(500));
+  EXPECT_TRUE(budget.ShouldSeal(400));
+  EXPECT_FALSE(budget.ShouldSeal(300));
+  EXPECT_FALSE(budget.ShouldSeal(0)) << "an empty batch has nothing to seal";
+  budget.Report(500, 0);  // b sealed: 700
+  EXPECT_FALSE(budget.ShouldSeal(400));
+  EXPECT_EQ(budget.total(), 700);
+}
 
 TEST_F(RouterTest, MessagesGoToTheirTablesOnce) {
   auto router = MakeRouter({.until_caught_up = true});
