@@ -233,5 +233,18 @@ TEST_F(KafkaRoutingTest, ScheduledMaintenanceCoversEveryRoutedTable) {
   }
 }
 
+// `ferry run --until-caught-up --max-wait` on a routed pipeline whose broker is gone: exit 1
+// after the wait, saying why, instead of waiting forever.
+TEST_F(KafkaRoutingTest, UntilCaughtUpWithTheBrokerGoneExitsAfterMaxWait) {
+  std::string config = WriteConfig();
+  mock_.reset();  // the cluster goes away
+  CommandResult down =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "3s"});
+  EXPECT_EQ(down.exit_code, 1) << down.err;
+  EXPECT_NE(down.err.find("pipeline events: no contact with the broker"), std::string::npos)
+      << down.err;
+  EXPECT_NE(down.err.find("max wait 3000 ms"), std::string::npos) << down.err;
+}
+
 }  // namespace
 }  // namespace ferry

@@ -122,7 +122,7 @@ Status Router::StartSource() {
       return st;
     }
     last_source_error_ = st.message();
-    if (Status waited = CheckMaxWait(last_contact_, "the broker"); !waited.ok()) {
+    if (Status waited = CheckMaxWait(last_contact_, "no contact with the broker"); !waited.ok()) {
       return st.WithContext("{}", waited.message());
     }
     FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms", options_.id,
@@ -439,7 +439,7 @@ Status Router::CheckMaxWait(RouterClock::time_point since, std::string_view what
     return Status::OK();
   }
   return Unavailable(
-      "pipeline {}: no answer from {} for {} s (max wait {} ms): {} partition(s) assigned; last "
+      "pipeline {}: {} for {} s (max wait {} ms): {} partition(s) assigned; last "
       "source error: {}. The run stops without being caught up; what was routed is committed",
       options_.id, what,
       std::chrono::duration_cast<std::chrono::seconds>(RouterClock::now() - since).count(),
@@ -470,8 +470,8 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
       return Status::OK();
     }
     FERRY_RETURN_IF_ERROR(InnerFailure());
-    FERRY_RETURN_IF_ERROR(
-        CheckMaxWait(waiting_since, "the schema registry").WithContext("{}", selected.message()));
+    FERRY_RETURN_IF_ERROR(CheckMaxWait(waiting_since, "no answer from the schema registry")
+                              .WithContext("{}", selected.message()));
     FERRY_LOG_WARN("pipeline {}: routing: {}; {} message(s) wait, tried again in {} ms",
                    options_.id, selected.message(), fresh.size(), backoff.count());
     stop_->WaitFor(backoff);
@@ -528,7 +528,7 @@ Status Router::RunLoop() {
         last_commit_ = RouterClock::now();
       }
       if (waited = CheckMaxWait(std::max(last_commit_, last_contact_),
-                                "the tables (no commit with messages outstanding)");
+                                "no commit in any table with messages outstanding");
           !waited.ok()) {
         break;
       }
@@ -554,7 +554,7 @@ Status Router::RunLoop() {
       break;
     }
     FERRY_RETURN_IF_ERROR(dispatched);
-    if (waited = CheckMaxWait(last_contact_, "the broker"); !waited.ok()) {
+    if (waited = CheckMaxWait(last_contact_, "no contact with the broker"); !waited.ok()) {
       break;
     }
     PublishPositions(/*force=*/false);

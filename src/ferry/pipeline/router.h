@@ -179,7 +179,7 @@ class Router final : private source::PartitionListener {
   bool CaughtUp();
   void UpdateGoals();
   // Step 9's max_wait: Unavailable once it passed since `since` (the last contact, or when step
-  // 2 began waiting for the registry); `what` names what did not answer.
+  // 2 began waiting for the registry); `what` says what did not happen ("no contact with ...").
   Status CheckMaxWait(std::chrono::steady_clock::time_point since, std::string_view what) const;
 
   const RouterOptions options_;

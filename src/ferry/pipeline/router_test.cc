@@ -541,7 +541,7 @@ TEST_F(RouterTest, MaxWaitStopsWhenTheBrokerAssignsNothing) {
   StopSignal stop;
   Status st = (*router)->Run(&stop);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
-  EXPECT_NE(st.message().find("no answer from the broker"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("no contact with the broker"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("0 partition(s) assigned"), std::string::npos) << st.ToString();
 }
 
