@@ -420,6 +420,8 @@ max_rows = 25
 max_latency = "100ms"
 )toml",
                                        dir_.string(), brokers_, registry);
+  CommandResult check = RunCommand({kFerry, "config", "check", config});
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
   const std::vector<std::string> statuses = {"new", "paid", "shipped"};
   auto table_of = [&](const std::string& status) { return (dir_ / ("t_" + status)).string(); };
   auto total_rows = [&] {

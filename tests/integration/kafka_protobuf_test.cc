@@ -416,6 +416,8 @@ format = "protobuf"
 {3}
 )toml",
                                        paid, rest, brokers_, RegistryDecode());
+  CommandResult check = RunCommand({kFerry, "config", "check", config});
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
   {
     auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
     ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
