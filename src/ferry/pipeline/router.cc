@@ -489,9 +489,21 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
   }
   for (size_t i = 0; i < fresh.size(); ++i) {
     Inner* inner = targets[i];
+    // A full queue waits for its table's pipeline, at most max_wait (it may itself wait, e.g.
+    // for the schema registry): what is not queued stays outstanding, below no L.
+    const RouterClock::time_point push_since = RouterClock::now();
+    bool waited_too_long = false;
     bool queued = inner->queue->PushMessage(
-        OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)),
-        [&] { return stop_->abandon() || restart_requested_.load() || inner->done.load(); });
+        OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)), [&] {
+          waited_too_long = !CheckMaxWait(push_since, "").ok();
+          return stop_->abandon() || restart_requested_.load() || inner->done.load() ||
+                 waited_too_long;
+        });
+    if (!queued && waited_too_long) {
+      return CheckMaxWait(push_since, fmt::format("table {} taking no message (its pipeline "
+                                                  "waits, e.g. for the schema registry)",
+                                                  inner->table));
+    }
     if (!queued) {
       return Status::OK();  // the loop sees why
     }
@@ -550,7 +562,7 @@ Status Router::RunLoop() {
     }
     Status dispatched = Dispatch(polled_);
     if (dispatched.code() == StatusCode::kUnavailable && options_.until_caught_up) {
-      waited = dispatched;  // max_wait for the registry
+      waited = dispatched;  // max_wait: the registry, or a table's full queue
       break;
     }
     FERRY_RETURN_IF_ERROR(dispatched);

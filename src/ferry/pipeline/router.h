@@ -48,9 +48,9 @@
 //      partition was polled up to its head and every message polled is durable; with max_wait,
 //      it stops with Unavailable after a drain (what was routed is committed) once max_wait
 //      passed without contact with the broker (an assignment, a message, the heads), with the
-//      schema registry while step 2 waits for it, or, everything polled, without a table's
-//      commit while messages are outstanding. An inner pipeline's error stops the router
-//      with the error, naming the table.
+//      schema registry while step 2 waits for it, with a table's full queue while step 3 waits
+//      for it, or, everything polled, without a table's commit while messages are outstanding. An
+//      inner pipeline's error stops the router with the error, naming the table.
 //
 // Thread-safety: Run() on one thread (the router's); each inner pipeline runs on a thread of its
 // own; RoutingPositions and the queues are what they share.
