@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kafka_child_process.h"
@@ -373,6 +376,111 @@ TEST_F(KafkaAvroTest, AvroKeysDecodeIntoAStructColumn) {
   }
   ASSERT_NO_FATAL_FAILURE(AddKeyColumn(config));
   ExpectKeysInAStructColumn(config, 40);
+}
+
+// A routed pipeline on Avro (issue 21): `table = ".../t_{field:status}"` sends the registry's
+// messages to a table per value of their enum field `status` (decoded by the router, the rest of
+// each message skipped), creating each table from the registry's schema, through two SIGKILLs
+// and a last run to the end: every id in exactly one table once, in its status's table, by
+// ferry's reader and by DuckDB.
+TEST_F(KafkaAvroTest, RoutedByADecodedFieldIntoThreeTablesThroughKills) {
+  constexpr int kCount = 6000;
+  std::string registry;
+  std::vector<std::string> messages = Serialize(kCount, &registry);
+  ASSERT_EQ(messages.size(), size_t{kCount});
+  ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
+  const std::string config = (dir_ / "routed.toml").string();
+  std::ofstream(config) << fmt::format(R"toml([[pipeline]]
+id = "orders"
+table = "{0}/t_{{field:status}}"
+metadata_columns = {{ offset = "_offset", partition = "_partition" }}
+
+[pipeline.table_name_rules]
+fallback = "{0}/t_unknown"
+
+[pipeline.routing]
+position_commit_interval = "300ms"
+
+[pipeline.kafka]
+brokers = "{1}"
+topics = ["orders"]
+group_id = "ferry-avro-routing-test"
+start = "earliest"
+properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
+
+[pipeline.decode]
+format = "avro"
+
+[pipeline.decode.schema_registry]
+url = "{2}"
+timeout = "5s"
+
+[pipeline.batch]
+max_rows = 25
+max_latency = "100ms"
+)toml",
+                                       dir_.string(), brokers_, registry);
+  CommandResult check = RunCommand({kFerry, "config", "check", config});
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
+  const std::vector<std::string> statuses = {"new", "paid", "shipped"};
+  auto table_of = [&](const std::string& status) { return (dir_ / ("t_" + status)).string(); };
+  auto total_rows = [&] {
+    size_t n = 0;
+    for (const std::string& s : statuses) {
+      n += e2e::ReadTable(table_of(s)).rows.size();
+    }
+    return n;
+  };
+  for (size_t goal : {size_t{600}, size_t{2400}}) {
+    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
+    for (int i = 0; i < 1200 && total_rows() < goal; ++i) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    ASSERT_GE(total_rows(), goal) << (*ferry)->Log();
+    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
+    (*ferry)->Wait();
+  }
+  EXPECT_LT(total_rows(), size_t{kCount}) << "killed after the end: the test proves less";
+  CommandResult r =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch counted;
+  ASSERT_TRUE(std::regex_search(
+      r.err, counted, std::regex(R"(pipeline orders: stopped; (\d+) messages were read again)")))
+      << r.err;
+  std::printf("[ routing ] Avro, after 2 SIGKILLs: the last run re-read %s messages (of %d)\n",
+              counted[1].str().c_str(), kCount);
+
+  std::map<int64_t, int> seen;
+  std::vector<std::string> files;
+  for (size_t s = 0; s < statuses.size(); ++s) {
+    e2e::TableContents t = e2e::ReadTable(table_of(statuses[s]));
+    for (const std::string& row : t.rows) {
+      const int64_t id = e2e::IntField(row, "id");
+      ++seen[id];
+      EXPECT_EQ(static_cast<size_t>(id % 3), s) << "id " << id << " in t_" << statuses[s];
+      EXPECT_EQ(e2e::Field(row, "name"), fmt::format("name-{}", id));
+    }
+    files.insert(files.end(), t.files.begin(), t.files.end());
+  }
+  EXPECT_FALSE(std::filesystem::exists(table_of("unknown"))) << "every message has a status";
+  ASSERT_EQ(seen.size(), size_t{kCount});
+  for (int64_t id = 0; id < kCount; ++id) {
+    EXPECT_EQ(seen[id], 1) << "id " << id;
+  }
+  e2e::ExpectDuckDbCounts(files, "id", kCount);
+  std::vector<nlohmann::json> per_status =
+      e2e::DuckDbRows(files,
+                      "SELECT status, count(*) AS n, min(id % 3) AS lo, max(id % 3) AS hi FROM "
+                      "read_parquet({files}) GROUP BY status ORDER BY status");
+  ASSERT_EQ(per_status.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) {
+    SCOPED_TRACE(per_status[s].dump());
+    EXPECT_EQ(per_status[s]["status"], (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[s]));
+    EXPECT_EQ(per_status[s]["n"], std::to_string(kCount / 3));
+    EXPECT_EQ(per_status[s]["lo"], per_status[s]["hi"]);
+  }
 }
 
 }  // namespace

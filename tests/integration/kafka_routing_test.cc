@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -52,7 +53,8 @@ class KafkaRoutingTest : public ::testing::Test {
     return (dir_ / ("t_" + std::string(type))).string();
   }
 
-  std::string WriteConfig() {
+  // `extra`: more of the pipeline's tables ([pipeline.maintenance]).
+  std::string WriteConfig(const std::string& extra = "") {
     std::string path = (dir_ / "ferry.toml").string();
     std::ofstream(path) << fmt::format(R"toml([[pipeline]]
 id = "events"
@@ -76,20 +78,21 @@ properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }
 [pipeline.batch]
 max_rows = 300
 max_latency = "200ms"
+{2}
 )toml",
-                                       dir_.string(), brokers_);
+                                       dir_.string(), brokers_, extra);
     return path;
   }
 
   // One producer per type: ids type * kPerType + 1 .. (type + 1) * kPerType, interleaved in the
   // topic's partitions as they run at once.
-  std::vector<std::unique_ptr<ChildProcess>> StartProducers() {
+  std::vector<std::unique_ptr<ChildProcess>> StartProducers(int64_t per_type = kPerType) {
     std::vector<std::unique_ptr<ChildProcess>> out;
     for (int t = 0; t < 4; ++t) {
       std::string tmpl = fmt::format(
           R"({{"id": {{{{seq}}}}, "event_type": "{}", "payload": "p{{{{seq}}}}"}})", kTypes[t]);
       auto p = ChildProcess::Start({kFerry, "produce", "kafka", "--brokers", brokers_, "--topic",
-                                    "events", "--count", std::to_string(kPerType), "--start",
+                                    "events", "--count", std::to_string(per_type), "--start",
                                     std::to_string(t * kPerType + 1), "--rate", "400", "--key",
                                     "k{{seq}}", "--template", tmpl});
       EXPECT_TRUE(p.ok()) << p.status().ToString();
@@ -175,6 +178,72 @@ TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
       "[ routing ] after 3 SIGKILLs, the final run re-read %lld messages that their "
       "table held already (of %lld)\n",
       static_cast<long long>(rereads), static_cast<long long>(4 * kPerType));
+}
+
+// [pipeline.maintenance] on a routed pipeline: the scheduled optimize covers every table the
+// pipeline routes to (each packed into one file once ingestion is done, an OPTIMIZE commit in
+// each log), the scheduled vacuum runs on each too, and the tables still hold every id once.
+TEST_F(KafkaRoutingTest, ScheduledMaintenanceCoversEveryRoutedTable) {
+  constexpr int64_t kPer = 600;
+  std::string config =
+      WriteConfig("[pipeline.maintenance]\noptimize_every = \"1s\"\nvacuum_every = \"1s\"\n");
+  CommandResult check = RunCommand({kFerry, "config", "check", config});
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
+  auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+  ASSERT_TRUE(ferry.ok());
+  auto producers = StartProducers(kPer);
+  for (auto& p : producers) {
+    EXPECT_EQ(p->Wait(), 0);
+  }
+  // Once ingestion is done, the next scheduled optimize packs each table into one file.
+  auto packed = [&] {
+    for (const char* type : kTypes) {
+      e2e::TableContents t = e2e::ReadTable(Table(type));
+      if (t.rows.size() != static_cast<size_t>(kPer) || t.files.size() != 1) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (int i = 0; i < 1200 && !packed(); ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_EQ(kill((*ferry)->pid(), SIGTERM), 0);
+  EXPECT_EQ((*ferry)->Wait(), 0) << (*ferry)->Log();
+  std::string log = (*ferry)->Log(1 << 20);
+  for (int t = 0; t < 4; ++t) {
+    SCOPED_TRACE(kTypes[t]);
+    e2e::TableContents contents = e2e::ReadTable(Table(kTypes[t]));
+    EXPECT_EQ(contents.rows.size(), static_cast<size_t>(kPer));
+    EXPECT_EQ(contents.files.size(), 1u);
+    std::vector<int64_t> ids;
+    for (const std::string& row : contents.rows) {
+      ids.push_back(e2e::IntField(row, "id"));
+    }
+    std::sort(ids.begin(), ids.end());
+    ASSERT_EQ(ids.size(), static_cast<size_t>(kPer));
+    for (int64_t i = 0; i < kPer; ++i) {
+      EXPECT_EQ(ids[static_cast<size_t>(i)], t * kPerType + 1 + i);
+    }
+    CommandResult history = RunCommand({kFerry, "table", "history", Table(kTypes[t]), "--json"});
+    EXPECT_EQ(history.exit_code, 0) << history.err;
+    EXPECT_NE(history.out.find("OPTIMIZE"), std::string::npos) << history.out;
+    EXPECT_NE(log.find(fmt::format("scheduled vacuum {}:", Table(kTypes[t]))), std::string::npos)
+        << log;
+  }
+}
+
+// `ferry run --until-caught-up --max-wait` on a routed pipeline whose broker is gone: exit 1
+// after the wait, saying why, instead of waiting forever.
+TEST_F(KafkaRoutingTest, UntilCaughtUpWithTheBrokerGoneExitsAfterMaxWait) {
+  std::string config = WriteConfig();
+  mock_.reset();  // the cluster goes away
+  CommandResult down =
+      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "3s"});
+  EXPECT_EQ(down.exit_code, 1) << down.err;
+  EXPECT_NE(down.err.find("pipeline events: no contact with the broker"), std::string::npos)
+      << down.err;
+  EXPECT_NE(down.err.find("max wait 3000 ms"), std::string::npos) << down.err;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "ferry/app/routed_pipeline.h"
 #include "ferry/app/table_location.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
@@ -47,16 +48,43 @@ void MaintenanceScheduler::Stop() {
   threads_.clear();
 }
 
-void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, bool optimize) {
+void MaintenanceScheduler::RunRound(const config::PipelineConfig& p, bool optimize) {
+  if (!p.routing) {
+    RunOnce(p, p.table, optimize);
+    return;
+  }
+  Result<std::vector<std::string>> tables = RoutedTablesOf(p);
+  if (!tables.ok()) {
+    FERRY_LOG_WARN(
+        "pipeline {}: scheduled {}: listing the routed tables failed (tried again "
+        "next time): {}",
+        p.id, optimize ? "optimize" : "vacuum", tables.status().ToString());
+    return;
+  }
+  for (const std::string& table : *tables) {
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) {
+        return;
+      }
+    }
+    RunOnce(p, table, optimize);
+  }
+}
+
+void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, const std::string& location,
+                                   bool optimize) {
   const char* operation = optimize ? "optimize" : "vacuum";
+  // A routed pipeline's tables are told apart in the log and the journal.
+  const std::string where = p.routing ? fmt::format(" of table {}", location) : std::string();
   Clock::time_point start = Clock::now();
   metrics::MaintenanceRecord record{.time_ms = WallMillis(), .operation = operation};
   Status st = [&]() -> Status {
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(p.table, p.storage));
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(location, p.storage));
     if (optimize) {
       FERRY_ASSIGN_OR_RETURN(delta::OptimizeResult r, delta::Optimize(*table, {}));
-      record.detail =
-          fmt::format("{} files into {} ({} rows)", r.files_removed, r.files_added, r.rows);
+      record.detail = fmt::format("{}{} files into {} ({} rows)", p.routing ? location + ": " : "",
+                                  r.files_removed, r.files_added, r.rows);
       record.version = r.version;
       FERRY_LOG_INFO("pipeline {}: scheduled optimize: {}{}", p.id, record.detail,
                      r.version ? " at version " + std::to_string(*r.version) : "");
@@ -64,15 +92,15 @@ void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, bool optimiz
       FERRY_ASSIGN_OR_RETURN(
           delta::VacuumResult r,
           delta::Vacuum(*table, {.retain_ms = p.maintenance.vacuum_retain.count()}));
-      record.detail =
-          fmt::format("against version {}: {} files deleted", r.version, r.deleted.size());
+      record.detail = fmt::format("{}against version {}: {} files deleted",
+                                  p.routing ? location + ": " : "", r.version, r.deleted.size());
       FERRY_LOG_INFO("pipeline {}: scheduled vacuum {}", p.id, record.detail);
     }
     return Status::OK();
   }();
   if (!st.ok()) {
-    FERRY_LOG_WARN("pipeline {}: scheduled {} failed (tried again next time): {}", p.id, operation,
-                   st.ToString());
+    FERRY_LOG_WARN("pipeline {}: scheduled {}{} failed (tried again next time): {}", p.id,
+                   operation, where, st.ToString());
     record.ok = false;
     record.detail = st.ToString();
   }
@@ -100,11 +128,11 @@ void MaintenanceScheduler::Loop(config::PipelineConfig p) {
     }
     lock.unlock();
     if (Clock::now() >= next_optimize) {
-      RunOnce(p, true);
+      RunRound(p, true);
       next_optimize = Clock::now() + optimize_every;
     }
     if (Clock::now() >= next_vacuum) {
-      RunOnce(p, false);
+      RunRound(p, false);
       next_vacuum = Clock::now() + vacuum_every;
     }
     lock.lock();

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "ferry/app/avro_input.h"
+#include "ferry/app/protobuf_input.h"
 #include "ferry/app/table_location.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/pipeline/route_selector.h"
+#include "ferry/pipeline/routing_fields.h"
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/pipeline/table_template.h"
 
@@ -24,8 +27,43 @@ Status RoutingError(const config::PipelineConfig& c, std::string_view key, const
                          st.message());
 }
 
+// routing.schema parsed; null when it is not set.
+Result<columnar::SchemaPtr> RoutingSchema(const config::PipelineConfig& c) {
+  if (c.routing->schema.empty()) {
+    return columnar::SchemaPtr();
+  }
+  Result<columnar::Schema> parsed =
+      columnar::ParseDdlSchema(c.routing->schema, c.routing->schema_location.ToString());
+  if (!parsed.ok()) {
+    return parsed.status();
+  }
+  return std::make_shared<const columnar::Schema>(std::move(*parsed));
+}
+
+// The routing fields of a pipeline whose format has writer schemas (Avro, Protobuf): a decoder
+// of the pipeline's format into `schema` alone (the writer's other fields are skipped), with
+// writer schemas of its own (fetched once per id, as each table's pipeline does). Null for JSON:
+// the selectors read JSON themselves.
+Result<std::unique_ptr<pipeline::RoutingFields>> MakeRoutingFields(
+    const config::PipelineConfig& c, const columnar::SchemaPtr& schema) {
+  config::PipelineConfig d = c;
+  d.schema_evolution = "none";  // nothing to observe: the routing schema never grows
+  std::unique_ptr<transform::Decoder> decoder;
+  if (c.decode.format == config::DecodeConfig::Format::kAvro) {
+    FERRY_ASSIGN_OR_RETURN(AvroInput avro, OpenAvroInput(d));
+    FERRY_ASSIGN_OR_RETURN(decoder, MakeAvroDecoder(d, schema, {}, avro));
+  } else if (c.decode.format == config::DecodeConfig::Format::kProtobuf) {
+    FERRY_ASSIGN_OR_RETURN(ProtobufInput protobuf, OpenProtobufInput(d));
+    FERRY_ASSIGN_OR_RETURN(decoder, MakeProtobufDecoder(d, schema, {}, protobuf));
+  } else {
+    return std::unique_ptr<pipeline::RoutingFields>();
+  }
+  return std::make_unique<pipeline::RoutingFields>(schema, std::move(decoder));
+}
+
 Result<std::unique_ptr<pipeline::RouteSelector>> MakeSelector(const config::PipelineConfig& c) {
   const config::TableNameRulesConfig& r = c.table_name_rules;
+  FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr schema, RoutingSchema(c));
   if (c.table_is_template) {
     Result<pipeline::TableTemplate> t =
         pipeline::TableTemplate::Parse(c.table, {.lower_case = r.lower_case,
@@ -36,17 +74,26 @@ Result<std::unique_ptr<pipeline::RouteSelector>> MakeSelector(const config::Pipe
     if (!t.ok()) {
       return RoutingError(c, "table", t.status());
     }
-    return std::unique_ptr<pipeline::RouteSelector>(
-        std::make_unique<pipeline::TemplateSelector>(std::move(*t), r.fallback));
-  }
-  columnar::SchemaPtr schema;
-  if (!c.routing->schema.empty()) {
-    Result<columnar::Schema> parsed =
-        columnar::ParseDdlSchema(c.routing->schema, c.routing->schema_location.ToString());
-    if (!parsed.ok()) {
-      return parsed.status();
+    std::unique_ptr<pipeline::RoutingFields> fields;
+    if (!t->fields().empty()) {
+      // Avro, Protobuf: the template's fields, typed by routing.schema, else each a STRING.
+      Result<std::unique_ptr<pipeline::RoutingFields>> made = MakeRoutingFields(
+          c, schema != nullptr ? schema : pipeline::RoutingFields::StringSchema(t->fields()));
+      if (!made.ok()) {
+        return made.status().WithContext("pipeline {}: the routing fields of table", c.id);
+      }
+      fields = std::move(*made);
     }
-    schema = std::make_shared<const columnar::Schema>(std::move(*parsed));
+    return std::unique_ptr<pipeline::RouteSelector>(
+        std::make_unique<pipeline::TemplateSelector>(std::move(*t), r.fallback, std::move(fields)));
+  }
+  std::unique_ptr<pipeline::RoutingFields> fields;
+  if (schema != nullptr) {
+    Result<std::unique_ptr<pipeline::RoutingFields>> made = MakeRoutingFields(c, schema);
+    if (!made.ok()) {
+      return made.status().WithContext("pipeline {}: the routing fields of routing.schema", c.id);
+    }
+    fields = std::move(*made);
   }
   std::vector<pipeline::PredicateRoute> routes;
   for (const config::RouteConfig& route : c.routes) {
@@ -57,7 +104,7 @@ Result<std::unique_ptr<pipeline::RouteSelector>> MakeSelector(const config::Pipe
                                             route.location.line, route.location.key)});
   }
   Result<std::unique_ptr<pipeline::PredicateSelector>> s = pipeline::PredicateSelector::Create(
-      schema, std::move(routes), c.routing->unmatched == "default", c.time_zone);
+      schema, std::move(routes), c.routing->unmatched == "default", c.time_zone, std::move(fields));
   if (!s.ok()) {
     return s.status();
   }
@@ -82,6 +129,36 @@ Result<std::optional<delta::Snapshot>> ReadRoutedTable(const config::PipelineCon
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> RoutedTablesOf(const config::PipelineConfig& c) {
+  std::vector<std::string> candidates;
+  if (c.table_is_template) {
+    candidates.push_back(c.table_name_rules.fallback);
+  }
+  for (const config::RouteConfig& route : c.routes) {
+    candidates.push_back(route.table);
+  }
+  FERRY_ASSIGN_OR_RETURN(std::optional<delta::Snapshot> positions,
+                         ReadRoutedTable(c, c.routing->positions_table));
+  if (positions) {
+    const std::string prefix = pipeline::Router::TableAppId(c.id, "");
+    for (const auto& [app_id, txn] : positions->txns()) {
+      if (app_id.starts_with(prefix)) {
+        candidates.push_back(app_id.substr(prefix.size()));
+      }
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<std::string> tables;
+  for (const std::string& table : candidates) {
+    FERRY_ASSIGN_OR_RETURN(std::optional<delta::Snapshot> snapshot, ReadRoutedTable(c, table));
+    if (snapshot) {
+      tables.push_back(table);
+    }
+  }
+  return tables;
+}
 
 config::PipelineConfig RoutedTableConfig(const config::PipelineConfig& c,
                                          const std::string& table) {
@@ -158,7 +235,8 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
                                    .max_tables = static_cast<size_t>(r.max_tables),
                                    .position_commit_interval = r.position_commit_interval,
                                    .drain_timeout = c.drain_timeout,
-                                   .until_caught_up = build.until_caught_up},
+                                   .until_caught_up = build.until_caught_up,
+                                   .max_wait = build.max_wait},
                                   std::move(source), std::move(selector), std::move(inners),
                                   std::move(reader), std::move(positions.table),
                                   std::move(positions.snapshot));

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ferry/app/pipeline_factory.h"
 #include "ferry/base/result.h"
@@ -26,5 +28,11 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
 // the route's schema, partitioning, derived columns, dedup and properties.
 config::PipelineConfig RoutedTableConfig(const config::PipelineConfig& config,
                                          const std::string& table);
+
+// The tables of a routed pipeline that have a log now, for `[pipeline.maintenance]`
+// (maintenance_scheduler.h): the static routes' tables or the template's fallback, and every
+// table the router recorded in its positions table when it first routed to it (open or closed
+// since). REQUIRES: config.routing.
+Result<std::vector<std::string>> RoutedTablesOf(const config::PipelineConfig& config);
 
 }  // namespace ferry::app

@@ -370,8 +370,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                 "every 5 s otherwise");
   run->add_option("--max-wait", args->max_wait,
                   "With --until-caught-up: exit 1, saying why, after this long without contact "
-                  "with the broker (no partition assigned, no head read, no message), e.g. 30s, "
-                  "5m; 0 waits forever. Without --until-caught-up ferry retries forever")
+                  "with the broker (no partition assigned, no head read, no message) or with "
+                  "messages waiting that long for the schema registry (routed pipelines too), "
+                  "e.g. 30s, 5m; 0 waits forever. Without --until-caught-up ferry retries forever")
       ->capture_default_str();
   AddStorageOptionFlag(run, &args->storage_options);
   run->callback([args, exit_code] { *exit_code = Run(*args); });

@@ -160,11 +160,6 @@ Status ReadRouting(TomlTable& t, PipelineConfig* p) {
     }
     return Status::OK();
   }
-  if (p->maintenance.optimize_every.count() > 0 || p->maintenance.vacuum_every.count() > 0) {
-    return t.Error("maintenance",
-                   "scheduled optimize and vacuum do not cover routed tables yet: "
-                   "run `ferry optimize` / `ferry vacuum` on each table");
-  }
   p->routing.emplace();
   if (routing) {
     FERRY_RETURN_IF_ERROR(ReadRoutingSettings(*routing, &*p->routing));
@@ -186,10 +181,10 @@ Status ReadRouting(TomlTable& t, PipelineConfig* p) {
     if (Result<storage::TableUri> uri = storage::ParseTableUri(parsed->Example(), ""); !uri.ok()) {
       return t.Error("table", uri.status().message());
     }
-    if (!parsed->fields().empty() && p->decode.format != DecodeConfig::Format::kJson) {
+    if (!parsed->fields().empty() && p->decode.format == DecodeConfig::Format::kRaw) {
       return t.Error("table",
-                     "{field:...} placeholders read JSON messages for now ([pipeline.decode] "
-                     "format = \"json\")");
+                     "{field:...} placeholders read a field of the decoded message; format "
+                     "\"raw\" has none (use json, avro or protobuf)");
     }
     if (p->table_name_rules.fallback.empty()) {
       return t.Error("table",
@@ -231,6 +226,11 @@ Status ReadRouting(TomlTable& t, PipelineConfig* p) {
                             "named default");
     }
     bool has_where = names.size() > (has_default ? 1U : 0U);
+    if (has_where && p->decode.format == DecodeConfig::Format::kRaw) {
+      return t.Error("route",
+                     "routes with `where` read fields of the decoded message; format \"raw\" "
+                     "has none (use json, avro or protobuf)");
+    }
     if (has_where && r.schema.empty()) {
       return t.Error("route",
                      "routes with `where` need [pipeline.routing] schema: the fields "

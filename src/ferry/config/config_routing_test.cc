@@ -256,5 +256,47 @@ TEST(ConfigRoutingTest, RouteErrors) {
   }
 }
 
+// {field:...} and `where` read decoded fields of JSON, Avro and Protobuf messages; raw has none.
+// [pipeline.maintenance] covers a routed pipeline's tables.
+TEST(ConfigRoutingTest, FieldsOfEveryFormatButRawAndMaintenance) {
+  const std::string templ = R"([[pipeline]]
+id = "events"
+table = "s3://lake/raw/{field:kind}"
+
+[pipeline.table_name_rules]
+fallback = "s3://lake/raw/unknown"
+
+[pipeline.maintenance]
+optimize_every = "1h"
+vacuum_every = "24h"
+)";
+  for (const char* decode : {"[pipeline.decode]\nformat = \"avro\"\n"
+                             "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n",
+                             "[pipeline.decode]\nformat = \"protobuf\"\n"
+                             "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n"}) {
+    Result<Config> c = ParseRouting(WithKafka(templ, decode));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_TRUE(c->pipelines[0].routing.has_value());
+    EXPECT_EQ(c->pipelines[0].maintenance.optimize_every, std::chrono::hours(1));
+  }
+  Result<Config> raw = ParseRouting(WithKafka(templ, "[pipeline.decode]\nformat = \"raw\"\n"));
+  ASSERT_FALSE(raw.ok());
+  EXPECT_NE(raw.status().message().find("ferry.toml:"), std::string::npos);
+  EXPECT_NE(raw.status().message().find("format \"raw\" has none"), std::string::npos)
+      << raw.status().ToString();
+
+  std::string routes(kRoutes);
+  Result<Config> avro_routes =
+      ParseRouting(WithKafka(routes,
+                             "[pipeline.decode]\nformat = \"avro\"\n"
+                             "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n"));
+  ASSERT_TRUE(avro_routes.ok()) << avro_routes.status().ToString();
+  Result<Config> raw_routes =
+      ParseRouting(WithKafka(routes, "[pipeline.decode]\nformat = \"raw\"\n"));
+  ASSERT_FALSE(raw_routes.ok());
+  EXPECT_NE(raw_routes.status().message().find("format \"raw\" has none"), std::string::npos)
+      << raw_routes.status().ToString();
+}
+
 }  // namespace
 }  // namespace ferry::config

@@ -13,10 +13,24 @@ Status TemplateSelector::Select(std::span<const source::Message> messages,
   out->clear();
   out->reserve(messages.size());
   const std::vector<std::string>& fields = template_.fields();
-  for (const source::Message& m : messages) {
+  if (fields_ != nullptr && !fields.empty()) {
+    FERRY_RETURN_IF_ERROR(fields_->Decode(messages));
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const source::Message& m = messages[i];
     values_.clear();
+    if (fields_ != nullptr && !fields.empty() && fields_->row(i) < 0) {
+      out->push_back(
+          {.table = fallback_,
+           .bad_reason = fmt::format("the routing field(s) of the table template do not decode "
+                                     "(a field that is not a string needs its type in "
+                                     "[pipeline.routing] schema): {}",
+                                     fields_->error(i))});
+      continue;
+    }
     for (const std::string& path : fields) {
-      values_.push_back(JsonFieldText(m.payload, path));
+      values_.push_back(fields_ != nullptr ? fields_->Text(i, path)
+                                           : JsonFieldText(m.payload, path));
     }
     RenderedTable rendered = template_.Render(m, values_);
     switch (rendered.kind) {
@@ -36,7 +50,7 @@ Status TemplateSelector::Select(std::span<const source::Message> messages,
 
 Result<std::unique_ptr<PredicateSelector>> PredicateSelector::Create(
     columnar::SchemaPtr schema, std::vector<PredicateRoute> routes, bool unmatched_default,
-    const std::string& time_zone) {
+    const std::string& time_zone, std::unique_ptr<RoutingFields> fields) {
   if (routes.empty()) {
     return InvalidArgument("a routed pipeline needs at least one route");
   }
@@ -68,10 +82,11 @@ Result<std::unique_ptr<PredicateSelector>> PredicateSelector::Create(
   if (!unmatched_default) {
     s->default_route_ = -1;
   }
-  if (schema != nullptr) {
+  if (schema != nullptr && fields == nullptr) {
     FERRY_ASSIGN_OR_RETURN(auto decoder, transform::JsonDecoder::Create(schema, {}));
-    s->decoder_ = std::move(decoder);
+    fields = std::make_unique<RoutingFields>(schema, std::move(decoder));
   }
+  s->fields_ = std::move(fields);
   s->schema_ = std::move(schema);
   s->routes_ = std::move(routes);
   return s;
@@ -89,32 +104,22 @@ Status PredicateSelector::Select(std::span<const source::Message> messages,
                                  std::vector<RouteChoice>* out) {
   out->clear();
   // Decode the predicates' fields; a message that does not decode matches no route.
-  std::vector<int64_t> row_of(messages.size(), -1);
-  std::vector<std::string> decode_errors(messages.size());
-  columnar::RecordBatch batch;
   std::vector<std::unique_ptr<columnar::Column>> results;
-  if (decoder_ != nullptr) {
-    batch = columnar::RecordBatch::MakeEmpty(schema_);
-    for (size_t i = 0; i < messages.size(); ++i) {
-      Status st = decoder_->Append(messages[i].payload, &batch);
-      if (st.ok()) {
-        row_of[i] = batch.num_rows() - 1;
-      } else {
-        decode_errors[i] = st.message();
-      }
-    }
+  if (fields_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(fields_->Decode(messages));
     for (const auto& predicate : predicates_) {
-      results.push_back(predicate != nullptr ? predicate->Evaluate(batch) : nullptr);
+      results.push_back(predicate != nullptr ? predicate->Evaluate(fields_->batch()) : nullptr);
     }
   }
+  auto row_of = [&](size_t i) -> int64_t { return fields_ != nullptr ? fields_->row(i) : -1; };
   for (size_t i = 0; i < messages.size(); ++i) {
     int chosen = -1;
     for (size_t r = 0; r < predicates_.size() && chosen < 0; ++r) {
-      if (predicates_[r] == nullptr || row_of[i] < 0) {
+      if (predicates_[r] == nullptr || row_of(i) < 0) {
         continue;
       }
       const auto* c = results[r]->As<columnar::BooleanColumn>();
-      if (c->IsValid(row_of[i]) && c->Value(row_of[i]) != 0) {
+      if (c->IsValid(row_of(i)) && c->Value(row_of(i)) != 0) {
         chosen = static_cast<int>(r);
       }
     }
@@ -127,10 +132,10 @@ Status PredicateSelector::Select(std::span<const source::Message> messages,
     }
     out->push_back(
         {.table = routes_.front().table,
-         .bad_reason = decode_errors[i].empty()
+         .bad_reason = fields_ == nullptr || fields_->error(i).empty()
                            ? std::string("no route matches")
                            : fmt::format("no route matches (the routing fields do not decode: {})",
-                                         decode_errors[i])});
+                                         fields_->error(i))});
   }
   return Status::OK();
 }

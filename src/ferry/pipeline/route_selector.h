@@ -4,12 +4,18 @@
 //   TemplateSelector  the table is a TableTemplate rendered per message ({topic}, {subject},
 //                     {subject:N}, {field:a.b}); a message without a value goes to the fallback
 //                     table; a name `allow` refuses is a bad record carried by the fallback
-//                     pipeline (its dead letters, exactly once with its positions).
+//                     pipeline (its dead letters, exactly once with its positions). Fields are
+//                     read from JSON text, or with RoutingFields (routing_fields.h: Avro,
+//                     Protobuf), where a message that does not decode is a bad record carried
+//                     by the fallback pipeline.
 //   PredicateSelector static routes, each a `where` predicate (transform/expression.h) over the
-//                     fields of a narrow routing schema, decoded from JSON per poll and
-//                     evaluated column-wise; first match wins; a message no route matches goes
-//                     to the default route, or is a bad record ("no route matches") carried by
-//                     the first route's pipeline.
+//                     fields of a narrow routing schema, decoded per poll (RoutingFields; JSON
+//                     unless told otherwise) and evaluated column-wise; first match wins; a
+//                     message no route matches goes to the default route, or is a bad record
+//                     ("no route matches") carried by the first route's pipeline.
+//
+// Select's errors: Unavailable when the routing decoder's writer schemas could not be fetched
+// now (a schema registry that does not answer): nothing was chosen; the caller asks again later.
 //
 // A choice is a pure function of the message and the configuration: the same message always
 // goes to the same table (docs/decisions/routing.md: a restart re-reads messages, and a message
@@ -26,6 +32,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/columnar/types.h"
+#include "ferry/pipeline/routing_fields.h"
 #include "ferry/pipeline/table_template.h"
 #include "ferry/source/source.h"
 #include "ferry/transform/decoder.h"
@@ -52,14 +59,18 @@ class RouteSelector {
 class TemplateSelector final : public RouteSelector {
  public:
   // `fallback`: the table of a message without a value, and the carrier of refused names.
-  TemplateSelector(TableTemplate table, std::string fallback)
-      : template_(std::move(table)), fallback_(std::move(fallback)) {}
+  // `fields`: how {field:...} values are read (null: from JSON text, JsonFieldText); REQUIRES:
+  // its schema holds every field of the template.
+  TemplateSelector(TableTemplate table, std::string fallback,
+                   std::unique_ptr<RoutingFields> fields = nullptr)
+      : template_(std::move(table)), fallback_(std::move(fallback)), fields_(std::move(fields)) {}
   Status Select(std::span<const source::Message> messages, std::vector<RouteChoice>* out) override;
   std::vector<std::string> StaticTables() const override { return {fallback_}; }
 
  private:
   TableTemplate template_;
   std::string fallback_;
+  std::unique_ptr<RoutingFields> fields_;
   std::vector<std::optional<std::string>> values_;  // Select's scratch
 };
 
@@ -72,13 +83,13 @@ struct PredicateRoute {
 
 class PredicateSelector final : public RouteSelector {
  public:
-  // `schema`: the fields the predicates read (decoded from JSON). `unmatched_default`: a message
-  // no route matches goes to the route named "default" (else it is a bad record).
-  // InvalidArgument: a predicate that does not compile or is not BOOLEAN, naming its origin.
-  static Result<std::unique_ptr<PredicateSelector>> Create(columnar::SchemaPtr schema,
-                                                           std::vector<PredicateRoute> routes,
-                                                           bool unmatched_default,
-                                                           const std::string& time_zone);
+  // `schema`: the fields the predicates read; `fields` decodes them (null: from JSON).
+  // `unmatched_default`: a message no route matches goes to the route named "default" (else it
+  // is a bad record). InvalidArgument: a predicate that does not compile or is not BOOLEAN,
+  // naming its origin. REQUIRES: `fields`, when given, decodes into `schema`.
+  static Result<std::unique_ptr<PredicateSelector>> Create(
+      columnar::SchemaPtr schema, std::vector<PredicateRoute> routes, bool unmatched_default,
+      const std::string& time_zone, std::unique_ptr<RoutingFields> fields = nullptr);
   Status Select(std::span<const source::Message> messages, std::vector<RouteChoice>* out) override;
   std::vector<std::string> StaticTables() const override;
 
@@ -88,7 +99,7 @@ class PredicateSelector final : public RouteSelector {
   columnar::SchemaPtr schema_;
   std::vector<PredicateRoute> routes_;
   std::vector<std::unique_ptr<transform::Expression>> predicates_;  // null for the default
-  std::unique_ptr<transform::Decoder> decoder_;
+  std::unique_ptr<RoutingFields> fields_;
   int default_route_ = -1;
 };
 

@@ -121,6 +121,10 @@ Status Router::StartSource() {
     if (st.code() != StatusCode::kUnavailable || stop_->stopping()) {
       return st;
     }
+    last_source_error_ = st.message();
+    if (Status waited = CheckMaxWait(last_contact_, "no contact with the broker"); !waited.ok()) {
+      return st.WithContext("{}", waited.message());
+    }
     FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms", options_.id,
                    st.message(), backoff.count());
     stop_->WaitFor(backoff);
@@ -162,6 +166,7 @@ Result<std::optional<int64_t>> Router::OnAssigned(const source::PartitionInfo& p
     }
   }
   positions_.Reset(partition.index, resume);
+  last_contact_ = RouterClock::now();
   assigned_[partition.index] = partition;
   polled_high_.erase(partition.index);
   if (resume) {
@@ -396,8 +401,10 @@ Status Router::CommitPositions(const std::map<int32_t, int64_t>& lows) {
 void Router::UpdateGoals() {
   Result<std::vector<source::PartitionHead>> heads = source_->Heads();
   if (!heads.ok()) {
+    last_source_error_ = heads.status().message();
     return;
   }
+  last_contact_ = RouterClock::now();
   for (const source::PartitionHead& h : *heads) {
     for (const auto& [index, info] : assigned_) {
       if (info.key == h.key && goals_.count(index) == 0) {
@@ -428,6 +435,20 @@ bool Router::CaughtUp() {
   return true;
 }
 
+Status Router::CheckMaxWait(RouterClock::time_point since, std::string_view what) const {
+  if (!options_.until_caught_up || options_.max_wait.count() <= 0 ||
+      RouterClock::now() - since < options_.max_wait) {
+    return Status::OK();
+  }
+  return Unavailable(
+      "pipeline {}: {} for {} s (max wait {} ms): {} partition(s) assigned; last "
+      "source error: {}. The run stops without being caught up; what was routed is committed",
+      options_.id, what,
+      std::chrono::duration_cast<std::chrono::seconds>(RouterClock::now() - since).count(),
+      options_.max_wait.count(), assigned_.size(),
+      last_source_error_.empty() ? "none" : last_source_error_);
+}
+
 Status Router::Dispatch(std::vector<source::Message>& polled) {
   // Redeliveries of what this assignment polled already are not routed again.
   std::vector<source::Message> fresh;
@@ -441,7 +462,25 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     polled_high_[m.partition] = m.position;
     fresh.push_back(m);
   }
-  FERRY_RETURN_IF_ERROR(selector_->Select(fresh, &choices_));
+  Status selected = selector_->Select(fresh, &choices_);
+  const RouterClock::time_point waiting_since = RouterClock::now();
+  std::chrono::milliseconds backoff = options_.initial_backoff;
+  while (selected.code() == StatusCode::kUnavailable) {
+    // The routing decoder's schema registry does not answer (step 2): the messages wait, none
+    // taken (L stays below them), until it does, a stop, or max_wait.
+    if (stop_->stopping() || stop_->abandon() || restart_requested_) {
+      return Status::OK();
+    }
+    FERRY_RETURN_IF_ERROR(InnerFailure());
+    FERRY_RETURN_IF_ERROR(CheckMaxWait(waiting_since, "no answer from the schema registry")
+                              .WithContext("{}", selected.message()));
+    FERRY_LOG_WARN("pipeline {}: routing: {}; {} message(s) wait, tried again in {} ms",
+                   options_.id, selected.message(), fresh.size(), backoff.count());
+    stop_->WaitFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    selected = selector_->Select(fresh, &choices_);
+  }
+  FERRY_RETURN_IF_ERROR(selected);
   // Every message is outstanding before any is queued (routing_positions.h, step 2). The copies
   // are grouped by table, in order, and each group goes to its queue in one push.
   std::vector<std::pair<Inner*, std::vector<OwnedMessage>>> groups;
@@ -456,9 +495,19 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     group->second.push_back(OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)));
   }
   for (auto& [inner, messages] : groups) {
+    // A full queue waits for its table's pipeline, at most max_wait (it may itself wait, e.g.
+    // for the schema registry): what is not queued stays outstanding, below no L.
+    const RouterClock::time_point push_since = RouterClock::now();
+    bool waited_too_long = false;
     bool queued = inner->queue->PushMessages(&messages, [&, inner = inner] {
-      return stop_->abandon() || restart_requested_.load() || inner->done.load();
+      waited_too_long = !CheckMaxWait(push_since, "").ok();
+      return stop_->abandon() || restart_requested_.load() || inner->done.load() || waited_too_long;
     });
+    if (!queued && waited_too_long) {
+      return CheckMaxWait(push_since, fmt::format("table {} taking no message (its pipeline "
+                                                  "waits, e.g. for the schema registry)",
+                                                  inner->table));
+    }
     if (!queued) {
       return Status::OK();  // the loop sees why
     }
@@ -467,7 +516,9 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
 }
 
 Status Router::RunLoop() {
+  last_contact_ = RouterClock::now();
   FERRY_RETURN_IF_ERROR(StartSource());
+  Status waited;  // max_wait: the reason the run stops after its drain
   while (true) {
     if (stop_->abandon()) {
       StopInners(/*drain=*/false);
@@ -486,8 +537,18 @@ Status Router::RunLoop() {
       if (positions_.Outstanding() == 0) {
         break;
       }
-      // Everything is polled: the tables commit what they hold once their queues are empty.
+      // Everything is polled: the tables commit what they hold once their queues are empty, at
+      // most max_wait without a commit.
       polled_to_goals_ = true;
+      if (const int64_t left = positions_.Outstanding(); left != last_outstanding_) {
+        last_outstanding_ = left;
+        last_commit_ = RouterClock::now();
+      }
+      if (waited = CheckMaxWait(std::max(last_commit_, last_contact_),
+                                "no commit in any table with messages outstanding");
+          !waited.ok()) {
+        break;
+      }
       PublishPositions(/*force=*/false);
       stop_->WaitFor(options_.poll_timeout);
       continue;
@@ -498,7 +559,21 @@ Status Router::RunLoop() {
     if (!st.ok() && st.code() != StatusCode::kUnavailable) {
       return st.WithContext("pipeline {}", options_.id);
     }
-    FERRY_RETURN_IF_ERROR(Dispatch(polled_));
+    if (!st.ok()) {
+      last_source_error_ = st.message();
+    }
+    if (!polled_.empty()) {
+      last_contact_ = RouterClock::now();
+    }
+    Status dispatched = Dispatch(polled_);
+    if (dispatched.code() == StatusCode::kUnavailable && options_.until_caught_up) {
+      waited = dispatched;  // max_wait: the registry, or a table's full queue
+      break;
+    }
+    FERRY_RETURN_IF_ERROR(dispatched);
+    if (waited = CheckMaxWait(last_contact_, "no contact with the broker"); !waited.ok()) {
+      break;
+    }
     PublishPositions(/*force=*/false);
     EvictIdle();
   }
@@ -513,7 +588,7 @@ Status Router::RunLoop() {
     // What is durable now (everything polled, after a complete drain) is a true L.
     PublishPositions(/*force=*/true);
   }
-  return result;
+  return result.ok() ? waited : result;
 }
 
 Status Router::Run(StopSignal* stop) {

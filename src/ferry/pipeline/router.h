@@ -16,7 +16,9 @@
 //      none: the start policy. Each open inner pipeline hears of the assignment through its queue
 //      and reads its own table's position for p, as a pipeline does.
 //   2. Poll; drop redeliveries (at or below the highest position polled since the assignment);
-//      choose each message's table (RouteSelector, route_selector.h; deterministic).
+//      choose each message's table (RouteSelector, route_selector.h; deterministic). A selector
+//      whose routing decoder cannot fetch a writer schema now (Unavailable) is asked again with
+//      backoff: the poll's messages wait, nothing is taken or skipped, nothing more is polled.
 //   3. Record every polled message as outstanding, then copy each into its table's RouteQueue,
 //      waiting while the queue is full (backpressure). A table seen for the first time gets its
 //      inner pipeline now (InnerFactory: the table is opened or created the way `ferry run`
@@ -45,8 +47,12 @@
 //      table and the acknowledgements. An abort aborts them. until_caught_up stops once every
 //      partition was polled up to its head and every message polled is durable; from the moment
 //      everything is polled, each inner pipeline commits its open batch as soon as its queue is
-//      empty (not max_latency later). An inner pipeline's
-//      error stops the router with the error, naming the table.
+//      empty (not max_latency later). With max_wait, it stops with Unavailable after a drain
+//      (what was routed is committed) once max_wait passed without contact with the broker (an
+//      assignment, a message, the heads), with the schema registry while step 2 waits for it,
+//      with a table's full queue while step 3 waits for it, or, everything polled, without a
+//      table's commit while messages are outstanding. An inner pipeline's error stops the router
+//      with the error, naming the table.
 //
 // Thread-safety: Run() on one thread (the router's); each inner pipeline runs on a thread of its
 // own; RoutingPositions and the queues are what they share.
@@ -61,6 +67,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -90,6 +97,9 @@ struct RouterOptions {
   // Stop (OK, everything committed) once every assigned partition was polled up to the broker's
   // head when first seen (`ferry run --until-caught-up`).
   bool until_caught_up = false;
+  // With until_caught_up: stop (Unavailable) after this long without contact; 0 waits forever
+  // (`ferry run --max-wait`; step 9).
+  std::chrono::milliseconds max_wait{0};
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
 };
@@ -173,6 +183,9 @@ class Router final : private source::PartitionListener {
   Status Restart();
   bool CaughtUp();
   void UpdateGoals();
+  // Step 9's max_wait: Unavailable once it passed since `since` (the last contact, or when step
+  // 2 began waiting for the registry); `what` says what did not happen ("no contact with ...").
+  Status CheckMaxWait(std::chrono::steady_clock::time_point since, std::string_view what) const;
 
   const RouterOptions options_;
   SourceFactory source_factory_;
@@ -193,6 +206,11 @@ class Router final : private source::PartitionListener {
   std::map<int32_t, int64_t> goals_;        // until_caught_up: the head when first seen
   bool goals_known_ = false;
   std::map<int32_t, int64_t> acked_;
+  std::chrono::steady_clock::time_point last_contact_;  // with the broker (max_wait)
+  // Once everything is polled (until_caught_up): when the outstanding count last moved.
+  std::chrono::steady_clock::time_point last_commit_;
+  int64_t last_outstanding_ = -1;
+  std::string last_source_error_;
   std::map<int32_t, int64_t> published_;  // in the positions table
   std::chrono::steady_clock::time_point last_publish_;
   std::atomic<bool> restart_requested_{false};

@@ -75,12 +75,33 @@ TEST(RoutingPositionsTest, AStaleBatchAfterReassignmentClaimsNothingNew) {
   EXPECT_EQ(p.skipped(), 1);
 }
 
+// A table's decoder whose schema registry never answers for messages of one kind: its pipeline
+// waits (nothing taken), so the router's queue for it fills.
+class RegistryStuckDecoder final : public transform::Decoder {
+ public:
+  RegistryStuckDecoder(std::unique_ptr<transform::Decoder> inner, std::string stuck)
+      : inner_(std::move(inner)), stuck_(std::move(stuck)) {}
+  const std::vector<int>& output_columns() const override { return inner_->output_columns(); }
+  Status Append(std::string_view payload, columnar::RecordBatch* batch) override {
+    if (payload.find(stuck_) != std::string_view::npos) {
+      return Unavailable("schema registry at http://r:8081 unreachable");
+    }
+    return inner_->Append(payload, batch);
+  }
+
+ private:
+  std::unique_ptr<transform::Decoder> inner_;
+  std::string stuck_;
+};
+
 class RouterTest : public ::testing::Test {
  protected:
   std::shared_ptr<storage::ObjectStore> store_ = std::make_shared<storage::InMemoryStore>();
   metrics::Registry registry_;
   int partitions_ = 3;
   int64_t per_partition_ = 300;
+  bool assign_at_start_ = true;
+  std::string stuck_kind_;  // not empty: the tables' decoders wait forever on this kind
   // The kind (and so the table) of partition p's message n.
   std::function<std::string(int, int64_t)> kind_of_ = [](int, int64_t n) {
     static const char* kKinds[] = {"created", "paid", "shipped"};
@@ -92,7 +113,9 @@ class RouterTest : public ::testing::Test {
   SourceFactory Factory() {
     return [this]() -> Result<std::unique_ptr<source::Source>> {
       auto s = std::make_shared<FakeSource>(
-          FakeSource::Options{.prefix = "kafka/events", .partitions = partitions_});
+          FakeSource::Options{.prefix = "kafka/events",
+                              .partitions = partitions_,
+                              .assign_all_at_start = assign_at_start_});
       for (int p = 0; p < partitions_; ++p) {
         for (int64_t n = 0; n < per_partition_; ++n) {
           s->Produce(p, RoutedMessage(p * 1'000'000 + n, kind_of_(p, n)));
@@ -112,8 +135,12 @@ class RouterTest : public ::testing::Test {
                                                {.schema_ddl = "id BIGINT NOT NULL, kind STRING",
                                                 .metadata_columns = {{"offset", "_offset"}}}));
       FERRY_ASSIGN_OR_RETURN(
-          auto decoder,
+          std::unique_ptr<transform::Decoder> decoder,
           transform::JsonDecoder::Create(opened.snapshot.schema(), {.columns = {"id", "kind"}}));
+      if (!stuck_kind_.empty()) {
+        decoder = std::make_unique<RegistryStuckDecoder>(
+            std::move(decoder), fmt::format(R"("kind": "{}")", stuck_kind_));
+      }
       PipelineOptions options{.id = "routed",
                               .max_rows = max_rows,
                               .max_latency = max_latency,
@@ -523,6 +550,107 @@ TEST_F(RouterTest, TwoRoutersOnTheSamePartitionsFenceAndRestart) {
   ExpectExactlyOnce(per_partition_);
   std::printf("[ router ] restarts after fencing: %lld + %lld\n",
               static_cast<long long>((*a)->restarts()), static_cast<long long>((*b)->restarts()));
+}
+
+// A selector whose routing decoder's schema registry does not answer for its first `outages`
+// calls (negative: never answers).
+class RegistryDownSelector final : public RouteSelector {
+ public:
+  RegistryDownSelector(std::unique_ptr<RouteSelector> inner, int outages)
+      : inner_(std::move(inner)), outages_(outages) {}
+  Status Select(std::span<const source::Message> messages, std::vector<RouteChoice>* out) override {
+    if (outages_ != 0) {
+      outages_ -= outages_ > 0 ? 1 : 0;
+      out->clear();
+      return Unavailable("schema registry at http://r:8081 unreachable");
+    }
+    return inner_->Select(messages, out);
+  }
+  std::vector<std::string> StaticTables() const override { return inner_->StaticTables(); }
+
+ private:
+  std::unique_ptr<RouteSelector> inner_;
+  int outages_;
+};
+
+std::unique_ptr<RouteSelector> KindSelector(int outages) {
+  auto templ = TableTemplate::Parse("t_{field:kind}", {});
+  EXPECT_TRUE(templ.ok());
+  return std::make_unique<RegistryDownSelector>(
+      std::make_unique<TemplateSelector>(std::move(*templ), "t_unknown"), outages);
+}
+
+TEST_F(RouterTest, ARegistryOutageWhileRoutingSkipsNothing) {
+  // The routing decoder fails the first polls: their messages wait, none is taken past.
+  auto router = MakeRouter({.until_caught_up = true,
+                            .initial_backoff = std::chrono::milliseconds(1),
+                            .max_backoff = std::chrono::milliseconds(4)},
+                           25, KindSelector(6));
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  Status st = (*router)->Run(&stop);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ExpectExactlyOnce(per_partition_);
+}
+
+TEST_F(RouterTest, MaxWaitStopsARegistryOutageWithoutClaimingAnything) {
+  auto router = MakeRouter({.until_caught_up = true,
+                            .max_wait = std::chrono::milliseconds(100),
+                            .initial_backoff = std::chrono::milliseconds(1),
+                            .max_backoff = std::chrono::milliseconds(10)},
+                           25, KindSelector(-1));
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  Status st = (*router)->Run(&stop);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("schema registry"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("max wait 100 ms"), std::string::npos) << st.ToString();
+  EXPECT_TRUE(TableIds().empty());
+  for (int p = 0; p < partitions_; ++p) {
+    EXPECT_EQ(MaxLow(fmt::format("kafka/events/{}", p)), std::nullopt) << p;
+  }
+  // The next run, with the registry back, routes everything once.
+  auto next = MakeRouter({.until_caught_up = true});
+  ASSERT_TRUE(next.ok());
+  StopSignal stop2;
+  ASSERT_TRUE((*next)->Run(&stop2).ok());
+  ExpectExactlyOnce(per_partition_);
+}
+
+TEST_F(RouterTest, MaxWaitStopsWhenTheBrokerAssignsNothing) {
+  assign_at_start_ = false;
+  auto router = MakeRouter({.until_caught_up = true, .max_wait = std::chrono::milliseconds(100)});
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  Status st = (*router)->Run(&stop);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("no contact with the broker"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("0 partition(s) assigned"), std::string::npos) << st.ToString();
+}
+
+TEST_F(RouterTest, MaxWaitStopsATableThatTakesNoMessages) {
+  // The table of "paid" waits for its registry forever: its queue fills, the router waits on it
+  // at most max_wait, then drains the others and says which table.
+  stuck_kind_ = "paid";
+  auto router = MakeRouter({.queue_messages = 5,
+                            .until_caught_up = true,
+                            .max_wait = std::chrono::milliseconds(200),
+                            .initial_backoff = std::chrono::milliseconds(1),
+                            .max_backoff = std::chrono::milliseconds(10)});
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  Status st = (*router)->Run(&stop);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("table t_paid taking no message"), std::string::npos)
+      << st.ToString();
+  EXPECT_TRUE(TableIds()["t_paid"].empty());
+  // The next run, with the registry back, leaves every id in its table once.
+  stuck_kind_.clear();
+  auto next = MakeRouter({.until_caught_up = true});
+  ASSERT_TRUE(next.ok());
+  StopSignal stop2;
+  ASSERT_TRUE((*next)->Run(&stop2).ok());
+  ExpectExactlyOnce(per_partition_);
 }
 
 }  // namespace
