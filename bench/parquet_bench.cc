@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "ferry/app/allocator.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/parquet/atomic_file.h"
@@ -167,6 +168,10 @@ int Read(const std::string& path, int64_t batch_rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The writer and the reader run inside `ferry`, whose main() tunes glibc's allocator first
+  // (app/allocator.h); measured without it, reading DuckDB's file re-faulted its buffers at every
+  // row group (22,300 page faults against 18,800, 0.47 against 0.40 s of CPU on 2026-12-03).
+  ferry::app::TuneAllocator();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 3 && args[0] == "gen-json") {
     return GenJson(std::stoll(args[1]), args[2]);

@@ -8,27 +8,28 @@
 
 namespace ferry::parquet {
 
-Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Create(const ColumnDescriptor& column,
-                                                           columnar::DataTypePtr type,
-                                                           bool repeated,
-                                                           const ColumnWriterOptions& options,
-                                                           Codec* codec, CompressionPool* pool) {
+Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Create(
+    const ColumnDescriptor& column, columnar::DataTypePtr type, bool repeated,
+    const ColumnWriterOptions& options, Codec* codec, CompressionPool* pool, PageArena* arena) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<internal::ValueWriter> values,
                          internal::MakeValueWriter(column, *type, options.values));
-  return std::unique_ptr<ColumnWriter>(new ColumnWriter(
-      column, std::move(type), repeated, options, codec,
-      codec->codec() == CompressionCodec::kUncompressed ? nullptr : pool, std::move(values)));
+  return std::unique_ptr<ColumnWriter>(
+      new ColumnWriter(column, std::move(type), repeated, options, codec,
+                       codec->codec() == CompressionCodec::kUncompressed ? nullptr : pool, arena,
+                       std::move(values)));
 }
 
 ColumnWriter::ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type,
                            bool repeated, const ColumnWriterOptions& options, Codec* codec,
-                           CompressionPool* pool, std::unique_ptr<internal::ValueWriter> values)
+                           CompressionPool* pool, PageArena* arena,
+                           std::unique_ptr<internal::ValueWriter> values)
     : column_(column),
       type_(std::move(type)),
       repeated_(repeated),
       options_(options),
       codec_(codec),
       pool_(pool),
+      arena_(pool == nullptr ? arena : nullptr),
       values_(std::move(values)) {}
 
 int64_t ColumnWriter::PageBytesEstimate() const {
@@ -89,9 +90,18 @@ void ColumnWriter::AppendLevels(const std::vector<int16_t>& levels, int16_t max_
   }
 }
 
-Status ColumnWriter::CompressPage(Codec* codec, PageHeader header, std::string_view input,
-                                  ChunkPage* page) {
-  FERRY_RETURN_IF_ERROR(codec->CompressToBuffer(input, &page->data));
+Status ColumnWriter::CompressPage(Codec* codec, PageArena* arena, PageHeader header,
+                                  std::string_view input, ChunkPage* page) {
+  size_t bound = arena == nullptr ? 0 : codec->MaxCompressedSize(input.size());
+  char* room = bound == 0 ? nullptr : arena->Reserve(bound);
+  if (room != nullptr) {
+    FERRY_ASSIGN_OR_RETURN(size_t n, codec->CompressInto(input, room, bound));
+    arena->Commit(n);
+    page->data = std::string_view(room, n);
+  } else {
+    FERRY_RETURN_IF_ERROR(codec->CompressToBuffer(input, &page->owned));
+    page->data = page->owned.view();
+  }
   header.compressed_page_size = static_cast<int32_t>(page->prefix.size() + page->data.size());
   SerializePageHeader(header, &page->header);
   return Status::OK();
@@ -104,7 +114,7 @@ Status ColumnWriter::AddPage(PageHeader header, std::string_view prefix,
   page->prefix.assign(prefix);
   ChunkPage* p = page.get();
   if (pool_ == nullptr) {
-    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), input->view(), p));
+    FERRY_RETURN_IF_ERROR(CompressPage(codec_, arena_, std::move(header), input->view(), p));
     chunk_pages_bytes_ += p->size();
     return Status::OK();
   }
@@ -113,7 +123,7 @@ Status ColumnWriter::AddPage(PageHeader header, std::string_view prefix,
   chunk_pages_bytes_ += estimate;
   p->compressed = pool_->Submit([this, p, estimate, header = std::move(header),
                                  owned = std::move(*input)](Codec* codec) mutable {
-    FERRY_RETURN_IF_ERROR(CompressPage(codec, std::move(header), owned.view(), p));
+    FERRY_RETURN_IF_ERROR(CompressPage(codec, nullptr, std::move(header), owned.view(), p));
     chunk_pages_bytes_ += p->size() - estimate;
     return Status::OK();
   });
@@ -216,9 +226,10 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
     header.uncompressed_page_size = static_cast<int32_t>(body_.size());
     header.dictionary_page_header = DictionaryPageHeader{*dict_entries, Encoding::kPlain, {}};
     ChunkPage dictionary;
-    FERRY_RETURN_IF_ERROR(CompressPage(codec_, std::move(header), body_.view(), &dictionary));
+    FERRY_RETURN_IF_ERROR(
+        CompressPage(codec_, nullptr, std::move(header), body_.view(), &dictionary));
     FERRY_RETURN_IF_ERROR(sink->Append(dictionary.header));
-    FERRY_RETURN_IF_ERROR(sink->Append(dictionary.data.view()));
+    FERRY_RETURN_IF_ERROR(sink->Append(dictionary.data));
     uncompressed += static_cast<int64_t>(dictionary.header.size() + body_.size());
     md.dictionary_page_offset = start;
     chunk_page_encodings_[{PageType::kDictionaryPage, Encoding::kPlain}] += 1;
@@ -229,7 +240,7 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
     if (!page->prefix.empty()) {
       FERRY_RETURN_IF_ERROR(sink->Append(page->prefix));
     }
-    FERRY_RETURN_IF_ERROR(sink->Append(page->data.view()));
+    FERRY_RETURN_IF_ERROR(sink->Append(page->data));
   }
   md.total_compressed_size = static_cast<int64_t>(sink->Tell()) - start;
   md.total_uncompressed_size = uncompressed;

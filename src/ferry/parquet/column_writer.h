@@ -42,6 +42,7 @@
 #include "ferry/parquet/compression.h"
 #include "ferry/parquet/compression_pool.h"
 #include "ferry/parquet/metadata.h"
+#include "ferry/parquet/page_arena.h"
 #include "ferry/parquet/shredder.h"
 #include "ferry/parquet/statistics.h"
 
@@ -58,12 +59,14 @@ class ColumnWriter {
  public:
   // `codec` is shared by the columns of a file and must outlive the writer. `pool`, if not
   // null, compresses the data pages (same codec and level) and must outlive the writer's
-  // pending pages: destroy it (it finishes its jobs) before the writer.
+  // pending pages: destroy it (it finishes its jobs) before the writer. `arena`, if not null
+  // and there is no pool, holds the compressed data pages of a codec that can compress into it
+  // (page_arena.h); its owner resets it once every column of the row group was flushed.
   static Result<std::unique_ptr<ColumnWriter>> Create(const ColumnDescriptor& column,
                                                       columnar::DataTypePtr type, bool repeated,
                                                       const ColumnWriterOptions& options,
-                                                      Codec* codec,
-                                                      CompressionPool* pool = nullptr);
+                                                      Codec* codec, CompressionPool* pool = nullptr,
+                                                      PageArena* arena = nullptr);
 
   // Appends a shredded slice of rows to the chunk being built.
   Status Write(const ShreddedLeaf& slice);
@@ -85,7 +88,8 @@ class ColumnWriter {
   struct ChunkPage {
     std::string header;              // the serialized PageHeader
     std::string prefix;              // a v2 page's levels (never compressed)
-    ByteBuffer data;                 // the (compressed) page body
+    std::string_view data;           // the (compressed) page body: in `owned` or the arena
+    ByteBuffer owned;                // the body when it is not in the arena
     int64_t uncompressed_size = 0;   // header.uncompressed_page_size
     std::future<Status> compressed;  // valid while a pool job fills header and data
 
@@ -96,15 +100,16 @@ class ColumnWriter {
 
   ColumnWriter(const ColumnDescriptor& column, columnar::DataTypePtr type, bool repeated,
                const ColumnWriterOptions& options, Codec* codec, CompressionPool* pool,
-               std::unique_ptr<internal::ValueWriter> values);
+               PageArena* arena, std::unique_ptr<internal::ValueWriter> values);
   Status FlushPage();
   int64_t PageBytesEstimate() const;
   void AppendLevels(const std::vector<int16_t>& levels, int16_t max_level, bool length_prefix,
                     std::string* out);
-  // Compresses `input` into page->data and serializes `header`, its compressed size now that of
+  // Compresses `input` into page->data (in `arena` when it is not null and the codec can write
+  // there, else in page->owned) and serializes `header`, its compressed size now that of
   // page->prefix plus page->data, into page->header.
-  static Status CompressPage(Codec* codec, PageHeader header, std::string_view input,
-                             ChunkPage* page);
+  static Status CompressPage(Codec* codec, PageArena* arena, PageHeader header,
+                             std::string_view input, ChunkPage* page);
   // Adds a data page to the chunk: `prefix` as is (a v2 page's levels), then `input`
   // compressed, here or by a pool job (which takes *input over; it is left empty).
   Status AddPage(PageHeader header, std::string_view prefix, internal::PageBuffer* input);
@@ -115,6 +120,7 @@ class ColumnWriter {
   const ColumnWriterOptions options_;
   Codec* const codec_;
   CompressionPool* const pool_;  // null: pages are compressed inline
+  PageArena* const arena_;       // null: pages are compressed into blocks of their own
   std::unique_ptr<internal::ValueWriter> values_;
 
   // The page being filled.

@@ -32,6 +32,15 @@ class UncompressedCodec final : public Codec {
   Status CompressToBuffer(std::string_view input, ByteBuffer* out) override {
     return out->Assign(input);
   }
+  size_t MaxCompressedSize(size_t input_size) const override {
+    return std::max<size_t>(input_size, 1);
+  }
+  Result<size_t> CompressInto(std::string_view input, char* out, size_t /*capacity*/) override {
+    if (!input.empty()) {
+      std::memcpy(out, input.data(), input.size());
+    }
+    return input.size();
+  }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
     if (input.size() != out_size) {
       return SizeMismatch("UNCOMPRESSED", out_size, input.size());
@@ -50,6 +59,14 @@ class SnappyCodec final : public Codec {
     snappy::RawCompress(input.data(), input.size(), out->data(), &n);
     out->resize(n);
     return Status::OK();
+  }
+  size_t MaxCompressedSize(size_t input_size) const override {
+    return snappy::MaxCompressedLength(input_size);
+  }
+  Result<size_t> CompressInto(std::string_view input, char* out, size_t /*capacity*/) override {
+    size_t n = 0;
+    snappy::RawCompress(input.data(), input.size(), out, &n);
+    return n;
   }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
     size_t n = 0;
@@ -90,6 +107,20 @@ class ZstdCodec final : public Codec {
     out->Shrink(n);
     return Status::OK();
   }
+  size_t MaxCompressedSize(size_t input_size) const override {
+    return ZSTD_compressBound(input_size);
+  }
+  // REQUIRES: capacity >= ZSTD_compressBound(input.size())
+  Result<size_t> CompressInto(std::string_view input, char* out, size_t capacity) override {
+    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
+      return ResourceExhausted("ZSTD: cannot create a context");
+    }
+    size_t n = ZSTD_compressCCtx(cctx_, out, capacity, input.data(), input.size(), level_);
+    if (ZSTD_isError(n)) {
+      return Internal("ZSTD: {}", ZSTD_getErrorName(n));
+    }
+    return n;
+  }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
     if (dctx_ == nullptr && (dctx_ = ZSTD_createDCtx()) == nullptr) {
       return ResourceExhausted("ZSTD: cannot create a context");
@@ -106,19 +137,6 @@ class ZstdCodec final : public Codec {
   }
 
  private:
-  // Compresses `input` into out[0, capacity) and returns the frame's size.
-  // REQUIRES: capacity >= ZSTD_compressBound(input.size())
-  Result<size_t> CompressInto(std::string_view input, char* out, size_t capacity) {
-    if (cctx_ == nullptr && (cctx_ = ZSTD_createCCtx()) == nullptr) {
-      return ResourceExhausted("ZSTD: cannot create a context");
-    }
-    size_t n = ZSTD_compressCCtx(cctx_, out, capacity, input.data(), input.size(), level_);
-    if (ZSTD_isError(n)) {
-      return Internal("ZSTD: {}", ZSTD_getErrorName(n));
-    }
-    return n;
-  }
-
   int level_;
   ZSTD_CCtx* cctx_;  // created on first use; owned
   ZSTD_DCtx* dctx_;  // created on first use; owned
@@ -270,6 +288,19 @@ class Lz4RawCodec final : public Codec {
   Status Compress(std::string_view input, std::string* out) override {
     return Lz4BlockCompress(input, out, 0);
   }
+  size_t MaxCompressedSize(size_t input_size) const override {
+    return input_size > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)
+               ? 0
+               : static_cast<size_t>(LZ4_compressBound(static_cast<int>(input_size)));
+  }
+  Result<size_t> CompressInto(std::string_view input, char* out, size_t capacity) override {
+    int n = LZ4_compress_default(input.data(), out, static_cast<int>(input.size()),
+                                 static_cast<int>(std::min<size_t>(capacity, INT32_MAX)));
+    if (n <= 0) {
+      return Internal("LZ4: compression failed");
+    }
+    return static_cast<size_t>(n);
+  }
   Status Decompress(std::string_view input, uint8_t* out, size_t out_size) override {
     if (!Lz4BlockDecompress(input, out, out_size)) {
       return DataLoss("LZ4_RAW: corrupt block or not {} bytes", out_size);
@@ -415,6 +446,10 @@ Status Codec::CompressToBuffer(std::string_view input, ByteBuffer* out) {
   thread_local std::string compressed;
   FERRY_RETURN_IF_ERROR(Compress(input, &compressed));
   return out->Assign(compressed);
+}
+
+Result<size_t> Codec::CompressInto(std::string_view /*input*/, char* /*out*/, size_t /*capacity*/) {
+  return Internal("{} cannot compress into a caller's buffer", CompressionCodecName(codec_));
 }
 
 void ByteBuffer::Free::operator()(char* p) const {

@@ -70,6 +70,13 @@ class Codec {
   // The same into a ByteBuffer of exactly the compressed size. By default through a buffer
   // reused by the thread and a copy; ZSTD and UNCOMPRESSED write the buffer directly.
   virtual Status CompressToBuffer(std::string_view input, ByteBuffer* out);
+  // The most bytes CompressInto writes for `input_size` bytes of input, or 0 for a codec that
+  // cannot compress into the caller's memory (then use Compress or CompressToBuffer). ZSTD,
+  // SNAPPY, LZ4_RAW and UNCOMPRESSED can.
+  virtual size_t MaxCompressedSize(size_t /*input_size*/) const { return 0; }
+  // Compresses `input` into out[0, capacity) and returns the compressed size.
+  // REQUIRES: 0 < MaxCompressedSize(input.size()) <= capacity
+  virtual Result<size_t> CompressInto(std::string_view input, char* out, size_t capacity);
   // Decompresses `input` into exactly out_size bytes at `out`.
   // Errors: DataLoss if the input is corrupt or does not decompress to exactly out_size bytes.
   virtual Status Decompress(std::string_view input, uint8_t* out, size_t out_size) = 0;

@@ -6,6 +6,7 @@
 #include "ferry/parquet/column_writer.h"
 #include "ferry/parquet/compression.h"
 #include "ferry/parquet/compression_pool.h"
+#include "ferry/parquet/page_arena.h"
 #include "ferry/parquet/schema_writer.h"
 #include "ferry/parquet/shredder.h"
 
@@ -66,6 +67,8 @@ Status FileWriter::Init() {
     FERRY_ASSIGN_OR_RETURN(pool_,
                            CompressionPool::Create(options_.codec, options_.compression_level,
                                                    options_.compression_threads));
+  } else {
+    arena_ = std::make_unique<PageArena>();
   }
   ColumnWriterOptions cw;
   cw.page_max_rows = options_.page_max_rows;
@@ -78,7 +81,7 @@ Status FileWriter::Init() {
     FERRY_ASSIGN_OR_RETURN(
         std::unique_ptr<ColumnWriter> c,
         ColumnWriter::Create(parquet_schema_->leaves[i], path.leaf_type, path.has_repetition, cw,
-                             codec_.get(), pool_.get()));
+                             codec_.get(), pool_.get(), arena_.get()));
     columns_.push_back(std::move(c));
   }
   return sink_->Append(kParquetMagic);
@@ -167,6 +170,9 @@ Status FileWriter::FlushRowGroup() {
     FERRY_RETURN_IF_ERROR(c->FlushChunk(sink_.get(), &chunk));
     rg.total_byte_size += chunk.meta_data->total_uncompressed_size;
     rg.columns.push_back(std::move(chunk));
+  }
+  if (arena_ != nullptr) {
+    arena_->Reset();  // every page in it went to the sink
   }
   rg.total_compressed_size = static_cast<int64_t>(sink_->Tell()) - start;
   metadata_.row_groups.push_back(std::move(rg));

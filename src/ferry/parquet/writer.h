@@ -15,7 +15,9 @@
 //      readable under the final name.
 //
 // Memory is bounded by the row-group limits (pages wait in memory until their row group is
-// flushed, because a column chunk's dictionary page goes first), not by the file size.
+// flushed, because a column chunk's dictionary page goes first), not by the file size. Without
+// a compression pool the waiting pages are kept in a PageArena (page_arena.h) that the row
+// groups of the file reuse.
 // After any error the writer is unusable: every later call returns that error.
 //
 // Thread-safety: not thread-safe.
@@ -38,6 +40,7 @@ namespace ferry::parquet {
 class Codec;
 class ColumnWriter;
 class CompressionPool;
+class PageArena;
 struct ParquetSchema;
 struct ShreddedLeaf;
 
@@ -107,6 +110,9 @@ class FileWriter {
   WriterOptions options_;
   std::unique_ptr<ParquetSchema> parquet_schema_;
   std::unique_ptr<Codec> codec_;
+  // The row group's compressed data pages when there is no pool (page_arena.h); outlives the
+  // column writers, whose pages point into it.
+  std::unique_ptr<PageArena> arena_;
   std::vector<std::unique_ptr<ColumnWriter>> columns_;
   // Declared after columns_, so destroyed before them: it finishes the jobs that write into
   // their pages first.
