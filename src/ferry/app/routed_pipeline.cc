@@ -139,6 +139,7 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
     BuildOptions inner{.source = spec.source, .adjust = [spec](pipeline::PipelineOptions* o) {
                          o->seal_hook = spec.seal_hook;
                          o->dead_letter_id = spec.dead_letter_id;
+                         o->metrics_table = spec.table;
                        }};
     return BuildPipeline(RoutedTableConfig(c, spec.table), registry, inner);
   };
@@ -152,7 +153,8 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
                                    .max_tables = static_cast<size_t>(r.max_tables),
                                    .position_commit_interval = r.position_commit_interval,
                                    .drain_timeout = c.drain_timeout,
-                                   .until_caught_up = build.until_caught_up},
+                                   .until_caught_up = build.until_caught_up,
+                                   .registry = registry},
                                   std::move(source), std::move(selector), std::move(inners),
                                   std::move(reader), std::move(positions.table),
                                   std::move(positions.snapshot));
