@@ -423,8 +423,9 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<VerifyArgs>();
   CLI::App* verify = app.add_subcommand(
       "verify",
-      "Check a table for duplicate and missing ids and txn positions that disagree with the data "
-      "(exit 0 clean, 1 not clean, 2 error)");
+      "Check a table for duplicate and missing ids and txn positions that disagree with the data; "
+      "several tables (a routed pipeline's: listed, or --config/--pipeline, or --routing) "
+      "together: every id in exactly one of them, once (exit 0 clean, 1 not clean, 2 error)");
   verify->add_option("TABLE", args->table, "Table location (directory or URI)");
   verify->add_option("MORE_TABLES", args->more_tables,
                      "The other tables of a routed pipeline: every id must be in exactly one of "
