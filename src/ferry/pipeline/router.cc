@@ -57,7 +57,7 @@ struct Router::Metrics {
   metrics::Counter* restarts;
   int64_t rereads_counted = 0;
   int64_t restarts_counted = 0;
-  std::map<std::string, int64_t> heads;  // by partition key, the last the broker reported
+  std::map<std::string, source::PartitionHead> heads;  // by key, the last the broker reported
   RouterClock::time_point heads_at;
   bool heads_asked = false;
 };
@@ -454,7 +454,7 @@ void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
     m.heads_asked = true;
     if (Result<std::vector<source::PartitionHead>> heads = source_->Heads(); heads.ok()) {
       for (const source::PartitionHead& h : *heads) {
-        m.heads[h.key] = h.last_position.value_or(-1);
+        m.heads[h.key] = h;
       }
     }
   }
@@ -471,12 +471,16 @@ void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
     if (head == m.heads.end()) {
       continue;
     }
+    const double last = static_cast<double>(head->second.last_position.value_or(-1));
     m.Partition("ferry_broker_head_position", "Last position the broker holds", info.key)
-        ->Set(static_cast<double>(head->second));
+        ->Set(last);
     // Without an L (nothing polled, nothing durable), every message the broker holds may wait.
-    const double below = low != lows.end() ? static_cast<double>(low->second) : -1;
+    double below = static_cast<double>(head->second.first_position.value_or(0) - 1);
+    if (low != lows.end()) {
+      below = static_cast<double>(low->second);
+    }
     m.Partition("ferry_lag_messages", "Head minus committed position", info.key)
-        ->Set(std::max(0.0, static_cast<double>(head->second) - below));
+        ->Set(std::max(0.0, last - below));
   }
 }
 
