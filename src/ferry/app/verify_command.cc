@@ -310,8 +310,8 @@ Result<std::vector<std::string>> ConfiguredRoutedTables(const VerifyArgs& args,
       continue;
     }
     if (!p.routing) {
-      return InvalidArgument("{}: pipeline {} writes one table ({}); verify it as TABLE",
-                             args.config, p.id, p.table);
+      return InvalidArgument("{}:{}: pipeline {} writes one table ({}); verify it as TABLE",
+                             p.location.file, p.location.line, p.id, p.table);
     }
     *storage = storage::MergeStorageOptions({storage, &p.storage});
     std::vector<std::string> recorded;
