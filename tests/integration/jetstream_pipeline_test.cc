@@ -11,7 +11,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "jetstream_test_client.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
+#include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
 
@@ -404,6 +407,29 @@ max_latency = "200ms"
   ASSERT_EQ(payloads.size(), expected.size());
   EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
   e2e::ExpectDuckDbCounts(files, "payload", expected.size());
+  // `ferry status`: per table, the stream filter's position each table holds; the resume
+  // position is the stream's last sequence after the run to the end, so no table lags.
+  CommandResult status = RunCommand({kFerry, "status", "--config", path, "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  std::map<std::string, nlohmann::json> by_table;
+  std::istringstream lines(status.out);
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    EXPECT_EQ(row["partition"], "jetstream/newstream/orders.>") << line;
+    by_table[row["table"].get<std::string>()] = row;
+  }
+  ASSERT_EQ(by_table.size(), subjects.size() + 1) << status.out;  // and the fallback, empty
+  EXPECT_TRUE(by_table[(dir_ / "other").string()]["position"].is_null()) << status.out;
+  for (const std::string& subject : subjects) {
+    const nlohmann::json& row = by_table[table_of(subject)];
+    CommandResult inspect = RunCommand({kFerry, "table", "inspect", table_of(subject), "--json"});
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const nlohmann::json inspected = nlohmann::json::parse(inspect.out);
+    EXPECT_EQ(row["position"], inspected["txns"]["orders/jetstream/newstream/orders.>"]) << row;
+    EXPECT_EQ(row["head"], static_cast<int64_t>(subjects.size()) * per_subject) << row;
+    EXPECT_EQ(row["resume"], row["head"]) << row;
+    EXPECT_EQ(row["lag"], 0) << row;
+  }
 }
 
 }  // namespace

@@ -2,11 +2,20 @@
 // the mock Kafka cluster: one topic with four event types, producers running, ferry SIGKILLed
 // several times mid-run and restarted, then a run to the end. Verdict (ferry's reader and
 // DuckDB): every id in exactly one table, once, in its event type's table. The messages read
-// again after the kills are counted from ferry's log and printed. Label: integration.
+// again after the kills are counted from ferry's log and printed. While it runs, /metrics has
+// per-table series and /api/status per-table partition rows; after it, `ferry status --json`
+// lists the four tables with the positions they hold, `ferry verify` finds them through the
+// configuration and through the positions table, and fails naming a duplicated id's tables.
+// Label: integration.
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,12 +23,15 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
+#include <nlohmann/json.hpp>
 
 namespace ferry {
 namespace {
@@ -34,6 +46,31 @@ using std::chrono::seconds;
 constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr const char* kTypes[] = {"order_created", "order_paid", "order_shipped", "user_signup"};
 constexpr int64_t kPerType = 5000;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// One JSON object per line (ferry status --json).
+std::vector<nlohmann::json> JsonLines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) {
+      out.push_back(nlohmann::json::parse(line));
+    }
+  }
+  return out;
+}
 
 class KafkaRoutingTest : public ::testing::Test {
  protected:
@@ -56,7 +93,11 @@ class KafkaRoutingTest : public ::testing::Test {
   // `extra`: more of the pipeline's tables ([pipeline.maintenance]).
   std::string WriteConfig(const std::string& extra = "") {
     std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
+    port_ = FreePort();
+    std::ofstream(path) << fmt::format(R"toml([metrics]
+listen = "127.0.0.1:{2}"
+
+[[pipeline]]
 id = "events"
 table = "{0}/t_{{field:event_type}}"
 schema = "id BIGINT NOT NULL, event_type STRING, payload STRING"
@@ -78,9 +119,9 @@ properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }
 [pipeline.batch]
 max_rows = 300
 max_latency = "200ms"
-{2}
+{3}
 )toml",
-                                       dir_.string(), brokers_, extra);
+                                       dir_.string(), brokers_, port_, extra);
     return path;
   }
 
@@ -112,24 +153,189 @@ max_latency = "200ms"
   std::filesystem::path dir_;
   std::unique_ptr<ChildProcess> mock_;
   std::string brokers_;
+  int port_ = 0;
 };
+
+// What one scrape of a running routed pipeline showed.
+struct Observed {
+  std::set<std::string> tables_with_versions;  // ferry_table_version{..., table=T}
+  bool tables_open = false;                    // ferry_routing_tables_open{pipeline="events"}
+  bool resume_positions = false;               // ferry_routing_resume_position{..., partition}
+  bool status_table_rows = false;              // /api/status: "<partition> @ <table>" rows
+};
+
+void Observe(httplib::Client& client, const std::vector<std::string>& tables, Observed* seen) {
+  if (auto r = client.Get("/metrics"); r && r->status == 200) {
+    for (const std::string& t : tables) {
+      if (r->body.find(fmt::format("ferry_table_version{{pipeline=\"events\",table=\"{}\"}}", t)) !=
+          std::string::npos) {
+        seen->tables_with_versions.insert(t);
+      }
+    }
+    seen->tables_open =
+        seen->tables_open ||
+        r->body.find("ferry_routing_tables_open{pipeline=\"events\"}") != std::string::npos;
+    seen->resume_positions =
+        seen->resume_positions ||
+        r->body.find(
+            "ferry_routing_resume_position{pipeline=\"events\",partition=\"kafka/events/") !=
+            std::string::npos;
+  }
+  if (auto r = client.Get("/api/status"); r && r->status == 200) {
+    nlohmann::json status = nlohmann::json::parse(r->body);
+    for (const nlohmann::json& part : status["pipelines"][0]["partitions"]) {
+      std::string key = part["key"];
+      seen->status_table_rows = seen->status_table_rows || key.find(" @ ") != std::string::npos;
+    }
+  }
+}
+
+// A table's txns (appId -> version), by `ferry table inspect --json`.
+std::map<std::string, int64_t> Txns(const std::string& table) {
+  CommandResult r = RunCommand({kFerry, "table", "inspect", table, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, int64_t> out;
+  const nlohmann::json inspected = nlohmann::json::parse(r.out);
+  for (const auto& [app_id, version] : inspected["txns"].items()) {
+    out[app_id] = version.get<int64_t>();
+  }
+  return out;
+}
+
+// After the run to the end: `ferry status` and `ferry verify` of the routed pipeline, then a
+// duplicate written into a second table makes `ferry verify` fail naming both tables.
+void CheckStatusAndVerify(const std::string& config, const std::vector<std::string>& tables) {
+  CommandResult status = RunCommand({kFerry, "status", "--config", config, "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  std::map<std::string, int> rows_per_table;
+  std::map<std::string, int64_t> heads;
+  std::map<std::string, std::map<std::string, int64_t>> txns;
+  for (const std::string& table : tables) {
+    txns[table] = Txns(table);
+  }
+  const std::string fallback =
+      (std::filesystem::path(tables[0]).parent_path() / "t_unknown").string();
+  for (const nlohmann::json& row : JsonLines(status.out)) {
+    const std::string table = row["table"];
+    const std::string partition = row["partition"];
+    ++rows_per_table[table];
+    if (table == fallback) {
+      EXPECT_TRUE(row["position"].is_null()) << "nothing went to the fallback: " << row.dump();
+    } else {
+      ASSERT_TRUE(txns[table].count("events/" + partition)) << row.dump() << "\n" << status.out;
+      EXPECT_EQ(row["position"], txns[table]["events/" + partition]) << row.dump();
+    }
+    // Everything polled is durable after a drain: the resume position is the head, no lag.
+    EXPECT_EQ(row["resume"], row["head"]) << row.dump();
+    EXPECT_EQ(row["lag"], 0) << row.dump();
+    heads[partition] = row["head"];
+  }
+  // The four tables and the fallback (static: shown though nothing was routed there).
+  EXPECT_EQ(rows_per_table.size(), 5u) << status.out;
+  for (const std::string& table : {tables[0], tables[1], tables[2], tables[3], fallback}) {
+    EXPECT_EQ(rows_per_table[table], 4) << table << " has a row per partition\n" << status.out;
+  }
+  EXPECT_EQ(heads.size(), 4u);
+
+  const std::string total = std::to_string(4 * kPerType);
+  auto verify = [&](std::vector<std::string> how) {
+    std::vector<std::string> args = {kFerry, "verify"};
+    args.insert(args.end(), how.begin(), how.end());
+    for (const std::string& arg : {std::string("--id"), std::string("id"), std::string("--expect"),
+                                   total, std::string("--json")}) {
+      args.push_back(arg);
+    }
+    return RunCommand(args);
+  };
+  CommandResult by_config = verify({"--config", config, "--pipeline", "events"});
+  EXPECT_EQ(by_config.exit_code, 0) << by_config.out << by_config.err;
+  nlohmann::json report = nlohmann::json::parse(by_config.out);
+  EXPECT_EQ(report["tables"].size(), 4u) << by_config.out;
+  EXPECT_EQ(report["rows"], 4 * kPerType);
+  EXPECT_EQ(report["in_several_tables"], 0);
+  EXPECT_EQ(report["ok"], true);
+  std::filesystem::path dir = std::filesystem::path(tables[0]).parent_path();
+  const std::string positions = (dir / "_ferry_routing_events").string();
+  CommandResult by_positions = verify({"--routing", positions});
+  EXPECT_EQ(by_positions.exit_code, 0) << by_positions.out << by_positions.err;
+  EXPECT_EQ(nlohmann::json::parse(by_positions.out)["tables"].size(), 4u);
+
+  // A data file of the second table committed into the first as well (a hand-written commit
+  // with the second table's add action): its ids are in two tables now.
+  std::filesystem::path from = tables[1];
+  std::filesystem::path to = tables[0];
+  std::string add_line;
+  for (const auto& entry : std::filesystem::directory_iterator(from / "_delta_log")) {
+    if (entry.path().extension() != ".json" || !add_line.empty()) {
+      continue;
+    }
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("{\"add\"", 0) == 0) {
+        add_line = line;
+        break;
+      }
+    }
+  }
+  ASSERT_FALSE(add_line.empty());
+  const std::string file = nlohmann::json::parse(add_line)["add"]["path"];
+  std::filesystem::copy_file(from / file, to / file);
+  int64_t next = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(to / "_delta_log")) {
+    if (entry.path().extension() == ".json") {
+      next = std::max<int64_t>(next, std::stoll(entry.path().stem().string()) + 1);
+    }
+  }
+  std::ofstream(to / "_delta_log" / fmt::format("{:020d}.json", next)) << add_line << "\n";
+  CommandResult dup = verify({"--routing", positions});
+  EXPECT_EQ(dup.exit_code, 1) << dup.out << dup.err;
+  nlohmann::json bad = nlohmann::json::parse(dup.out);
+  EXPECT_GT(bad["in_several_tables"].get<int64_t>(), 0) << dup.out;
+  ASSERT_FALSE(bad["several_listed"].empty());
+  // The tables that hold the first id listed: both (named as the store describes them).
+  const std::string holders = bad["several_listed"][0]["tables"].dump();
+  EXPECT_NE(holders.find(from.filename().string()), std::string::npos) << holders;
+  EXPECT_NE(holders.find(to.filename().string()), std::string::npos) << holders;
+  CommandResult text = RunCommand({kFerry, "verify", "--routing", positions, "--id", "id"});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.out.find("ids in more than one table"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("NOT CLEAN"), std::string::npos) << text.out;
+}
 
 TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
   std::string config = WriteConfig();
   CommandResult check = RunCommand({kFerry, "config", "check", config});
   ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
   auto producers = StartProducers();
+  std::vector<std::string> tables;
+  for (const char* type : kTypes) {
+    tables.push_back(Table(type));
+  }
+  httplib::Client client("127.0.0.1", port_);
+  client.set_connection_timeout(2);
+  Observed observed;
   for (int kill_round = 0; kill_round < 3; ++kill_round) {
     auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
     ASSERT_TRUE(ferry.ok());
     size_t goal = TotalRows() + 1500;
     for (int i = 0; i < 600 && TotalRows() < goal; ++i) {
       std::this_thread::sleep_for(milliseconds(100));
+      Observe(client, tables, &observed);
+    }
+    // The status page samples once a second: give it a few seconds to show the tables' rows.
+    for (int i = 0; i < 50 && !observed.status_table_rows; ++i) {
+      std::this_thread::sleep_for(milliseconds(100));
+      Observe(client, tables, &observed);
     }
     ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
     EXPECT_EQ((*ferry)->Wait(), 128 + SIGKILL);
   }
   EXPECT_LT(TotalRows(), 4u * kPerType) << "killed after the end: the test proves nothing";
+  // Scraped while the runs ran: a table version per table, the router's own series.
+  EXPECT_EQ(observed.tables_with_versions.size(), 4u);
+  EXPECT_TRUE(observed.tables_open);
+  EXPECT_TRUE(observed.resume_positions);
+  EXPECT_TRUE(observed.status_table_rows);
   for (auto& p : producers) {
     EXPECT_EQ(p->Wait(), 0);
   }
@@ -174,6 +380,7 @@ TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
   CommandResult v = RunCommand(verify);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   EXPECT_NE(v.out.find("OK: every id in exactly one table, once"), std::string::npos) << v.out;
+  CheckStatusAndVerify(config, tables);
   std::printf(
       "[ routing ] after 3 SIGKILLs, the final run re-read %lld messages that their "
       "table held already (of %lld)\n",

@@ -166,6 +166,51 @@ TEST_F(VerifyCliTest, MissingFileAndUsageErrorsExitTwo) {
   EXPECT_EQ(Run({"verify", dir_ + "/absent", "--id", "id"}).exit_code, 2);
 }
 
+// --routing: the tables a routed pipeline's positions table records (txns "<id>/table/<table>").
+TEST_F(VerifyCliTest, RoutingFindsTheTablesAPositionsTableRecords) {
+  Append(0, 0, 30);
+  std::filesystem::create_directory(dir_ + "/_routing");
+  auto store = storage::LocalStore::Create(dir_ + "/_routing");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto positions =
+      *delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
+  delta::TableSpec spec;
+  spec.schema = std::make_shared<const columnar::Schema>(
+      std::vector<Field>{{"table", DataType::String(), true, {}}});
+  auto created = positions->Create(spec);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string routing = dir_ + "/_routing";
+  EXPECT_EQ(Run({"verify", "--routing", routing, "--id", "id"}).exit_code, 2)
+      << "records no table yet";
+  delta::Transaction txn(*positions, *created);
+  txn.SetPosition("p/table/" + table_path(), 1);
+  txn.SetPosition("q/table/" + dir_ + "/absent", 2);
+  ASSERT_TRUE(txn.Commit().ok());
+
+  // Two pipelines recorded: which one must be said.
+  CommandResult run = Run({"verify", "--routing", routing, "--id", "id"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("several pipelines (p, q)"), std::string::npos) << run.err;
+  run = Run({"verify", "--routing", routing, "--pipeline", "p", "--id", "id", "--expect", "30",
+             "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  auto json = nlohmann::json::parse(run.out);
+  ASSERT_EQ(json["tables"].size(), 1u);
+  EXPECT_EQ(json["tables"][0]["table"], table_path());
+  EXPECT_EQ(json["tables"][0]["rows"], 30);
+  EXPECT_EQ(json["in_several_tables"], 0);
+  EXPECT_EQ(json["expect_ok"], true);
+  EXPECT_EQ(json["ok"], true);
+  // q's table is not there: an error naming it.
+  run = Run({"verify", "--routing", routing, "--pipeline", "q", "--id", "id"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(dir_ + "/absent"), std::string::npos) << run.err;
+  // One way of naming the tables at a time; --config needs --pipeline.
+  EXPECT_EQ(Run({"verify", table_path(), "--routing", routing, "--id", "id"}).exit_code, 2);
+  EXPECT_EQ(Run({"verify", "--config", dir_ + "/ferry.toml", "--id", "id"}).exit_code, 2);
+  EXPECT_EQ(Run({"verify", table_path(), "--pipeline", "p", "--id", "id"}).exit_code, 2);
+}
+
 // `ferry optimize` and `ferry vacuum` on the same kind of table; verify stays clean throughout.
 TEST_F(VerifyCliTest, OptimizeThenVacuumKeepTheTableClean) {
   for (int64_t begin = 0; begin < 60; begin += 10) {

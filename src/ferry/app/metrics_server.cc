@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 
@@ -106,6 +107,13 @@ void MetricsServer::AddRoutes(bool status_page) {
     int up = 0;
     std::string body;
     for (const auto& [labels, value] : registry_->Values("ferry_pipeline_up")) {
+      // A routed pipeline's tables have series of their own (a `table` label); the pipeline's
+      // is the router's.
+      bool per_table = std::any_of(labels.begin(), labels.end(),
+                                   [](const auto& label) { return label.first == "table"; });
+      if (per_table) {
+        continue;
+      }
       up += value == 1 ? 1 : 0;
       for (const auto& [k, v] : labels) {
         body += v + (value == 1 ? " up\n" : " down\n");

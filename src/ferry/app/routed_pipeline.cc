@@ -222,6 +222,7 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
                          o->seal_hook = spec.seal_hook;
                          o->dead_letter_id = spec.dead_letter_id;
                          o->seal_now = spec.seal_now;
+                         o->metrics_table = spec.table;
                        }};
     return BuildPipeline(RoutedTableConfig(c, spec.table), registry, inner);
   };
@@ -236,7 +237,8 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
                                    .position_commit_interval = r.position_commit_interval,
                                    .drain_timeout = c.drain_timeout,
                                    .until_caught_up = build.until_caught_up,
-                                   .max_wait = build.max_wait},
+                                   .max_wait = build.max_wait,
+                                   .registry = registry},
                                   std::move(source), std::move(selector), std::move(inners),
                                   std::move(reader), std::move(positions.table),
                                   std::move(positions.snapshot));

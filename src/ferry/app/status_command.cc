@@ -16,12 +16,14 @@
 
 #include "ferry/app/broker_heads.h"
 #include "ferry/app/logging.h"
+#include "ferry/app/routed_status.h"
 #include "ferry/app/status_watch.h"
 #include "ferry/app/table_location.h"
 #include "ferry/config/config.h"
 #include "ferry/delta/history.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/value_format.h"
+#include "ferry/pipeline/router.h"
 
 namespace ferry::app {
 namespace {
@@ -45,7 +47,9 @@ struct StatusArgs {
 
 struct Row {
   std::string pipeline;
+  std::optional<std::string> table;  // a routed pipeline's table (routed_status.h)
   std::string partition;
+  std::optional<int64_t> resume;  // a routed pipeline's L for the partition
   std::optional<int64_t> position;
   std::optional<int64_t> head;
   std::optional<int64_t> lag;
@@ -93,12 +97,54 @@ std::optional<int64_t> LastCommit(const TableState& t, const std::string& app_id
   return it != t.set_at_ms.end() ? it->second : t.snapshot->timestamp_ms();
 }
 
+// A routed pipeline: per table and partition (routed_status.h).
+Result<std::vector<Row>> RoutedRows(const config::PipelineConfig& p) {
+  Result<TableState> positions = ReadTableState(p.routing->positions_table, p.storage);
+  if (!positions.ok()) {
+    return positions.status().WithContext("positions table {}", p.routing->positions_table);
+  }
+  RoutedStatusInput in{.id = p.id};
+  std::vector<std::string> recorded;
+  if (positions->snapshot) {
+    recorded = pipeline::Router::RecordedTables(*positions->snapshot, p.id);
+    for (const auto& [app_id, txn] : positions->snapshot->txns()) {
+      in.positions_txns[app_id] = txn.version;
+    }
+  }
+  std::map<std::string, TableState> states;
+  for (const std::string& table : RoutedTableList(StaticRoutedTables(p), recorded)) {
+    Result<TableState> state = ReadTableState(table, p.storage);
+    if (!state.ok()) {
+      return state.status().WithContext("routed table {}", table);
+    }
+    std::optional<std::map<std::string, int64_t>>& txns = in.tables[table];
+    if (state->snapshot) {
+      txns.emplace();
+      for (const auto& [app_id, txn] : state->snapshot->txns()) {
+        (*txns)[app_id] = txn.version;
+      }
+    }
+    states[table] = std::move(*state);
+  }
+  FERRY_ASSIGN_OR_RETURN(in.heads, QueryBrokerHeads(p));
+  std::vector<Row> rows;
+  for (const RoutedStatusRow& r : RoutedStatusRows(in)) {
+    rows.push_back(
+        Row{.pipeline = p.id,
+            .table = r.table,
+            .partition = r.partition,
+            .resume = r.resume,
+            .position = r.position,
+            .head = r.head,
+            .lag = r.lag,
+            .last_commit_ms = r.position ? LastCommit(states[r.table], r.app_id) : std::nullopt});
+  }
+  return rows;
+}
+
 Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
   if (p.routing) {
-    return NotSupported(
-        "pipeline {} routes to many tables; `ferry status` does not show routed pipelines yet "
-        "(the metrics endpoint does)",
-        p.id);
+    return RoutedRows(p);
   }
   FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table, p.storage));
   FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, QueryBrokerHeads(p));
@@ -179,6 +225,10 @@ void Print(const std::vector<Row>& rows, bool json) {
           {"lag", opt(r.lag)},
           {"last_commit",
            r.last_commit_ms ? nlohmann::json(Time(*r.last_commit_ms)) : nlohmann::json(nullptr)}};
+      if (r.table) {
+        line["table"] = *r.table;
+        line["resume"] = opt(r.resume);
+      }
       std::printf("%s\n", line.dump().c_str());
     }
     return;
@@ -189,16 +239,32 @@ void Print(const std::vector<Row>& rows, bool json) {
 std::string Format(const std::vector<Row>& rows) {
   size_t w_pipeline = 8;
   size_t w_partition = 9;
+  size_t w_table = 0;  // 0: no routed pipeline, no TABLE and RESUME columns
   for (const Row& r : rows) {
     w_pipeline = std::max(w_pipeline, r.pipeline.size());
     w_partition = std::max(w_partition, r.partition.size());
+    if (r.table) {
+      w_table = std::max({w_table, size_t{5}, r.table->size()});
+    }
   }
-  std::string out =
-      fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", "PIPELINE", w_pipeline,
-                  "PARTITION", w_partition, "POSITION", "HEAD", "LAG", "LAST COMMIT");
+  if (w_table == 0) {
+    std::string out =
+        fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", "PIPELINE", w_pipeline,
+                    "PARTITION", w_partition, "POSITION", "HEAD", "LAG", "LAST COMMIT");
+    for (const Row& r : rows) {
+      out += fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", r.pipeline, w_pipeline,
+                         r.partition, w_partition, Cell(r.position), Cell(r.head), Cell(r.lag),
+                         r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
+    }
+    return out;
+  }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n",
+                                "PIPELINE", w_pipeline, "TABLE", w_table, "PARTITION", w_partition,
+                                "POSITION", "RESUME", "HEAD", "LAG", "LAST COMMIT");
   for (const Row& r : rows) {
-    out += fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", r.pipeline, w_pipeline,
-                       r.partition, w_partition, Cell(r.position), Cell(r.head), Cell(r.lag),
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", r.pipeline,
+                       w_pipeline, r.table.value_or("-"), w_table, r.partition, w_partition,
+                       Cell(r.position), Cell(r.resume), Cell(r.head), Cell(r.lag),
                        r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
   }
   return out;
@@ -294,8 +360,9 @@ int ShowStatus(const StatusArgs& args) {
   if (args.max_lag) {
     for (const Row& r : rows) {
       if (r.lag && *r.lag > *args.max_lag) {
+        std::string where = r.table ? *r.table + " " + r.partition : r.partition;
         std::fprintf(stderr, "ferry status: %s %s: lag %lld exceeds --max-lag %lld\n",
-                     r.pipeline.c_str(), r.partition.c_str(), static_cast<long long>(*r.lag),
+                     r.pipeline.c_str(), where.c_str(), static_cast<long long>(*r.lag),
                      static_cast<long long>(*args.max_lag));
         return kExitLagging;
       }
@@ -312,6 +379,8 @@ void RegisterStatusCommand(CLI::App& app, int* exit_code) {
       "status",
       "Per source partition: the table's committed position, the broker head, the lag in\n"
       "messages (JetStream: sequences) and the time of the commit that set the position.\n"
+      "A routed pipeline: per table and partition, with the resume position (RESUME) a\n"
+      "restart would start after; lag = head - max(position, resume).\n"
       "Exit codes: 0 ok, 1 a partition's lag exceeds --max-lag, 2 an error.");
   status->add_option("-c,--config", args->config,
                      "The TOML configuration: positions of its pipelines, heads from the broker");

@@ -7,6 +7,11 @@
 //       the lag (head - position; for a partition the table has never seen, every message the
 //       broker holds) and the time of the commit that set the position. The broker is asked
 //       without joining the group or creating consumers.
+//       A routed pipeline (docs/decisions/routing.md): one row per table and partition
+//       (routed_status.h): the table's own position, the resume position a restart starts after
+//       (the largest "<id>/<partition>/resume" over its tables and positions table), the head and
+//       the lag (head - max(position, resume)). Its tables: the routes', the fallback and every
+//       table the positions table records.
 //   ferry status --table PATH [--json]
 //       the positions of every appId the table holds (no broker: head and lag unknown).
 //
@@ -15,7 +20,8 @@
 //       (status_watch.h).
 //
 // --json prints one object per partition per line with the keys pipeline, partition, position,
-// head, lag (null when unknown) and last_commit (ISO-8601 UTC, null when the table is empty).
+// head, lag (null when unknown) and last_commit (ISO-8601 UTC, null when the table is empty);
+// a routed pipeline's rows have two keys more: table and resume.
 //
 // Exit codes: 0 ok, 1 some partition's lag exceeds --max-lag, 2 an error (configuration, table
 // or broker).

@@ -2,17 +2,22 @@
 
 #include <charconv>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ferry/app/routed_status.h"
 #include "ferry/app/table_location.h"
+#include "ferry/config/config.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/verify.h"
+#include "ferry/pipeline/router.h"
 
 namespace ferry::app {
 namespace {
@@ -28,6 +33,10 @@ struct VerifyArgs {
   std::string table;
   // More tables: the tables of one routed pipeline, checked together (VerifyRoutedTables).
   std::vector<std::string> more_tables;
+  // The tables of a routed pipeline, from its configuration or its positions table.
+  std::string config;
+  std::string routing;
+  std::string pipeline;
   std::string expect;
   std::string range;
   bool json = false;
@@ -167,9 +176,34 @@ int Usage(const std::string& message) {
   return kError;
 }
 
+OrderedJson RoutedReportJson(const std::vector<std::string>& names,
+                             const delta::RoutedVerifyReport& r,
+                             const std::optional<int64_t>& expect) {
+  OrderedJson out;
+  OrderedJson tables = OrderedJson::array();
+  for (size_t i = 0; i < r.tables.size(); ++i) {
+    tables.push_back(ReportJson(names[i], r.tables[i].second, std::nullopt));
+  }
+  out["tables"] = std::move(tables);
+  out["rows"] = r.rows;
+  out["distinct"] = r.distinct;
+  out["in_several_tables"] = r.in_several_tables;
+  OrderedJson several = OrderedJson::array();
+  for (const auto& [id, holders] : r.several_listed) {
+    several.push_back({{"id", id}, {"tables", holders}});
+  }
+  out["several_listed"] = std::move(several);
+  out["missing"] = r.missing;
+  out["missing_ids"] = r.missing_listed;
+  out["expect"] = OptionalJson(expect);
+  out["expect_ok"] = r.expect_ok ? OrderedJson(*r.expect_ok) : OrderedJson(nullptr);
+  out["ok"] = r.ok();
+  return out;
+}
+
 // Several tables of one routed pipeline: each table's own report, then the union's.
 int RunVerifyRouted(const std::vector<std::string>& names, const storage::StorageOptions& storage,
-                    const delta::VerifyOptions& options) {
+                    const delta::VerifyOptions& options, bool json) {
   std::vector<std::unique_ptr<delta::Table>> tables;
   std::vector<delta::Snapshot> snapshots;
   for (const std::string& name : names) {
@@ -191,6 +225,10 @@ int RunVerifyRouted(const std::vector<std::string>& names, const storage::Storag
   auto report = delta::VerifyRoutedTables(list, options);
   if (!report.ok()) {
     return Usage(report.status().ToString());
+  }
+  if (json) {
+    std::printf("%s\n", RoutedReportJson(names, *report, options.expect).dump().c_str());
+    return report->ok() ? kClean : kNotClean;
   }
   delta::VerifyOptions each = options;  // expect and range apply to the union only
   each.expect.reset();
@@ -226,10 +264,104 @@ int RunVerifyRouted(const std::vector<std::string>& names, const storage::Storag
   return report->ok() ? kClean : kNotClean;
 }
 
+// The tables pipeline `id` recorded in a positions table (Router::RecordedTables); without an
+// id, the one pipeline it records tables for.
+Result<std::vector<std::string>> RecordedTablesAt(const std::string& path,
+                                                  const storage::StorageOptions& storage,
+                                                  std::string id) {
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<delta::Table> table, OpenTableAt(path, storage));
+  Result<delta::Snapshot> snapshot = table->LoadSnapshot();
+  if (!snapshot.ok()) {
+    return snapshot.status().WithContext("positions table {}", path);
+  }
+  if (id.empty()) {
+    std::set<std::string> ids;
+    for (const auto& [app_id, txn] : snapshot->txns()) {
+      if (size_t at = app_id.find("/table/"); at != std::string::npos && at > 0) {
+        ids.insert(app_id.substr(0, at));
+      }
+    }
+    if (ids.size() != 1) {
+      std::string listed;
+      for (const std::string& i : ids) {
+        listed += (listed.empty() ? "" : ", ") + i;
+      }
+      return InvalidArgument(
+          "positions table {}: {}; name one with --pipeline", path,
+          ids.empty() ? std::string("records no routed table (txns \"<id>/table/<table>\")")
+                      : "records the tables of several pipelines (" + listed + ")");
+    }
+    id = *ids.begin();
+  }
+  std::vector<std::string> tables = pipeline::Router::RecordedTables(*snapshot, id);
+  if (tables.empty()) {
+    return InvalidArgument("positions table {}: pipeline {} routed to no table yet", path, id);
+  }
+  return tables;
+}
+
+// --config FILE --pipeline ID: the pipeline's static tables and the ones its positions table
+// records; a static table nothing was routed to yet (no table there) is left out, with a note.
+Result<std::vector<std::string>> ConfiguredRoutedTables(const VerifyArgs& args,
+                                                        storage::StorageOptions* storage) {
+  FERRY_ASSIGN_OR_RETURN(config::Config cfg, config::LoadConfig(args.config));
+  for (const config::PipelineConfig& p : cfg.pipelines) {
+    if (p.id != args.pipeline) {
+      continue;
+    }
+    if (!p.routing) {
+      return InvalidArgument("{}:{}: pipeline {} writes one table ({}); verify it as TABLE",
+                             p.location.file, p.location.line, p.id, p.table);
+    }
+    *storage = storage::MergeStorageOptions({storage, &p.storage});
+    std::vector<std::string> recorded;
+    Result<std::unique_ptr<delta::Table>> positions =
+        OpenTableAt(p.routing->positions_table, *storage);
+    Result<delta::Snapshot> snapshot =
+        positions.ok() ? (*positions)->LoadSnapshot() : positions.status();
+    if (snapshot.ok()) {
+      recorded = pipeline::Router::RecordedTables(*snapshot, p.id);
+    } else if (snapshot.status().code() != StatusCode::kNotFound) {
+      return snapshot.status().WithContext("positions table {}", p.routing->positions_table);
+    }
+    std::vector<std::string> out;
+    for (const std::string& table : RoutedTableList(StaticRoutedTables(p), recorded)) {
+      Result<std::unique_ptr<delta::Table>> t = OpenTableAt(table, *storage);
+      Result<delta::Snapshot> s = t.ok() ? (*t)->LoadSnapshot() : t.status();
+      if (s.status().code() == StatusCode::kNotFound) {
+        std::fprintf(stderr,
+                     "ferry verify: %s: no table there yet (nothing routed to it); left out\n",
+                     table.c_str());
+        continue;
+      }
+      out.push_back(table);
+    }
+    if (out.empty()) {
+      return InvalidArgument("pipeline {} routed to no table yet (positions table {})", p.id,
+                             p.routing->positions_table);
+    }
+    return out;
+  }
+  return InvalidArgument("{}: no pipeline with id '{}'", args.config, args.pipeline);
+}
+
 int RunVerify(VerifyArgs args) {
   // Checked here rather than by CLI11 so that every usage error exits with 2.
-  if (args.table.empty()) {
-    return Usage("TABLE is required");
+  const int sources =
+      (args.table.empty() ? 0 : 1) + (args.config.empty() ? 0 : 1) + (args.routing.empty() ? 0 : 1);
+  if (sources == 0) {
+    return Usage("TABLE is required (or --config FILE --pipeline ID, or --routing TABLE)");
+  }
+  if (sources > 1) {
+    return Usage(
+        "give the tables one way: TABLE..., --config FILE --pipeline ID, or --routing "
+        "TABLE");
+  }
+  if (!args.config.empty() && args.pipeline.empty()) {
+    return Usage("--config needs --pipeline ID: the routed pipeline whose tables to verify");
+  }
+  if (!args.pipeline.empty() && args.config.empty() && args.routing.empty()) {
+    return Usage("--pipeline goes with --config or --routing");
   }
   if (args.options.id_column.empty()) {
     return Usage("--id COLUMN is required");
@@ -250,13 +382,20 @@ int RunVerify(VerifyArgs args) {
   if (!options.ok()) {
     return Usage(options.status().message());
   }
-  if (!args.more_tables.empty()) {
-    if (args.json) {
-      return Usage("--json is not available for several tables yet");
+  if (!args.config.empty() || !args.routing.empty()) {
+    storage::StorageOptions storage = *options;
+    Result<std::vector<std::string>> names =
+        args.config.empty() ? RecordedTablesAt(args.routing, storage, args.pipeline)
+                            : ConfiguredRoutedTables(args, &storage);
+    if (!names.ok()) {
+      return Usage(names.status().ToString());
     }
+    return RunVerifyRouted(*names, storage, args.options, args.json);
+  }
+  if (!args.more_tables.empty()) {
     std::vector<std::string> names = {args.table};
     names.insert(names.end(), args.more_tables.begin(), args.more_tables.end());
-    return RunVerifyRouted(names, *options, args.options);
+    return RunVerifyRouted(names, *options, args.options, args.json);
   }
   auto table = OpenTableAt(args.table, *options);
   if (!table.ok()) {
@@ -284,17 +423,29 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<VerifyArgs>();
   CLI::App* verify = app.add_subcommand(
       "verify",
-      "Check a table for duplicate and missing ids and txn positions that disagree with the data "
-      "(exit 0 clean, 1 not clean, 2 error)");
+      "Check a table for duplicate and missing ids and txn positions that disagree with the data; "
+      "several tables (a routed pipeline's: listed, or --config/--pipeline, or --routing) "
+      "together: every id in exactly one of them, once (exit 0 clean, 1 not clean, 2 error)");
   verify->add_option("TABLE", args->table, "Table location (directory or URI)");
   verify->add_option("MORE_TABLES", args->more_tables,
                      "The other tables of a routed pipeline: every id must be in exactly one of "
                      "them, once");
+  verify->add_option("-c,--config", args->config,
+                     "With --pipeline: verify the routed pipeline's tables together (its routes, "
+                     "fallback and every table its positions table records)");
+  verify->add_option("--routing", args->routing,
+                     "A routed pipeline's positions table (routing.positions_table): verify every "
+                     "table it records together");
+  verify->add_option("-p,--pipeline", args->pipeline,
+                     "The routed pipeline's id (with --config; with --routing when the positions "
+                     "table records several pipelines)");
   AddStorageOptionFlag(verify, &args->storage_options);
   verify->add_option("--id", args->options.id_column, "Id column (integer or string)");
   verify->add_option("--expect", args->expect, "Rows and distinct ids must both equal N");
   verify->add_option("--range", args->range, "Inclusive id range A..B that must all be present");
-  verify->add_flag("--json", args->json, "Print one JSON object");
+  verify->add_flag("--json", args->json,
+                   "Print one JSON object (several tables: {tables: [one per table], rows, "
+                   "distinct, in_several_tables, several_listed, missing, ..., ok})");
   verify->add_option("--max-listed", args->options.max_listed,
                      "How many duplicate and missing ids to list (default 10)");
   verify->add_option("--partition-column", args->options.partition_column,

@@ -4,10 +4,16 @@
 //   ferry verify TABLE --id COLUMN [--expect N] [--range A..B] [--json] [--max-listed K]
 //                [--partition-column C] [--offset-column C] [--topic-column C]
 //                [--sequence-column C] [--subject-column C]
-//   ferry verify TABLE1 TABLE2 ... --id COLUMN [--expect N] [--range A..B]
+//   ferry verify TABLE1 TABLE2 ... --id COLUMN [--expect N] [--range A..B] [--json]
 //                the tables of one routed pipeline together (delta::VerifyRoutedTables): each
 //                table's own report, then every id in exactly one of them, once; --expect and
-//                --range apply to the union (no --json yet)
+//                --range apply to the union
+//   ferry verify --routing POSITIONS_TABLE [--pipeline ID] --id COLUMN ...
+//                the same over every table the routed pipeline's positions table records (txns
+//                "<id>/table/<table>", router.h); --pipeline when it records several pipelines
+//   ferry verify --config FILE --pipeline ID --id COLUMN ...
+//                the same over the pipeline's static tables (routes, fallback; left out while no
+//                table is there) and the ones its positions table records (routed_status.h)
 //
 // Prints rows, distinct ids, duplicates (the first few with the files holding them), ids of the
 // inclusive range A..B no row holds, the position checks, and whether rows and distinct ids
@@ -15,7 +21,8 @@
 // duplicates, duplicate_ids, duplicates_listed: [{id, count, files}], missing, missing_ids,
 // out_of_range, positions_checked, positions: [{app_id, source, txn, data_max, ok}],
 // stats_mismatches: [text], expect, expect_ok, ok}; `duplicates` counts rows beyond the first of
-// each id.
+// each id. For several tables: {tables: [the object above, per table], rows, distinct,
+// in_several_tables, several_listed: [{id, tables}], missing, missing_ids, expect, expect_ok, ok}.
 //
 // Exit codes: 0 clean, 1 not clean, 2 usage error or the table could not be read (the message
 // names the table and file).

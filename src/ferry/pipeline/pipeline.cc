@@ -85,7 +85,7 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                    std::unique_ptr<SchemaEvolver> evolver, metrics::Registry* registry)
     : options_(std::move(options)),
       source_factory_(std::move(source_factory)),
-      metrics_(std::make_unique<PipelineMetrics>(registry, options_.id)),
+      metrics_(std::make_unique<PipelineMetrics>(registry, options_.id, options_.metrics_table)),
       known_table_(snapshot.schema()),
       book_(options_.id, metrics_.get()),
       open_(stage->input_schema()),

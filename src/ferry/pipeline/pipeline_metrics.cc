@@ -1,12 +1,16 @@
 #include "ferry/pipeline/pipeline_metrics.h"
 
+#include <iterator>
+#include <utility>
+
 namespace ferry::pipeline {
 
 using metrics::Labels;
 
-PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id)
-    : registry(r), journal(r->journal()), pipeline(id) {
-  const Labels l = {{"pipeline", id}};
+PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id,
+                                 const std::string& table_label)
+    : registry(r), journal(r->journal()), pipeline(id), table(table_label) {
+  const Labels l = With();
   up = r->GetGauge("ferry_pipeline_up", "1 while the pipeline runs", l);
   rows = r->GetCounter("ferry_rows_written_total", "Rows committed to the table", l);
   bytes = r->GetCounter("ferry_bytes_written_total", "Bytes of data files committed", l);
@@ -16,12 +20,10 @@ PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id)
   redeliveries = r->GetCounter("ferry_redeliveries_dropped_total",
                                "Messages at or below a delivered position, dropped", l);
   const char* commits_help = "Commits by outcome (succeeded, failed, lost to another writer)";
-  succeeded = r->GetCounter("ferry_commits_total", commits_help,
-                            {{"pipeline", id}, {"outcome", "succeeded"}});
+  succeeded = r->GetCounter("ferry_commits_total", commits_help, With({{"outcome", "succeeded"}}));
   committer.failed =
-      r->GetCounter("ferry_commits_total", commits_help, {{"pipeline", id}, {"outcome", "failed"}});
-  lost =
-      r->GetCounter("ferry_commits_total", commits_help, {{"pipeline", id}, {"outcome", "lost"}});
+      r->GetCounter("ferry_commits_total", commits_help, With({{"outcome", "failed"}}));
+  lost = r->GetCounter("ferry_commits_total", commits_help, With({{"outcome", "lost"}}));
   abandoned = r->GetCounter("ferry_batches_abandoned_total",
                             "Batches dropped because another writer owns a partition", l);
   unavailable =
@@ -59,22 +61,32 @@ PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id)
       "Batches read again because the table's new schema could not take their values", l);
 }
 
+Labels PipelineMetrics::With(Labels extra) const {
+  Labels out = {{"pipeline", pipeline}};
+  if (!table.empty()) {
+    out.emplace_back("table", table);
+  }
+  out.insert(out.end(), std::make_move_iterator(extra.begin()),
+             std::make_move_iterator(extra.end()));
+  return out;
+}
+
 metrics::Gauge* PipelineMetrics::Position(const std::string& name, const std::string& help,
                                           const std::string& partition) {
-  return registry->GetGauge(name, help, {{"pipeline", pipeline}, {"partition", partition}});
+  return registry->GetGauge(name, help, With({{"partition", partition}}));
 }
 
 metrics::Counter* PipelineMetrics::PartitionCounter(const std::string& name,
                                                     const std::string& help,
                                                     const std::string& partition) {
-  return registry->GetCounter(name, help, {{"pipeline", pipeline}, {"partition", partition}});
+  return registry->GetCounter(name, help, With({{"partition", partition}}));
 }
 
 metrics::Counter* PipelineMetrics::Bad(const char* action, std::string_view reason) {
   return registry->GetCounter(
       "ferry_bad_records_total",
       "Messages that did not decode or fit the schema, by action and reason",
-      {{"pipeline", pipeline}, {"action", action}, {"reason", std::string(reason)}});
+      With({{"action", action}, {"reason", std::string(reason)}}));
 }
 
 metrics::Counter* PipelineMetrics::DroppedField(const std::string& field) {
@@ -86,7 +98,7 @@ metrics::Counter* PipelineMetrics::DroppedField(const std::string& field) {
       "ferry_dropped_fields_total",
       "Writer fields (Avro, Protobuf) dropped because the table has no column for them: one per "
       "message taken and field of its writer schema",
-      {{"pipeline", pipeline}, {"field", own ? field : std::string(kOtherDroppedField)}});
+      With({{"field", own ? field : std::string(kOtherDroppedField)}}));
 }
 
 std::string_view BadRecordReason(std::string_view error) {

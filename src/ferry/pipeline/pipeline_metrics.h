@@ -1,6 +1,8 @@
 // PipelineMetrics: the metrics one pipeline publishes (labelled `pipeline`, and `partition` for
 // positions and lag), and the journal the status page reads. Built once per pipeline; the
-// per-partition series are looked up by name when first needed.
+// per-partition series are looked up by name when first needed. The inner pipelines of a routed
+// pipeline (router.h) add a `table` label (the table's location), so that each table has series
+// of its own (a gauge such as ferry_table_version is the table's, counters add up by `pipeline`).
 //
 // Thread-safety: the counters and gauges are thread-safe (metrics.h); the writer thread uses
 // only `committer`.
@@ -17,7 +19,12 @@
 namespace ferry::pipeline {
 
 struct PipelineMetrics {
-  PipelineMetrics(metrics::Registry* registry, const std::string& id);
+  // `table`: the `table` label of every series; empty: none (a one-table pipeline).
+  PipelineMetrics(metrics::Registry* registry, const std::string& id,
+                  const std::string& table = "");
+
+  // {pipeline, [table,] extra...}: the labels of one of this pipeline's series.
+  metrics::Labels With(metrics::Labels extra = {}) const;
 
   metrics::Gauge* Position(const std::string& name, const std::string& help,
                            const std::string& partition);
@@ -37,6 +44,7 @@ struct PipelineMetrics {
   metrics::Registry* registry;
   metrics::Journal* journal;  // what the status page lists: commits, state, bad records, fences
   std::string pipeline;
+  std::string table;  // the `table` label; empty: none
   metrics::Gauge* up;
   metrics::Counter* rows;
   metrics::Counter* bytes;

@@ -83,6 +83,10 @@ struct PipelineOptions {
   // The inner pipelines of a routed pipeline (router.h) share one dead-letter table, each with
   // its own positions there.
   std::string dead_letter_id;
+  // The `table` label of this pipeline's metrics (pipeline_metrics.h): a router sets it to its
+  // table's location for each inner pipeline, so that their series are per table; empty for a
+  // one-table pipeline (labelled by `pipeline` only).
+  std::string metrics_table;
   // Called on the pipeline thread for each batch as it is sealed (after its partitions' positions
   // are stamped), before it goes to the writer thread: a routed pipeline adds its resume
   // positions to SealedBatch::extra_txns (router.h).

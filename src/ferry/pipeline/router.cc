@@ -24,6 +24,42 @@ struct Router::Inner {
   std::atomic<bool> done{false};
   std::thread thread;
   uint64_t last_used = 0;
+  metrics::Gauge* queued = nullptr;  // ferry_routing_queue_messages{table}; null without metrics
+};
+
+// The router's series (router.h, "Metrics"). Router thread only, but for the atomics inside.
+struct Router::Metrics {
+  Metrics(metrics::Registry* r, const std::string& id) : registry(r), pipeline(id) {
+    const metrics::Labels l = {{"pipeline", id}};
+    up = r->GetGauge("ferry_pipeline_up", "1 while the pipeline runs", l);
+    tables_open = r->GetGauge("ferry_routing_tables_open",
+                              "Routed tables with an inner pipeline open now", l);
+    tables_known = r->GetGauge(
+        "ferry_routing_tables_known",
+        "Tables the routed pipeline knows: static routes, fallback, and every table routed to", l);
+    rereads = r->GetCounter("ferry_routing_rereads_total",
+                            "Messages read again after a restart that their table held already "
+                            "(dropped by the table)",
+                            l);
+    restarts = r->GetCounter("ferry_routing_restarts_total",
+                             "Restarts of every routed table after one was fenced", l);
+  }
+  metrics::Gauge* Partition(const char* name, const char* help, const std::string& key) {
+    return registry->GetGauge(name, help, {{"pipeline", pipeline}, {"partition", key}});
+  }
+
+  metrics::Registry* registry;
+  std::string pipeline;
+  metrics::Gauge* up;
+  metrics::Gauge* tables_open;
+  metrics::Gauge* tables_known;
+  metrics::Counter* rereads;
+  metrics::Counter* restarts;
+  int64_t rereads_counted = 0;
+  int64_t restarts_counted = 0;
+  std::map<std::string, source::PartitionHead> heads;  // by key, the last the broker reported
+  RouterClock::time_point heads_at;
+  bool heads_asked = false;
 };
 
 Result<std::unique_ptr<Router>> Router::Create(RouterOptions options, SourceFactory source_factory,
@@ -56,13 +92,26 @@ Router::Router(RouterOptions options, SourceFactory source_factory,
   for (const std::string& table : selector_->StaticTables()) {
     RouteId(table);
   }
-  const std::string prefix = TableAppId(options_.id, "");
-  for (const auto& [app_id, txn] : positions_snapshot_.txns()) {
-    if (app_id.starts_with(prefix)) {
-      RouteId(app_id.substr(prefix.size()));
-      recorded_.insert(app_id.substr(prefix.size()));
+  for (const std::string& table : RecordedTables(positions_snapshot_, options_.id)) {
+    RouteId(table);
+    recorded_.insert(table);
+  }
+  if (options_.registry != nullptr) {
+    metrics_ = std::make_unique<Metrics>(options_.registry, options_.id);
+  }
+}
+
+std::vector<std::string> Router::RecordedTables(const delta::Snapshot& positions,
+                                                const std::string& id) {
+  const std::string prefix = TableAppId(id, "");
+  std::vector<std::string> out;
+  for (const auto& [app_id, txn] : positions.txns()) {
+    if (app_id.starts_with(prefix) && app_id.size() > prefix.size()) {
+      out.push_back(app_id.substr(prefix.size()));
     }
   }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void Router::RecordTable(const std::string& table) {
@@ -251,6 +300,11 @@ Result<Router::Inner*> Router::OpenInner(const std::string& table) {
                                          table);
   }
   inner->pipeline = std::move(*pipeline);
+  if (metrics_ != nullptr) {
+    inner->queued = options_.registry->GetGauge("ferry_routing_queue_messages",
+                                                "Messages waiting in a routed table's queue",
+                                                {{"pipeline", options_.id}, {"table", table}});
+  }
   RecordTable(table);
   for (const auto& [index, info] : assigned_) {
     inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = info});
@@ -293,8 +347,14 @@ std::vector<std::pair<std::string, Status>> Router::StopInners(bool drain) {
       inner->thread.join();
     }
     results.emplace_back(table, inner->result);
+    if (inner->queued != nullptr) {
+      inner->queued->Set(0);
+    }
   }
   inners_.clear();
+  if (metrics_ != nullptr) {
+    metrics_->tables_open->Set(0);
+  }
   return results;
 }
 
@@ -318,6 +378,9 @@ void Router::EvictIdle() {
     }
     FERRY_LOG_INFO("pipeline {}: closed idle table {} (routing.max_open_tables = {})", options_.id,
                    oldest->table, options_.max_open_tables);
+    if (oldest->queued != nullptr) {
+      oldest->queued->Set(0);
+    }
     inners_.erase(oldest->table);
   }
 }
@@ -343,6 +406,7 @@ Status Router::Restart() {
 
 void Router::PublishPositions(bool force) {
   std::map<int32_t, int64_t> lows = positions_.LowNow();
+  UpdateMetrics(lows);
   std::vector<source::CommittedPosition> acks;
   for (const auto& [index, low] : lows) {
     auto it = acked_.find(index);
@@ -368,6 +432,63 @@ void Router::PublishPositions(bool force) {
                    positions_table_->Describe(), st.ToString());
   }
   last_publish_ = RouterClock::now();
+}
+
+void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
+  if (metrics_ == nullptr) {
+    return;
+  }
+  Metrics& m = *metrics_;
+  m.tables_open->Set(static_cast<double>(inners_.size()));
+  m.tables_known->Set(static_cast<double>(route_ids_.size()));
+  if (int64_t skipped = positions_.skipped(); skipped > m.rereads_counted) {
+    m.rereads->Increment(static_cast<double>(skipped - m.rereads_counted));
+    m.rereads_counted = skipped;
+  }
+  if (restarts_ > m.restarts_counted) {
+    m.restarts->Increment(static_cast<double>(restarts_ - m.restarts_counted));
+    m.restarts_counted = restarts_;
+  }
+  for (auto& [table, inner] : inners_) {
+    if (inner->queued != nullptr) {
+      inner->queued->Set(static_cast<double>(inner->queue->messages()));
+    }
+  }
+  // Step 5b: the heads, at most every heads_interval (a broker round trip).
+  if (source_ != nullptr && !assigned_.empty() &&
+      (!m.heads_asked || RouterClock::now() - m.heads_at >= options_.heads_interval)) {
+    m.heads_at = RouterClock::now();
+    m.heads_asked = true;
+    if (Result<std::vector<source::PartitionHead>> heads = source_->Heads(); heads.ok()) {
+      for (const source::PartitionHead& h : *heads) {
+        m.heads[h.key] = h;
+      }
+    }
+  }
+  for (const auto& [index, info] : assigned_) {
+    auto low = lows.find(index);
+    if (low != lows.end()) {
+      m.Partition("ferry_routing_resume_position",
+                  "The routed pipeline's low-water mark L: every message of the partition at or "
+                  "below it is durable in its table",
+                  info.key)
+          ->Set(static_cast<double>(low->second));
+    }
+    auto head = m.heads.find(info.key);
+    if (head == m.heads.end()) {
+      continue;
+    }
+    const double last = static_cast<double>(head->second.last_position.value_or(-1));
+    m.Partition("ferry_broker_head_position", "Last position the broker holds", info.key)
+        ->Set(last);
+    // Without an L (nothing polled, nothing durable), every message the broker holds may wait.
+    double below = static_cast<double>(head->second.first_position.value_or(0) - 1);
+    if (low != lows.end()) {
+      below = static_cast<double>(low->second);
+    }
+    m.Partition("ferry_lag_messages", "Head minus committed position", info.key)
+        ->Set(std::max(0.0, last - below));
+  }
 }
 
 Status Router::CommitPositions(const std::map<int32_t, int64_t>& lows) {
@@ -519,6 +640,9 @@ Status Router::RunLoop() {
   last_contact_ = RouterClock::now();
   FERRY_RETURN_IF_ERROR(StartSource());
   Status waited;  // max_wait: the reason the run stops after its drain
+  if (metrics_ != nullptr) {
+    metrics_->up->Set(1);
+  }
   while (true) {
     if (stop_->abandon()) {
       StopInners(/*drain=*/false);
@@ -594,6 +718,10 @@ Status Router::RunLoop() {
 Status Router::Run(StopSignal* stop) {
   stop_ = stop;
   Status result = RunLoop();
+  if (metrics_ != nullptr) {
+    UpdateMetrics(positions_.LowNow());
+    metrics_->up->Set(0);
+  }
   if (!result.ok()) {
     StopInners(/*drain=*/false);
   }

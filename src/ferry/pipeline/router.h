@@ -42,6 +42,7 @@
 //   8. An inner pipeline that fenced (another writer owns a partition in its table) asks for a
 //      new source: the whole routed pipeline restarts from the tables (inner pipelines aborted,
 //      the real source closed and started again: step 1).
+//   5b. At most every heads_interval: the broker's heads (Source::Heads), for the lag metrics.
 //   9. A stop: a drain drains every inner pipeline (their open batches commit; messages still in
 //      the queues are read again at the next start), then L as of now goes to the positions
 //      table and the acknowledgements. An abort aborts them. until_caught_up stops once every
@@ -53,6 +54,14 @@
 //      with a table's full queue while step 3 waits for it, or, everything polled, without a
 //      table's commit while messages are outstanding. An inner pipeline's error stops the router
 //      with the error, naming the table.
+//
+// Metrics (with RouterOptions::registry; docs/running.md): the router's own series are labelled
+// `pipeline` (and `partition`): ferry_pipeline_up, ferry_routing_tables_open,
+// ferry_routing_tables_known, ferry_routing_rereads_total, ferry_routing_restarts_total,
+// ferry_routing_resume_position (L as of now), ferry_broker_head_position, ferry_lag_messages
+// (head - L: messages of the partition not known durable in their tables), and
+// ferry_routing_queue_messages{table}. The inner pipelines' series carry a `table` label
+// (PipelineOptions::metrics_table, set by the InnerFactory).
 //
 // Thread-safety: Run() on one thread (the router's); each inner pipeline runs on a thread of its
 // own; RoutingPositions and the queues are what they share.
@@ -74,6 +83,7 @@
 #include "ferry/base/result.h"
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/table.h"
+#include "ferry/metrics/metrics.h"
 #include "ferry/pipeline/pipeline.h"
 #include "ferry/pipeline/route_selector.h"
 #include "ferry/pipeline/routed_source.h"
@@ -102,6 +112,9 @@ struct RouterOptions {
   std::chrono::milliseconds max_wait{0};
   std::chrono::milliseconds initial_backoff{100};
   std::chrono::milliseconds max_backoff{10000};
+  // Where the router's metrics go (null: none), and how often it asks the broker's heads for them.
+  metrics::Registry* registry = nullptr;
+  std::chrono::milliseconds heads_interval{5000};
 };
 
 // What the router gives the factory of a table's inner pipeline: the pipeline must read from
@@ -143,6 +156,10 @@ class Router final : private source::PartitionListener {
     return id + "/" + key + "/resume";
   }
 
+  // The tables a positions table records for pipeline `id` (its txns "<id>/table/<table>"), sorted.
+  static std::vector<std::string> RecordedTables(const delta::Snapshot& positions,
+                                                 const std::string& id);
+
   // After Run: messages polled again that their table held already (re-reads after a restart),
   // restarts after fencing, tables opened.
   int64_t rereads() const { return positions_.skipped(); }
@@ -151,6 +168,7 @@ class Router final : private source::PartitionListener {
 
  private:
   struct Inner;
+  struct Metrics;
 
   Router(RouterOptions options, SourceFactory source_factory,
          std::unique_ptr<RouteSelector> selector, InnerFactory inner_factory, TableReader reader,
@@ -186,6 +204,8 @@ class Router final : private source::PartitionListener {
   // Step 9's max_wait: Unavailable once it passed since `since` (the last contact, or when step
   // 2 began waiting for the registry); `what` says what did not happen ("no contact with ...").
   Status CheckMaxWait(std::chrono::steady_clock::time_point since, std::string_view what) const;
+  // Step 5b and the gauges, after each poll (nothing without a registry).
+  void UpdateMetrics(const std::map<int32_t, int64_t>& lows);
 
   const RouterOptions options_;
   SourceFactory source_factory_;
@@ -223,6 +243,7 @@ class Router final : private source::PartitionListener {
   std::map<std::string, std::optional<delta::Snapshot>> fresh_;
   std::vector<source::Message> polled_;
   std::vector<RouteChoice> choices_;
+  std::unique_ptr<Metrics> metrics_;  // null without a registry
 };
 
 }  // namespace ferry::pipeline

@@ -149,6 +149,7 @@ class RouterTest : public ::testing::Test {
                               .poll_timeout = std::chrono::milliseconds(10),
                               .initial_backoff = std::chrono::milliseconds(1),
                               .dead_letter_id = spec.dead_letter_id,
+                              .metrics_table = spec.table,
                               .seal_hook = spec.seal_hook,
                               .seal_now = spec.seal_now,
                               .shared_batch_budget = budget};
@@ -249,8 +250,13 @@ class RouterTest : public ::testing::Test {
   std::chrono::milliseconds inner_max_latency_{20};
   std::shared_ptr<SharedBatchBudget> inner_budget_;
 
+  // Over the tables (each inner pipeline's series has a `table` label).
   double Received() {
-    return registry_.Value("ferry_messages_received_total", {{"pipeline", "routed"}});
+    double total = 0;
+    for (const auto& [labels, value] : registry_.Values("ferry_messages_received_total")) {
+      total += value;
+    }
+    return total;
   }
 };
 
@@ -334,6 +340,46 @@ TEST_F(RouterTest, MessagesGoToTheirTablesOnce) {
   ASSERT_TRUE((*again)->Run(&stop2).ok());
   ExpectExactlyOnce(per_partition_);
   EXPECT_EQ((*again)->rereads(), 0);
+}
+
+TEST_F(RouterTest, MetricsArePerTableAndTheRoutersOwn) {
+  auto router = MakeRouter({.until_caught_up = true, .registry = &registry_});
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  ASSERT_TRUE((*router)->Run(&stop).ok());
+  ExpectExactlyOnce(per_partition_);
+  const metrics::Labels routed = {{"pipeline", "routed"}};
+  // Every table's own series: its rows and its version, as the table holds them.
+  double rows = 0;
+  for (const auto& [table, ids] : TableIds()) {
+    const metrics::Labels labels = {{"pipeline", "routed"}, {"table", table}};
+    EXPECT_EQ(registry_.Value("ferry_rows_written_total", labels), static_cast<double>(ids.size()))
+        << table;
+    auto snap = Reader()(table);
+    ASSERT_TRUE(snap.ok() && snap->has_value());
+    EXPECT_EQ(registry_.Value("ferry_table_version", labels),
+              static_cast<double>((*snap)->version()))
+        << table;
+    rows += static_cast<double>(ids.size());
+  }
+  EXPECT_EQ(rows, static_cast<double>(partitions_ * per_partition_));
+  EXPECT_EQ(registry_.Value("ferry_rows_written_total", routed), 0) << "no per-pipeline series";
+  // The router's: t_created, t_paid, t_shipped and the fallback t_unknown; none open after it
+  // stopped; every partition resumes after its last message, which is the head: no lag.
+  EXPECT_EQ(registry_.Value("ferry_routing_tables_known", routed), 4);
+  EXPECT_EQ(registry_.Value("ferry_routing_tables_open", routed), 0);
+  EXPECT_EQ(registry_.Value("ferry_routing_rereads_total", routed), 0);
+  EXPECT_EQ(registry_.Value("ferry_pipeline_up", routed), 0);
+  for (int p = 0; p < partitions_; ++p) {
+    const metrics::Labels part = {{"pipeline", "routed"},
+                                  {"partition", fmt::format("kafka/events/{}", p)}};
+    EXPECT_EQ(registry_.Value("ferry_routing_resume_position", part), per_partition_ - 1);
+    EXPECT_EQ(registry_.Value("ferry_broker_head_position", part), per_partition_ - 1);
+    EXPECT_EQ(registry_.Value("ferry_lag_messages", part), 0);
+  }
+  for (const auto& [labels, value] : registry_.Values("ferry_routing_queue_messages")) {
+    EXPECT_EQ(value, 0);
+  }
 }
 
 TEST_F(RouterTest, AbortsAtManyPointsNeitherLoseNorDuplicate) {

@@ -16,6 +16,13 @@ std::string LabelValue(const metrics::Labels& labels, std::string_view name) {
   return "";
 }
 
+// A partition's row: its key, or "<key> @ <table>" for a routed pipeline's table.
+std::string PartitionRowKey(const metrics::Labels& labels) {
+  std::string key = LabelValue(labels, "partition");
+  std::string table = LabelValue(labels, "table");
+  return table.empty() ? key : key + " @ " + table;
+}
+
 }  // namespace
 
 StatusHistory::StatusHistory(metrics::Registry* registry, std::vector<StatusPipelineInfo> pipelines,
@@ -103,7 +110,13 @@ void StatusHistory::Sample(int64_t now_ms) {
     }
     return out;
   };
-  std::map<std::string, double> up = by_pipeline(r.Values("ferry_pipeline_up"));
+  // A routed pipeline's up is the router's (its tables' series carry a `table` label).
+  std::map<std::string, double> up;
+  for (const auto& [labels, value] : r.Values("ferry_pipeline_up")) {
+    if (LabelValue(labels, "table").empty()) {
+      up[LabelValue(labels, "pipeline")] += value;
+    }
+  }
   std::map<std::string, double> rows = by_pipeline(r.Values("ferry_rows_written_total"));
   std::map<std::string, double> bytes = by_pipeline(r.Values("ferry_bytes_written_total"));
   std::map<std::string, double> messages = by_pipeline(r.Values("ferry_messages_received_total"));
@@ -134,7 +147,15 @@ void StatusHistory::Sample(int64_t now_ms) {
                                       "ferry_rate_limit_pauses_total"};
   for (size_t f = 0; f < 5; ++f) {
     for (const auto& [labels, value] : r.Values(kPartitionFamilies[f])) {
-      partitions[LabelValue(labels, "pipeline")][LabelValue(labels, "partition")].v[f] = value;
+      partitions[LabelValue(labels, "pipeline")][PartitionRowKey(labels)].v[f] = value;
+    }
+  }
+  // A routed pipeline's partition rows: the router's resume position L stands for the committed
+  // position (its tables' rows, "<partition> @ <table>", have their own).
+  for (const auto& [labels, value] : r.Values("ferry_routing_resume_position")) {
+    Gauges& g = partitions[LabelValue(labels, "pipeline")][PartitionRowKey(labels)];
+    if (std::isnan(g.v[0])) {
+      g.v[0] = value;
     }
   }
 

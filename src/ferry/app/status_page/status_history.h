@@ -7,7 +7,10 @@
 //   per pipeline:  rows/s and MB/s committed, messages/s taken from the source, the mean batch
 //                  duration and commit duration of the batches committed in that second (NaN:
 //                  none);
-//   per partition: lag in messages and in seconds.
+//   per partition: lag in messages and in seconds. A routed pipeline's tables (series with a
+//                  `table` label) have rows of their own, keyed "<partition> @ <table>"; its
+//                  partition rows are the router's (ferry_routing_resume_position as the
+//                  committed position), and its `up` is the router's.
 // Rates are counter differences between two samples divided by the time between them. Every ring
 // is allocated once, when its series is first seen, and never grows. The ingest path pays nothing
 // for the history: no lock, no allocation, no extra work of its own; the sampler costs one scan

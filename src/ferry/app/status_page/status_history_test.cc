@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -74,6 +75,46 @@ TEST(StatusHistoryTest, RatesAreCounterDifferencesOverTheSampleInterval) {
   EXPECT_EQ(p["partitions"][0]["series"]["lag_messages"], json::array({0, 40, 0}));
   // No journal entry yet: the pipeline has not started.
   EXPECT_EQ(p["state"], "starting");
+}
+
+// A routed pipeline: its tables' series carry a `table` label; the router's do not.
+TEST(StatusHistoryTest, RoutedTablesHaveRowsOfTheirOwnAndTheRouterIsUp) {
+  Fixture f;
+  const metrics::Labels table_a = {{"pipeline", "events"}, {"table", "/lake/a"}};
+  const metrics::Labels table_b = {{"pipeline", "events"}, {"table", "/lake/b"}};
+  f.registry.GetGauge("ferry_pipeline_up", "h", {{"pipeline", "events"}})->Set(1);
+  f.registry.GetGauge("ferry_pipeline_up", "h", table_a)->Set(1);
+  f.registry.GetGauge("ferry_pipeline_up", "h", table_b)->Set(1);
+  f.registry.GetCounter("ferry_rows_written_total", "h", table_a)->Increment(30);
+  f.registry.GetCounter("ferry_rows_written_total", "h", table_b)->Increment(12);
+  auto position = [&](const metrics::Labels& table, double v) {
+    metrics::Labels l = table;
+    l.emplace_back("partition", "kafka/events/0");
+    f.registry.GetGauge("ferry_committed_position", "h", l)->Set(v);
+  };
+  position(table_a, 70);
+  position(table_b, 64);
+  f.registry
+      .GetGauge("ferry_routing_resume_position", "h",
+                {{"pipeline", "events"}, {"partition", "kafka/events/0"}})
+      ->Set(60);
+  f.lag->Set(9);
+  f.history.Sample(1000);
+
+  json s = f.Render();
+  const json& p = s["pipelines"][0];
+  EXPECT_EQ(p["up"], true);  // the router's series, not 1 + one per table
+  EXPECT_EQ(p["totals"]["rows"], 42);
+  std::map<std::string, json> rows;
+  for (const json& part : p["partitions"]) {
+    rows[part["key"]] = part;
+  }
+  ASSERT_EQ(rows.size(), 3u) << p["partitions"].dump();
+  EXPECT_EQ(rows["kafka/events/0"]["committed"], 60);  // the router's L
+  EXPECT_EQ(rows["kafka/events/0"]["lag_messages"], 9);
+  EXPECT_EQ(rows["kafka/events/0 @ /lake/a"]["committed"], 70);
+  EXPECT_EQ(rows["kafka/events/0 @ /lake/b"]["committed"], 64);
+  EXPECT_EQ(rows["kafka/events/0 @ /lake/b"]["lag_messages"], nullptr);
 }
 
 TEST(StatusHistoryTest, SinceReturnsOnlyNewPointsAndRingsStayBounded) {
