@@ -82,22 +82,36 @@ void RouteQueue::PushEvent(RouteItem item) {
 }
 
 void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
-                     std::deque<RouteItem>* out) {
+                     std::vector<RouteItem>* out) {
+  out->clear();
   std::unique_lock lock(mu_);
-  if (items_.empty() && timeout.count() > 0) {
+  if (head_ == items_.size() && timeout.count() > 0) {
     reader_waiting_ = true;
-    not_empty_.wait_for(lock, timeout, [this] { return !items_.empty(); });
+    not_empty_.wait_for(lock, timeout, [this] { return head_ < items_.size(); });
     reader_waiting_ = false;
   }
+  size_t end = head_;
   size_t taken = 0;
-  while (!items_.empty() && taken < max_messages) {
-    if (items_.front().kind == RouteItem::Kind::kMessage) {
-      ++taken;
-      --messages_;
-    }
-    out->push_back(std::move(items_.front()));
-    items_.pop_front();
+  while (end < items_.size() && taken < max_messages) {
+    taken += items_[end].kind == RouteItem::Kind::kMessage ? 1 : 0;
+    ++end;
   }
+  if (head_ == 0 && end == items_.size()) {
+    std::swap(items_, *out);  // everything: the reader's spent buffer becomes ours
+  } else {
+    out->insert(out->end(), std::make_move_iterator(items_.begin() + static_cast<ptrdiff_t>(head_)),
+                std::make_move_iterator(items_.begin() + static_cast<ptrdiff_t>(end)));
+    head_ = end;
+  }
+  if (head_ == items_.size()) {
+    items_.clear();
+    head_ = 0;
+  } else if (head_ > items_.size() / 2) {
+    // The moved-from front outgrew the waiting rest: drop it (amortized, each item moves once).
+    items_.erase(items_.begin(), items_.begin() + static_cast<ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  messages_ -= taken;
   if (taken > 0 && writer_waiting_) {
     not_full_.notify_one();
   }
@@ -105,14 +119,12 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
 
 size_t RouteQueue::DropPartition(int32_t partition) {
   std::lock_guard lock(mu_);
-  size_t before = items_.size();
-  items_.erase(std::remove_if(items_.begin(), items_.end(),
-                              [&](const RouteItem& i) {
-                                return i.kind == RouteItem::Kind::kMessage &&
-                                       i.message.partition == partition;
-                              }),
-               items_.end());
-  size_t dropped = before - items_.size();
+  auto first = items_.begin() + static_cast<ptrdiff_t>(head_);
+  auto kept = std::remove_if(first, items_.end(), [&](const RouteItem& i) {
+    return i.kind == RouteItem::Kind::kMessage && i.message.partition == partition;
+  });
+  const size_t dropped = static_cast<size_t>(items_.end() - kept);
+  items_.erase(kept, items_.end());
   messages_ -= dropped;
   if (dropped > 0 && writer_waiting_) {
     not_full_.notify_one();
@@ -141,12 +153,12 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
     std::this_thread::sleep_for(timeout);
     return Status::OK();
   }
-  if (taken_.empty()) {
+  if (taken_next_ == taken_.size()) {
     queue_->Pop(max_messages, timeout, &taken_);
+    taken_next_ = 0;
   }
-  while (!taken_.empty() && delivered_.size() < max_messages) {
-    RouteItem item = std::move(taken_.front());
-    taken_.pop_front();
+  while (taken_next_ < taken_.size() && delivered_.size() < max_messages) {
+    RouteItem item = std::move(taken_[taken_next_++]);
     switch (item.kind) {
       case RouteItem::Kind::kAssign: {
         Result<std::optional<int64_t>> position = listener_->OnAssigned(item.partition);

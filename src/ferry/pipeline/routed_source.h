@@ -71,9 +71,9 @@ class RouteQueue {
   bool PushMessages(std::vector<OwnedMessage>* messages, const std::function<bool()>& give_up);
   // Assignments and revocations never wait.
   void PushEvent(RouteItem item);
-  // Moves up to `max_messages` messages (and the events among them) into *out, waiting up to
-  // `timeout` for the first item.
-  void Pop(size_t max_messages, std::chrono::milliseconds timeout, std::deque<RouteItem>* out);
+  // Replaces *out with up to `max_messages` messages (and the events among them), waiting up to
+  // `timeout` for the first item. Taking everything swaps the buffers (no item is moved).
+  void Pop(size_t max_messages, std::chrono::milliseconds timeout, std::vector<RouteItem>* out);
   // Drops the partition's waiting messages (a revocation); returns how many.
   size_t DropPartition(int32_t partition);
   size_t messages() const;
@@ -85,7 +85,10 @@ class RouteQueue {
   std::condition_variable not_full_;   // the router waits on it
   bool reader_waiting_ = false;        // guarded by mu_
   bool writer_waiting_ = false;        // guarded by mu_
-  std::deque<RouteItem> items_;
+  // The items waiting are items_[head_..]: a vector, not a deque, whose nodes would hold one
+  // RouteItem each (an allocation per message).
+  std::vector<RouteItem> items_;
+  size_t head_ = 0;
   size_t messages_ = 0;
 };
 
@@ -115,7 +118,8 @@ class RoutedSource final : public source::Source {
   bool closed_ = false;
   // Assigned partitions -> the table's position (nullopt: none).
   std::map<int32_t, std::optional<int64_t>> table_positions_;
-  std::deque<RouteItem> taken_;
+  std::vector<RouteItem> taken_;  // from the queue; taken_[taken_next_..] not yet handled
+  size_t taken_next_ = 0;
   // The last poll's messages and their headers' views (alive until the next Poll).
   std::vector<OwnedMessage> delivered_;
   std::vector<std::vector<source::Header>> header_views_;

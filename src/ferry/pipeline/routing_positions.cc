@@ -1,6 +1,10 @@
 #include "ferry/pipeline/routing_positions.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "ferry/base/check.h"
 
 namespace ferry::pipeline {
 
@@ -16,18 +20,43 @@ void RoutingPositions::Forget(int32_t partition) {
   if (it == partitions_.end()) {
     return;
   }
-  for (const auto& [position, route] : it->second.outstanding) {
-    --per_route_[route];
+  for (const Entry& e : it->second.log) {
+    if (!e.done) {
+      --per_route_[e.route];
+    }
   }
   partitions_.erase(it);
+}
+
+void RoutingPositions::Done(Partition* p, uint64_t index) {
+  Entry& e = p->log[index - p->base];
+  if (!e.done) {
+    e.done = true;
+    --p->count;
+    --per_route_[e.route];
+  }
+}
+
+void RoutingPositions::Trim(Partition* p) {
+  while (!p->log.empty() && p->log.front().done) {
+    p->log.pop_front();
+    ++p->base;
+  }
 }
 
 void RoutingPositions::Take(int32_t partition, int64_t position, int route) {
   std::lock_guard lock(mu_);
   Partition& p = partitions_[partition];
-  if (p.outstanding.emplace(position, route).second) {
-    ++per_route_[route];
-  }
+  // The router takes a partition's messages in position order, once each (it drops what it
+  // polled already); a message out of order would break the log's order, so it is refused
+  // loudly rather than lost from the book.
+  FERRY_CHECK_MSG(p.log.empty() || position > p.log.back().position,
+                  fmt::format("routing positions: partition {} took {} after {}", partition,
+                              position, p.log.back().position));
+  p.log.push_back({.position = position, .route = route, .done = false});
+  p.owned[route].push_back(p.base + p.log.size() - 1);
+  ++p.count;
+  ++per_route_[route];
   p.highest = std::max(p.highest.value_or(position), position);
 }
 
@@ -39,11 +68,11 @@ std::optional<int64_t> RoutingPositions::Seal(int32_t partition, int route, int6
   }
   Partition& p = it->second;
   std::optional<int64_t> low;
-  for (const auto& [position, owner] : p.outstanding) {
-    if (owner == route && position <= sealed) {
-      continue;  // in this batch or in an earlier one of the same table, committed before it
+  for (const Entry& e : p.log) {
+    if (e.done || (e.route == route && e.position <= sealed)) {
+      continue;  // durable, or in this batch or in an earlier one of the same table
     }
-    low = position - 1;
+    low = e.position - 1;
     break;
   }
   if (!p.highest) {
@@ -64,14 +93,18 @@ void RoutingPositions::Committed(int32_t partition, int route, int64_t position)
     return;
   }
   Partition& p = it->second;
-  for (auto o = p.outstanding.begin(); o != p.outstanding.end() && o->first <= position;) {
-    if (o->second == route) {
-      --per_route_[route];
-      o = p.outstanding.erase(o);
-    } else {
-      ++o;
+  std::deque<uint64_t>& owned = p.owned[route];
+  while (!owned.empty()) {
+    const uint64_t index = owned.front();
+    if (index >= p.base && p.log[index - p.base].position > position) {
+      break;
     }
+    if (index >= p.base) {
+      Done(&p, index);
+    }
+    owned.pop_front();
   }
+  Trim(&p);
   std::deque<PendingSeal>& seals = p.seals[route];
   while (!seals.empty() && seals.front().sealed <= position) {
     p.durable = std::max(p.durable.value_or(seals.front().low), seals.front().low);
@@ -86,11 +119,26 @@ void RoutingPositions::Skipped(int32_t partition, int route, int64_t position) {
   if (it == partitions_.end()) {
     return;
   }
-  auto o = it->second.outstanding.find(position);
-  if (o != it->second.outstanding.end() && o->second == route) {
-    --per_route_[route];
-    it->second.outstanding.erase(o);
+  Partition& p = it->second;
+  std::deque<uint64_t>& owned = p.owned[route];
+  // Skips come in order: the message is at the front of its route's queue, after any done.
+  for (size_t i = 0; i < owned.size(); ++i) {
+    const uint64_t index = owned[i];
+    if (index < p.base || p.log[index - p.base].done) {
+      continue;
+    }
+    const int64_t at = p.log[index - p.base].position;
+    if (at == position) {
+      Done(&p, index);
+    }
+    if (at >= position) {
+      break;
+    }
   }
+  while (!owned.empty() && (owned.front() < p.base || p.log[owned.front() - p.base].done)) {
+    owned.pop_front();
+  }
+  Trim(&p);
 }
 
 std::optional<int64_t> RoutingPositions::Durable(int32_t partition) const {
@@ -114,9 +162,13 @@ std::map<int32_t, int64_t> RoutingPositions::LowNow() const {
   std::lock_guard lock(mu_);
   std::map<int32_t, int64_t> out;
   for (const auto& [index, p] : partitions_) {
-    std::optional<int64_t> low = p.outstanding.empty()
-                                     ? p.highest
-                                     : std::optional<int64_t>(p.outstanding.begin()->first - 1);
+    std::optional<int64_t> low = p.highest;
+    for (const Entry& e : p.log) {
+      if (!e.done) {
+        low = e.position - 1;
+        break;
+      }
+    }
     if (p.durable && (!low || *p.durable > *low)) {
       low = p.durable;
     }
@@ -137,7 +189,7 @@ int64_t RoutingPositions::Outstanding() const {
   std::lock_guard lock(mu_);
   int64_t n = 0;
   for (const auto& [index, p] : partitions_) {
-    n += static_cast<int64_t>(p.outstanding.size());
+    n += p.count;
   }
   return n;
 }
@@ -146,7 +198,7 @@ std::map<int32_t, int64_t> RoutingPositions::HighestWhenIdle() const {
   std::lock_guard lock(mu_);
   std::map<int32_t, int64_t> out;
   for (const auto& [index, p] : partitions_) {
-    if (!p.outstanding.empty()) {
+    if (p.count > 0) {
       return {};
     }
     if (p.highest) {

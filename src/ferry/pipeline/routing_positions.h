@@ -74,12 +74,27 @@ class RoutingPositions {
     int64_t sealed;
     int64_t low;
   };
+  // One message taken and not yet known durable (done: it is, and waits to leave the front).
+  struct Entry {
+    int64_t position;
+    int route;
+    bool done;
+  };
+  // The outstanding messages of a partition in position order (the router takes them in order),
+  // as a deque with each route's own in a queue of indices: no node per message, and a commit
+  // walks only its route's messages.
   struct Partition {
-    std::map<int64_t, int> outstanding;  // position -> route
+    std::deque<Entry> log;  // log[0] is the entry of absolute index `base`
+    uint64_t base = 0;
+    int64_t count = 0;                          // entries not done
+    std::map<int, std::deque<uint64_t>> owned;  // route -> absolute indices, in order
     std::map<int, std::deque<PendingSeal>> seals;
     std::optional<int64_t> durable;
     std::optional<int64_t> highest;
   };
+  // Marks log entry `index` durable; the caller trims.
+  void Done(Partition* p, uint64_t index);
+  static void Trim(Partition* p);
 
   mutable std::mutex mu_;
   std::map<int32_t, Partition> partitions_;
