@@ -5,21 +5,43 @@
 
 namespace ferry::pipeline {
 
-OwnedMessage OwnedMessage::Copy(const source::Message& m, std::string bad_reason) {
-  OwnedMessage o{.partition = m.partition,
-                 .position = m.position,
-                 .payload = std::string(m.payload),
-                 .key = std::string(m.key),
-                 .topic = std::string(m.topic),
-                 .kafka_partition = m.kafka_partition,
-                 .subject = std::string(m.subject),
-                 .msg_id = std::string(m.msg_id),
-                 .timestamp_us = m.timestamp_us,
-                 .bad_reason = std::move(bad_reason)};
-  for (const source::Header& h : m.headers) {
-    o.headers.emplace_back(std::string(h.name), std::string(h.value));
+void OwnedMessage::CopyAll(std::span<const source::Message* const> messages,
+                           std::span<std::string> bad_reasons, std::vector<OwnedMessage>* out) {
+  size_t bytes = 0;
+  for (const source::Message* m : messages) {
+    bytes +=
+        m->payload.size() + m->key.size() + m->topic.size() + m->subject.size() + m->msg_id.size();
+    for (const source::Header& h : m->headers) {
+      bytes += h.name.size() + h.value.size();
+    }
   }
-  return o;
+  auto block = std::make_shared<std::string>();
+  block->reserve(bytes);  // no reallocation below: the views stay valid
+  auto copy = [&block](std::string_view bytes_of) {
+    const size_t at = block->size();
+    block->append(bytes_of);
+    return std::string_view(block->data() + at, bytes_of.size());
+  };
+  out->reserve(out->size() + messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const source::Message& m = *messages[i];
+    OwnedMessage& o = out->emplace_back();
+    o.partition = m.partition;
+    o.position = m.position;
+    o.payload = copy(m.payload);
+    o.key = copy(m.key);
+    o.topic = copy(m.topic);
+    o.kafka_partition = m.kafka_partition;
+    o.subject = copy(m.subject);
+    o.msg_id = copy(m.msg_id);
+    o.timestamp_us = m.timestamp_us;
+    for (const source::Header& h : m.headers) {
+      std::string_view name = copy(h.name);
+      o.headers.emplace_back(name, copy(h.value));
+    }
+    o.bad_reason = std::move(bad_reasons[i]);
+    o.block = block;
+  }
 }
 
 source::Message OwnedMessage::View(std::vector<source::Header>* header_views) const {

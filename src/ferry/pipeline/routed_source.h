@@ -25,7 +25,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,21 +36,28 @@
 
 namespace ferry::pipeline {
 
-// A message copied out of the real source's poll.
+// A message copied out of the real source's poll. Its bytes (payload, key, topic, subject,
+// msg_id, headers) live in `block`, which the messages copied together share: one allocation
+// per table and poll rather than one per message, made on the router's thread and freed on
+// the table's.
 struct OwnedMessage {
   int32_t partition = -1;
   int64_t position = 0;
-  std::string payload;
-  std::string key;
-  std::string topic;
+  std::string_view payload;
+  std::string_view key;
+  std::string_view topic;
   int32_t kafka_partition = -1;
-  std::string subject;
-  std::string msg_id;
+  std::string_view subject;
+  std::string_view msg_id;
   int64_t timestamp_us = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
   std::string bad_reason;
+  std::shared_ptr<const std::string> block;
 
-  static OwnedMessage Copy(const source::Message& m, std::string bad_reason);
+  // Appends a copy of each of `messages` (with bad_reasons[i], moved from) to *out, all their
+  // bytes in one new block.
+  static void CopyAll(std::span<const source::Message* const> messages,
+                      std::span<std::string> bad_reasons, std::vector<OwnedMessage>* out);
   // Views into this object (and `header_views`, which must outlive them).
   source::Message View(std::vector<source::Header>* header_views) const;
 };

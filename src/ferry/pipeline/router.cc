@@ -604,18 +604,30 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
   FERRY_RETURN_IF_ERROR(selected);
   // Every message is outstanding before any is queued (routing_positions.h, step 2). The copies
   // are grouped by table, in order, and each group goes to its queue in one push.
-  std::vector<std::pair<Inner*, std::vector<OwnedMessage>>> groups;
+  struct Group {
+    Inner* inner;
+    std::vector<const source::Message*> polled;
+    std::vector<std::string> bad_reasons;
+    std::vector<OwnedMessage> copies;
+  };
+  std::vector<Group> groups;
   for (size_t i = 0; i < fresh.size(); ++i) {
     FERRY_ASSIGN_OR_RETURN(Inner * inner, OpenInner(choices_[i].table));
     positions_.Take(fresh[i].partition, fresh[i].position, inner->route);
     auto group = std::find_if(groups.begin(), groups.end(),
-                              [inner](const auto& g) { return g.first == inner; });
+                              [inner](const Group& g) { return g.inner == inner; });
     if (group == groups.end()) {
-      group = groups.insert(groups.end(), {inner, {}});
+      group = groups.insert(groups.end(), Group{.inner = inner});
     }
-    group->second.push_back(OwnedMessage::Copy(fresh[i], std::move(choices_[i].bad_reason)));
+    group->polled.push_back(&fresh[i]);
+    group->bad_reasons.push_back(std::move(choices_[i].bad_reason));
   }
-  for (auto& [inner, messages] : groups) {
+  for (Group& g : groups) {
+    OwnedMessage::CopyAll(g.polled, g.bad_reasons, &g.copies);
+  }
+  for (Group& g : groups) {
+    Inner* inner = g.inner;
+    std::vector<OwnedMessage>& messages = g.copies;
     // A full queue waits for its table's pipeline, at most max_wait (it may itself wait, e.g.
     // for the schema registry): what is not queued stays outstanding, below no L.
     const RouterClock::time_point push_since = RouterClock::now();
