@@ -33,6 +33,8 @@
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
+#include "ferry/testing/nats_server.h"
+
 namespace ferry {
 namespace {
 
@@ -48,16 +50,9 @@ constexpr const char* kTypes[] = {"order_created", "order_paid", "order_shipped"
 constexpr int64_t kPerType = 5000;
 
 int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  Result<int> port = ferry::testing::PickFreePort();
+  EXPECT_TRUE(port.ok()) << port.status().ToString();
+  return port.ok() ? *port : 0;
 }
 
 // One JSON object per line (ferry status --json).

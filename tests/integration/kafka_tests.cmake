@@ -61,6 +61,7 @@ add_dependencies(kafka_protobuf_test ferry)
 # A routed pipeline (one topic, four tables by a field) through kills (docs/decisions/routing.md).
 ferry_cc_test(NAME kafka_routing_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_routing_test.cc
-  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support PkgConfig::httplib
+  DEPS ferry_pipeline_e2e_support ferry_kafka_test_support ferry_testing_nats_server
+       PkgConfig::httplib
   LABELS integration TIMEOUT 600)
 add_dependencies(kafka_routing_test ferry)

@@ -45,16 +45,9 @@ constexpr char kSecret[] = "s3cr3t-Ferry-7f1c9";
 
 // A port nothing listens on right now (the kernel's choice for port 0).
 int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  Result<int> port = ferry::testing::PickFreePort();
+  EXPECT_TRUE(port.ok()) << port.status().ToString();
+  return port.ok() ? *port : 0;
 }
 
 // Prometheus text -> {"name{labels}": value}, and sums per metric name.
