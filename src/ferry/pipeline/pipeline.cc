@@ -459,6 +459,11 @@ void Pipeline::SetBrokerReachable(bool reachable, const Status& why) {
 
 Status Pipeline::Run(StopSignal* stop) {
   Status result = RunLoop(stop);
+  if (options_.shared_batch_budget != nullptr) {
+    // Committed, or left for the next start: no longer part of a shared budget.
+    options_.shared_batch_budget->Report(reported_batch_bytes_, 0);
+    reported_batch_bytes_ = 0;
+  }
   if (result.ok() && !stop->abandon()) {
     // Every batch is committed and the queue idle: the checkpoint due at the last commit, here
     // on the pipeline thread while a second signal can still abandon the process.
