@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -275,10 +276,16 @@ void CheckStatusAndVerify(const std::string& config, const std::vector<std::stri
   ASSERT_FALSE(add_line.empty());
   const std::string file = nlohmann::json::parse(add_line)["add"]["path"];
   std::filesystem::copy_file(from / file, to / file);
+  // The next version: the largest NNNNNNNNNNNNNNNNNNNN.json + 1 (a SIGKILLed writer may have
+  // left a temporary "<prefix><hex>-NNN...json" beside them: not a version).
   int64_t next = 0;
   for (const auto& entry : std::filesystem::directory_iterator(to / "_delta_log")) {
-    if (entry.path().extension() == ".json") {
-      next = std::max<int64_t>(next, std::stoll(entry.path().stem().string()) + 1);
+    const std::string stem = entry.path().stem().string();
+    int64_t version = -1;
+    const auto [end, ec] = std::from_chars(stem.data(), stem.data() + stem.size(), version);
+    if (entry.path().extension() == ".json" && stem.size() == 20 && ec == std::errc() &&
+        end == stem.data() + stem.size()) {
+      next = std::max<int64_t>(next, version + 1);
     }
   }
   std::ofstream(to / "_delta_log" / fmt::format("{:020d}.json", next)) << add_line << "\n";
