@@ -44,8 +44,32 @@ struct Router::Metrics {
     restarts = r->GetCounter("ferry_routing_restarts_total",
                              "Restarts of every routed table after one was fenced", l);
   }
-  metrics::Gauge* Partition(const char* name, const char* help, const std::string& key) {
-    return registry->GetGauge(name, help, {{"pipeline", pipeline}, {"partition", key}});
+  // A partition's three gauges, looked up in the registry once per partition key (UpdateMetrics
+  // runs after every poll).
+  struct PartitionGauges {
+    metrics::Gauge* resume;
+    metrics::Gauge* head;
+    metrics::Gauge* lag;
+  };
+  const PartitionGauges& Partition(const std::string& key) {
+    auto it = partitions.find(key);
+    if (it == partitions.end()) {
+      const metrics::Labels l = {{"pipeline", pipeline}, {"partition", key}};
+      it = partitions
+               .emplace(key,
+                        PartitionGauges{
+                            .resume = registry->GetGauge(
+                                "ferry_routing_resume_position",
+                                "The routed pipeline's low-water mark L: every message of the "
+                                "partition at or below it is durable in its table",
+                                l),
+                            .head = registry->GetGauge("ferry_broker_head_position",
+                                                       "Last position the broker holds", l),
+                            .lag = registry->GetGauge("ferry_lag_messages",
+                                                      "Head minus committed position", l)})
+               .first;
+    }
+    return it->second;
   }
 
   metrics::Registry* registry;
@@ -57,6 +81,7 @@ struct Router::Metrics {
   metrics::Counter* restarts;
   int64_t rereads_counted = 0;
   int64_t restarts_counted = 0;
+  std::map<std::string, PartitionGauges> partitions;   // by key
   std::map<std::string, source::PartitionHead> heads;  // by key, the last the broker reported
   RouterClock::time_point heads_at;
   bool heads_asked = false;
@@ -466,28 +491,23 @@ void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
     }
   }
   for (const auto& [index, info] : assigned_) {
+    const Metrics::PartitionGauges& g = m.Partition(info.key);
     auto low = lows.find(index);
     if (low != lows.end()) {
-      m.Partition("ferry_routing_resume_position",
-                  "The routed pipeline's low-water mark L: every message of the partition at or "
-                  "below it is durable in its table",
-                  info.key)
-          ->Set(static_cast<double>(low->second));
+      g.resume->Set(static_cast<double>(low->second));
     }
     auto head = m.heads.find(info.key);
     if (head == m.heads.end()) {
       continue;
     }
     const double last = static_cast<double>(head->second.last_position.value_or(-1));
-    m.Partition("ferry_broker_head_position", "Last position the broker holds", info.key)
-        ->Set(last);
+    g.head->Set(last);
     // Without an L (nothing polled, nothing durable), every message the broker holds may wait.
     double below = static_cast<double>(head->second.first_position.value_or(0) - 1);
     if (low != lows.end()) {
       below = static_cast<double>(low->second);
     }
-    m.Partition("ferry_lag_messages", "Head minus committed position", info.key)
-        ->Set(std::max(0.0, last - below));
+    g.lag->Set(std::max(0.0, last - below));
   }
 }
 
