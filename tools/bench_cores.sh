@@ -61,21 +61,8 @@ pipeline_toml() {
 id = "$1"
 table = "$3"
 schema = "id BIGINT NOT NULL, dateTime STRING, user STRING, payload STRING"
-
-[pipeline.kafka]
-brokers = "$BROKERS"
-topics = ["$2"]
-group_id = "ferry-$1"
-assignment = "manual"
-start = "earliest"
-
-[pipeline.decode]
-format = "json"
-
-[pipeline.batch]
-max_rows = $MAX_ROWS
-max_latency = "$MAX_LATENCY"
 TOML
+  bench_kafka_json_toml "$1" "$2"
 }
 
 # run_ferry NAME CPUS TOPIC...: one timed `ferry run --until-caught-up` pinned to CPUS with a

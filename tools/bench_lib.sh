@@ -3,6 +3,9 @@
 #                         new /tmp/ferry-bench-NAME.XXXXXX (removed at exit); sets the EXIT trap
 #   bench_start_mock ARGS starts `$FERRY mock-kafka ARGS` (killed at exit; pinned with taskset to
 #                         MOCK_CPUS when set); sets mock and BROKERS
+#   bench_kafka_json_toml ID TOPIC  the [pipeline.kafka], decode and batch sections of a pipeline
+#                         reading TOPIC from the start, manual assignment, JSON, MAX_ROWS and
+#                         MAX_LATENCY (BROKERS from bench_start_mock)
 #   now, elapsed A B, median (of the numbers on stdin, one per line)
 # A script that needs more at exit defines bench_extra_cleanup.
 mock=""
@@ -37,6 +40,25 @@ bench_start_mock() {
   mock=$!
   for _ in $(seq 100); do [ -s "$DIR/bootstrap" ] && break; sleep 0.1; done
   BROKERS=$(cat "$DIR/bootstrap")
+}
+
+bench_kafka_json_toml() {
+  cat <<TOML
+
+[pipeline.kafka]
+brokers = "$BROKERS"
+topics = ["$2"]
+group_id = "ferry-$1"
+assignment = "manual"
+start = "earliest"
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = $MAX_ROWS
+max_latency = "$MAX_LATENCY"
+TOML
 }
 
 now() { date +%s.%N; }

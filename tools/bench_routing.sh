@@ -69,22 +69,7 @@ TOML
     printf '\n[pipeline.table_name_rules]\nfallback = "%s"\n' "$DIR/delta/$1-unknown"
     if [ -n "$QUEUE" ]; then printf '\n[pipeline.routing]\nqueue_messages = %s\n' "$QUEUE"; fi
   fi
-  cat <<TOML
-
-[pipeline.kafka]
-brokers = "$BROKERS"
-topics = ["events"]
-group_id = "ferry-$1"
-assignment = "manual"
-start = "earliest"
-
-[pipeline.decode]
-format = "json"
-
-[pipeline.batch]
-max_rows = $MAX_ROWS
-max_latency = "$MAX_LATENCY"
-TOML
+  bench_kafka_json_toml "$1" events
 }
 
 rows_of() {
