@@ -8,6 +8,32 @@
 
 namespace ferry::pipeline {
 
+const TemplateSelector::Rendered& TemplateSelector::RenderCached(const source::Message& m) {
+  key_.clear();
+  template_.AppendKey(m, values_, &key_);
+  if (auto hit = cache_.find(std::string_view(key_)); hit != cache_.end()) {
+    return hit->second;
+  }
+  if (cache_.size() >= kMaxCached) {
+    cache_.clear();
+  }
+  RenderedTable rendered = template_.Render(m, values_);
+  Rendered out;
+  switch (rendered.kind) {
+    case RenderedTable::Kind::kTable:
+      out.table = *names_.insert(std::move(rendered.table)).first;
+      break;
+    case RenderedTable::Kind::kMissing:
+      out.table = *names_.insert(fallback_).first;
+      break;
+    case RenderedTable::Kind::kDisallowed:
+      out.table = *names_.insert(fallback_).first;
+      out.bad_reason = std::move(rendered.detail);
+      break;
+  }
+  return cache_.emplace(key_, std::move(out)).first->second;
+}
+
 Status TemplateSelector::Select(std::span<const source::Message> messages,
                                 std::vector<RouteChoice>* out) {
   out->clear();
@@ -21,7 +47,7 @@ Status TemplateSelector::Select(std::span<const source::Message> messages,
     values_.clear();
     if (fields_ != nullptr && !fields.empty() && fields_->row(i) < 0) {
       out->push_back(
-          {.table = fallback_,
+          {.table = *names_.insert(fallback_).first,
            .bad_reason = fmt::format("the routing field(s) of the table template do not decode "
                                      "(a field that is not a string needs its type in "
                                      "[pipeline.routing] schema): {}",
@@ -32,18 +58,8 @@ Status TemplateSelector::Select(std::span<const source::Message> messages,
       values_.push_back(fields_ != nullptr ? fields_->Text(i, path)
                                            : JsonFieldText(m.payload, path));
     }
-    RenderedTable rendered = template_.Render(m, values_);
-    switch (rendered.kind) {
-      case RenderedTable::Kind::kTable:
-        out->push_back({.table = std::move(rendered.table)});
-        break;
-      case RenderedTable::Kind::kMissing:
-        out->push_back({.table = fallback_});
-        break;
-      case RenderedTable::Kind::kDisallowed:
-        out->push_back({.table = fallback_, .bad_reason = std::move(rendered.detail)});
-        break;
-    }
+    const Rendered& rendered = RenderCached(m);
+    out->push_back({.table = rendered.table, .bad_reason = rendered.bad_reason});
   }
   return Status::OK();
 }

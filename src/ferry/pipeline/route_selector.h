@@ -28,6 +28,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ferry/base/result.h"
@@ -41,7 +44,9 @@
 namespace ferry::pipeline {
 
 struct RouteChoice {
-  std::string table;       // the table location
+  // The table location: a view into the selector, valid while it lives; every choice of the same
+  // table views the same characters (a caller may compare data() first).
+  std::string_view table;
   std::string bad_reason;  // not empty: a bad record for this reason, carried by `table`
 };
 
@@ -68,10 +73,28 @@ class TemplateSelector final : public RouteSelector {
   std::vector<std::string> StaticTables() const override { return {fallback_}; }
 
  private:
+  // A rendering, by the raw values it read (TableTemplate::AppendKey): the table (interned in
+  // names_), and the bad reason of a refused name.
+  struct Rendered {
+    std::string_view table;
+    std::string bad_reason;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // Cached renderings: at most this many, then the cache starts again (names_ stays).
+  static constexpr size_t kMaxCached = 4096;
+
+  const Rendered& RenderCached(const source::Message& m);
+
   TableTemplate template_;
   std::string fallback_;
   std::unique_ptr<RoutingFields> fields_;
   std::vector<std::optional<std::string>> values_;  // Select's scratch
+  std::string key_;                                 // Select's scratch
+  std::unordered_map<std::string, Rendered, KeyHash, std::equal_to<>> cache_;
+  std::unordered_set<std::string> names_;  // every table chosen (nodes: the views stay valid)
 };
 
 struct PredicateRoute {

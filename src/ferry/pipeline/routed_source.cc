@@ -179,8 +179,15 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
     queue_->Pop(max_messages, timeout, &taken_);
     taken_next_ = 0;
   }
+  // The partition of the last message delivered and the table's position for it: a poll holds
+  // runs of one partition, looked up once per run.
+  int32_t run_partition = -1;
+  const std::optional<int64_t>* run_position = nullptr;
   while (taken_next_ < taken_.size() && delivered_.size() < max_messages) {
-    RouteItem item = std::move(taken_[taken_next_++]);
+    RouteItem& item = taken_[taken_next_++];
+    if (item.kind != RouteItem::Kind::kMessage) {
+      run_partition = -1;  // an assignment or revocation changes table_positions_
+    }
     switch (item.kind) {
       case RouteItem::Kind::kAssign: {
         Result<std::optional<int64_t>> position = listener_->OnAssigned(item.partition);
@@ -203,11 +210,15 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
         break;
       }
       case RouteItem::Kind::kMessage: {
-        auto it = table_positions_.find(item.message.partition);
-        if (it == table_positions_.end()) {
-          break;  // revoked before it was delivered
+        if (item.message.partition != run_partition) {
+          auto it = table_positions_.find(item.message.partition);
+          if (it == table_positions_.end()) {
+            break;  // revoked before it was delivered
+          }
+          run_partition = item.message.partition;
+          run_position = &it->second;
         }
-        if (it->second && item.message.position <= *it->second) {
+        if (*run_position && item.message.position <= **run_position) {
           // The table holds it already (a re-read after a restart).
           positions_->Skipped(item.message.partition, route_, item.message.position);
           break;

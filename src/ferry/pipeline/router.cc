@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "ferry/base/clock.h"
@@ -631,17 +632,32 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     std::vector<OwnedMessage> copies;
   };
   std::vector<Group> groups;
+  // The group of each table chosen, by its name; consecutive messages of one table skip the
+  // lookup (a selector's choices of one table view the same characters).
+  std::unordered_map<std::string_view, size_t> group_of;
+  std::string_view last_table;
+  size_t last_group = 0;
+  taken_.clear();
   for (size_t i = 0; i < fresh.size(); ++i) {
-    FERRY_ASSIGN_OR_RETURN(Inner * inner, OpenInner(choices_[i].table));
-    positions_.Take(fresh[i].partition, fresh[i].position, inner->route);
-    auto group = std::find_if(groups.begin(), groups.end(),
-                              [inner](const Group& g) { return g.inner == inner; });
-    if (group == groups.end()) {
-      group = groups.insert(groups.end(), Group{.inner = inner});
+    const std::string_view table = choices_[i].table;
+    if (groups.empty() || table.data() != last_table.data() || table.size() != last_table.size()) {
+      auto known = group_of.find(table);
+      if (known == group_of.end()) {
+        FERRY_ASSIGN_OR_RETURN(Inner * inner, OpenInner(std::string(table)));
+        known = group_of.emplace(table, groups.size()).first;
+        groups.push_back(Group{.inner = inner});
+      }
+      last_table = table;
+      last_group = known->second;
     }
-    group->polled.push_back(&fresh[i]);
-    group->bad_reasons.push_back(std::move(choices_[i].bad_reason));
+    Group& group = groups[last_group];
+    taken_.push_back({.partition = fresh[i].partition,
+                      .position = fresh[i].position,
+                      .route = group.inner->route});
+    group.polled.push_back(&fresh[i]);
+    group.bad_reasons.push_back(std::move(choices_[i].bad_reason));
   }
+  positions_.Take(taken_);
   for (Group& g : groups) {
     OwnedMessage::CopyAll(g.polled, g.bad_reasons, &g.copies);
   }

@@ -243,7 +243,8 @@ class Router final : private source::PartitionListener {
   std::map<std::string, std::optional<delta::Snapshot>> fresh_;
   std::vector<source::Message> polled_;
   std::vector<RouteChoice> choices_;
-  std::unique_ptr<Metrics> metrics_;  // null without a registry
+  std::vector<RoutingPositions::Taken> taken_;  // Dispatch's scratch
+  std::unique_ptr<Metrics> metrics_;            // null without a registry
 };
 
 }  // namespace ferry::pipeline

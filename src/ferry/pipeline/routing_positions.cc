@@ -46,18 +46,34 @@ void RoutingPositions::Trim(Partition* p) {
 
 void RoutingPositions::Take(int32_t partition, int64_t position, int route) {
   std::lock_guard lock(mu_);
-  Partition& p = partitions_[partition];
+  TakeLocked(&partitions_[partition], partition, position, route);
+}
+
+void RoutingPositions::Take(std::span<const Taken> taken) {
+  std::lock_guard lock(mu_);
+  Partition* p = nullptr;
+  int32_t at = -1;
+  for (const Taken& t : taken) {
+    if (p == nullptr || t.partition != at) {  // a poll holds runs of one partition
+      p = &partitions_[t.partition];
+      at = t.partition;
+    }
+    TakeLocked(p, t.partition, t.position, t.route);
+  }
+}
+
+void RoutingPositions::TakeLocked(Partition* p, int32_t partition, int64_t position, int route) {
   // The router takes a partition's messages in position order, once each (it drops what it
   // polled already); a message out of order would break the log's order, so it is refused
   // loudly rather than lost from the book.
-  FERRY_CHECK_MSG(p.log.empty() || position > p.log.back().position,
+  FERRY_CHECK_MSG(p->log.empty() || position > p->log.back().position,
                   fmt::format("routing positions: partition {} took {} after {}", partition,
-                              position, p.log.back().position));
-  p.log.push_back({.position = position, .route = route, .done = false});
-  p.owned[route].push_back(p.base + p.log.size() - 1);
-  ++p.count;
+                              position, p->log.back().position));
+  p->log.push_back({.position = position, .route = route, .done = false});
+  p->owned[route].push_back(p->base + p->log.size() - 1);
+  ++p->count;
   ++per_route_[route];
-  p.highest = std::max(p.highest.value_or(position), position);
+  p->highest = std::max(p->highest.value_or(position), position);
 }
 
 std::optional<int64_t> RoutingPositions::Seal(int32_t partition, int route, int64_t sealed) {

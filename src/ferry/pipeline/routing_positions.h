@@ -34,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,13 @@ class RoutingPositions {
   void Reset(int32_t partition, std::optional<int64_t> floor);
   void Forget(int32_t partition);  // a revocation: the partition is no longer ours
   void Take(int32_t partition, int64_t position, int route);
+  // Take for each, in order, under one lock (a poll's messages).
+  struct Taken {
+    int32_t partition;
+    int64_t position;
+    int route;
+  };
+  void Take(std::span<const Taken> taken);
   // Returns L (nullopt when it would be below every position: nothing to say yet).
   std::optional<int64_t> Seal(int32_t partition, int route, int64_t sealed);
   void Committed(int32_t partition, int route, int64_t position);
@@ -92,6 +100,8 @@ class RoutingPositions {
     std::optional<int64_t> durable;
     std::optional<int64_t> highest;
   };
+  // Take, with mu_ held; `p` is the partition's.
+  void TakeLocked(Partition* p, int32_t partition, int64_t position, int route);
   // Marks log entry `index` durable; the caller trims.
   void Done(Partition* p, uint64_t index);
   static void Trim(Partition* p);

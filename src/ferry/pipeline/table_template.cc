@@ -154,30 +154,49 @@ std::optional<std::string> TableTemplate::Clean(std::string_view value) const {
   return out;
 }
 
+std::string_view TableTemplate::RawValue(
+    const Part& p, const source::Message& message,
+    const std::vector<std::optional<std::string>>& field_values) {
+  switch (p.kind) {
+    case PartKind::kLiteral:
+      return p.text;
+    case PartKind::kTopic:
+      return message.topic;
+    case PartKind::kSubject:
+      return message.subject;
+    case PartKind::kSubjectToken:
+      return SubjectToken(message.subject, p.index);
+    case PartKind::kField: {
+      const auto& v = field_values.at(static_cast<size_t>(p.index));
+      return v ? std::string_view(*v) : std::string_view();
+    }
+  }
+  return {};
+}
+
+void TableTemplate::AppendKey(const source::Message& message,
+                              const std::vector<std::optional<std::string>>& field_values,
+                              std::string* key) const {
+  for (const Part& p : parts_) {
+    if (p.kind == PartKind::kLiteral) {
+      continue;
+    }
+    std::string_view value = RawValue(p, message, field_values);
+    const auto size = static_cast<uint32_t>(value.size());
+    key->append(reinterpret_cast<const char*>(&size), sizeof(size));
+    key->append(value);
+  }
+}
+
 RenderedTable TableTemplate::Render(
     const source::Message& message,
     const std::vector<std::optional<std::string>>& field_values) const {
   RenderedTable out;
   for (const Part& p : parts_) {
-    std::string_view value;
-    switch (p.kind) {
-      case PartKind::kLiteral:
-        out.table += p.text;
-        continue;
-      case PartKind::kTopic:
-        value = message.topic;
-        break;
-      case PartKind::kSubject:
-        value = message.subject;
-        break;
-      case PartKind::kSubjectToken:
-        value = SubjectToken(message.subject, p.index);
-        break;
-      case PartKind::kField: {
-        const auto& v = field_values.at(static_cast<size_t>(p.index));
-        value = v ? std::string_view(*v) : std::string_view();
-        break;
-      }
+    std::string_view value = RawValue(p, message, field_values);
+    if (p.kind == PartKind::kLiteral) {
+      out.table += value;
+      continue;
     }
     std::optional<std::string> clean = Clean(value);
     if (!clean) {
@@ -196,11 +215,13 @@ RenderedTable TableTemplate::Render(
 }
 
 std::optional<std::string> JsonFieldText(std::string_view payload, std::string_view path) {
-  // simdjson reads past the end of its input: a padded copy.
+  // simdjson reads past the end of its input: a padded copy, in a buffer kept per thread.
   thread_local simdjson::ondemand::parser parser;
-  simdjson::padded_string padded(payload);
+  thread_local std::string padded;
+  padded.assign(payload);
+  padded.append(simdjson::SIMDJSON_PADDING, '\0');
   simdjson::ondemand::document doc;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) {
+  if (parser.iterate(padded.data(), payload.size(), padded.size()).get(doc) != simdjson::SUCCESS) {
     return std::nullopt;
   }
   simdjson::ondemand::object object;

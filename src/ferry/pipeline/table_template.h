@@ -70,6 +70,11 @@ class TableTemplate {
   // `field_values[i]` is the value of fields()[i] for the message (nullopt: missing).
   RenderedTable Render(const source::Message& message,
                        const std::vector<std::optional<std::string>>& field_values) const;
+  // Appends to *key what Render reads of the message: each placeholder's raw value, length-
+  // prefixed. Two messages with equal keys render alike (a cache of renderings may use it).
+  void AppendKey(const source::Message& message,
+                 const std::vector<std::optional<std::string>>& field_values,
+                 std::string* key) const;
 
   // The value after the rules, or nullopt when nothing is left.
   std::optional<std::string> Clean(std::string_view value) const;
@@ -81,6 +86,10 @@ class TableTemplate {
     std::string text;  // kLiteral
     int index = 0;     // kSubjectToken: 1-based token; kField: index into fields_
   };
+
+  // The value `p` reads from the message (a literal: its text).
+  static std::string_view RawValue(const Part& p, const source::Message& message,
+                                   const std::vector<std::optional<std::string>>& field_values);
 
   std::vector<Part> parts_;
   std::vector<std::string> fields_;

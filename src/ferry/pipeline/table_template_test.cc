@@ -1,7 +1,12 @@
 // TableTemplate: placeholders, the name rules, and JSON field extraction.
 #include "ferry/pipeline/table_template.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <string>
+
+#include "ferry/pipeline/route_selector.h"
 
 namespace ferry::pipeline {
 namespace {
@@ -84,6 +89,74 @@ TEST(TableTemplateTest, JsonFieldText) {
   EXPECT_EQ(JsonFieldText(doc, "kind.x"), std::nullopt);
   EXPECT_EQ(JsonFieldText("not json", "kind"), std::nullopt);
   EXPECT_EQ(JsonFieldText("[1, 2]", "kind"), std::nullopt);
+}
+
+TEST(TableTemplateTest, KeysTellApartWhatRendersApart) {
+  auto t = TableTemplate::Parse("lake/{topic}/{field:a}{field:b}", {});
+  ASSERT_TRUE(t.ok());
+  auto key = [&](std::string_view topic, std::vector<std::optional<std::string>> values) {
+    std::string k;
+    t->AppendKey(KafkaMessage(topic), values, &k);
+    return k;
+  };
+  EXPECT_EQ(key("x", {"p", "q"}), key("x", {"p", "q"}));
+  // The values are length-prefixed: "pq" + "" is not "p" + "q".
+  EXPECT_NE(key("x", {"pq", ""}), key("x", {"p", "q"}));
+  EXPECT_NE(key("x", {"p", "q"}), key("y", {"p", "q"}));
+  // Literals are not in the key; a missing value keys as an empty one (both render kMissing).
+  EXPECT_EQ(key("x", {std::nullopt, "q"}), key("x", {"", "q"}));
+}
+
+// Every table's name is interned (one view per table), a cached rendering equals a fresh one,
+// and a run of more distinct values than the cache holds still routes each message right.
+TEST(TableTemplateTest, SelectorCachesRenderingsAndInternsNames) {
+  TableNameRules rules{.allow = "[a-z0-9_]+"};
+  auto t = TableTemplate::Parse("lake/{field:kind}", rules);
+  ASSERT_TRUE(t.ok());
+  TemplateSelector selector(std::move(*t), "lake/unknown");
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 10000; ++i) {
+    payloads.push_back(fmt::format(R"({{"kind": "K{}"}})", i % 5000));
+  }
+  payloads.push_back(R"({"kind": "no way"})");  // cleaned to no_way: allowed
+  payloads.push_back(R"({"kind": "Ünï"})");     // cleaned to "__": allowed
+  payloads.push_back(R"({"other": 1})");        // missing: the fallback
+  std::vector<source::Message> messages(payloads.size());
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    messages[i].payload = payloads[i];
+  }
+  std::vector<RouteChoice> choices;
+  ASSERT_TRUE(selector.Select(messages, &choices).ok());
+  ASSERT_EQ(choices.size(), payloads.size());
+  for (size_t i = 0; i < 10000; ++i) {
+    ASSERT_EQ(choices[i].table, fmt::format("lake/k{}", i % 5000)) << i;
+    ASSERT_EQ(choices[i].bad_reason, "") << i;
+  }
+  // 5,000 values are more than the cache keeps: the second round renders some again, and
+  // still finds the same interned name.
+  EXPECT_EQ(choices[0].table.data(), choices[5000].table.data());
+  EXPECT_EQ(choices[4999].table.data(), choices[9999].table.data());
+  EXPECT_EQ(choices[10000].table, "lake/no_way");
+  EXPECT_EQ(choices[10001].table.substr(0, 5), "lake/");
+  EXPECT_EQ(choices[10002].table, "lake/unknown");
+
+  // A refused name: the fallback carries it, with the reason, cached or not.
+  TableNameRules strict{.allow = "k1"};
+  auto s = TableTemplate::Parse("lake/{field:kind}", strict);
+  ASSERT_TRUE(s.ok());
+  TemplateSelector refusing(std::move(*s), "lake/unknown");
+  std::vector<std::string> two = {R"({"kind": "K2"})", R"({"kind": "k1"})", R"({"kind": "K2"})"};
+  std::vector<source::Message> m2(two.size());
+  for (size_t i = 0; i < two.size(); ++i) {
+    m2[i].payload = two[i];
+  }
+  ASSERT_TRUE(refusing.Select(m2, &choices).ok());
+  EXPECT_EQ(choices[0].table, "lake/unknown");
+  EXPECT_EQ(choices[0].bad_reason, "table name \"k2\" does not match allow = \"k1\"");
+  EXPECT_EQ(choices[1].table, "lake/k1");
+  EXPECT_EQ(choices[1].bad_reason, "");
+  EXPECT_EQ(choices[2].bad_reason, choices[0].bad_reason);
+  EXPECT_EQ(choices[2].table.data(), choices[0].table.data());
 }
 
 }  // namespace
