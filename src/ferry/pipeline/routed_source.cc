@@ -107,11 +107,13 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
                      std::vector<RouteItem>* out) {
   out->clear();
   std::unique_lock lock(mu_);
-  if (head_ == items_.size() && timeout.count() > 0) {
+  auto ready = [this] { return head_ < items_.size() || wake_ || (seal_hint_ && took_); };
+  if (!ready() && timeout.count() > 0) {
     reader_waiting_ = true;
-    not_empty_.wait_for(lock, timeout, [this] { return head_ < items_.size(); });
+    not_empty_.wait_for(lock, timeout, ready);
     reader_waiting_ = false;
   }
+  wake_ = false;
   size_t end = head_;
   size_t taken = 0;
   while (end < items_.size() && taken < max_messages) {
@@ -134,8 +136,26 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
     head_ = 0;
   }
   messages_ -= taken;
+  took_ = taken > 0;
   if (taken > 0 && writer_waiting_) {
     not_full_.notify_one();
+  }
+}
+
+void RouteQueue::Wake() {
+  std::lock_guard lock(mu_);
+  wake_ = true;
+  if (reader_waiting_) {
+    not_empty_.notify_one();
+  }
+}
+
+void RouteQueue::SetSealHint() {
+  std::lock_guard lock(mu_);
+  seal_hint_ = true;
+  wake_ = true;
+  if (reader_waiting_) {
+    not_empty_.notify_one();
   }
 }
 

@@ -85,6 +85,14 @@ class RouteQueue {
   void Pop(size_t max_messages, std::chrono::milliseconds timeout, std::vector<RouteItem>* out);
   // Drops the partition's waiting messages (a revocation); returns how many.
   size_t DropPartition(int32_t partition);
+  // A reader waiting in Pop returns now, with nothing if nothing came (a stop, so that the
+  // table's pipeline sees it without waiting out its poll timeout).
+  void Wake();
+  // Nothing more comes for a while (everything was polled, until_caught_up): a waiting reader
+  // returns now, and from here on a Pop that finds the queue empty right after one that took
+  // messages returns at once, so the reader's pipeline sees the end of its messages (and seals
+  // its batch, PipelineOptions::seal_now) without waiting out its poll timeout.
+  void SetSealHint();
   size_t messages() const;
 
  private:
@@ -94,6 +102,9 @@ class RouteQueue {
   std::condition_variable not_full_;   // the router waits on it
   bool reader_waiting_ = false;        // guarded by mu_
   bool writer_waiting_ = false;        // guarded by mu_
+  bool wake_ = false;                  // guarded by mu_: the next Pop returns without waiting
+  bool seal_hint_ = false;             // guarded by mu_
+  bool took_ = false;                  // guarded by mu_: the last Pop took messages
   // The items waiting are items_[head_..]: a vector, not a deque, whose nodes would hold one
   // RouteItem each (an allocation per message).
   std::vector<RouteItem> items_;

@@ -1,6 +1,7 @@
 #include "ferry/pipeline/router.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -140,24 +141,35 @@ std::vector<std::string> Router::RecordedTables(const delta::Snapshot& positions
   return out;
 }
 
-void Router::RecordTable(const std::string& table) {
-  if (!recorded_.insert(table).second) {
+void Router::RecordTables() {
+  std::vector<std::string> tables;
+  for (const std::string& table : to_record_) {
+    if (recorded_.count(table) == 0) {
+      tables.push_back(table);
+    }
+  }
+  to_record_.clear();
+  if (tables.empty()) {
     return;
   }
   Status st = [&]() -> Status {
     FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
     delta::Transaction txn(*positions_table_, positions_snapshot_);
-    txn.SetPosition(TableAppId(options_.id, table), WallMillis());
+    const int64_t now = WallMillis();
+    for (const std::string& table : tables) {
+      txn.SetPosition(TableAppId(options_.id, table), now);
+    }
     txn.SetOperation("ROUTING TABLE", {{"queryId", options_.id}});
     FERRY_ASSIGN_OR_RETURN(delta::CommitResult committed, txn.Commit());
     (void)committed;
     return Status::OK();
   }();
   if (!st.ok()) {
-    recorded_.erase(table);
-    FERRY_LOG_WARN("pipeline {}: recording table {} in {}: {}", options_.id, table,
-                   positions_table_->Describe(), st.ToString());
+    FERRY_LOG_WARN("pipeline {}: recording table(s) {} in {}: {}", options_.id,
+                   fmt::join(tables, ", "), positions_table_->Describe(), st.ToString());
+    return;
   }
+  recorded_.insert(tables.begin(), tables.end());
 }
 
 Router::~Router() {
@@ -221,7 +233,10 @@ Result<std::optional<int64_t>> Router::OnAssigned(const source::PartitionInfo& p
   // Step 1: the largest L any table the router knows holds for the partition.
   const std::string app_id = ResumeAppId(options_.id, partition.key);
   std::optional<int64_t> resume;
-  FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+  if (!positions_fresh_) {  // once per assignment round, as the tables' snapshots (fresh_)
+    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
+    positions_fresh_ = true;
+  }
   resume = positions_snapshot_.position(app_id);
   for (const auto& [table, id] : route_ids_) {
     auto cached = fresh_.find(table);
@@ -331,7 +346,7 @@ Result<Router::Inner*> Router::OpenInner(const std::string& table) {
                                                 "Messages waiting in a routed table's queue",
                                                 {{"pipeline", options_.id}, {"table", table}});
   }
-  RecordTable(table);
+  to_record_.push_back(table);  // after this poll's messages are queued (RecordTables)
   for (const auto& [index, info] : assigned_) {
     inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = info});
   }
@@ -366,6 +381,7 @@ std::vector<std::pair<std::string, Status>> Router::StopInners(bool drain) {
     } else {
       inner->stop.RequestAbort();
     }
+    inner->queue->Wake();  // a pipeline waiting for messages sees the stop now
   }
   std::vector<std::pair<std::string, Status>> results;
   for (auto& [table, inner] : inners_) {
@@ -425,6 +441,7 @@ Status Router::Restart() {
   }
   restart_requested_ = false;
   fresh_.clear();
+  positions_fresh_ = false;
   return StartSource();
 }
 
@@ -681,6 +698,7 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
       return Status::OK();  // the loop sees why
     }
   }
+  RecordTables();
   return Status::OK();
 }
 
@@ -711,7 +729,11 @@ Status Router::RunLoop() {
       }
       // Everything is polled: the tables commit what they hold once their queues are empty, at
       // most max_wait without a commit.
-      polled_to_goals_ = true;
+      if (!polled_to_goals_.exchange(true)) {
+        for (auto& [table, inner] : inners_) {
+          inner->queue->SetSealHint();
+        }
+      }
       if (const int64_t left = positions_.Outstanding(); left != last_outstanding_) {
         last_outstanding_ = left;
         last_commit_ = RouterClock::now();
@@ -722,10 +744,13 @@ Status Router::RunLoop() {
         break;
       }
       PublishPositions(/*force=*/false);
-      stop_->WaitFor(options_.poll_timeout);
+      // Back as soon as a table commits (a stop is seen within the short wait).
+      positions_.WaitWhileOutstanding(
+          last_outstanding_, std::min(options_.poll_timeout, std::chrono::milliseconds(50)));
       continue;
     }
     fresh_.clear();
+    positions_fresh_ = false;
     polled_.clear();
     Status st = source_->Poll(options_.max_poll, options_.poll_timeout, &polled_);
     if (!st.ok() && st.code() != StatusCode::kUnavailable) {

@@ -186,9 +186,11 @@ class Router final : private source::PartitionListener {
   // The open inner pipeline of `table`, made when missing (step 3).
   Result<Inner*> OpenInner(const std::string& table);
   int RouteId(const std::string& table);
-  // Step 3: a table seen for the first time is recorded in the positions table, so that a
-  // restart reads its resume positions too (best effort: a failure costs re-reads only).
-  void RecordTable(const std::string& table);
+  // Step 3: the tables seen for the first time (to_record_) are recorded in the positions table
+  // in one commit, once the poll's messages are queued, so that a restart reads their resume
+  // positions too (best effort: a failure, or a crash before it, costs re-reads only: a table
+  // not read at a restart only lowers the largest L).
+  void RecordTables();
   // Step 5. `force`: commit the positions table now (a drain's end).
   void PublishPositions(bool force);
   Status CommitPositions(const std::map<int32_t, int64_t>& lows);
@@ -221,6 +223,7 @@ class Router final : private source::PartitionListener {
   std::map<std::string, std::unique_ptr<Inner>> inners_;  // open, by table
   std::map<std::string, int> route_ids_;                  // every table known, by table
   std::set<std::string> recorded_;                        // in the positions table
+  std::vector<std::string> to_record_;                    // opened, for RecordTables
   std::map<int32_t, source::PartitionInfo> assigned_;
   std::map<int32_t, int64_t> polled_high_;  // the highest position polled since the assignment
   std::map<int32_t, int64_t> goals_;        // until_caught_up: the head when first seen
@@ -241,6 +244,7 @@ class Router final : private source::PartitionListener {
   uint64_t use_clock_ = 0;  // LRU order of the inner pipelines
   // Snapshots read for one assignment round (a rebalance assigns many partitions at once).
   std::map<std::string, std::optional<delta::Snapshot>> fresh_;
+  bool positions_fresh_ = false;  // positions_snapshot_ was updated in this round
   std::vector<source::Message> polled_;
   std::vector<RouteChoice> choices_;
   std::vector<RoutingPositions::Taken> taken_;  // Dispatch's scratch

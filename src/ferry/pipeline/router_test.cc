@@ -75,6 +75,93 @@ TEST(RoutingPositionsTest, AStaleBatchAfterReassignmentClaimsNothingNew) {
   EXPECT_EQ(p.skipped(), 1);
 }
 
+// A batch of the positions book's Take equals one Take per message.
+TEST(RoutingPositionsTest, TakingAPollAtOnceEqualsOneByOne) {
+  RoutingPositions one;
+  RoutingPositions all;
+  std::vector<RoutingPositions::Taken> taken;
+  for (int32_t partition : {0, 1}) {
+    one.Reset(partition, std::nullopt);
+    all.Reset(partition, std::nullopt);
+  }
+  for (int64_t pos = 0; pos < 6; ++pos) {
+    for (int32_t partition : {0, 1}) {
+      taken.push_back({.partition = partition, .position = pos, .route = pos % 2 == 0 ? 1 : 2});
+      one.Take(partition, pos, pos % 2 == 0 ? 1 : 2);
+    }
+  }
+  all.Take(taken);
+  EXPECT_EQ(all.Outstanding(), 12);
+  EXPECT_EQ(all.Outstanding(1), one.Outstanding(1));
+  EXPECT_EQ(all.Seal(0, 1, 4), one.Seal(0, 1, 4));
+  all.Committed(0, 1, 4);
+  one.Committed(0, 1, 4);
+  EXPECT_EQ(all.LowNow(), one.LowNow());
+  EXPECT_EQ(all.Outstanding(), 9);
+}
+
+// WaitWhileOutstanding returns when a commit moves the count, not at its timeout.
+TEST(RoutingPositionsTest, AWaitForTheOutstandingCountEndsAtACommit) {
+  RoutingPositions p;
+  p.Reset(0, std::nullopt);
+  p.Take(0, 1, 1);
+  p.Take(0, 2, 1);
+  auto waited =
+      std::async(std::launch::async, [&] { p.WaitWhileOutstanding(2, std::chrono::minutes(2)); });
+  p.Committed(0, 1, 2);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the wait did not end at the commit";
+  EXPECT_EQ(p.Outstanding(), 0);
+}
+
+OwnedMessage QueuedMessage(int32_t partition, int64_t position) {
+  OwnedMessage m;
+  m.partition = partition;
+  m.position = position;
+  return m;
+}
+
+// Wake ends a reader's wait with nothing; after SetSealHint, the Pop after one that took
+// messages returns at once on an empty queue (so its pipeline seals), and the next one waits.
+TEST(RouteQueueTest, WakeAndTheSealHintEndAWaitEarly) {
+  RouteQueue queue(100);
+  std::vector<RouteItem> out;
+  auto popped = std::async(std::launch::async, [&] {
+    std::vector<RouteItem> items;
+    queue.Pop(10, std::chrono::minutes(2), &items);
+    return items.size();
+  });
+  queue.Wake();
+  ASSERT_EQ(popped.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "Wake did not end the wait";
+  EXPECT_EQ(popped.get(), 0u);
+
+  std::vector<OwnedMessage> two = {QueuedMessage(0, 1), QueuedMessage(0, 2)};
+  ASSERT_TRUE(queue.PushMessages(&two, [] { return false; }));
+  queue.SetSealHint();
+  queue.Pop(10, std::chrono::minutes(2), &out);
+  EXPECT_EQ(out.size(), 2u);
+  // Empty right after taking messages: back at once.
+  auto empty = std::async(std::launch::async, [&] {
+    std::vector<RouteItem> items;
+    queue.Pop(10, std::chrono::minutes(2), &items);
+    return items.size();
+  });
+  ASSERT_EQ(empty.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the Pop after the last messages waited";
+  EXPECT_EQ(empty.get(), 0u);
+  // Then a Pop waits for what comes (it does not return empty again at once).
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::vector<OwnedMessage> one = {QueuedMessage(0, 3)};
+    ASSERT_TRUE(queue.PushMessages(&one, [] { return false; }));
+  });
+  queue.Pop(10, std::chrono::minutes(2), &out);
+  later.join();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].message.position, 3);
+}
+
 // A table's decoder whose schema registry never answers for messages of one kind: its pipeline
 // waits (nothing taken), so the router's queue for it fills.
 class RegistryStuckDecoder final : public transform::Decoder {

@@ -26,6 +26,7 @@ void RoutingPositions::Forget(int32_t partition) {
     }
   }
   partitions_.erase(it);
+  NotifyLocked();
 }
 
 void RoutingPositions::Done(Partition* p, uint64_t index) {
@@ -121,6 +122,7 @@ void RoutingPositions::Committed(int32_t partition, int route, int64_t position)
     owned.pop_front();
   }
   Trim(&p);
+  NotifyLocked();
   std::deque<PendingSeal>& seals = p.seals[route];
   while (!seals.empty() && seals.front().sealed <= position) {
     p.durable = std::max(p.durable.value_or(seals.front().low), seals.front().low);
@@ -155,6 +157,7 @@ void RoutingPositions::Skipped(int32_t partition, int route, int64_t position) {
     owned.pop_front();
   }
   Trim(&p);
+  NotifyLocked();
 }
 
 std::optional<int64_t> RoutingPositions::Durable(int32_t partition) const {
@@ -203,6 +206,18 @@ int64_t RoutingPositions::Outstanding(int route) const {
 
 int64_t RoutingPositions::Outstanding() const {
   std::lock_guard lock(mu_);
+  return OutstandingLocked();
+}
+
+void RoutingPositions::WaitWhileOutstanding(int64_t outstanding,
+                                            std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  ++waiters_;
+  changed_.wait_for(lock, timeout, [&] { return OutstandingLocked() != outstanding; });
+  --waiters_;
+}
+
+int64_t RoutingPositions::OutstandingLocked() const {
   int64_t n = 0;
   for (const auto& [index, p] : partitions_) {
     n += p.count;

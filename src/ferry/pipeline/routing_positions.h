@@ -29,6 +29,8 @@
 // Thread-safety: thread-safe (the router thread and every inner pipeline thread call it).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -73,6 +75,9 @@ class RoutingPositions {
   int64_t Outstanding(int route) const;
   // Messages not durable yet (all routes and partitions).
   int64_t Outstanding() const;
+  // Waits until Outstanding() differs from `outstanding` (a commit, a skip, a revocation) or
+  // `timeout` passed.
+  void WaitWhileOutstanding(int64_t outstanding, std::chrono::milliseconds timeout) const;
   // When nothing is outstanding: every message polled is durable; the highest polled position of
   // each partition is then a true L (a drained router's last word).
   std::map<int32_t, int64_t> HighestWhenIdle() const;
@@ -106,7 +111,17 @@ class RoutingPositions {
   void Done(Partition* p, uint64_t index);
   static void Trim(Partition* p);
 
+  int64_t OutstandingLocked() const;
+  // Wakes WaitWhileOutstanding (mu_ held).
+  void NotifyLocked() const {
+    if (waiters_ > 0) {
+      changed_.notify_all();
+    }
+  }
+
   mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  mutable int waiters_ = 0;
   std::map<int32_t, Partition> partitions_;
   std::map<int, int64_t> per_route_;  // outstanding count by route
   int64_t skipped_ = 0;
