@@ -21,13 +21,13 @@ const TemplateSelector::Rendered& TemplateSelector::RenderCached(const source::M
   Rendered out;
   switch (rendered.kind) {
     case RenderedTable::Kind::kTable:
-      out.table = *names_.insert(std::move(rendered.table)).first;
+      out.table = names_.Intern(std::move(rendered.table));
       break;
     case RenderedTable::Kind::kMissing:
-      out.table = *names_.insert(fallback_).first;
+      out.table = fallback_name_;
       break;
     case RenderedTable::Kind::kDisallowed:
-      out.table = *names_.insert(fallback_).first;
+      out.table = fallback_name_;
       out.bad_reason = std::move(rendered.detail);
       break;
   }
@@ -47,7 +47,8 @@ Status TemplateSelector::Select(std::span<const source::Message> messages,
     values_.clear();
     if (fields_ != nullptr && !fields.empty() && fields_->row(i) < 0) {
       out->push_back(
-          {.table = *names_.insert(fallback_).first,
+          {.table = fallback_name_.first,
+           .table_id = fallback_name_.second,
            .bad_reason = fmt::format("the routing field(s) of the table template do not decode "
                                      "(a field that is not a string needs its type in "
                                      "[pipeline.routing] schema): {}",
@@ -59,7 +60,9 @@ Status TemplateSelector::Select(std::span<const source::Message> messages,
                                            : JsonFieldText(m.payload, path));
     }
     const Rendered& rendered = RenderCached(m);
-    out->push_back({.table = rendered.table, .bad_reason = rendered.bad_reason});
+    out->push_back({.table = rendered.table.first,
+                    .table_id = rendered.table.second,
+                    .bad_reason = rendered.bad_reason});
   }
   return Status::OK();
 }
@@ -105,6 +108,9 @@ Result<std::unique_ptr<PredicateSelector>> PredicateSelector::Create(
   s->fields_ = std::move(fields);
   s->schema_ = std::move(schema);
   s->routes_ = std::move(routes);
+  for (const PredicateRoute& r : s->routes_) {
+    s->route_tables_.push_back(s->names_.Intern(r.table));
+  }
   return s;
 }
 
@@ -143,11 +149,13 @@ Status PredicateSelector::Select(std::span<const source::Message> messages,
       chosen = default_route_;
     }
     if (chosen >= 0) {
-      out->push_back({.table = routes_[static_cast<size_t>(chosen)].table});
+      const auto& [table, id] = route_tables_[static_cast<size_t>(chosen)];
+      out->push_back({.table = table, .table_id = id});
       continue;
     }
     out->push_back(
-        {.table = routes_.front().table,
+        {.table = route_tables_.front().first,
+         .table_id = route_tables_.front().second,
          .bad_reason = fields_ == nullptr || fields_->error(i).empty()
                            ? std::string("no route matches")
                            : fmt::format("no route matches (the routing fields do not decode: {})",

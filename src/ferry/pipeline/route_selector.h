@@ -24,13 +24,14 @@
 // Thread-safety: Select is called from one thread (the router's).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ferry/base/result.h"
@@ -45,9 +46,25 @@ namespace ferry::pipeline {
 
 struct RouteChoice {
   // The table location: a view into the selector, valid while it lives; every choice of the same
-  // table views the same characters (a caller may compare data() first).
+  // table views the same characters.
   std::string_view table;
+  // The selector's number for `table`: the same for every choice of it, another for each other
+  // table, dense from 0 (the router indexes by it).
+  uint32_t table_id = 0;
   std::string bad_reason;  // not empty: a bad record for this reason, carried by `table`
+};
+
+// Table names, each kept once with a number in order of first sight (RouteChoice's view and
+// table_id).
+class TableNames {
+ public:
+  std::pair<std::string_view, uint32_t> Intern(std::string name) {
+    auto [it, added] = ids_.try_emplace(std::move(name), static_cast<uint32_t>(ids_.size()));
+    return {it->first, it->second};
+  }
+
+ private:
+  std::unordered_map<std::string, uint32_t> ids_;  // nodes: the views stay valid
 };
 
 class RouteSelector {
@@ -68,7 +85,10 @@ class TemplateSelector final : public RouteSelector {
   // its schema holds every field of the template.
   TemplateSelector(TableTemplate table, std::string fallback,
                    std::unique_ptr<RoutingFields> fields = nullptr)
-      : template_(std::move(table)), fallback_(std::move(fallback)), fields_(std::move(fields)) {}
+      : template_(std::move(table)),
+        fallback_(std::move(fallback)),
+        fields_(std::move(fields)),
+        fallback_name_(names_.Intern(fallback_)) {}
   Status Select(std::span<const source::Message> messages, std::vector<RouteChoice>* out) override;
   std::vector<std::string> StaticTables() const override { return {fallback_}; }
 
@@ -76,7 +96,7 @@ class TemplateSelector final : public RouteSelector {
   // A rendering, by the raw values it read (TableTemplate::AppendKey): the table (interned in
   // names_), and the bad reason of a refused name.
   struct Rendered {
-    std::string_view table;
+    std::pair<std::string_view, uint32_t> table;
     std::string bad_reason;
   };
   struct KeyHash {
@@ -94,7 +114,8 @@ class TemplateSelector final : public RouteSelector {
   std::vector<std::optional<std::string>> values_;  // Select's scratch
   std::string key_;                                 // Select's scratch
   std::unordered_map<std::string, Rendered, KeyHash, std::equal_to<>> cache_;
-  std::unordered_set<std::string> names_;  // every table chosen (nodes: the views stay valid)
+  TableNames names_;  // every table chosen
+  std::pair<std::string_view, uint32_t> fallback_name_;
 };
 
 struct PredicateRoute {
@@ -121,7 +142,9 @@ class PredicateSelector final : public RouteSelector {
 
   columnar::SchemaPtr schema_;
   std::vector<PredicateRoute> routes_;
-  std::vector<std::unique_ptr<transform::Expression>> predicates_;  // null for the default
+  TableNames names_;
+  std::vector<std::pair<std::string_view, uint32_t>> route_tables_;  // routes_[i].table's name
+  std::vector<std::unique_ptr<transform::Expression>> predicates_;   // null for the default
   std::unique_ptr<RoutingFields> fields_;
   int default_route_ = -1;
 };

@@ -1,31 +1,35 @@
 #include "ferry/pipeline/routed_source.h"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 namespace ferry::pipeline {
 
-void OwnedMessage::CopyAll(std::span<const source::Message* const> messages,
-                           std::span<std::string> bad_reasons, std::vector<OwnedMessage>* out) {
+MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
+                                std::span<const uint32_t> rows,
+                                std::span<std::string> bad_reasons) {
   size_t bytes = 0;
-  for (const source::Message* m : messages) {
-    bytes +=
-        m->payload.size() + m->key.size() + m->topic.size() + m->subject.size() + m->msg_id.size();
-    for (const source::Header& h : m->headers) {
+  for (uint32_t row : rows) {
+    const source::Message& m = polled[row];
+    bytes += m.payload.size() + m.key.size() + m.topic.size() + m.subject.size() + m.msg_id.size();
+    for (const source::Header& h : m.headers) {
       bytes += h.name.size() + h.value.size();
     }
   }
-  auto block = std::make_shared<std::string>();
-  block->reserve(bytes);  // no reallocation below: the views stay valid
-  auto copy = [&block](std::string_view bytes_of) {
-    const size_t at = block->size();
-    block->append(bytes_of);
-    return std::string_view(block->data() + at, bytes_of.size());
+  MessageChunk chunk;
+  chunk.bytes = std::make_unique_for_overwrite<char[]>(std::max<size_t>(bytes, 1));
+  char* at = chunk.bytes.get();
+  auto copy = [&at](std::string_view bytes_of) {
+    std::memcpy(at, bytes_of.data(), bytes_of.size());
+    std::string_view view(at, bytes_of.size());
+    at += bytes_of.size();
+    return view;
   };
-  out->reserve(out->size() + messages.size());
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const source::Message& m = *messages[i];
-    OwnedMessage& o = out->emplace_back();
+  chunk.messages.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const source::Message& m = polled[rows[i]];
+    OwnedMessage& o = chunk.messages[i];
     o.partition = m.partition;
     o.position = m.position;
     o.payload = copy(m.payload);
@@ -39,9 +43,9 @@ void OwnedMessage::CopyAll(std::span<const source::Message* const> messages,
       std::string_view name = copy(h.name);
       o.headers.emplace_back(name, copy(h.value));
     }
-    o.bad_reason = std::move(bad_reasons[i]);
-    o.block = block;
+    o.bad_reason = std::move(bad_reasons[rows[i]]);
   }
+  return chunk;
 }
 
 source::Message OwnedMessage::View(std::vector<source::Header>* header_views) const {
@@ -62,36 +66,24 @@ source::Message OwnedMessage::View(std::vector<source::Header>* header_views) co
                          .bad_reason = bad_reason};
 }
 
-bool RouteQueue::PushMessages(std::vector<OwnedMessage>* messages,
-                              const std::function<bool()>& give_up) {
-  std::unique_lock lock(mu_);
-  size_t next = 0;
-  bool queued_any = false;
-  while (next < messages->size()) {
-    while (messages_ >= capacity_) {
-      if (queued_any && reader_waiting_) {
-        not_empty_.notify_one();
-        queued_any = false;
-      }
-      if (give_up()) {
-        messages->erase(messages->begin(), messages->begin() + static_cast<ptrdiff_t>(next));
-        return false;
-      }
-      writer_waiting_ = true;
-      not_full_.wait_for(lock, std::chrono::milliseconds(5));
-      writer_waiting_ = false;
-    }
-    for (; next < messages->size() && messages_ < capacity_; ++next) {
-      items_.push_back(
-          {.kind = RouteItem::Kind::kMessage, .message = std::move((*messages)[next])});
-      ++messages_;
-      queued_any = true;
-    }
+bool RouteQueue::PushMessages(MessageChunk* chunk, const std::function<bool()>& give_up) {
+  if (chunk->messages.empty()) {
+    return true;
   }
-  if (queued_any && reader_waiting_) {
+  std::unique_lock lock(mu_);
+  while (messages_ >= capacity_) {
+    if (give_up()) {
+      return false;
+    }
+    writer_waiting_ = true;
+    not_full_.wait_for(lock, std::chrono::milliseconds(5));
+    writer_waiting_ = false;
+  }
+  messages_ += chunk->messages.size();
+  items_.push_back({.kind = RouteItem::Kind::kMessages, .chunk = std::move(*chunk)});
+  if (reader_waiting_) {
     not_empty_.notify_one();
   }
-  messages->clear();
   return true;
 }
 
@@ -116,8 +108,8 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
   wake_ = false;
   size_t end = head_;
   size_t taken = 0;
-  while (end < items_.size() && taken < max_messages) {
-    taken += items_[end].kind == RouteItem::Kind::kMessage ? 1 : 0;
+  while (end < items_.size() && (taken < max_messages || end == head_)) {
+    taken += items_[end].chunk.messages.size();
     ++end;
   }
   if (head_ == 0 && end == items_.size()) {
@@ -161,12 +153,11 @@ void RouteQueue::SetSealHint() {
 
 size_t RouteQueue::DropPartition(int32_t partition) {
   std::lock_guard lock(mu_);
-  auto first = items_.begin() + static_cast<ptrdiff_t>(head_);
-  auto kept = std::remove_if(first, items_.end(), [&](const RouteItem& i) {
-    return i.kind == RouteItem::Kind::kMessage && i.message.partition == partition;
-  });
-  const size_t dropped = static_cast<size_t>(items_.end() - kept);
-  items_.erase(kept, items_.end());
+  size_t dropped = 0;
+  for (size_t i = head_; i < items_.size(); ++i) {
+    dropped += std::erase_if(items_[i].chunk.messages,
+                             [&](const OwnedMessage& m) { return m.partition == partition; });
+  }
   messages_ -= dropped;
   if (dropped > 0 && writer_waiting_) {
     not_full_.notify_one();
@@ -187,7 +178,6 @@ Status RoutedSource::Start(source::PartitionListener* listener) {
 Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout,
                           std::vector<source::Message>* out) {
   out->clear();
-  delivered_.clear();
   if (closed_) {
     return Internal("the routed source is closed");
   }
@@ -196,20 +186,17 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
     return Status::OK();
   }
   if (taken_next_ == taken_.size()) {
+    // What the last poll delivered is no longer needed: its items go.
     queue_->Pop(max_messages, timeout, &taken_);
     taken_next_ = 0;
+    chunk_next_ = 0;
   }
-  // The partition of the last message delivered and the table's position for it: a poll holds
-  // runs of one partition, looked up once per run.
-  int32_t run_partition = -1;
-  const std::optional<int64_t>* run_position = nullptr;
-  while (taken_next_ < taken_.size() && delivered_.size() < max_messages) {
-    RouteItem& item = taken_[taken_next_++];
-    if (item.kind != RouteItem::Kind::kMessage) {
-      run_partition = -1;  // an assignment or revocation changes table_positions_
-    }
+  header_views_.clear();
+  while (taken_next_ < taken_.size() && out->size() < max_messages) {
+    RouteItem& item = taken_[taken_next_];
     switch (item.kind) {
       case RouteItem::Kind::kAssign: {
+        ++taken_next_;
         Result<std::optional<int64_t>> position = listener_->OnAssigned(item.partition);
         if (!position.ok()) {
           return position.status();
@@ -218,39 +205,44 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
         break;
       }
       case RouteItem::Kind::kRevoke: {
+        ++taken_next_;
         // Nothing of a revoked partition is delivered after its OnRevoked.
-        delivered_.erase(std::remove_if(delivered_.begin(), delivered_.end(),
-                                        [&](const OwnedMessage& m) {
-                                          return m.partition == item.partition.index;
-                                        }),
-                         delivered_.end());
+        std::erase_if(
+            *out, [&](const source::Message& m) { return m.partition == item.partition.index; });
         if (table_positions_.erase(item.partition.index) > 0) {
           listener_->OnRevoked(item.partition);
         }
         break;
       }
-      case RouteItem::Kind::kMessage: {
-        if (item.message.partition != run_partition) {
-          auto it = table_positions_.find(item.message.partition);
-          if (it == table_positions_.end()) {
-            break;  // revoked before it was delivered
+      case RouteItem::Kind::kMessages: {
+        // A chunk holds runs of one partition: its table position is looked up once per run.
+        int32_t run_partition = -1;
+        const std::optional<int64_t>* run_position = nullptr;
+        std::vector<OwnedMessage>& messages = item.chunk.messages;
+        for (; chunk_next_ < messages.size() && out->size() < max_messages; ++chunk_next_) {
+          const OwnedMessage& m = messages[chunk_next_];
+          if (m.partition != run_partition) {
+            auto it = table_positions_.find(m.partition);
+            run_partition = m.partition;
+            run_position = it == table_positions_.end() ? nullptr : &it->second;
           }
-          run_partition = item.message.partition;
-          run_position = &it->second;
+          if (run_position == nullptr) {
+            continue;  // revoked before it was delivered
+          }
+          if (*run_position && m.position <= **run_position) {
+            // The table holds it already (a re-read after a restart).
+            positions_->Skipped(m.partition, route_, m.position);
+            continue;
+          }
+          out->push_back(m.View(&header_views_.emplace_back()));
         }
-        if (*run_position && item.message.position <= **run_position) {
-          // The table holds it already (a re-read after a restart).
-          positions_->Skipped(item.message.partition, route_, item.message.position);
-          break;
+        if (chunk_next_ == messages.size()) {
+          ++taken_next_;
+          chunk_next_ = 0;
         }
-        delivered_.push_back(std::move(item.message));
         break;
       }
     }
-  }
-  header_views_.resize(delivered_.size());
-  for (size_t i = 0; i < delivered_.size(); ++i) {
-    out->push_back(delivered_[i].View(&header_views_[i]));
   }
   return Status::OK();
 }

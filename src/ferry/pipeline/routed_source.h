@@ -1,8 +1,9 @@
 // RoutedSource: the source::Source an inner pipeline of a routed pipeline reads (router.h). The
 // router polls the real source, copies each message (its views die at the real source's next
-// Poll) into the bounded RouteQueue of the message's table, and tells every queue of the real
-// source's assignments and revocations in line with the messages. The RoutedSource replays that
-// to its pipeline as a source would: OnAssigned / OnRevoked inside Poll, then the messages.
+// Poll) into the bounded RouteQueue of the message's table (a chunk per table and poll), and
+// tells every queue of the real source's assignments and revocations in line with the messages.
+// The RoutedSource replays that to its pipeline as a source would: OnAssigned / OnRevoked inside
+// Poll, then the messages.
 //
 //   - A message at or below the position the inner pipeline's table holds for its partition
 //     (what OnAssigned returned) is in that table already: it is not delivered, and the router's
@@ -37,9 +38,7 @@
 namespace ferry::pipeline {
 
 // A message copied out of the real source's poll. Its bytes (payload, key, topic, subject,
-// msg_id, headers) live in `block`, which the messages copied together share: one allocation
-// per table and poll rather than one per message, made on the router's thread and freed on
-// the table's.
+// msg_id, headers) live in the MessageChunk that holds it.
 struct OwnedMessage {
   int32_t partition = -1;
   int64_t position = 0;
@@ -52,20 +51,28 @@ struct OwnedMessage {
   int64_t timestamp_us = 0;
   std::vector<std::pair<std::string_view, std::string_view>> headers;
   std::string bad_reason;
-  std::shared_ptr<const std::string> block;
 
-  // Appends a copy of each of `messages` (with bad_reasons[i], moved from) to *out, all their
-  // bytes in one new block.
-  static void CopyAll(std::span<const source::Message* const> messages,
-                      std::span<std::string> bad_reasons, std::vector<OwnedMessage>* out);
   // Views into this object (and `header_views`, which must outlive them).
   source::Message View(std::vector<source::Header>* header_views) const;
 };
 
+// The messages of one poll for one table, in order, and their bytes in one block: one
+// allocation per table and poll rather than one per message, made on the router's thread and
+// freed on the table's. Moving a chunk keeps its views valid.
+struct MessageChunk {
+  std::vector<OwnedMessage> messages;
+  std::unique_ptr<char[]> bytes;
+
+  // A chunk of a copy of polled[rows[i]] for each i, with the bad reason chosen for it
+  // (bad_reasons[rows[i]], moved from).
+  static MessageChunk Copy(std::span<const source::Message> polled, std::span<const uint32_t> rows,
+                           std::span<std::string> bad_reasons);
+};
+
 struct RouteItem {
-  enum class Kind { kMessage, kAssign, kRevoke };
-  Kind kind = Kind::kMessage;
-  OwnedMessage message;             // kMessage
+  enum class Kind { kMessages, kAssign, kRevoke };
+  Kind kind = Kind::kMessages;
+  MessageChunk chunk;               // kMessages
   source::PartitionInfo partition;  // kAssign, kRevoke
 };
 
@@ -73,15 +80,16 @@ class RouteQueue {
  public:
   explicit RouteQueue(size_t capacity) : capacity_(capacity) {}
 
-  // Moves `messages` into the queue in order, waiting while `capacity` messages wait
-  // (backpressure) and checking `give_up` every few milliseconds; false when it gave up (the
-  // messages from the first not queued on are left in place). One lock and at most one wake-up
-  // of the reader per call, not per message.
-  bool PushMessages(std::vector<OwnedMessage>* messages, const std::function<bool()>& give_up);
+  // Queues the chunk, waiting while `capacity` messages or more wait (backpressure: the queue
+  // may hold up to capacity - 1 + one chunk) and checking `give_up` every few milliseconds; false
+  // when it gave up (the chunk is left in place). One lock and at most one wake-up of the reader
+  // per chunk.
+  bool PushMessages(MessageChunk* chunk, const std::function<bool()>& give_up);
   // Assignments and revocations never wait.
   void PushEvent(RouteItem item);
-  // Replaces *out with up to `max_messages` messages (and the events among them), waiting up to
-  // `timeout` for the first item. Taking everything swaps the buffers (no item is moved).
+  // Replaces *out with whole items holding up to `max_messages` messages (at least one item
+  // when any waits, however large its chunk), waiting up to `timeout` for the first item.
+  // Taking everything swaps the buffers (no item is moved).
   void Pop(size_t max_messages, std::chrono::milliseconds timeout, std::vector<RouteItem>* out);
   // Drops the partition's waiting messages (a revocation); returns how many.
   size_t DropPartition(int32_t partition);
@@ -105,8 +113,7 @@ class RouteQueue {
   bool wake_ = false;                  // guarded by mu_: the next Pop returns without waiting
   bool seal_hint_ = false;             // guarded by mu_
   bool took_ = false;                  // guarded by mu_: the last Pop took messages
-  // The items waiting are items_[head_..]: a vector, not a deque, whose nodes would hold one
-  // RouteItem each (an allocation per message).
+  // The items waiting are items_[head_..].
   std::vector<RouteItem> items_;
   size_t head_ = 0;
   size_t messages_ = 0;
@@ -138,11 +145,13 @@ class RoutedSource final : public source::Source {
   bool closed_ = false;
   // Assigned partitions -> the table's position (nullopt: none).
   std::map<int32_t, std::optional<int64_t>> table_positions_;
-  std::vector<RouteItem> taken_;  // from the queue; taken_[taken_next_..] not yet handled
+  // From the queue: taken_[taken_next_..] not yet handled, the first of them from message
+  // chunk_next_ of its chunk on. The messages delivered are views into these items, alive until
+  // the next Poll replaces them.
+  std::vector<RouteItem> taken_;
   size_t taken_next_ = 0;
-  // The last poll's messages and their headers' views (alive until the next Poll).
-  std::vector<OwnedMessage> delivered_;
-  std::vector<std::vector<source::Header>> header_views_;
+  size_t chunk_next_ = 0;
+  std::vector<std::vector<source::Header>> header_views_;  // of the messages delivered
 };
 
 }  // namespace ferry::pipeline

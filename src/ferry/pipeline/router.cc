@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
 #include <utility>
 
+#include "ferry/base/check.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
 #include "ferry/delta/transaction.h"
@@ -641,51 +641,54 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
   }
   FERRY_RETURN_IF_ERROR(selected);
   // Every message is outstanding before any is queued (routing_positions.h, step 2). The copies
-  // are grouped by table, in order, and each group goes to its queue in one push.
+  // are grouped by table, in order, and each group goes to its queue as one chunk.
   struct Group {
     Inner* inner;
-    std::vector<const source::Message*> polled;
-    std::vector<std::string> bad_reasons;
-    std::vector<OwnedMessage> copies;
+    std::vector<uint32_t> rows;  // into fresh and choices_
+    MessageChunk chunk;
   };
   std::vector<Group> groups;
-  // The group of each table chosen, by its name; consecutive messages of one table skip the
-  // lookup (a selector's choices of one table view the same characters).
-  std::unordered_map<std::string_view, size_t> group_of;
-  std::string_view last_table;
-  size_t last_group = 0;
   taken_.clear();
+  bad_reasons_.resize(fresh.size());
   for (size_t i = 0; i < fresh.size(); ++i) {
-    const std::string_view table = choices_[i].table;
-    if (groups.empty() || table.data() != last_table.data() || table.size() != last_table.size()) {
-      auto known = group_of.find(table);
-      if (known == group_of.end()) {
-        FERRY_ASSIGN_OR_RETURN(Inner * inner, OpenInner(std::string(table)));
-        known = group_of.emplace(table, groups.size()).first;
-        groups.push_back(Group{.inner = inner});
-      }
-      last_table = table;
-      last_group = known->second;
+    const RouteChoice& choice = choices_[i];
+    if (choice.table_id >= group_of_id_.size()) {
+      group_of_id_.resize(choice.table_id + 1, -1);
     }
-    Group& group = groups[last_group];
+    int& g = group_of_id_[choice.table_id];
+    if (g < 0) {
+      Result<Inner*> inner = OpenInner(std::string(choice.table));
+      if (!inner.ok()) {
+        group_of_id_.assign(group_of_id_.size(), -1);
+        return inner.status();
+      }
+      g = static_cast<int>(groups.size());
+      groups.push_back(Group{.inner = *inner});
+    }
+    Group& group = groups[static_cast<size_t>(g)];
+    FERRY_CHECK_MSG(group.inner->table == choice.table,
+                    fmt::format("routing: table id {} chosen for both {} and {}", choice.table_id,
+                                group.inner->table, choice.table));
     taken_.push_back({.partition = fresh[i].partition,
                       .position = fresh[i].position,
                       .route = group.inner->route});
-    group.polled.push_back(&fresh[i]);
-    group.bad_reasons.push_back(std::move(choices_[i].bad_reason));
+    group.rows.push_back(static_cast<uint32_t>(i));
+    bad_reasons_[i] = std::move(choices_[i].bad_reason);
+  }
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    group_of_id_[choices_[i].table_id] = -1;
   }
   positions_.Take(taken_);
   for (Group& g : groups) {
-    OwnedMessage::CopyAll(g.polled, g.bad_reasons, &g.copies);
+    g.chunk = MessageChunk::Copy(fresh, g.rows, bad_reasons_);
   }
   for (Group& g : groups) {
     Inner* inner = g.inner;
-    std::vector<OwnedMessage>& messages = g.copies;
     // A full queue waits for its table's pipeline, at most max_wait (it may itself wait, e.g.
     // for the schema registry): what is not queued stays outstanding, below no L.
     const RouterClock::time_point push_since = RouterClock::now();
     bool waited_too_long = false;
-    bool queued = inner->queue->PushMessages(&messages, [&, inner = inner] {
+    bool queued = inner->queue->PushMessages(&g.chunk, [&, inner = inner] {
       waited_too_long = !CheckMaxWait(push_since, "").ok();
       return stop_->abandon() || restart_requested_.load() || inner->done.load() || waited_too_long;
     });

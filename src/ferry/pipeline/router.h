@@ -247,8 +247,12 @@ class Router final : private source::PartitionListener {
   bool positions_fresh_ = false;  // positions_snapshot_ was updated in this round
   std::vector<source::Message> polled_;
   std::vector<RouteChoice> choices_;
-  std::vector<RoutingPositions::Taken> taken_;  // Dispatch's scratch
-  std::unique_ptr<Metrics> metrics_;            // null without a registry
+  // Dispatch's scratch: the positions taken, each message's bad reason, and the group of each
+  // table id chosen (-1 between Dispatch calls).
+  std::vector<RoutingPositions::Taken> taken_;
+  std::vector<std::string> bad_reasons_;
+  std::vector<int> group_of_id_;
+  std::unique_ptr<Metrics> metrics_;  // null without a registry
 };
 
 }  // namespace ferry::pipeline
