@@ -639,14 +639,24 @@ Status Pipeline::RunLoop(StopSignal* stop) {
       break;
     }
     ReportBatchBytes();
+    const bool seal_now =
+        polled_.empty() && !open_.empty() && options_.seal_now && options_.seal_now();
     if (open_.TriggerFired(limits_) ||
         (options_.shared_batch_budget != nullptr &&
          options_.shared_batch_budget->ShouldSeal(reported_batch_bytes_)) ||
-        (polled_.empty() && !open_.empty() && options_.seal_now && options_.seal_now())) {
+        seal_now) {
       result = SubmitBatch();
       ReportBatchBytes();
       if (!result.ok()) {
         break;
+      }
+      if (seal_now) {
+        // Nothing more is coming: the commit's acknowledgement is waited for here, not held
+        // until the next poll returns (a routed run's end waits for it).
+        result = Settle(/*wait=*/true);
+        if (!result.ok()) {
+          break;
+        }
       }
     }
     // Acks of the batches committed meanwhile.
