@@ -19,12 +19,14 @@
 //      choose each message's table (RouteSelector, route_selector.h; deterministic). A selector
 //      whose routing decoder cannot fetch a writer schema now (Unavailable) is asked again with
 //      backoff: the poll's messages wait, nothing is taken or skipped, nothing more is polled.
-//   3. Record every polled message as outstanding, then copy each into its table's RouteQueue,
-//      waiting while the queue is full (backpressure). A table seen for the first time gets its
-//      inner pipeline now (InnerFactory: the table is opened or created the way `ferry run`
-//      does), told of every assigned partition before any message, and recorded in the
-//      positions table (txn "<id>/table/<table>") so that step 1 reads it after a restart; at
-//      most max_tables tables.
+//   3. Record every polled message as outstanding, then copy the poll's messages for each table
+//      into its RouteQueue as one chunk, waiting while the queue is full (backpressure). A table
+//      seen for the first time gets its inner pipeline now (InnerFactory: the table is opened
+//      or created the way `ferry run` does), told of every assigned partition before any
+//      message, and recorded in the
+//      positions table (txn "<id>/table/<table>", one commit for the poll's new tables, after
+//      its messages are queued) so that step 1 reads it after a restart; at most max_tables
+//      tables.
 //   4. Each inner pipeline reads its queue through a RoutedSource (routed_source.h). When it
 //      seals a batch, the seal hook adds txn "<id>/<p key>/resume" = L for each partition in it
 //      to the batch's commit (RoutingPositions::Seal). When the commit is durable and the inner
