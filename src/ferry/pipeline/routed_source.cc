@@ -21,6 +21,9 @@ MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
   chunk.bytes = std::make_unique_for_overwrite<char[]>(std::max<size_t>(bytes, 1));
   char* at = chunk.bytes.get();
   auto copy = [&at](std::string_view bytes_of) {
+    if (bytes_of.empty()) {
+      return std::string_view();  // its data() may be null, which memcpy must not see
+    }
     std::memcpy(at, bytes_of.data(), bytes_of.size());
     std::string_view view(at, bytes_of.size());
     at += bytes_of.size();
