@@ -107,6 +107,14 @@ FERRY_STATUS_FACTORY(Cancelled)
 FERRY_STATUS_FACTORY(Internal)
 #undef FERRY_STATUS_FACTORY
 
+// Whether retrying the failed call may succeed: the store or the disk did not answer
+// (Unavailable, IOError) or the call was stopped (Cancelled). A caller that turns a failed read
+// into DataLoss, which stops a pipeline, must keep these codes instead.
+inline bool IsRetryable(const Status& status) {
+  return status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kIOError ||
+         status.code() == StatusCode::kCancelled;
+}
+
 // An IOError (or NotFound for ENOENT, ResourceExhausted for ENOSPC/EDQUOT) from errno, naming
 // the operation and the path: "open /t/_delta_log/00.json: No such file or directory".
 Status ErrnoStatus(int err, std::string_view operation, std::string_view path);

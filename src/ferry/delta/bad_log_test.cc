@@ -9,6 +9,7 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/storage/memory_store.h"
+#include "ferry/testing/forwarding_store.h"
 
 namespace ferry::delta {
 namespace {
@@ -216,6 +217,48 @@ TEST_F(BadLogTest, TruncatedCheckpointNamesVersionAndFile) {
   Write(ClassicCheckpointFileName(3), classic.substr(0, classic.size() / 2));
   ExpectError(table_->LoadSnapshot(), StatusCode::kDataLoss,
               {"version 3", ClassicCheckpointFileName(3)});
+}
+
+// A store whose reads of the keys holding `part` fail with `failure`: a cloud store under load
+// answers 503 until the client's retries give up; a file deleted after the listing is NotFound.
+class FailingReads final : public testing::ForwardingStore {
+ public:
+  FailingReads(std::shared_ptr<storage::ObjectStore> base, std::string part, Status failure)
+      : ForwardingStore(std::move(base)), part_(std::move(part)), failure_(std::move(failure)) {}
+  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
+    if (key.find(part_) != std::string_view::npos) {
+      return failure_.WithContext("GET {}", key);
+    }
+    return ForwardingStore::OpenForRead(key);
+  }
+
+ private:
+  std::string part_;
+  Status failure_;
+};
+
+// A checkpoint the store did not serve is not lost: the error keeps the store's code, so a
+// pipeline retries instead of stopping (CI saw DataLoss stop a pipeline during Azurite's 503s).
+// A checkpoint listed but gone when read is lost data.
+TEST_F(BadLogTest, ACheckpointTheStoreDidNotServeIsRetryableAMissingOneIsDataLoss) {
+  for (int64_t v = 0; v <= 2; ++v) {
+    Remove(CommitFileName(v));  // the checkpoint is the only way in
+  }
+  auto busy = Table::Open(
+      std::make_shared<FailingReads>(store_, ".checkpoint.", Unavailable("HTTP 503 ServerBusy")),
+      "t");
+  ASSERT_TRUE(busy.ok()) << busy.status().ToString();
+  ExpectError((*busy)->LoadSnapshot(), StatusCode::kUnavailable,
+              {"checkpoint of version 3", ClassicCheckpointFileName(3), "503"});
+  auto gone = Table::Open(
+      std::make_shared<FailingReads>(store_, ".checkpoint.", NotFound("no such key")), "t");
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  ExpectError((*gone)->LoadSnapshot(), StatusCode::kDataLoss,
+              {"checkpoint of version 3", ClassicCheckpointFileName(3), "no such key"});
+  // Served again, the same table loads.
+  auto snap = table_->LoadSnapshot();
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->num_files(), 4);
 }
 
 }  // namespace

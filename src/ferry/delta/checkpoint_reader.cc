@@ -276,8 +276,10 @@ Status ReadSidecars(storage::ObjectStore& store, const std::string& log_dir,
     std::string key = log_dir + "/" + std::string(kSidecarDirName) + "/" + name;
     auto file = store.OpenForRead(key);
     if (!file.ok()) {
-      return DataLoss("sidecar {} named by the checkpoint cannot be opened: {}",
-                      store.Describe(key), file.status().ToString());
+      const std::string what =
+          fmt::format("sidecar {} named by the checkpoint cannot be opened", store.Describe(key));
+      return IsRetryable(file.status()) ? file.status().WithContext(what)
+                                        : DataLoss("{}: {}", what, file.status().ToString());
     }
     auto sidecar_actions = ReadParquetActions(*file);
     if (!sidecar_actions.ok()) {
@@ -336,7 +338,9 @@ Result<std::vector<Action>> ReadCheckpoint(storage::ObjectStore& store, const st
     };
     auto file = store.OpenForRead(info.key);
     if (!file.ok()) {
-      return context(DataLoss("{}", file.status().ToString()));
+      // A store that did not answer is retried by the caller; a missing part is lost data.
+      return context(IsRetryable(file.status()) ? file.status()
+                                                : DataLoss("{}", file.status().ToString()));
     }
     if (checkpoint.kind == LogFileKind::kV2CheckpointJson) {
       std::string text;

@@ -50,12 +50,18 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
     return where(path.status());
   }
   auto file = table.store().OpenForRead(table.Key(*path));
+  // A store that did not answer keeps its code (the caller retries); a live file that is
+  // missing or damaged is lost data.
   if (!file.ok()) {
-    return where(DataLoss("live file is unreadable: {}", file.status().ToString()));
+    return where(IsRetryable(file.status())
+                     ? file.status()
+                     : DataLoss("live file is unreadable: {}", file.status().ToString()));
   }
   auto reader = parquet::FileReader::Open(*file);
   if (!reader.ok()) {
-    return where(DataLoss("live file is not valid Parquet: {}", reader.status().ToString()));
+    return where(IsRetryable(reader.status())
+                     ? reader.status()
+                     : DataLoss("live file is not valid Parquet: {}", reader.status().ToString()));
   }
   // Project the data columns the file has.
   const columnar::Schema& file_schema = *(*reader)->schema();
@@ -145,7 +151,8 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
     return st;
   });
   if (!read.ok() && !from_fn) {
-    return where(DataLoss("live file is unreadable: {}", read.ToString()));
+    return where(IsRetryable(read) ? read
+                                   : DataLoss("live file is unreadable: {}", read.ToString()));
   }
   return read;
 }
