@@ -141,7 +141,7 @@ Result<std::vector<std::string>> RoutedTablesOf(const config::PipelineConfig& c)
   FERRY_ASSIGN_OR_RETURN(std::optional<delta::Snapshot> positions,
                          ReadRoutedTable(c, c.routing->positions_table));
   if (positions) {
-    const std::string prefix = pipeline::Router::TableAppId(c.id, "");
+    const std::string prefix = pipeline::RoutingLedger::TableAppId(c.id, "");
     for (const auto& [app_id, txn] : positions->txns()) {
       if (app_id.starts_with(prefix)) {
         candidates.push_back(app_id.substr(prefix.size()));

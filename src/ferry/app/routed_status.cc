@@ -16,7 +16,8 @@ constexpr std::string_view kResumeSuffix = "/resume";
 std::optional<std::pair<std::string, bool>> PartitionOf(const std::string& id,
                                                         const std::string& app_id) {
   const std::string prefix = id + "/";
-  if (!app_id.starts_with(prefix) || app_id.starts_with(pipeline::Router::TableAppId(id, ""))) {
+  if (!app_id.starts_with(prefix) ||
+      app_id.starts_with(pipeline::RoutingLedger::TableAppId(id, ""))) {
     return std::nullopt;
   }
   std::string key = app_id.substr(prefix.size());

@@ -36,7 +36,7 @@ namespace ferry::app {
 // The tables routed pipeline `c` knows before any message: its routes' tables and its fallback.
 std::vector<std::string> StaticRoutedTables(const config::PipelineConfig& c);
 
-// `statics` and `recorded` (Router::RecordedTables) together, sorted, without repeats.
+// `statics` and `recorded` (RoutingLedger::RecordedTables) together, sorted, without repeats.
 std::vector<std::string> RoutedTableList(const std::vector<std::string>& statics,
                                          const std::vector<std::string>& recorded);
 

@@ -38,19 +38,20 @@ TEST(RoutedStatusTest, RecordedTablesAreThePipelinesTableTxns) {
       pipeline::OpenOrCreateTable(store, "_routing", {.schema_ddl = "table STRING"});
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   delta::Transaction txn(*opened->table, opened->snapshot);
-  txn.SetPosition(pipeline::Router::TableAppId("events", "s3://lake/t_paid"), 1700000000000);
-  txn.SetPosition(pipeline::Router::TableAppId("events", "/lake/t_new"), 1700000000001);
+  txn.SetPosition(pipeline::RoutingLedger::TableAppId("events", "s3://lake/t_paid"), 1700000000000);
+  txn.SetPosition(pipeline::RoutingLedger::TableAppId("events", "/lake/t_new"), 1700000000001);
   // Another pipeline's record, a partition's resume position, an empty name: not tables.
-  txn.SetPosition(pipeline::Router::TableAppId("other", "/lake/x"), 1);
-  txn.SetPosition(pipeline::Router::ResumeAppId("events", "kafka/events/0"), 41);
+  txn.SetPosition(pipeline::RoutingLedger::TableAppId("other", "/lake/x"), 1);
+  txn.SetPosition(pipeline::RoutingLedger::ResumeAppId("events", "kafka/events/0"), 41);
   txn.SetPosition("events/table/", 2);
   ASSERT_TRUE(txn.Commit().ok());
   Result<delta::Snapshot> read = opened->table->LoadSnapshot();
   ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_EQ(pipeline::Router::RecordedTables(*read, "events"),
+  EXPECT_EQ(pipeline::RoutingLedger::RecordedTables(*read, "events"),
             (std::vector<std::string>{"/lake/t_new", "s3://lake/t_paid"}));
-  EXPECT_EQ(pipeline::Router::RecordedTables(*read, "other"), std::vector<std::string>{"/lake/x"});
-  EXPECT_TRUE(pipeline::Router::RecordedTables(*read, "nobody").empty());
+  EXPECT_EQ(pipeline::RoutingLedger::RecordedTables(*read, "other"),
+            std::vector<std::string>{"/lake/x"});
+  EXPECT_TRUE(pipeline::RoutingLedger::RecordedTables(*read, "nobody").empty());
 }
 
 RoutedStatusInput TwoTablesTwoPartitions() {

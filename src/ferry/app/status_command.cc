@@ -106,7 +106,7 @@ Result<std::vector<Row>> RoutedRows(const config::PipelineConfig& p) {
   RoutedStatusInput in{.id = p.id};
   std::vector<std::string> recorded;
   if (positions->snapshot) {
-    recorded = pipeline::Router::RecordedTables(*positions->snapshot, p.id);
+    recorded = pipeline::RoutingLedger::RecordedTables(*positions->snapshot, p.id);
     for (const auto& [app_id, txn] : positions->snapshot->txns()) {
       in.positions_txns[app_id] = txn.version;
     }

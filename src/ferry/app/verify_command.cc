@@ -264,8 +264,8 @@ int RunVerifyRouted(const std::vector<std::string>& names, const storage::Storag
   return report->ok() ? kClean : kNotClean;
 }
 
-// The tables pipeline `id` recorded in a positions table (Router::RecordedTables); without an
-// id, the one pipeline it records tables for.
+// The tables pipeline `id` recorded in a positions table (RoutingLedger::RecordedTables); without
+// an id, the one pipeline it records tables for.
 Result<std::vector<std::string>> RecordedTablesAt(const std::string& path,
                                                   const storage::StorageOptions& storage,
                                                   std::string id) {
@@ -293,7 +293,7 @@ Result<std::vector<std::string>> RecordedTablesAt(const std::string& path,
     }
     id = *ids.begin();
   }
-  std::vector<std::string> tables = pipeline::Router::RecordedTables(*snapshot, id);
+  std::vector<std::string> tables = pipeline::RoutingLedger::RecordedTables(*snapshot, id);
   if (tables.empty()) {
     return InvalidArgument("positions table {}: pipeline {} routed to no table yet", path, id);
   }
@@ -320,7 +320,7 @@ Result<std::vector<std::string>> ConfiguredRoutedTables(const VerifyArgs& args,
     Result<delta::Snapshot> snapshot =
         positions.ok() ? (*positions)->LoadSnapshot() : positions.status();
     if (snapshot.ok()) {
-      recorded = pipeline::Router::RecordedTables(*snapshot, p.id);
+      recorded = pipeline::RoutingLedger::RecordedTables(*snapshot, p.id);
     } else if (snapshot.status().code() != StatusCode::kNotFound) {
       return snapshot.status().WithContext("positions table {}", p.routing->positions_table);
     }

@@ -1,93 +1,16 @@
 #include "ferry/pipeline/router.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 #include "ferry/base/check.h"
-#include "ferry/base/clock.h"
 #include "ferry/base/log.h"
-#include "ferry/delta/transaction.h"
 
 namespace ferry::pipeline {
 
 using RouterClock = std::chrono::steady_clock;
-
-struct Router::Inner {
-  std::string table;
-  int route = -1;
-  std::shared_ptr<RouteQueue> queue;
-  std::unique_ptr<Pipeline> pipeline;
-  StopSignal stop;
-  Status result;
-  std::atomic<bool> done{false};
-  std::thread thread;
-  uint64_t last_used = 0;
-  metrics::Gauge* queued = nullptr;  // ferry_routing_queue_messages{table}; null without metrics
-};
-
-// The router's series (router.h, "Metrics"). Router thread only, but for the atomics inside.
-struct Router::Metrics {
-  Metrics(metrics::Registry* r, const std::string& id) : registry(r), pipeline(id) {
-    const metrics::Labels l = {{"pipeline", id}};
-    up = r->GetGauge("ferry_pipeline_up", "1 while the pipeline runs", l);
-    tables_open = r->GetGauge("ferry_routing_tables_open",
-                              "Routed tables with an inner pipeline open now", l);
-    tables_known = r->GetGauge(
-        "ferry_routing_tables_known",
-        "Tables the routed pipeline knows: static routes, fallback, and every table routed to", l);
-    rereads = r->GetCounter("ferry_routing_rereads_total",
-                            "Messages read again after a restart that their table held already "
-                            "(dropped by the table)",
-                            l);
-    restarts = r->GetCounter("ferry_routing_restarts_total",
-                             "Restarts of every routed table after one was fenced", l);
-  }
-  // A partition's three gauges, looked up in the registry once per partition key (UpdateMetrics
-  // runs after every poll).
-  struct PartitionGauges {
-    metrics::Gauge* resume;
-    metrics::Gauge* head;
-    metrics::Gauge* lag;
-  };
-  const PartitionGauges& Partition(const std::string& key) {
-    auto it = partitions.find(key);
-    if (it == partitions.end()) {
-      const metrics::Labels l = {{"pipeline", pipeline}, {"partition", key}};
-      it = partitions
-               .emplace(key,
-                        PartitionGauges{
-                            .resume = registry->GetGauge(
-                                "ferry_routing_resume_position",
-                                "The routed pipeline's low-water mark L: every message of the "
-                                "partition at or below it is durable in its table",
-                                l),
-                            .head = registry->GetGauge("ferry_broker_head_position",
-                                                       "Last position the broker holds", l),
-                            .lag = registry->GetGauge("ferry_lag_messages",
-                                                      "Head minus committed position", l)})
-               .first;
-    }
-    return it->second;
-  }
-
-  metrics::Registry* registry;
-  std::string pipeline;
-  metrics::Gauge* up;
-  metrics::Gauge* tables_open;
-  metrics::Gauge* tables_known;
-  metrics::Counter* rereads;
-  metrics::Counter* restarts;
-  int64_t rereads_counted = 0;
-  int64_t restarts_counted = 0;
-  std::map<std::string, PartitionGauges> partitions;   // by key
-  std::map<std::string, source::PartitionHead> heads;  // by key, the last the broker reported
-  RouterClock::time_point heads_at;
-  bool heads_asked = false;
-};
 
 Result<std::unique_ptr<Router>> Router::Create(RouterOptions options, SourceFactory source_factory,
                                                std::unique_ptr<RouteSelector> selector,
@@ -114,80 +37,41 @@ Router::Router(RouterOptions options, SourceFactory source_factory,
       selector_(std::move(selector)),
       inner_factory_(std::move(inner_factory)),
       reader_(std::move(reader)),
-      positions_table_(std::move(positions_table)),
-      positions_snapshot_(std::move(positions_snapshot)) {
+      ledger_(options_.id, std::move(positions_table), std::move(positions_snapshot),
+              options_.position_commit_interval),
+      metrics_(options_.registry == nullptr
+                   ? nullptr
+                   : std::make_unique<RouterMetrics>(options_.registry, options_.id,
+                                                     options_.heads_interval)),
+      tables_(
+          {.id = options_.id,
+           .queue_messages = options_.queue_messages,
+           .max_tables = options_.max_tables,
+           .max_open_tables = options_.max_open_tables,
+           .drain_timeout = options_.drain_timeout},
+          [this](const std::string& table, int route, std::shared_ptr<RouteQueue> queue) {
+            return MakeInner(table, route, std::move(queue));
+          },
+          metrics_.get()) {
   for (const std::string& table : selector_->StaticTables()) {
-    RouteId(table);
+    tables_.RouteId(table);
   }
-  for (const std::string& table : RecordedTables(positions_snapshot_, options_.id)) {
-    RouteId(table);
-    recorded_.insert(table);
+  for (const std::string& table : ledger_.recorded()) {
+    tables_.RouteId(table);
   }
-  if (options_.registry != nullptr) {
-    metrics_ = std::make_unique<Metrics>(options_.registry, options_.id);
-  }
-}
-
-std::vector<std::string> Router::RecordedTables(const delta::Snapshot& positions,
-                                                const std::string& id) {
-  const std::string prefix = TableAppId(id, "");
-  std::vector<std::string> out;
-  for (const auto& [app_id, txn] : positions.txns()) {
-    if (app_id.starts_with(prefix) && app_id.size() > prefix.size()) {
-      out.push_back(app_id.substr(prefix.size()));
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-void Router::RecordTables() {
-  std::vector<std::string> tables;
-  for (const std::string& table : to_record_) {
-    if (recorded_.count(table) == 0) {
-      tables.push_back(table);
-    }
-  }
-  to_record_.clear();
-  if (tables.empty()) {
-    return;
-  }
-  Status st = [&]() -> Status {
-    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
-    delta::Transaction txn(*positions_table_, positions_snapshot_);
-    const int64_t now = WallMillis();
-    for (const std::string& table : tables) {
-      txn.SetPosition(TableAppId(options_.id, table), now);
-    }
-    txn.SetOperation("ROUTING TABLE", {{"queryId", options_.id}});
-    FERRY_ASSIGN_OR_RETURN(delta::CommitResult committed, txn.Commit());
-    (void)committed;
-    return Status::OK();
-  }();
-  if (!st.ok()) {
-    FERRY_LOG_WARN("pipeline {}: recording table(s) {} in {}: {}", options_.id,
-                   fmt::join(tables, ", "), positions_table_->Describe(), st.ToString());
-    return;
-  }
-  recorded_.insert(tables.begin(), tables.end());
 }
 
 Router::~Router() {
-  StopInners(/*drain=*/false);
+  tables_.Stop(/*drain=*/false);
   CloseSource();
 }
 
 std::vector<std::string> Router::tables() const {
   std::vector<std::string> out;
-  for (const auto& [table, id] : route_ids_) {
+  for (const auto& [table, id] : tables_.known()) {
     out.push_back(table);
   }
   return out;
-}
-
-int Router::RouteId(const std::string& table) {
-  auto [it, added] = route_ids_.emplace(table, static_cast<int>(route_ids_.size()));
-  return it->second;
 }
 
 // ---- Router thread: the real source ----
@@ -231,14 +115,9 @@ void Router::CloseSource() {
 
 Result<std::optional<int64_t>> Router::OnAssigned(const source::PartitionInfo& partition) {
   // Step 1: the largest L any table the router knows holds for the partition.
-  const std::string app_id = ResumeAppId(options_.id, partition.key);
-  std::optional<int64_t> resume;
-  if (!positions_fresh_) {  // once per assignment round, as the tables' snapshots (fresh_)
-    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
-    positions_fresh_ = true;
-  }
-  resume = positions_snapshot_.position(app_id);
-  for (const auto& [table, id] : route_ids_) {
+  const std::string app_id = RoutingLedger::ResumeAppId(options_.id, partition.key);
+  FERRY_ASSIGN_OR_RETURN(std::optional<int64_t> resume, ledger_.Resume(partition.key));
+  for (const auto& [table, id] : tables_.known()) {
     auto cached = fresh_.find(table);
     if (cached == fresh_.end()) {
       Result<std::optional<delta::Snapshot>> snap = reader_(table);
@@ -264,12 +143,12 @@ Result<std::optional<int64_t>> Router::OnAssigned(const source::PartitionInfo& p
   }
   acked_.erase(partition.index);
   goals_known_ = false;
-  for (auto& [table, inner] : inners_) {
+  for (const auto& [table, inner] : tables_.open()) {
     inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = partition});
   }
   FERRY_LOG_INFO("pipeline {}: {} assigned, {}", options_.id, partition.key,
                  resume ? fmt::format("resuming after position {} (the largest of {} tables)",
-                                      *resume, route_ids_.size() + 1)
+                                      *resume, tables_.known().size() + 1)
                         : std::string("new to every table (start policy applies)"));
   return resume;
 }
@@ -280,9 +159,9 @@ void Router::OnRevoked(const source::PartitionInfo& partition) {
   polled_high_.erase(partition.index);
   goals_.erase(partition.index);
   acked_.erase(partition.index);
-  published_.erase(partition.index);
+  ledger_.Forget(partition.index);
   size_t dropped = 0;
-  for (auto& [table, inner] : inners_) {
+  for (const auto& [table, inner] : tables_.open()) {
     dropped += inner->queue->DropPartition(partition.index);
     inner->queue->PushEvent({.kind = RouteItem::Kind::kRevoke, .partition = partition});
   }
@@ -293,24 +172,16 @@ void Router::OnRevoked(const source::PartitionInfo& partition) {
 // ---- Router thread: inner pipelines ----
 
 Result<Router::Inner*> Router::OpenInner(const std::string& table) {
-  auto it = inners_.find(table);
-  if (it != inners_.end()) {
-    it->second->last_used = ++use_clock_;
-    return it->second.get();
+  bool opened = false;
+  FERRY_ASSIGN_OR_RETURN(Inner * inner, tables_.Open(table, assigned_, &opened));
+  if (opened) {
+    ledger_.Note(table);  // recorded after this poll's messages are queued (step 3)
   }
-  if (route_ids_.count(table) == 0 && route_ids_.size() >= options_.max_tables) {
-    return ResourceExhausted(
-        "pipeline {}: routing to table {} would make {} tables, more than routing.max_tables = "
-        "{}",
-        options_.id, table, route_ids_.size() + 1, options_.max_tables);
-  }
-  auto inner = std::make_unique<Inner>();
-  inner->table = table;
-  inner->route = RouteId(table);
-  inner->queue = std::make_shared<RouteQueue>(options_.queue_messages);
-  inner->last_used = ++use_clock_;
-  const int route = inner->route;
-  std::shared_ptr<RouteQueue> queue = inner->queue;
+  return inner;
+}
+
+Result<std::unique_ptr<Pipeline>> Router::MakeInner(const std::string& table, int route,
+                                                    std::shared_ptr<RouteQueue> queue) {
   auto made = std::make_shared<bool>(false);
   InnerSpec spec{
       .table = table,
@@ -329,102 +200,13 @@ Result<Router::Inner*> Router::OpenInner(const std::string& table) {
             for (const auto& [index, part] : batch->partitions) {
               std::optional<int64_t> low = positions_.Seal(index, route, part.last);
               if (low) {
-                batch->extra_txns[ResumeAppId(options_.id, part.key)] = *low;
+                batch->extra_txns[RoutingLedger::ResumeAppId(options_.id, part.key)] = *low;
               }
             }
           },
       .dead_letter_id = fmt::format("{}@{}", options_.id, table),
       .seal_now = [this] { return polled_to_goals_.load(std::memory_order_relaxed); }};
-  Result<std::unique_ptr<Pipeline>> pipeline = inner_factory_(spec);
-  if (!pipeline.ok()) {
-    return pipeline.status().WithContext("pipeline {}: opening routed table {}", options_.id,
-                                         table);
-  }
-  inner->pipeline = std::move(*pipeline);
-  if (metrics_ != nullptr) {
-    inner->queued = options_.registry->GetGauge("ferry_routing_queue_messages",
-                                                "Messages waiting in a routed table's queue",
-                                                {{"pipeline", options_.id}, {"table", table}});
-  }
-  to_record_.push_back(table);  // after this poll's messages are queued (RecordTables)
-  for (const auto& [index, info] : assigned_) {
-    inner->queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = info});
-  }
-  Inner* raw = inner.get();
-  raw->thread = std::thread([raw] {
-    raw->result = raw->pipeline->Run(&raw->stop);
-    raw->done = true;
-  });
-  FERRY_LOG_INFO("pipeline {}: routing to table {} ({} open)", options_.id, table,
-                 inners_.size() + 1);
-  inners_.emplace(table, std::move(inner));
-  return raw;
-}
-
-Status Router::InnerFailure() {
-  for (auto& [table, inner] : inners_) {
-    if (inner->done) {
-      Status st = inner->result;
-      if (st.ok()) {
-        st = Internal("the inner pipeline of table {} stopped on its own", table);
-      }
-      return st.WithContext("pipeline {}: routed table {}", options_.id, table);
-    }
-  }
-  return Status::OK();
-}
-
-std::vector<std::pair<std::string, Status>> Router::StopInners(bool drain) {
-  for (auto& [table, inner] : inners_) {
-    if (drain) {
-      inner->stop.RequestDrain(options_.drain_timeout);
-    } else {
-      inner->stop.RequestAbort();
-    }
-    inner->queue->Wake();  // a pipeline waiting for messages sees the stop now
-  }
-  std::vector<std::pair<std::string, Status>> results;
-  for (auto& [table, inner] : inners_) {
-    if (inner->thread.joinable()) {
-      inner->thread.join();
-    }
-    results.emplace_back(table, inner->result);
-    if (inner->queued != nullptr) {
-      inner->queued->Set(0);
-    }
-  }
-  inners_.clear();
-  if (metrics_ != nullptr) {
-    metrics_->tables_open->Set(0);
-  }
-  return results;
-}
-
-void Router::EvictIdle() {
-  while (inners_.size() > options_.max_open_tables) {
-    Inner* oldest = nullptr;
-    for (auto& [table, inner] : inners_) {
-      if (inner->queue->messages() == 0 && positions_.Outstanding(inner->route) == 0 &&
-          (oldest == nullptr || inner->last_used < oldest->last_used)) {
-        oldest = inner.get();
-      }
-    }
-    if (oldest == nullptr) {
-      return;  // every open table has messages on the way: the limit waits for their commits
-    }
-    oldest->stop.RequestDrain(options_.drain_timeout);
-    oldest->thread.join();
-    if (!oldest->result.ok()) {
-      FERRY_LOG_WARN("pipeline {}: closing idle table {}: {}", options_.id, oldest->table,
-                     oldest->result.ToString());
-    }
-    FERRY_LOG_INFO("pipeline {}: closed idle table {} (routing.max_open_tables = {})", options_.id,
-                   oldest->table, options_.max_open_tables);
-    if (oldest->queued != nullptr) {
-      oldest->queued->Set(0);
-    }
-    inners_.erase(oldest->table);
-  }
+  return inner_factory_(spec);
 }
 
 Status Router::Restart() {
@@ -434,14 +216,14 @@ Status Router::Restart() {
       "pipeline {}: a routed table was fenced (another writer owns one of its partitions); "
       "restarting every table of the pipeline from the tables' positions",
       options_.id);
-  StopInners(/*drain=*/false);
+  tables_.Stop(/*drain=*/false);
   CloseSource();
   for (const auto& [index, info] : assigned_) {
     positions_.Forget(index);
   }
   restart_requested_ = false;
   fresh_.clear();
-  positions_fresh_ = false;
+  ledger_.NewRound();
   return StartSource();
 }
 
@@ -461,100 +243,19 @@ void Router::PublishPositions(bool force) {
   if (!acks.empty() && source_ != nullptr) {
     source_->Acknowledge(acks);
   }
-  bool moved = false;
-  for (const auto& [index, low] : lows) {
-    auto it = published_.find(index);
-    moved = moved || it == published_.end() || it->second < low;
-  }
-  if (!moved ||
-      (!force && RouterClock::now() - last_publish_ < options_.position_commit_interval)) {
-    return;
-  }
-  if (Status st = CommitPositions(lows); !st.ok()) {
-    FERRY_LOG_WARN("pipeline {}: committing the routing positions to {}: {}", options_.id,
-                   positions_table_->Describe(), st.ToString());
-  }
-  last_publish_ = RouterClock::now();
+  ledger_.Publish(lows, assigned_, force);
 }
 
 void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
   if (metrics_ == nullptr) {
     return;
   }
-  Metrics& m = *metrics_;
-  m.tables_open->Set(static_cast<double>(inners_.size()));
-  m.tables_known->Set(static_cast<double>(route_ids_.size()));
-  if (int64_t skipped = positions_.skipped(); skipped > m.rereads_counted) {
-    m.rereads->Increment(static_cast<double>(skipped - m.rereads_counted));
-    m.rereads_counted = skipped;
-  }
-  if (restarts_ > m.restarts_counted) {
-    m.restarts->Increment(static_cast<double>(restarts_ - m.restarts_counted));
-    m.restarts_counted = restarts_;
-  }
-  for (auto& [table, inner] : inners_) {
-    if (inner->queued != nullptr) {
-      inner->queued->Set(static_cast<double>(inner->queue->messages()));
-    }
-  }
-  // Step 5b: the heads, at most every heads_interval (a broker round trip).
-  if (source_ != nullptr && !assigned_.empty() &&
-      (!m.heads_asked || RouterClock::now() - m.heads_at >= options_.heads_interval)) {
-    m.heads_at = RouterClock::now();
-    m.heads_asked = true;
-    if (Result<std::vector<source::PartitionHead>> heads = source_->Heads(); heads.ok()) {
-      for (const source::PartitionHead& h : *heads) {
-        m.heads[h.key] = h;
-      }
-    }
-  }
-  for (const auto& [index, info] : assigned_) {
-    const Metrics::PartitionGauges& g = m.Partition(info.key);
-    auto low = lows.find(index);
-    if (low != lows.end()) {
-      g.resume->Set(static_cast<double>(low->second));
-    }
-    auto head = m.heads.find(info.key);
-    if (head == m.heads.end()) {
-      continue;
-    }
-    const double last = static_cast<double>(head->second.last_position.value_or(-1));
-    g.head->Set(last);
-    // Without an L (nothing polled, nothing durable), every message the broker holds may wait.
-    double below = static_cast<double>(head->second.first_position.value_or(0) - 1);
-    if (low != lows.end()) {
-      below = static_cast<double>(low->second);
-    }
-    g.lag->Set(std::max(0.0, last - below));
-  }
-}
-
-Status Router::CommitPositions(const std::map<int32_t, int64_t>& lows) {
-  FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
-  delta::Transaction txn(*positions_table_, positions_snapshot_);
-  int count = 0;
-  for (const auto& [index, low] : lows) {
-    auto info = assigned_.find(index);
-    if (info == assigned_.end()) {
-      continue;
-    }
-    const std::string app_id = ResumeAppId(options_.id, info->second.key);
-    if (positions_snapshot_.position(app_id).value_or(-1) >= low) {
-      continue;
-    }
-    txn.SetPosition(app_id, low);
-    ++count;
-  }
-  if (count > 0) {
-    txn.SetOperation("ROUTING POSITIONS", {{"queryId", options_.id}});
-    FERRY_ASSIGN_OR_RETURN(delta::CommitResult committed, txn.Commit());
-    (void)committed;
-    FERRY_ASSIGN_OR_RETURN(positions_snapshot_, positions_table_->Update(positions_snapshot_));
-  }
-  for (const auto& [index, low] : lows) {
-    published_[index] = low;
-  }
-  return Status::OK();
+  tables_.UpdateQueueGauges();
+  metrics_->Update({.tables_open = tables_.open().size(),
+                    .tables_known = tables_.known().size(),
+                    .rereads = positions_.skipped(),
+                    .restarts = restarts_},
+                   source_.get(), assigned_, lows);
 }
 
 void Router::UpdateGoals() {
@@ -630,7 +331,7 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     if (stop_->stopping() || stop_->abandon() || restart_requested_) {
       return Status::OK();
     }
-    FERRY_RETURN_IF_ERROR(InnerFailure());
+    FERRY_RETURN_IF_ERROR(tables_.Failure());
     FERRY_RETURN_IF_ERROR(CheckMaxWait(waiting_since, "no answer from the schema registry")
                               .WithContext("{}", selected.message()));
     FERRY_LOG_WARN("pipeline {}: routing: {}; {} message(s) wait, tried again in {} ms",
@@ -644,6 +345,7 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
   // are grouped by table, in order, and each group goes to its queue as one chunk.
   struct Group {
     Inner* inner;
+    std::string_view name;       // as the selector first gave it (interned: the same pointer)
     std::vector<uint32_t> rows;  // into fresh and choices_
     MessageChunk chunk;
   };
@@ -663,12 +365,18 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
         return inner.status();
       }
       g = static_cast<int>(groups.size());
-      groups.push_back(Group{.inner = *inner});
+      FERRY_CHECK_MSG((*inner)->table == choice.table,
+                      fmt::format("routing: table id {} chosen for both {} and {}", choice.table_id,
+                                  (*inner)->table, choice.table));
+      groups.push_back(Group{.inner = *inner, .name = choice.table});
     }
     Group& group = groups[static_cast<size_t>(g)];
-    FERRY_CHECK_MSG(group.inner->table == choice.table,
-                    fmt::format("routing: table id {} chosen for both {} and {}", choice.table_id,
-                                group.inner->table, choice.table));
+    // A selector gives one id to one table: the name is the same view, or at least equal.
+    FERRY_CHECK_MSG(
+        (choice.table.data() == group.name.data() && choice.table.size() == group.name.size()) ||
+            choice.table == group.name,
+        fmt::format("routing: table id {} chosen for both {} and {}", choice.table_id, group.name,
+                    choice.table));
     taken_.push_back({.partition = fresh[i].partition,
                       .position = fresh[i].position,
                       .route = group.inner->route});
@@ -701,7 +409,7 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
       return Status::OK();  // the loop sees why
     }
   }
-  RecordTables();
+  ledger_.RecordNoted();
   return Status::OK();
 }
 
@@ -710,11 +418,11 @@ Status Router::RunLoop() {
   FERRY_RETURN_IF_ERROR(StartSource());
   Status waited;  // max_wait: the reason the run stops after its drain
   if (metrics_ != nullptr) {
-    metrics_->up->Set(1);
+    metrics_->SetUp(true);
   }
   while (true) {
     if (stop_->abandon()) {
-      StopInners(/*drain=*/false);
+      tables_.Stop(/*drain=*/false);
       return Cancelled("pipeline {}: stopped; the open batches are read again at the next start",
                        options_.id);
     }
@@ -722,7 +430,7 @@ Status Router::RunLoop() {
       FERRY_RETURN_IF_ERROR(Restart());
       continue;
     }
-    FERRY_RETURN_IF_ERROR(InnerFailure());
+    FERRY_RETURN_IF_ERROR(tables_.Failure());
     if (stop_->stopping()) {
       break;  // what waits in the queues is read again at the next start
     }
@@ -733,7 +441,7 @@ Status Router::RunLoop() {
       // Everything is polled: the tables commit what they hold once their queues are empty, at
       // most max_wait without a commit.
       if (!polled_to_goals_.exchange(true)) {
-        for (auto& [table, inner] : inners_) {
+        for (const auto& [table, inner] : tables_.open()) {
           inner->queue->SetSealHint();
         }
       }
@@ -753,7 +461,7 @@ Status Router::RunLoop() {
       continue;
     }
     fresh_.clear();
-    positions_fresh_ = false;
+    ledger_.NewRound();
     polled_.clear();
     Status st = source_->Poll(options_.max_poll, options_.poll_timeout, &polled_);
     if (!st.ok() && st.code() != StatusCode::kUnavailable) {
@@ -775,11 +483,12 @@ Status Router::RunLoop() {
       break;
     }
     PublishPositions(/*force=*/false);
-    EvictIdle();
+    tables_.EvictIdle(
+        [this](const Inner& inner) { return positions_.Outstanding(inner.route) != 0; });
   }
   // A drain (step 9): every inner pipeline commits what it holds.
   Status result;
-  for (auto& [table, st] : StopInners(/*drain=*/true)) {
+  for (auto& [table, st] : tables_.Stop(/*drain=*/true)) {
     if (!st.ok() && result.ok()) {
       result = st.WithContext("pipeline {}: routed table {}", options_.id, table);
     }
@@ -796,10 +505,10 @@ Status Router::Run(StopSignal* stop) {
   Status result = RunLoop();
   if (metrics_ != nullptr) {
     UpdateMetrics(positions_.LowNow());
-    metrics_->up->Set(0);
+    metrics_->SetUp(false);
   }
   if (!result.ok()) {
-    StopInners(/*drain=*/false);
+    tables_.Stop(/*drain=*/false);
   }
   CloseSource();
   FERRY_LOG_INFO(

@@ -65,6 +65,10 @@
 // ferry_routing_queue_messages{table}. The inner pipelines' series carry a `table` label
 // (PipelineOptions::metrics_table, set by the InnerFactory).
 //
+// The router's parts: RoutingPositions (routing_positions.h) computes L, RoutingLedger
+// (routing_ledger.h) keeps the positions table, RoutedTables (routed_tables.h) the inner
+// pipelines, RouterMetrics (router_metrics.h) the series.
+//
 // Thread-safety: Run() on one thread (the router's); each inner pipeline runs on a thread of its
 // own; RoutingPositions and the queues are what they share.
 #pragma once
@@ -76,10 +80,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "ferry/base/result.h"
@@ -89,6 +91,9 @@
 #include "ferry/pipeline/pipeline.h"
 #include "ferry/pipeline/route_selector.h"
 #include "ferry/pipeline/routed_source.h"
+#include "ferry/pipeline/routed_tables.h"
+#include "ferry/pipeline/router_metrics.h"
+#include "ferry/pipeline/routing_ledger.h"
 #include "ferry/pipeline/routing_positions.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/source/source.h"
@@ -148,20 +153,6 @@ class Router final : private source::PartitionListener {
   // Until a stop (OK after a drain; Cancelled after an abort) or an error.
   Status Run(StopSignal* stop);
 
-  // The positions table's record of a table the router routed to: appId "<id>/table/<table>",
-  // version = when it was first seen (ms since the epoch).
-  static std::string TableAppId(const std::string& id, const std::string& table) {
-    return id + "/table/" + table;
-  }
-  // The appId of partition `key`'s resume position.
-  static std::string ResumeAppId(const std::string& id, const std::string& key) {
-    return id + "/" + key + "/resume";
-  }
-
-  // The tables a positions table records for pipeline `id` (its txns "<id>/table/<table>"), sorted.
-  static std::vector<std::string> RecordedTables(const delta::Snapshot& positions,
-                                                 const std::string& id);
-
   // After Run: messages polled again that their table held already (re-reads after a restart),
   // restarts after fencing, tables opened.
   int64_t rereads() const { return positions_.skipped(); }
@@ -169,8 +160,7 @@ class Router final : private source::PartitionListener {
   std::vector<std::string> tables() const;
 
  private:
-  struct Inner;
-  struct Metrics;
+  using Inner = RoutedTables::Inner;
 
   Router(RouterOptions options, SourceFactory source_factory,
          std::unique_ptr<RouteSelector> selector, InnerFactory inner_factory, TableReader reader,
@@ -185,23 +175,13 @@ class Router final : private source::PartitionListener {
   Status RunLoop();
   // Steps 2-3 for one poll.
   Status Dispatch(std::vector<source::Message>& polled);
-  // The open inner pipeline of `table`, made when missing (step 3).
+  // The open inner pipeline of `table`, made when missing (step 3), and noted for the ledger.
   Result<Inner*> OpenInner(const std::string& table);
-  int RouteId(const std::string& table);
-  // Step 3: the tables seen for the first time (to_record_) are recorded in the positions table
-  // in one commit, once the poll's messages are queued, so that a restart reads their resume
-  // positions too (best effort: a failure, or a crash before it, costs re-reads only: a table
-  // not read at a restart only lowers the largest L).
-  void RecordTables();
+  // The inner pipeline of a table that is opened (InnerFactory, with the spec of the router).
+  Result<std::unique_ptr<Pipeline>> MakeInner(const std::string& table, int route,
+                                              std::shared_ptr<RouteQueue> queue);
   // Step 5. `force`: commit the positions table now (a drain's end).
   void PublishPositions(bool force);
-  Status CommitPositions(const std::map<int32_t, int64_t>& lows);
-  // Step 6.
-  void EvictIdle();
-  // An inner pipeline that returned: its error, naming the table (OK when none failed).
-  Status InnerFailure();
-  // Step 8; `drain`: commit the open batches first (a stop), else abandon them.
-  std::vector<std::pair<std::string, Status>> StopInners(bool drain);
   Status Restart();
   bool CaughtUp();
   void UpdateGoals();
@@ -216,16 +196,13 @@ class Router final : private source::PartitionListener {
   std::unique_ptr<RouteSelector> selector_;
   InnerFactory inner_factory_;
   TableReader reader_;
-  std::unique_ptr<delta::Table> positions_table_;
-  delta::Snapshot positions_snapshot_;
+  RoutingLedger ledger_;
   StopSignal* stop_ = nullptr;
 
   RoutingPositions positions_;
   std::unique_ptr<source::Source> source_;
-  std::map<std::string, std::unique_ptr<Inner>> inners_;  // open, by table
-  std::map<std::string, int> route_ids_;                  // every table known, by table
-  std::set<std::string> recorded_;                        // in the positions table
-  std::vector<std::string> to_record_;                    // opened, for RecordTables
+  std::unique_ptr<RouterMetrics> metrics_;  // null without a registry
+  RoutedTables tables_;
   std::map<int32_t, source::PartitionInfo> assigned_;
   std::map<int32_t, int64_t> polled_high_;  // the highest position polled since the assignment
   std::map<int32_t, int64_t> goals_;        // until_caught_up: the head when first seen
@@ -236,17 +213,14 @@ class Router final : private source::PartitionListener {
   std::chrono::steady_clock::time_point last_commit_;
   int64_t last_outstanding_ = -1;
   std::string last_source_error_;
-  std::map<int32_t, int64_t> published_;  // in the positions table
-  std::chrono::steady_clock::time_point last_publish_;
   std::atomic<bool> restart_requested_{false};
   // until_caught_up and every partition polled to its goal: the inner pipelines seal their open
   // batches as soon as their queues are empty (InnerSpec::seal_now).
   std::atomic<bool> polled_to_goals_{false};
   int64_t restarts_ = 0;
-  uint64_t use_clock_ = 0;  // LRU order of the inner pipelines
-  // Snapshots read for one assignment round (a rebalance assigns many partitions at once).
+  // Snapshots of the tables read for one assignment round (a rebalance assigns many partitions
+  // at once).
   std::map<std::string, std::optional<delta::Snapshot>> fresh_;
-  bool positions_fresh_ = false;  // positions_snapshot_ was updated in this round
   std::vector<source::Message> polled_;
   std::vector<RouteChoice> choices_;
   // Dispatch's scratch: the positions taken, each message's bad reason, and the group of each
@@ -254,7 +228,6 @@ class Router final : private source::PartitionListener {
   std::vector<RoutingPositions::Taken> taken_;
   std::vector<std::string> bad_reasons_;
   std::vector<int> group_of_id_;
-  std::unique_ptr<Metrics> metrics_;  // null without a registry
 };
 
 }  // namespace ferry::pipeline
