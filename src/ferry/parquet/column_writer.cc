@@ -74,6 +74,10 @@ Status ColumnWriter::Write(const ShreddedLeaf& slice) {
   return Status::OK();
 }
 
+bool ColumnWriter::FellBackToPlain() const {
+  return values_->FellBackToPlain();
+}
+
 int64_t ColumnWriter::EstimatedChunkBytes() const {
   return chunk_pages_bytes_ + PageBytesEstimate() + values_->DictionaryBytes();
 }

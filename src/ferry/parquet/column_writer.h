@@ -82,6 +82,9 @@ class ColumnWriter {
   Status FlushChunk(OutputStream* sink, ColumnChunk* chunk);
   // Statistics over every chunk flushed so far.
   ColumnStatistics FileStatistics() const;
+  // The column's dictionary did not pay (it outgrew dictionary_max_bytes or was no smaller than
+  // PLAIN): the rest of the file is PLAIN.
+  bool FellBackToPlain() const;
 
  private:
   // One data page of the chunk being built. Written to the sink as header, prefix, data.

@@ -277,6 +277,7 @@ class BinaryValueWriter final : public ValueWriter {
     use_dictionary_ = false;
     always_plain_ = true;
   }
+  bool FellBackToPlain() const override { return always_plain_; }
   int64_t DictionaryBytes() const override {
     return static_cast<int64_t>(dictionary_.data_bytes() + (fixed_ ? 0 : 4 * dictionary_.size()));
   }

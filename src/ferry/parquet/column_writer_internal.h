@@ -127,6 +127,8 @@ class ValueWriter {
 
   virtual bool DictionaryFull() const { return false; }
   virtual void FallBackToPlain() {}
+  // FallBackToPlain() was called (here or by the writer itself when its dictionary did not pay).
+  virtual bool FellBackToPlain() const { return false; }
   // Bytes held by the chunk's dictionary (its PLAIN encoding).
   virtual int64_t DictionaryBytes() const { return 0; }
   // If the chunk used a dictionary, appends its PLAIN-encoded entries to *out and returns their

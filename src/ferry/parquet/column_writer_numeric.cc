@@ -250,6 +250,7 @@ class NumericValueWriter final : public ValueWriter {
     use_dictionary_ = false;
     always_plain_ = true;
   }
+  bool FellBackToPlain() const override { return always_plain_; }
   int64_t DictionaryBytes() const override {
     return static_cast<int64_t>(dictionary_.size() * sizeof(P));
   }

@@ -1,11 +1,15 @@
 #include "ferry/parquet/writer.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "ferry/base/endian.h"
 #include "ferry/parquet/column_writer.h"
 #include "ferry/parquet/compression.h"
 #include "ferry/parquet/compression_pool.h"
+#include "ferry/parquet/file_series.h"
 #include "ferry/parquet/page_arena.h"
 #include "ferry/parquet/schema_writer.h"
 #include "ferry/parquet/shredder.h"
@@ -78,6 +82,10 @@ Status FileWriter::Init() {
   cw.values.dictionary_max_bytes = options_.dictionary_max_bytes;
   for (size_t i = 0; i < parquet_schema_->leaves.size(); ++i) {
     const LeafPath& path = parquet_schema_->paths[i];
+    cw.values.enable_dictionary =
+        options_.enable_dictionary &&
+        (options_.series == nullptr || !options_.series->StartPlain(SeriesKey(i)));
+    dictionary_tried_.push_back(cw.values.enable_dictionary);
     FERRY_ASSIGN_OR_RETURN(
         std::unique_ptr<ColumnWriter> c,
         ColumnWriter::Create(parquet_schema_->leaves[i], path.leaf_type, path.has_repetition, cw,
@@ -85,6 +93,10 @@ Status FileWriter::Init() {
     columns_.push_back(std::move(c));
   }
   return sink_->Append(kParquetMagic);
+}
+
+std::string FileWriter::SeriesKey(size_t leaf) const {
+  return fmt::format("{}", fmt::join(parquet_schema_->leaves[leaf].path, "."));
 }
 
 Status FileWriter::Fail(Status s) {
@@ -214,8 +226,11 @@ Status FileWriter::Close() {
   footer.append(kParquetMagic);
   FERRY_RETURN_IF_ERROR(Fail(sink_->Append(footer)));
   FERRY_RETURN_IF_ERROR(Fail(sink_->Close()));
-  for (const auto& c : columns_) {
-    statistics_.push_back(c->FileStatistics());
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    statistics_.push_back(columns_[i]->FileStatistics());
+    if (options_.series != nullptr && dictionary_tried_[i]) {
+      options_.series->Record(SeriesKey(i), columns_[i]->FellBackToPlain());
+    }
   }
   closed_ = true;
   return Status::OK();

@@ -40,6 +40,7 @@ namespace ferry::parquet {
 class Codec;
 class ColumnWriter;
 class CompressionPool;
+class FileSeries;
 class PageArena;
 struct ParquetSchema;
 struct ShreddedLeaf;
@@ -60,6 +61,9 @@ struct WriterOptions {
   bool data_page_v2 = false;
   std::vector<std::pair<std::string, std::string>> key_value_metadata;
   std::string created_by;  // empty: "ferry version <version>"
+  // Shared by the files of one stream of rows (file_series.h): which columns start PLAIN. Null:
+  // every file decides alone.
+  std::shared_ptr<FileSeries> series;
 
   // InvalidArgument naming the first bad limit.
   Status Validate() const;
@@ -104,6 +108,8 @@ class FileWriter {
   Status FlushRowGroup();
   void AdaptSliceRows();
   Status Fail(Status s);
+  // Leaf `leaf`'s name in options_.series: its path_in_schema joined with '.'.
+  std::string SeriesKey(size_t leaf) const;
 
   std::unique_ptr<OutputStream> sink_;
   columnar::SchemaPtr schema_;
@@ -114,6 +120,8 @@ class FileWriter {
   // column writers, whose pages point into it.
   std::unique_ptr<PageArena> arena_;
   std::vector<std::unique_ptr<ColumnWriter>> columns_;
+  // Per column: its dictionary was on at the start (what the file tells options_.series).
+  std::vector<bool> dictionary_tried_;
   // Declared after columns_, so destroyed before them: it finishes the jobs that write into
   // their pages first.
   std::unique_ptr<CompressionPool> pool_;

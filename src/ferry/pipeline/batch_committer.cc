@@ -11,6 +11,7 @@
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
 #include "ferry/delta/type_widening.h"
+#include "ferry/parquet/file_series.h"
 #include "ferry/pipeline/schema_evolver.h"
 
 namespace ferry::pipeline {
@@ -36,6 +37,15 @@ bool IsFatal(const Status& st) {
   }
 }
 
+// The table's files, one batch after another, share their dictionary verdicts
+// (parquet/file_series.h): a unique column is not hashed again in every file.
+BatchCommitterOptions WithFileSeries(BatchCommitterOptions options) {
+  if (options.writer.parquet.series == nullptr) {
+    options.writer.parquet.series = std::make_shared<parquet::FileSeries>();
+  }
+  return options;
+}
+
 std::string FormatDuration(std::chrono::milliseconds d) {
   return d.count() % 1000 == 0 ? fmt::format("{}s", d.count() / 1000)
                                : fmt::format("{}ms", d.count());
@@ -46,7 +56,7 @@ std::string FormatDuration(std::chrono::milliseconds d) {
 BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
                                delta::Snapshot snapshot, std::unique_ptr<TransformStage> stage,
                                std::unique_ptr<DedupIndex> dedup, Metrics metrics)
-    : options_(std::move(options)),
+    : options_(WithFileSeries(std::move(options))),
       metrics_(metrics),
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
@@ -216,6 +226,7 @@ Status BatchCommitter::WriteDeadLetters(SealedBatch* batch, bool* metadata_chang
     FERRY_RETURN_IF_ERROR(ConformBatch(&batch->dead, schema));
   }
   delta::TableWriterOptions writer_options = options_.writer;
+  writer_options.parquet.series = nullptr;  // other columns than the main table's
   if (change) {
     writer_options.schema = change->schema;
   }
