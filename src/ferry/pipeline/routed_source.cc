@@ -8,14 +8,17 @@ namespace ferry::pipeline {
 
 MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
                                 std::span<const uint32_t> rows,
-                                std::span<std::string> bad_reasons) {
+                                std::span<const std::string> bad_reasons) {
   size_t bytes = 0;
+  size_t headers = 0;
   for (uint32_t row : rows) {
     const source::Message& m = polled[row];
-    bytes += m.payload.size() + m.key.size() + m.topic.size() + m.subject.size() + m.msg_id.size();
+    bytes += m.payload.size() + m.key.size() + m.topic.size() + m.subject.size() + m.msg_id.size() +
+             bad_reasons[row].size();
     for (const source::Header& h : m.headers) {
       bytes += h.name.size() + h.value.size();
     }
+    headers += m.headers.size();
   }
   MessageChunk chunk;
   chunk.bytes = std::make_unique_for_overwrite<char[]>(std::max<size_t>(bytes, 1));
@@ -29,6 +32,7 @@ MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
     at += bytes_of.size();
     return view;
   };
+  chunk.headers.reserve(headers);  // never reallocated below: the messages' spans point in
   chunk.messages.resize(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const source::Message& m = polled[rows[i]];
@@ -42,20 +46,18 @@ MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
     o.subject = copy(m.subject);
     o.msg_id = copy(m.msg_id);
     o.timestamp_us = m.timestamp_us;
+    const size_t first = chunk.headers.size();
     for (const source::Header& h : m.headers) {
       std::string_view name = copy(h.name);
-      o.headers.emplace_back(name, copy(h.value));
+      chunk.headers.push_back({.name = name, .value = copy(h.value)});
     }
-    o.bad_reason = std::move(bad_reasons[rows[i]]);
+    o.headers = std::span<const source::Header>(chunk.headers).subspan(first, m.headers.size());
+    o.bad_reason = copy(bad_reasons[rows[i]]);
   }
   return chunk;
 }
 
-source::Message OwnedMessage::View(std::vector<source::Header>* header_views) const {
-  header_views->clear();
-  for (const auto& [name, value] : headers) {
-    header_views->push_back({.name = name, .value = value});
-  }
+source::Message OwnedMessage::View() const {
   return source::Message{.partition = partition,
                          .position = position,
                          .payload = payload,
@@ -65,7 +67,7 @@ source::Message OwnedMessage::View(std::vector<source::Header>* header_views) co
                          .subject = subject,
                          .msg_id = msg_id,
                          .timestamp_us = timestamp_us,
-                         .headers = *header_views,
+                         .headers = headers,
                          .bad_reason = bad_reason};
 }
 
@@ -194,7 +196,6 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
     taken_next_ = 0;
     chunk_next_ = 0;
   }
-  header_views_.clear();
   while (taken_next_ < taken_.size() && out->size() < max_messages) {
     RouteItem& item = taken_[taken_next_];
     switch (item.kind) {
@@ -237,7 +238,7 @@ Status RoutedSource::Poll(size_t max_messages, std::chrono::milliseconds timeout
             positions_->Skipped(m.partition, route_, m.position);
             continue;
           }
-          out->push_back(m.View(&header_views_.emplace_back()));
+          out->push_back(m.View());
         }
         if (chunk_next_ == messages.size()) {
           ++taken_next_;

@@ -38,7 +38,7 @@
 namespace ferry::pipeline {
 
 // A message copied out of the real source's poll. Its bytes (payload, key, topic, subject,
-// msg_id, headers) live in the MessageChunk that holds it.
+// msg_id, headers, bad reason) and its headers live in the MessageChunk that holds it.
 struct OwnedMessage {
   int32_t partition = -1;
   int64_t position = 0;
@@ -49,11 +49,10 @@ struct OwnedMessage {
   std::string_view subject;
   std::string_view msg_id;
   int64_t timestamp_us = 0;
-  std::vector<std::pair<std::string_view, std::string_view>> headers;
-  std::string bad_reason;
+  std::span<const source::Header> headers;
+  std::string_view bad_reason;
 
-  // Views into this object (and `header_views`, which must outlive them).
-  source::Message View(std::vector<source::Header>* header_views) const;
+  source::Message View() const;
 };
 
 // The messages of one poll for one table, in order, and their bytes in one block: one
@@ -61,12 +60,13 @@ struct OwnedMessage {
 // freed on the table's. Moving a chunk keeps its views valid.
 struct MessageChunk {
   std::vector<OwnedMessage> messages;
+  std::vector<source::Header> headers;  // every message's, in order
   std::unique_ptr<char[]> bytes;
 
   // A chunk of a copy of polled[rows[i]] for each i, with the bad reason chosen for it
-  // (bad_reasons[rows[i]], moved from).
+  // (bad_reasons[rows[i]]).
   static MessageChunk Copy(std::span<const source::Message> polled, std::span<const uint32_t> rows,
-                           std::span<std::string> bad_reasons);
+                           std::span<const std::string> bad_reasons);
 };
 
 struct RouteItem {
@@ -151,7 +151,6 @@ class RoutedSource final : public source::Source {
   std::vector<RouteItem> taken_;
   size_t taken_next_ = 0;
   size_t chunk_next_ = 0;
-  std::vector<std::vector<source::Header>> header_views_;  // of the messages delivered
 };
 
 }  // namespace ferry::pipeline

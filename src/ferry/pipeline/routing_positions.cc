@@ -22,7 +22,7 @@ void RoutingPositions::Forget(int32_t partition) {
   }
   for (const Entry& e : it->second.log) {
     if (!e.done) {
-      --per_route_[e.route];
+      --ByRoute(&per_route_, e.route);
     }
   }
   partitions_.erase(it);
@@ -34,7 +34,7 @@ void RoutingPositions::Done(Partition* p, uint64_t index) {
   if (!e.done) {
     e.done = true;
     --p->count;
-    --per_route_[e.route];
+    --ByRoute(&per_route_, e.route);
   }
 }
 
@@ -71,9 +71,9 @@ void RoutingPositions::TakeLocked(Partition* p, int32_t partition, int64_t posit
                   fmt::format("routing positions: partition {} took {} after {}", partition,
                               position, p->log.back().position));
   p->log.push_back({.position = position, .route = route, .done = false});
-  p->owned[route].push_back(p->base + p->log.size() - 1);
+  ByRoute(&p->owned, route).push_back(p->base + p->log.size() - 1);
   ++p->count;
-  ++per_route_[route];
+  ++ByRoute(&per_route_, route);
   p->highest = std::max(p->highest.value_or(position), position);
 }
 
@@ -99,7 +99,7 @@ std::optional<int64_t> RoutingPositions::Seal(int32_t partition, int route, int6
   if (l < 0) {
     return std::nullopt;
   }
-  p.seals[route].push_back({.sealed = sealed, .low = l});
+  ByRoute(&p.seals, route).push_back({.sealed = sealed, .low = l});
   return l;
 }
 
@@ -110,7 +110,7 @@ void RoutingPositions::Committed(int32_t partition, int route, int64_t position)
     return;
   }
   Partition& p = it->second;
-  std::deque<uint64_t>& owned = p.owned[route];
+  std::deque<uint64_t>& owned = ByRoute(&p.owned, route);
   while (!owned.empty()) {
     const uint64_t index = owned.front();
     if (index >= p.base && p.log[index - p.base].position > position) {
@@ -123,7 +123,7 @@ void RoutingPositions::Committed(int32_t partition, int route, int64_t position)
   }
   Trim(&p);
   NotifyLocked();
-  std::deque<PendingSeal>& seals = p.seals[route];
+  std::deque<PendingSeal>& seals = ByRoute(&p.seals, route);
   while (!seals.empty() && seals.front().sealed <= position) {
     p.durable = std::max(p.durable.value_or(seals.front().low), seals.front().low);
     seals.pop_front();
@@ -138,7 +138,7 @@ void RoutingPositions::Skipped(int32_t partition, int route, int64_t position) {
     return;
   }
   Partition& p = it->second;
-  std::deque<uint64_t>& owned = p.owned[route];
+  std::deque<uint64_t>& owned = ByRoute(&p.owned, route);
   // Skips come in order: the message is at the front of its route's queue, after any done.
   for (size_t i = 0; i < owned.size(); ++i) {
     const uint64_t index = owned[i];
@@ -200,8 +200,9 @@ std::map<int32_t, int64_t> RoutingPositions::LowNow() const {
 
 int64_t RoutingPositions::Outstanding(int route) const {
   std::lock_guard lock(mu_);
-  auto it = per_route_.find(route);
-  return it == per_route_.end() ? 0 : it->second;
+  return route >= 0 && static_cast<size_t>(route) < per_route_.size()
+             ? per_route_[static_cast<size_t>(route)]
+             : 0;
 }
 
 int64_t RoutingPositions::Outstanding() const {

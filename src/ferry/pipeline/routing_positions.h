@@ -34,11 +34,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <utility>
 #include <vector>
+
+#include "ferry/base/check.h"
 
 namespace ferry::pipeline {
 
@@ -99,9 +102,10 @@ class RoutingPositions {
   struct Partition {
     std::deque<Entry> log;  // log[0] is the entry of absolute index `base`
     uint64_t base = 0;
-    int64_t count = 0;                          // entries not done
-    std::map<int, std::deque<uint64_t>> owned;  // route -> absolute indices, in order
-    std::map<int, std::deque<PendingSeal>> seals;
+    int64_t count = 0;  // entries not done
+    // By route (null: none yet; routes are small numbers, one per table of the router).
+    std::vector<std::unique_ptr<std::deque<uint64_t>>> owned;  // absolute indices, in order
+    std::vector<std::unique_ptr<std::deque<PendingSeal>>> seals;
     std::optional<int64_t> durable;
     std::optional<int64_t> highest;
   };
@@ -112,6 +116,23 @@ class RoutingPositions {
   static void Trim(Partition* p);
 
   int64_t OutstandingLocked() const;
+  // (*v)[route], made when missing.
+  template <typename T>
+  static T& ByRoute(std::vector<T>* v, int route) {
+    FERRY_CHECK_MSG(route >= 0, "routing positions: a negative route");
+    if (static_cast<size_t>(route) >= v->size()) {
+      v->resize(static_cast<size_t>(route) + 1);
+    }
+    return (*v)[static_cast<size_t>(route)];
+  }
+  template <typename T>
+  static T& ByRoute(std::vector<std::unique_ptr<T>>* v, int route) {
+    std::unique_ptr<T>& slot = ByRoute<std::unique_ptr<T>>(v, route);
+    if (slot == nullptr) {
+      slot = std::make_unique<T>();
+    }
+    return *slot;
+  }
   // Wakes WaitWhileOutstanding (mu_ held).
   void NotifyLocked() const {
     if (waiters_ > 0) {
@@ -123,7 +144,7 @@ class RoutingPositions {
   mutable std::condition_variable changed_;
   mutable int waiters_ = 0;
   std::map<int32_t, Partition> partitions_;
-  std::map<int, int64_t> per_route_;  // outstanding count by route
+  std::vector<int64_t> per_route_;  // outstanding count by route
   int64_t skipped_ = 0;
 };
 

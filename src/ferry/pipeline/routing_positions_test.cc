@@ -94,5 +94,22 @@ TEST(RoutingPositionsTest, AWaitForTheOutstandingCountEndsAtACommit) {
   EXPECT_EQ(p.Outstanding(), 0);
 }
 
+// Routes are indices into per-route books: a large route id works, one never seen has nothing
+// outstanding.
+TEST(RoutingPositionsTest, RoutesAreCountedApartWhateverTheirNumber) {
+  RoutingPositions p;
+  p.Reset(0, std::nullopt);
+  p.Take(0, 0, 999);
+  p.Take(0, 1, 3);
+  EXPECT_EQ(p.Outstanding(999), 1);
+  EXPECT_EQ(p.Outstanding(3), 1);
+  EXPECT_EQ(p.Outstanding(4), 0);
+  EXPECT_EQ(p.Outstanding(5000), 0);
+  EXPECT_EQ(p.Seal(0, 3, 1), std::nullopt) << "position 0 of route 999 is outstanding";
+  p.Committed(0, 999, 0);
+  EXPECT_EQ(p.Outstanding(999), 0);
+  EXPECT_EQ(p.LowNow(), (std::map<int32_t, int64_t>{{0, 0}}));
+}
+
 }  // namespace
 }  // namespace ferry::pipeline
