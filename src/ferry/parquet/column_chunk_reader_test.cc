@@ -14,6 +14,7 @@
 #include "ferry/base/io.h"
 #include "ferry/parquet/file_reader.h"
 #include "ferry/parquet/writer.h"
+#include "ferry/parquet/writer_test_decoder.h"
 
 namespace ferry::parquet {
 namespace {
@@ -57,14 +58,8 @@ RecordBatch MakeBatch(int64_t n) {
   return batch;
 }
 
-std::string Write(const RecordBatch& batch, WriterOptions options) {
-  auto sink = std::make_unique<StringOutputStream>("chunk.parquet");
-  StringOutputStream* out = sink.get();
-  auto writer = FileWriter::Open(std::move(sink), batch.schema_ptr(), options);
-  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
-  EXPECT_TRUE((*writer)->Write(batch).ok());
-  EXPECT_TRUE((*writer)->Close().ok());
-  return out->buffer();
+std::string Write(const RecordBatch& batch, const WriterOptions& options) {
+  return testing::WriteToString(batch, options);
 }
 
 void ExpectEqual(const RecordBatch& got, const RecordBatch& want) {

@@ -25,13 +25,7 @@ using columnar::RecordBatch;
 using columnar::Schema;
 
 std::string Write(const RecordBatch& batch, const WriterOptions& options) {
-  auto sink = std::make_unique<StringOutputStream>();
-  StringOutputStream* out = sink.get();
-  auto writer = FileWriter::Open(std::move(sink), batch.schema_ptr(), options);
-  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
-  EXPECT_TRUE((*writer)->Write(batch).ok());
-  EXPECT_TRUE((*writer)->Close().ok());
-  return out->buffer();
+  return testing::WriteToString(batch, options);
 }
 
 // Data pages of `column` in `encoding`.

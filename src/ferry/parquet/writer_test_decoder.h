@@ -11,10 +11,13 @@
 #include <vector>
 
 #include "ferry/base/endian.h"
+#include "ferry/base/io.h"
+#include "ferry/columnar/record_batch.h"
 #include "ferry/parquet/column_descriptor.h"
 #include "ferry/parquet/compression.h"
 #include "ferry/parquet/metadata.h"
 #include "ferry/parquet/rle.h"
+#include "ferry/parquet/writer.h"
 
 namespace ferry::parquet::testing {
 
@@ -24,6 +27,20 @@ struct DecodedChunk {
   std::vector<std::string> values;  // PLAIN bytes of each value; BYTE_ARRAY without its length
   std::vector<PageHeader> pages;    // data and dictionary page headers, in file order
 };
+
+// `batch` written as one Parquet file in memory; fails the current test on an error.
+inline std::string WriteToString(const columnar::RecordBatch& batch, const WriterOptions& options) {
+  auto sink = std::make_unique<StringOutputStream>("test.parquet");
+  StringOutputStream* out = sink.get();
+  auto writer = FileWriter::Open(std::move(sink), batch.schema_ptr(), options);
+  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  if (!writer.ok()) {
+    return "";
+  }
+  EXPECT_TRUE((*writer)->Write(batch).ok());
+  EXPECT_TRUE((*writer)->Close().ok());
+  return out->buffer();
+}
 
 inline FileMetaData ReadFooter(std::string_view file) {
   EXPECT_GE(file.size(), 12u);
