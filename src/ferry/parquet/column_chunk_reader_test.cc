@@ -58,10 +58,6 @@ RecordBatch MakeBatch(int64_t n) {
   return batch;
 }
 
-std::string Write(const RecordBatch& batch, const WriterOptions& options) {
-  return testing::WriteToString(batch, options);
-}
-
 void ExpectEqual(const RecordBatch& got, const RecordBatch& want) {
   ASSERT_TRUE(got.Validate().ok()) << got.Validate().ToString();
   ASSERT_EQ(got.num_rows(), want.num_rows());
@@ -99,7 +95,8 @@ TEST(ColumnChunkReaderTest, PagesWithAndWithoutNullsInOneChunk) {
       options.row_group_max_rows = 300;
       options.enable_dictionary = dictionary;
       options.data_page_v2 = v2;
-      auto file = std::make_shared<StringRandomAccessFile>(Write(batch, options), "chunk.parquet");
+      auto file = std::make_shared<StringRandomAccessFile>(testing::WriteToString(batch, options),
+                                                           "chunk.parquet");
       auto reader = FileReader::Open(file);
       ASSERT_TRUE(reader.ok()) << reader.status().ToString();
       ASSERT_EQ((*reader)->num_row_groups(), 4);
@@ -123,7 +120,8 @@ TEST(ColumnChunkReaderTest, ChunksLargerThanTheReadWindow) {
     WriterOptions options;
     options.page_max_rows = page_rows;
     options.codec = CompressionCodec::kUncompressed;
-    auto file = std::make_shared<StringRandomAccessFile>(Write(batch, options), "chunk.parquet");
+    auto file = std::make_shared<StringRandomAccessFile>(testing::WriteToString(batch, options),
+                                                         "chunk.parquet");
     for (int64_t min_read : {int64_t{1}, int64_t{4096}, int64_t{256} << 10}) {
       SCOPED_TRACE("page_max_rows " + std::to_string(page_rows) + ", min_read_size " +
                    std::to_string(min_read));
@@ -174,7 +172,7 @@ TEST(ColumnChunkReaderTest, LyingChunkMetadataIsAnErrorNotAReservation) {
                  " bytes");
     WriterOptions write_options;
     write_options.enable_dictionary = c.dictionary;
-    std::string good = Write(batch, write_options);
+    std::string good = testing::WriteToString(batch, write_options);
     std::string bad = EditFooter(good, [&](FileMetaData* md) {
       for (ColumnChunk& chunk : md->row_groups[0].columns) {
         chunk.meta_data->num_values = c.num_values;

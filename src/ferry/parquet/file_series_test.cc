@@ -24,10 +24,6 @@ using columnar::F;
 using columnar::RecordBatch;
 using columnar::Schema;
 
-std::string Write(const RecordBatch& batch, const WriterOptions& options) {
-  return testing::WriteToString(batch, options);
-}
-
 // Data pages of `column` in `encoding`.
 int Pages(const FileMetaData& md, int column, Encoding encoding) {
   const ColumnMetaData& cmd = *md.row_groups[0].columns[static_cast<size_t>(column)].meta_data;
@@ -54,7 +50,7 @@ TEST(FileSeriesTest, CarriesTheDictionaryVerdictToTheNextFiles) {
   o.series = std::make_shared<FileSeries>();
   for (int f = 0; f < FileSeries::kPlainFiles + 3; ++f) {
     SCOPED_TRACE(fmt::format("file {}", f));
-    std::string file = Write(batch, o);
+    std::string file = testing::WriteToString(batch, o);
     FileMetaData md = testing::ReadFooter(file);
     // The first file, and the one after kPlainFiles PLAIN files, try the dictionary.
     const bool tries = f == 0 || f == FileSeries::kPlainFiles + 1;
@@ -78,7 +74,8 @@ TEST(FileSeriesTest, CarriesTheDictionaryVerdictToTheNextFiles) {
   }
   // Without a series, each file decides alone.
   o.series = nullptr;
-  EXPECT_GE(Pages(testing::ReadFooter(Write(batch, o)), 0, Encoding::kRleDictionary), 1);
+  EXPECT_GE(
+      Pages(testing::ReadFooter(testing::WriteToString(batch, o)), 0, Encoding::kRleDictionary), 1);
 }
 
 }  // namespace
