@@ -1,8 +1,5 @@
 #include "ferry/parquet/writer.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 
 #include "ferry/base/endian.h"
@@ -82,10 +79,11 @@ Status FileWriter::Init() {
   cw.values.dictionary_max_bytes = options_.dictionary_max_bytes;
   for (size_t i = 0; i < parquet_schema_->leaves.size(); ++i) {
     const LeafPath& path = parquet_schema_->paths[i];
+    const std::string key =
+        options_.series == nullptr ? "" : parquet_schema_->leaves[i].PathString();
     cw.values.enable_dictionary =
-        options_.enable_dictionary &&
-        (options_.series == nullptr || !options_.series->StartPlain(SeriesKey(i)));
-    dictionary_tried_.push_back(cw.values.enable_dictionary);
+        options_.enable_dictionary && (key.empty() || !options_.series->StartPlain(key));
+    series_keys_.push_back(cw.values.enable_dictionary ? key : "");
     FERRY_ASSIGN_OR_RETURN(
         std::unique_ptr<ColumnWriter> c,
         ColumnWriter::Create(parquet_schema_->leaves[i], path.leaf_type, path.has_repetition, cw,
@@ -93,10 +91,6 @@ Status FileWriter::Init() {
     columns_.push_back(std::move(c));
   }
   return sink_->Append(kParquetMagic);
-}
-
-std::string FileWriter::SeriesKey(size_t leaf) const {
-  return fmt::format("{}", fmt::join(parquet_schema_->leaves[leaf].path, "."));
 }
 
 Status FileWriter::Fail(Status s) {
@@ -228,8 +222,8 @@ Status FileWriter::Close() {
   FERRY_RETURN_IF_ERROR(Fail(sink_->Close()));
   for (size_t i = 0; i < columns_.size(); ++i) {
     statistics_.push_back(columns_[i]->FileStatistics());
-    if (options_.series != nullptr && dictionary_tried_[i]) {
-      options_.series->Record(SeriesKey(i), columns_[i]->FellBackToPlain());
+    if (!series_keys_[i].empty()) {
+      options_.series->Record(series_keys_[i], columns_[i]->FellBackToPlain());
     }
   }
   closed_ = true;

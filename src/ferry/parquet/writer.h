@@ -108,8 +108,6 @@ class FileWriter {
   Status FlushRowGroup();
   void AdaptSliceRows();
   Status Fail(Status s);
-  // Leaf `leaf`'s name in options_.series: its path_in_schema joined with '.'.
-  std::string SeriesKey(size_t leaf) const;
 
   std::unique_ptr<OutputStream> sink_;
   columnar::SchemaPtr schema_;
@@ -120,8 +118,9 @@ class FileWriter {
   // column writers, whose pages point into it.
   std::unique_ptr<PageArena> arena_;
   std::vector<std::unique_ptr<ColumnWriter>> columns_;
-  // Per column: its dictionary was on at the start (what the file tells options_.series).
-  std::vector<bool> dictionary_tried_;
+  // Per column: its name in options_.series (ColumnDescriptor::PathString) when its dictionary
+  // was on at the start, so that Close() tells the series how it went; else empty.
+  std::vector<std::string> series_keys_;
   // Declared after columns_, so destroyed before them: it finishes the jobs that write into
   // their pages first.
   std::unique_ptr<CompressionPool> pool_;

@@ -365,9 +365,6 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
         return inner.status();
       }
       g = static_cast<int>(groups.size());
-      FERRY_CHECK_MSG((*inner)->table == choice.table,
-                      fmt::format("routing: table id {} chosen for both {} and {}", choice.table_id,
-                                  (*inner)->table, choice.table));
       groups.push_back(Group{.inner = *inner, .name = choice.table});
     }
     Group& group = groups[static_cast<size_t>(g)];
