@@ -209,6 +209,18 @@ TEST_F(S3StoreTest, RangedReadsAndAnObjectReplacedAfterOpen) {
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(store->counters().attempts.load(), before + 3);
   EXPECT_EQ((*file)->ReadAt(data.size() - 10, 11, &out).code(), StatusCode::kDataLoss);
+  // ReadInto (the Parquet reader's): the same bytes into the caller's memory, from those read at
+  // open with no request, else by one ranged GET; nothing for an empty range.
+  std::string into(60000, '\0');
+  ASSERT_TRUE((*file)->ReadInto(100, 60000, into.data()).ok());
+  EXPECT_TRUE(into == data.substr(100, 60000));
+  EXPECT_EQ(store->counters().attempts.load(), before + 3);
+  ASSERT_TRUE((*file)->ReadInto(200000, 60000, into.data()).ok());
+  EXPECT_TRUE(into == data.substr(200000, 60000));
+  ASSERT_TRUE((*file)->ReadInto(data.size(), 0, into.data()).ok());
+  EXPECT_EQ(store->counters().attempts.load(), before + 4);
+  EXPECT_EQ((*file)->ReadInto(data.size() - 10, uint64_t{1} << 62, into.data()).code(),
+            StatusCode::kDataLoss);
 
   ASSERT_TRUE(store->Put("r/file.parquet", Bytes(data.size(), 4)).ok());
   Status replaced = (*file)->ReadAt(70000, 1000, &out);

@@ -49,9 +49,17 @@ Status LocalRandomAccessFile::ReadAt(uint64_t offset, uint64_t n, std::string* o
                     offset, size_);
   }
   out->resize(n);
+  return ReadInto(offset, n, out->data());
+}
+
+Status LocalRandomAccessFile::ReadInto(uint64_t offset, uint64_t n, char* out) const {
+  if (offset > size_ || n > size_ - offset) {
+    return DataLoss("{}: read of {} bytes at offset {} is past the end ({} bytes)", path_, n,
+                    offset, size_);
+  }
   uint64_t done = 0;
   while (done < n) {
-    ssize_t r = ::pread(fd_.get(), out->data() + done, n - done, static_cast<off_t>(offset + done));
+    ssize_t r = ::pread(fd_.get(), out + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) {
         continue;

@@ -44,6 +44,7 @@ class LocalRandomAccessFile final : public RandomAccessFile {
   static Result<std::unique_ptr<LocalRandomAccessFile>> Open(const std::string& path);
   uint64_t size() const override { return size_; }
   Status ReadAt(uint64_t offset, uint64_t n, std::string* out) const override;
+  Status ReadInto(uint64_t offset, uint64_t n, char* out) const override;
   const std::string& name() const override { return path_; }
 
  private:

@@ -38,6 +38,32 @@ TEST_F(FileTest, WriteSyncReadBack) {
   EXPECT_NE(past.message().find(path), std::string::npos);
 }
 
+// ReadInto reads the same bytes as ReadAt into the caller's memory, for a local file (pread) and
+// through the default (ReadAt and a copy); past the end is DataLoss naming the file, whatever
+// the length asked (nothing is allocated for it).
+TEST_F(FileTest, ReadIntoReadsWhatReadAtReads) {
+  std::string path = dir_ + "/b.bin";
+  std::string bytes;
+  for (int i = 0; i < 100000; i++) {
+    bytes.push_back(static_cast<char>('a' + i % 26));
+  }
+  ASSERT_TRUE(WriteStringToFile(path, bytes, /*sync=*/false).ok());
+  auto local = LocalRandomAccessFile::Open(path);
+  ASSERT_TRUE(local.ok());
+  StringRandomAccessFile memory(bytes, "mem.bin");
+  for (const RandomAccessFile* file : {static_cast<const RandomAccessFile*>(local->get()),
+                                       static_cast<const RandomAccessFile*>(&memory)}) {
+    SCOPED_TRACE(file->name());
+    std::string out(70000, '\0');
+    ASSERT_TRUE(file->ReadInto(30000, 70000, out.data()).ok());
+    EXPECT_TRUE(out == bytes.substr(30000));
+    ASSERT_TRUE(file->ReadInto(100000, 0, out.data()).ok());
+    Status past = file->ReadInto(99990, uint64_t{1} << 62, out.data());
+    EXPECT_EQ(past.code(), StatusCode::kDataLoss) << past.ToString();
+    EXPECT_NE(past.message().find(file->name()), std::string::npos) << past.ToString();
+  }
+}
+
 // Appends below the buffer size are buffered, larger ones written from the caller's bytes; the
 // file holds them in order and Tell() counts both.
 TEST_F(FileTest, SmallAndLargeAppendsKeepTheirOrder) {

@@ -1,6 +1,17 @@
 #include "ferry/base/io.h"
 
+#include <cstring>
+
 namespace ferry {
+
+Status RandomAccessFile::ReadInto(uint64_t offset, uint64_t n, char* out) const {
+  std::string bytes;
+  FERRY_RETURN_IF_ERROR(ReadAt(offset, n, &bytes));
+  if (n > 0) {
+    std::memcpy(out, bytes.data(), n);
+  }
+  return Status::OK();
+}
 
 Status StringRandomAccessFile::ReadAt(uint64_t offset, uint64_t n, std::string* out) const {
   if (offset > data_.size() || n > data_.size() - offset) {

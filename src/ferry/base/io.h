@@ -37,6 +37,11 @@ class RandomAccessFile {
   // Reads exactly `n` bytes at `offset` into *out (replacing its contents). Reading past the end
   // is an error (DataLoss: the caller computed the range from metadata that lied).
   virtual Status ReadAt(uint64_t offset, uint64_t n, std::string* out) const = 0;
+  // The same into out[0, n), memory the caller owns (unspecified after an error). A std::string
+  // is zero-filled wherever it grows, so a buffer reused for reads of varying sizes pays a
+  // memset per read through ReadAt. By default ReadAt and a copy; local files and object-store
+  // ranges read into `out` directly.
+  virtual Status ReadInto(uint64_t offset, uint64_t n, char* out) const;
   // Name for error messages (a path).
   virtual const std::string& name() const = 0;
 };

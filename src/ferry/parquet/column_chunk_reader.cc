@@ -103,13 +103,28 @@ Status ColumnChunkReader::Read(const ColumnChunk& chunk, Column* out, LeafLevels
   return ReadPagesWhile(out, levels, [] { return true; });
 }
 
-Status ColumnChunkReader::ReadPages(Column* out, int64_t min_rows) {
+Status ColumnChunkReader::ReadRows(Column* out, int64_t rows) {
   if (leaf_->max_rep > 0) {
-    return Internal("ReadPages on the repeated column {}", leaf_->dotted_path);
+    return Internal("ReadRows on the repeated column {}", leaf_->dotted_path);
   }
   // No reservation for the rest of the chunk: a batch holds only part of it.
   extrapolated_ = true;
-  return ReadPagesWhile(out, nullptr, [&] { return out->length() < min_rows; });
+  in_parts_ = true;
+  const int64_t target = out->length() + rows;
+  while (out->length() < target) {
+    if (part_.next < part_.positions) {
+      FERRY_RETURN_IF_ERROR(AppendPart(target - out->length(), out)
+                                .WithContext("page {} at offset {}", part_.index, part_.offset));
+      continue;
+    }
+    if (values_seen_ >= chunk_values_) {
+      break;
+    }
+    // The next data page (after a dictionary page, index pages) becomes the one in progress.
+    FERRY_RETURN_IF_ERROR(
+        ReadPagesWhile(out, nullptr, [&] { return part_.next == part_.positions; }));
+  }
+  return Status::OK();
 }
 
 Status ColumnChunkReader::Begin(const ColumnChunk& chunk) {
@@ -119,6 +134,8 @@ Status ColumnChunkReader::Begin(const ColumnChunk& chunk) {
   chunk_values_ = 0;
   extrapolated_ = false;
   page_index_ = 0;
+  in_parts_ = false;
+  part_ = PartPage{};
   if (chunk.file_path.has_value()) {
     return NotSupported("the column chunk is in another file ('{}')", *chunk.file_path);
   }
@@ -182,7 +199,8 @@ Status ColumnChunkReader::ReadPagesWhile(Column* out, LeafLevels* levels, More m
   while (values_seen_ < chunk_values_ && more()) {
     ChunkWindow& window = *window_;
     const int index = page_index_++;
-    uint64_t offset = window.position();
+    const uint64_t offset = window.position();
+    page_offset_ = offset;
     auto context = [&] { return fmt::format("page {} at offset {}", index, offset); };
     if (window.left() == 0) {
       return DataLoss("the chunk ends after {} of its {} values", values_seen_, chunk_values_)
@@ -266,14 +284,15 @@ Status ColumnChunkReader::Decompress(std::string_view input, int64_t size, std::
     *out = input;
     return Status::OK();
   }
-  // The buffer only grows: resizing down and up again would zero-fill every page's bytes first.
-  std::string& buffer = scratch_->decompressed;
+  // The buffer only grows, as the window's does (ChunkWindow), and is not cleared: every byte is
+  // written.
+  ByteBuffer& buffer = scratch_->decompressed;
   auto n = static_cast<size_t>(size);
-  if (buffer.size() < n) {
-    buffer.resize(n);
+  if (buffer.size() < n || buffer.data() == nullptr) {
+    FERRY_RETURN_IF_ERROR(buffer.Allocate(std::max(n + n / 4, buffer.size() * 3 / 2)));
   }
   FERRY_RETURN_IF_ERROR(codec_->Decompress(input, reinterpret_cast<uint8_t*>(buffer.data()), n));
-  *out = std::string_view(buffer).substr(0, n);
+  *out = buffer.view().substr(0, n);
   return Status::OK();
 }
 
@@ -376,6 +395,9 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
     def = std::span<const int16_t>(scratch_->def.data(), static_cast<size_t>(num_values));
     non_null = std::count(def.begin(), def.end(), leaf_->max_def);
   }
+  if (in_parts_) {
+    return BeginPart(num_values, non_null, encoding, values);
+  }
   // Every position a value: AppendLeafSlots takes that as an empty def.
   std::span<const int16_t> slot_levels = non_null == num_values ? std::span<const int16_t>() : def;
   FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * RowBytes(*leaf_->type)));
@@ -424,6 +446,98 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
   const Column* dense = nullptr;
   FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &dense));
   AppendLeafSlots(slot_levels, num_values, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
+  return Status::OK();
+}
+
+Status ColumnChunkReader::BeginPart(int64_t num_values, int64_t non_null, Encoding encoding,
+                                    std::string_view values) {
+  PartPage part;
+  part.index = page_index_ - 1;
+  part.offset = page_offset_;
+  part.all_valid = non_null == num_values;
+  if (IsDictionaryEncoding(encoding)) {
+    if (dictionary_ == nullptr) {
+      return DataLoss("dictionary-encoded page, but the chunk has no dictionary page");
+    }
+    FERRY_RETURN_IF_ERROR(
+        DecodeDictionaryIndices(values, non_null, dictionary_->length(), &scratch_->indices));
+    part.kind = PartPage::Values::kIndices;
+  } else if (encoding == Encoding::kPlain && leaf_->physical.type != PhysicalType::kBoolean) {
+    part.kind = PartPage::Values::kPlain;
+    part.plain = values;
+  } else {
+    FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &part.dense));
+    part.kind = PartPage::Values::kDense;
+  }
+  part.positions = num_values;
+  part_ = part;
+  return Status::OK();
+}
+
+Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
+  const int64_t take = std::min(rows, part_.positions - part_.next);
+  int64_t values = take;
+  std::span<const int16_t> def;
+  if (!part_.all_valid) {
+    def = std::span<const int16_t>(scratch_->def.data() + part_.next, static_cast<size_t>(take));
+    values = std::count(def.begin(), def.end(), leaf_->max_def);
+  }
+  // Every position of this part a value: AppendLeafSlots takes that as an empty def.
+  std::span<const int16_t> slot_levels = values == take ? std::span<const int16_t>() : def;
+  const bool binary = out->type()->is_binary_like();
+  FERRY_RETURN_IF_ERROR(budget_->Charge(take * RowBytes(*leaf_->type)));
+  switch (part_.kind) {
+    case PartPage::Values::kIndices: {
+      const uint32_t* indices = scratch_->indices.data() + part_.next_value;
+      if (binary) {
+        const auto& dict = *dictionary_->As<BinaryColumn>();
+        int64_t bytes = 0;
+        for (int64_t k = 0; k < values; k++) {
+          bytes += dict.offsets()[indices[k] + 1] - dict.offsets()[indices[k]];
+        }
+        FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
+        auto* col = out->As<BinaryColumn>();
+        col->ReserveData(static_cast<int64_t>(col->data().size()) + bytes);
+      }
+      AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *dictionary_, indices,
+                      out);
+      break;
+    }
+    case PartPage::Values::kPlain: {
+      if (values == take && leaf_->conversion == ValueConversion::kNone) {
+        // Straight into the column, as DecodeDataPage does for a whole page.
+        const int64_t before = out->ByteSize();
+        FERRY_RETURN_IF_ERROR(DecodePlainPrefix(leaf_->physical, &part_.plain, values, out));
+        if (binary) {
+          FERRY_RETURN_IF_ERROR(
+              budget_->Charge(out->ByteSize() - before - values * RowBytes(*leaf_->type)));
+        }
+        break;
+      }
+      scratch_->raw->Clear();
+      FERRY_RETURN_IF_ERROR(
+          DecodePlainPrefix(leaf_->physical, &part_.plain, values, scratch_->raw.get()));
+      const Column* dense = scratch_->raw.get();
+      if (binary) {
+        FERRY_RETURN_IF_ERROR(budget_->Charge(
+            static_cast<int64_t>(scratch_->raw->As<BinaryColumn>()->data().size())));
+      }
+      if (leaf_->conversion != ValueConversion::kNone) {
+        scratch_->converted->Clear();
+        FERRY_RETURN_IF_ERROR(
+            ConvertValues(leaf_->conversion, *scratch_->raw, scratch_->converted.get()));
+        dense = scratch_->converted.get();
+      }
+      AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
+      break;
+    }
+    case PartPage::Values::kDense:
+      AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *part_.dense, nullptr,
+                      out, part_.next_value);
+      break;
+  }
+  part_.next += take;
+  part_.next_value += values;
   return Status::OK();
 }
 

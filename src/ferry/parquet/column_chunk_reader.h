@@ -59,8 +59,8 @@ namespace ferry::parquet {
 // Buffers reused from page to page and chunk to chunk. Their contents are meaningless between
 // reads; only their capacity carries over.
 struct ChunkScratch {
-  std::string bytes;         // the window of the column chunk read from the file
-  std::string decompressed;  // one page
+  ByteBuffer bytes;         // the window of the column chunk read from the file
+  ByteBuffer decompressed;  // one page
   std::vector<int16_t> def;
   std::vector<int16_t> rep;
   std::vector<uint32_t> indices;
@@ -74,22 +74,22 @@ struct ChunkScratch {
 
 // The bytes of a column chunk [begin, end), read a window at a time into a reused buffer: a chunk
 // can be tens of megabytes and its pages are consumed once, in order, so holding only the current
-// page keeps the buffer small (and in cache) instead of faulting in the whole chunk.
+// page keeps the buffer small (and in cache) instead of faulting in the whole chunk. The buffer
+// only grows, to a quarter more than asked at least (the next row group's page is often a little
+// longer: a new block is a page fault per 4 KiB touched), and is read into without being cleared.
 class ChunkWindow {
  public:
   // Reads are at least `min_read` bytes (several small pages at once); a page body is read with
   // `lookahead` more bytes so that the next page header usually comes with it.
   ChunkWindow(const RandomAccessFile* file, uint64_t begin, uint64_t end, uint64_t min_read,
-              std::string* buffer)
+              ByteBuffer* buffer)
       : file_(file),
         buffer_(buffer),
         pos_(begin),
         end_(end),
         buffer_begin_(begin),
         min_read_(std::max<uint64_t>(min_read, 1)),
-        lookahead_(std::min<uint64_t>(min_read_, 4096)) {
-    buffer_->clear();
-  }
+        lookahead_(std::min<uint64_t>(min_read_, 4096)) {}
 
   uint64_t lookahead() const { return lookahead_; }
   uint64_t position() const { return pos_; }
@@ -97,7 +97,9 @@ class ChunkWindow {
   uint64_t left() const { return end_ - pos_; }
   // The bytes from position() that are in memory.
   std::string_view available() const {
-    return std::string_view(*buffer_).substr(static_cast<size_t>(pos_ - buffer_begin_));
+    return buffer_->view()
+        .substr(0, static_cast<size_t>(buffer_len_))
+        .substr(static_cast<size_t>(pos_ - buffer_begin_));
   }
   // Makes at least min(n, left()) bytes from position() available.
   Status Ensure(uint64_t n) {
@@ -106,8 +108,13 @@ class ChunkWindow {
       return Status::OK();
     }
     uint64_t len = std::min(left(), std::max(n, min_read_));
-    FERRY_RETURN_IF_ERROR(file_->ReadAt(pos_, len, buffer_));
+    if (buffer_->size() < len) {
+      FERRY_RETURN_IF_ERROR(buffer_->Allocate(std::max(len + len / 4, buffer_->size() * 3 / 2)));
+    }
+    buffer_len_ = 0;
+    FERRY_RETURN_IF_ERROR(file_->ReadInto(pos_, len, buffer_->data()));
     buffer_begin_ = pos_;
+    buffer_len_ = len;
     return Status::OK();
   }
   // REQUIRES: n <= available().size()
@@ -115,7 +122,8 @@ class ChunkWindow {
 
  private:
   const RandomAccessFile* file_;
-  std::string* buffer_;  // the file's bytes from buffer_begin_
+  ByteBuffer* buffer_;  // the file's bytes from buffer_begin_, buffer_len_ of them
+  uint64_t buffer_len_ = 0;
   uint64_t pos_;
   uint64_t end_;
   uint64_t buffer_begin_;
@@ -140,14 +148,17 @@ class ColumnChunkReader {
   // `levels` is not null, the chunk's levels to *levels.
   Status Read(const ColumnChunk& chunk, columnar::Column* out, LeafLevels* levels);
 
-  // The same a few pages at a time, for a flat leaf (max_rep 0: one row per level position):
-  // Begin(chunk), then ReadPages until done(). Each ReadPages call decodes whole pages, appending
-  // to `out`, until `out` holds at least `min_rows` rows or the chunk ends; it may pass `min_rows`
-  // by up to a page. The reader keeps its window and dictionary between calls, so each leaf read
-  // this way needs a ChunkScratch of its own. `budget` may be replaced between calls.
+  // The same a batch at a time, for a flat leaf (max_rep 0: one row per level position):
+  // Begin(chunk), then ReadRows until done(). Each ReadRows call appends `rows` rows to `out`,
+  // fewer only when the chunk ends. A page is decoded in parts (PartPage): its levels, dictionary
+  // indices or non-PLAIN values whole, its PLAIN values a batch's worth at a time straight into
+  // `out`, so a batch holds its own rows only, however long the page (DuckDB writes a chunk of
+  // 122,880 rows as one page). The reader keeps its window, dictionary and the page in progress
+  // between calls, so each leaf read this way needs a ChunkScratch of its own. `budget` may be
+  // replaced between calls.
   Status Begin(const ColumnChunk& chunk);
-  Status ReadPages(columnar::Column* out, int64_t min_rows);
-  bool done() const { return values_seen_ >= chunk_values_; }
+  Status ReadRows(columnar::Column* out, int64_t rows);
+  bool done() const { return values_seen_ >= chunk_values_ && part_.next == part_.positions; }
   void set_budget(DecodeBudget* budget) { budget_ = budget; }
 
  private:
@@ -156,6 +167,23 @@ class ColumnChunkReader {
     uint64_t offset = 0;  // of the header, in the file
     const PageHeader* header = nullptr;
     std::string_view body;  // compressed_page_size bytes as stored
+  };
+
+  // The data page ReadRows is taking rows from. Its levels are in scratch_->def; its values are
+  // dictionary indices (scratch_->indices), PLAIN bytes not taken yet (in scratch_->decompressed,
+  // or the window for an uncompressed page: neither changes until the next page), or for any
+  // other encoding the page's values decoded whole (scratch_->raw or converted).
+  struct PartPage {
+    enum class Values { kIndices, kPlain, kDense };
+    Values kind = Values::kDense;
+    int index = 0;  // for errors
+    uint64_t offset = 0;
+    int64_t positions = 0;   // level positions on the page: its rows
+    int64_t next = 0;        // positions appended so far
+    bool all_valid = true;   // every position a value (the levels need not be read)
+    std::string_view plain;  // kPlain
+    int64_t next_value = 0;  // kIndices, kDense: the first value not taken
+    const columnar::Column* dense = nullptr;  // kDense
   };
 
   // Decodes pages into `out` (and `levels`) while `more()` holds and values remain.
@@ -170,6 +198,11 @@ class ColumnChunkReader {
   // Levels, values and rows of one data page, once the sections are separated.
   Status DecodeDataPage(int64_t num_values, Encoding encoding, std::string_view values,
                         columnar::Column* out, LeafLevels* levels);
+  // ReadRows: makes the decoded data page the one in progress, then appends up to `rows` of its
+  // rows to `out`.
+  Status BeginPart(int64_t num_values, int64_t non_null, Encoding encoding,
+                   std::string_view values);
+  Status AppendPart(int64_t rows, columnar::Column* out);
   // Once per chunk, at its first dictionary page of strings: the bytes the chunk's later
   // positions will take if they are like this page's (`page_bytes` over `page_values`), when the
   // budget's reservation allowance has them; else 0. Without it a column of strings from a small
@@ -196,6 +229,9 @@ class ColumnChunkReader {
   bool extrapolated_ = false;
   std::optional<ChunkWindow> window_;
   int page_index_ = 0;
+  uint64_t page_offset_ = 0;  // of the page being read
+  bool in_parts_ = false;     // ReadRows, not Read
+  PartPage part_;
 };
 
 // True for parquet-mr before 1.2.9 (also when it wrote no version), whose column chunk sizes

@@ -462,7 +462,7 @@ Status ByteBuffer::Allocate(size_t capacity) {
   // malloc(0) may return null; a block of one byte keeps data() valid for an empty buffer.
   auto* p = static_cast<char*>(std::malloc(std::max<size_t>(capacity, 1)));
   if (p == nullptr) {
-    return ResourceExhausted("cannot allocate {} bytes for a compressed page", capacity);
+    return ResourceExhausted("cannot allocate a buffer of {} bytes", capacity);
   }
   data_.reset(p);
   size_ = capacity;

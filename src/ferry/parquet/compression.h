@@ -31,7 +31,7 @@ namespace ferry::parquet {
 
 // Bytes in one malloc'd block: compressed output can be written into a block of the codec's bound
 // without zero-filling it first (as std::string::resize does) and then shrunk to its size,
-// without a copy.
+// without a copy. The reader's page buffers are ByteBuffers for the same reason.
 class ByteBuffer {
  public:
   std::string_view view() const { return std::string_view(data_.get(), size_); }

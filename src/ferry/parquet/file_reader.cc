@@ -165,8 +165,7 @@ Status FileReader::ReadBatches(std::span<const int> columns, int64_t max_rows, c
   columnar::RecordBatch batch(schema, std::move(out));
   for (int rg = 0; rg < num_row_groups(); rg++) {
     const RowGroup& group = metadata_.row_groups[static_cast<size_t>(rg)];
-    if (flat && group.num_rows > kWholeRowGroupFactor * max_rows &&
-        group.columns.size() == file_schema_.leaves.size()) {
+    if (flat && group.num_rows > max_rows && group.columns.size() == file_schema_.leaves.size()) {
       FERRY_RETURN_IF_ERROR(StreamRowGroup(rg, fields, max_rows, &batch, fn));
       continue;
     }
@@ -192,8 +191,6 @@ Status FileReader::StreamRowGroup(int row_group, const std::vector<int>& fields,
   if (field_scratch_.size() < fields.size()) {
     field_scratch_.resize(fields.size());
   }
-  carry_.resize(fields.size());
-  carry_pos_.assign(fields.size(), 0);
   DecodeBudget budget(options_.max_batch_bytes);
   std::vector<ColumnChunkReader> readers;
   std::vector<const LeafColumn*> leaves;
@@ -208,11 +205,6 @@ Status FileReader::StreamRowGroup(int row_group, const std::vector<int>& fields,
     FERRY_RETURN_IF_ERROR(readers[i]
                               .Begin(rg.columns[static_cast<size_t>(node.first_leaf)])
                               .WithContext("{}", where(i)));
-    const columnar::DataTypePtr& type = batch->schema().field(static_cast<int>(i)).type;
-    if (carry_[i] == nullptr || !carry_[i]->type()->Equals(*type)) {
-      carry_[i] = columnar::MakeColumn(type);
-    }
-    carry_[i]->Clear();
   }
   for (int64_t done = 0; done < rg.num_rows;) {
     const int64_t want = std::min(max_rows, rg.num_rows - done);
@@ -220,31 +212,17 @@ Status FileReader::StreamRowGroup(int row_group, const std::vector<int>& fields,
     for (size_t i = 0; i < readers.size(); i++) {
       columnar::Column* column = batch->mutable_column(static_cast<int>(i));
       column->Clear();
-      // Rows decoded for an earlier batch first: a slice when they are enough (a page longer
-      // than several batches is served from the carry, each row copied once more at most).
-      columnar::Column& carry = *carry_[i];
-      const int64_t carried = carry.length() - carry_pos_[i];
-      if (carried >= want) {
-        column->AppendRange(carry, carry_pos_[i], carry_pos_[i] + want);
-        carry_pos_[i] += want;
-        continue;
-      }
-      column->AppendRange(carry, carry_pos_[i], carry.length());
-      carry.Clear();
-      carry_pos_[i] = 0;
-      FERRY_RETURN_IF_ERROR(readers[i].ReadPages(column, want).WithContext("{}", where(i)));
+      FERRY_RETURN_IF_ERROR(readers[i].ReadRows(column, want).WithContext("{}", where(i)));
       if (column->length() < want) {
         return DataLoss("{}: the chunk holds {} rows, the row group {}", where(i),
                         done + column->length(), rg.num_rows);
       }
-      carry_[i]->AppendRange(*column, want, column->length());
-      column->Truncate(want);
     }
     done += want;
     FERRY_RETURN_IF_ERROR(fn(*batch));
   }
   for (size_t i = 0; i < readers.size(); i++) {
-    if (carry_[i]->length() > carry_pos_[i] || !readers[i].done()) {
+    if (!readers[i].done()) {
       return DataLoss("{}: the chunk holds more rows than the row group's {}", where(i),
                       rg.num_rows);
     }

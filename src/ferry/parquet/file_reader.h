@@ -13,7 +13,7 @@
 // decoded into the leaf's column (column_chunk_reader.h), then nested fields are assembled from
 // the levels (record_assembly.h) and every field is checked to hold the row group's num_rows.
 // ReadBatches reads the same in batches of about a given row count into one reused set of
-// columns, flat fields a few pages at a time (ColumnChunkReader::Begin/ReadPages).
+// columns, flat fields a batch at a time (ColumnChunkReader::Begin/ReadRows).
 //
 // Errors name the file (RandomAccessFile::name()), the row group, the column and the page:
 // DataLoss for a corrupt file, NotSupported for a feature ferry does not read (encryption,
@@ -70,14 +70,12 @@ class FileReader {
   // of columns is reused: cleared before each fill, so their capacity carries over and memory
   // stays at a few batches however large the file and its row groups (ReadRowGroup and ReadAll
   // hold everything they read, and a fresh process pays a page fault for every 4 KiB of it).
-  // `fn` must not keep views into the batch. A row group of more than kWholeRowGroupFactor *
-  // max_rows rows whose fields in `columns` are flat is read a few pages at a time, in batches
-  // of exactly `max_rows` rows (the last one shorter; a page that runs past a batch's end is
-  // decoded once and its remaining rows start the next batch). Any other row group is one
-  // batch: a smaller one costs no more read whole (writers such as DuckDB put a column chunk of
-  // 122,880 rows in one page, which is decoded whole anyway), and a nested field (struct, list,
-  // map) is assembled from whole chunks.
-  static constexpr int64_t kWholeRowGroupFactor = 8;
+  // `fn` must not keep views into the batch. A row group of more than `max_rows` rows whose
+  // fields in `columns` are flat is read in batches of exactly `max_rows` rows (the last one
+  // shorter), its pages decoded in parts (ColumnChunkReader::ReadRows): a batch holds its own
+  // rows only, even from a page of a whole row group (DuckDB writes a column chunk of 122,880
+  // rows as one page). Any other row group is one batch: a nested field (struct, list, map) is
+  // assembled from whole chunks.
   using BatchFn = std::function<Status(const columnar::RecordBatch&)>;
   Status ReadBatches(std::span<const int> columns, int64_t max_rows, const BatchFn& fn);
 
@@ -109,11 +107,8 @@ class FileReader {
   int64_t num_rows_ = 0;
   // Read and decode buffers kept from chunk to chunk and from call to call.
   ChunkScratch scratch_;
-  // StreamRowGroup's: one per field (their chunks are read side by side), and the rows a
-  // field's reader decoded past a batch's end.
+  // StreamRowGroup's: one per field (their chunks are read side by side).
   std::vector<ChunkScratch> field_scratch_;
-  std::vector<std::unique_ptr<columnar::Column>> carry_;
-  std::vector<int64_t> carry_pos_;  // the first row of carry_[i] not passed on yet
 };
 
 }  // namespace ferry::parquet

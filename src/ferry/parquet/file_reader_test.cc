@@ -209,8 +209,8 @@ TEST(ParquetTestingTest, EveryFileReadsTheSameThroughSmallReadWindows) {
 }
 
 // ReadBatches: every file reads to the same rows in batches of 1, 3 and 1,000 rows as whole; a
-// row group of flat fields over 8 batches (kWholeRowGroupFactor) comes in batches of exactly
-// max_rows (the last of the row group shorter), any other row group as one batch.
+// row group of flat fields over max_rows rows comes in batches of exactly max_rows (the last of
+// the row group shorter), any other row group as one batch.
 TEST(ParquetTestingTest, EveryFileReadsTheSameInBatches) {
   for (const std::string& name : ListParquetFiles()) {
     if (name == "large_string_map.brotli.parquet") {
@@ -247,7 +247,7 @@ TEST(ParquetTestingTest, EveryFileReadsTheSameInBatches) {
       }
       std::vector<int64_t> want;
       for (const auto& rg : (*reader)->metadata().row_groups) {
-        if (flat && rg.num_rows > FileReader::kWholeRowGroupFactor * max_rows) {
+        if (flat && rg.num_rows > max_rows) {
           for (int64_t left = rg.num_rows; left > 0; left -= max_rows) {
             want.push_back(std::min(left, max_rows));
           }

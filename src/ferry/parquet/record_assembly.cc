@@ -14,12 +14,12 @@ using columnar::PrimitiveColumn;
 using columnar::StructColumn;
 using NodeKind = AssemblyNode::Kind;
 
-// Appends values[0..n) (or values[indices[0..n)]) as valid rows.
+// Appends values[first..first + n) (or values[indices[0..n)]) as valid rows.
 template <typename C>
-void AppendDense(int64_t n, const C& values, const uint32_t* indices, C* out) {
+void AppendDense(int64_t n, const C& values, int64_t first, const uint32_t* indices, C* out) {
   if constexpr (std::is_same_v<C, BinaryColumn>) {
     for (int64_t k = 0; k < n; k++) {
-      out->Append(values.Value(indices != nullptr ? static_cast<int64_t>(indices[k]) : k));
+      out->Append(values.Value(indices != nullptr ? static_cast<int64_t>(indices[k]) : first + k));
     }
   } else {
     using T = typename C::ValueType;
@@ -27,7 +27,7 @@ void AppendDense(int64_t n, const C& values, const uint32_t* indices, C* out) {
     size_t old = dst->size();
     dst->resize(old + static_cast<size_t>(n));
     T* p = dst->data() + old;
-    const T* src = values.values().data();
+    const T* src = values.values().data() + (indices != nullptr ? 0 : first);
     if (indices != nullptr) {
       for (int64_t k = 0; k < n; k++) {
         p[k] = src[indices[k]];
@@ -41,13 +41,14 @@ void AppendDense(int64_t n, const C& values, const uint32_t* indices, C* out) {
 
 template <typename C>
 int64_t AppendSlotsTyped(std::span<const int16_t> def, int64_t positions, int16_t slot_def,
-                         int16_t max_def, const C& values, const uint32_t* indices, C* out) {
+                         int16_t max_def, const C& values, int64_t first, const uint32_t* indices,
+                         C* out) {
   auto value_at = [&](int64_t k) {
-    return indices != nullptr ? static_cast<int64_t>(indices[k]) : k;
+    return indices != nullptr ? static_cast<int64_t>(indices[k]) : first + k;
   };
   out->Reserve(out->length() + positions);
   if (def.empty()) {
-    AppendDense(positions, values, indices, out);
+    AppendDense(positions, values, first, indices, out);
     return positions;
   }
   int64_t next = 0;
@@ -117,15 +118,15 @@ Status CheckLength(const Column& child, int64_t expected, std::string_view what)
 }  // namespace
 
 int64_t AppendLeafSlots(std::span<const int16_t> def, int64_t positions, int16_t slot_def,
-                        int16_t max_def, const Column& values, const uint32_t* indices,
-                        Column* out) {
+                        int16_t max_def, const Column& values, const uint32_t* indices, Column* out,
+                        int64_t first) {
   if (values.type()->is_binary_like()) {
     return AppendSlotsTyped(def, positions, slot_def, max_def,
-                            static_cast<const BinaryColumn&>(values), indices,
+                            static_cast<const BinaryColumn&>(values), first, indices,
                             static_cast<BinaryColumn*>(out));
   }
   return columnar::VisitPrimitive(out->type_id(), [&]<typename C>(C*) {
-    return AppendSlotsTyped(def, positions, slot_def, max_def, static_cast<const C&>(values),
+    return AppendSlotsTyped(def, positions, slot_def, max_def, static_cast<const C&>(values), first,
                             indices, static_cast<C*>(out));
   });
 }

@@ -39,14 +39,15 @@ struct LeafLevels {
 };
 
 // Appends a row to `out` for every position i of `def` with def[i] >= slot_def: the next value of
-// `values` (or values[indices[k]] when `indices` is set) if def[i] == max_def, else a null. An
-// empty `def` means every position is max_def: `positions` values, appended in bulk (callers pass
-// it so when they have counted the page's values). Returns the values consumed.
+// `values` from values[first] (or values[indices[k]] when `indices` is set; `first` is then
+// unused) if def[i] == max_def, else a null. An empty `def` means every position is max_def:
+// `positions` values, appended in bulk (callers pass it so when they have counted the page's
+// values). Returns the values consumed.
 // REQUIRES: `values` and `out` have the same storage class; enough values (indices) for every
 // def == max_def; every index < values.length().
 int64_t AppendLeafSlots(std::span<const int16_t> def, int64_t positions, int16_t slot_def,
                         int16_t max_def, const columnar::Column& values, const uint32_t* indices,
-                        columnar::Column* out);
+                        columnar::Column* out, int64_t first = 0);
 
 // Step 2 above for the field `node` whose leaves were filled. `levels` is indexed by leaf
 // number and holds at least the levels of every leaf of `node`. Errors: DataLoss when the leaves

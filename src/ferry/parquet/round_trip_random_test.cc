@@ -466,8 +466,8 @@ void RunCase(uint64_t seed, const Forced* forced = nullptr) {
   }
   EXPECT_EQ(base, all.num_rows());
 
-  // The same projection in small batches (ReadBatches): row groups of flat fields larger than
-  // kWholeRowGroupFactor batches are read a few pages at a time, cut in the middle of pages.
+  // The same projection in small batches (ReadBatches): row groups of flat fields larger than a
+  // batch are read a batch at a time, cut in the middle of pages.
   const int64_t max_rows = r.Uniform(1, 40);
   SCOPED_TRACE("ReadBatches max_rows " + std::to_string(max_rows));
   base = 0;

@@ -77,26 +77,29 @@ Status DecodePlainBooleans(std::string_view data, int64_t count, Column* out) {
   return Status::OK();
 }
 
-Status DecodePlainByteArrays(std::string_view data, int64_t count, Column* out) {
+// Advances *data past the values taken.
+Status DecodePlainByteArrays(std::string_view* data, int64_t count, Column* out) {
   // Every value takes at least its 4-byte length.
-  FERRY_RETURN_IF_ERROR(NeedBytes("PLAIN BYTE_ARRAY", count, 4, data.size()));
+  FERRY_RETURN_IF_ERROR(NeedBytes("PLAIN BYTE_ARRAY", count, 4, data->size()));
   auto* col = static_cast<BinaryColumn*>(out);
   col->Reserve(col->length() + count);
+  const std::string_view bytes = *data;
   size_t pos = 0;
   for (int64_t i = 0; i < count; i++) {
-    if (data.size() - pos < 4) {
+    if (bytes.size() - pos < 4) {
       return DataLoss("PLAIN BYTE_ARRAY: value {} of {}: length past the end of the page", i,
                       count);
     }
-    uint32_t len = LoadLE<uint32_t>(data.data() + pos);
+    uint32_t len = LoadLE<uint32_t>(bytes.data() + pos);
     pos += 4;
-    if (len > data.size() - pos) {
+    if (len > bytes.size() - pos) {
       return DataLoss("PLAIN BYTE_ARRAY: value {} of {}: {} bytes past the end of the page", i,
                       count, len);
     }
-    col->Append(data.substr(pos, len));
+    col->Append(bytes.substr(pos, len));
     pos += len;
   }
+  data->remove_prefix(pos);
   return Status::OK();
 }
 
@@ -187,9 +190,17 @@ bool HasStorageOf(const columnar::DataType& type, PhysicalType physical) {
 }
 
 Status DecodePlain(const PhysicalSpec& spec, std::string_view data, int64_t count, Column* out) {
+  if (spec.type == PhysicalType::kBoolean) {
+    return DecodePlainBooleans(data, count, out);
+  }
+  return DecodePlainPrefix(spec, &data, count, out);
+}
+
+Status DecodePlainPrefix(const PhysicalSpec& spec, std::string_view* data, int64_t count,
+                         Column* out) {
   switch (spec.type) {
     case PhysicalType::kBoolean:
-      return DecodePlainBooleans(data, count, out);
+      return Internal("PLAIN BOOLEAN values are bits: a page cannot be decoded in byte parts");
     case PhysicalType::kByteArray:
       return DecodePlainByteArrays(data, count, out);
     default:
@@ -199,24 +210,25 @@ Status DecodePlain(const PhysicalSpec& spec, std::string_view data, int64_t coun
   if (width <= 0) {
     return DataLoss("PLAIN {}: bad value width {}", PhysicalTypeName(spec.type), width);
   }
-  FERRY_RETURN_IF_ERROR(NeedBytes("PLAIN", count, width, data.size()));
+  FERRY_RETURN_IF_ERROR(NeedBytes("PLAIN", count, width, data->size()));
   switch (spec.type) {
     case PhysicalType::kInt32:
-      AppendRaw<int32_t>(data.data(), count, out);
+      AppendRaw<int32_t>(data->data(), count, out);
       break;
     case PhysicalType::kInt64:
-      AppendRaw<int64_t>(data.data(), count, out);
+      AppendRaw<int64_t>(data->data(), count, out);
       break;
     case PhysicalType::kFloat:
-      AppendRaw<float>(data.data(), count, out);
+      AppendRaw<float>(data->data(), count, out);
       break;
     case PhysicalType::kDouble:
-      AppendRaw<double>(data.data(), count, out);
+      AppendRaw<double>(data->data(), count, out);
       break;
     default:  // INT96, FIXED_LEN_BYTE_ARRAY
-      AppendFixedBinary(data.data(), count, width, out);
+      AppendFixedBinary(data->data(), count, width, out);
       break;
   }
+  data->remove_prefix(static_cast<size_t>(count * width));
   return Status::OK();
 }
 

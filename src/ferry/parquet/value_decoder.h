@@ -51,6 +51,10 @@ Status DecodeValues(Encoding encoding, const PhysicalSpec& spec, std::string_vie
 // PLAIN (also the encoding of dictionary pages).
 Status DecodePlain(const PhysicalSpec& spec, std::string_view data, int64_t count,
                    columnar::Column* out);
+// PLAIN, for a page decoded in parts: the first `count` values of *data, which is then advanced
+// past them. Not for BOOLEAN (its values are bits; Internal).
+Status DecodePlainPrefix(const PhysicalSpec& spec, std::string_view* data, int64_t count,
+                         columnar::Column* out);
 
 // BYTE_STREAM_SPLIT for FLOAT, DOUBLE, INT32, INT64 and FIXED_LEN_BYTE_ARRAY.
 Status DecodeByteStreamSplit(const PhysicalSpec& spec, std::string_view data, int64_t count,

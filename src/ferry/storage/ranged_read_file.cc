@@ -1,5 +1,6 @@
 #include "ferry/storage/ranged_read_file.h"
 
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -18,21 +19,26 @@ class RangedReadFile final : public RandomAccessFile {
   const std::string& name() const override { return gets_->name; }
 
   Status ReadAt(uint64_t offset, uint64_t n, std::string* out) const override {
-    const std::string& name = gets_->name;
-    if (offset > size_ || n > size_ - offset) {
-      return DataLoss("{}: read of {} bytes at {} is past its end ({} bytes)", name, n, offset,
-                      size_);
-    }
+    FERRY_RETURN_IF_ERROR(CheckRange(offset, n));
     if (offset + n <= head_.size()) {
       out->assign(head_, offset, n);
       return Status::OK();
     }
+    out->resize(n);
+    return ReadInto(offset, n, out->data());
+  }
+
+  Status ReadInto(uint64_t offset, uint64_t n, char* out) const override {
+    const std::string& name = gets_->name;
+    FERRY_RETURN_IF_ERROR(CheckRange(offset, n));
     if (n == 0) {
-      out->clear();
       return Status::OK();
     }
-    out->resize(n);
-    http::HttpOutcome r = gets_->get(offset, n, etag_, std::span<char>(out->data(), n));
+    if (offset + n <= head_.size()) {
+      std::memcpy(out, head_.data() + offset, n);
+      return Status::OK();
+    }
+    http::HttpOutcome r = gets_->get(offset, n, etag_, std::span<char>(out, n));
     if (r.status_code() == 412) {
       return DataLoss("{}: the {} changed since it was opened (ETag {} no longer matches)", name,
                       gets_->noun, etag_);
@@ -54,6 +60,14 @@ class RangedReadFile final : public RandomAccessFile {
   }
 
  private:
+  Status CheckRange(uint64_t offset, uint64_t n) const {
+    if (offset > size_ || n > size_ - offset) {
+      return DataLoss("{}: read of {} bytes at {} is past its end ({} bytes)", gets_->name, n,
+                      offset, size_);
+    }
+    return Status::OK();
+  }
+
   const std::shared_ptr<const RangedGets> gets_;
   const uint64_t size_;
   const std::string etag_;
