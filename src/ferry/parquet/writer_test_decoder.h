@@ -1,11 +1,13 @@
 // Test-only: decodes the column chunks ferry's writer produces (PLAIN and RLE_DICTIONARY values,
 // RLE levels, v1 and v2 pages, any codec) into levels and raw PLAIN value bytes, so the writer's
 // unit tests can check what it wrote without the reader. Fails the current test on anything
-// unexpected. Not a general reader: the real one is parquet/reader.h.
+// unexpected. Not a general reader: the real one is parquet/reader.h. Also the writing helpers
+// those tests share (WriteFile, WriteToString, Bytes).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,49 @@ struct DecodedChunk {
   std::vector<std::string> values;  // PLAIN bytes of each value; BYTE_ARRAY without its length
   std::vector<PageHeader> pages;    // data and dictionary page headers, in file order
 };
+
+// A StringOutputStream whose buffer survives the writer.
+class SharedStringStream final : public OutputStream {
+ public:
+  explicit SharedStringStream(std::string* out) : out_(out) {}
+  Status Append(std::string_view d) override {
+    out_->append(d);
+    return Status::OK();
+  }
+  uint64_t Tell() const override { return out_->size(); }
+  Status Close() override {
+    closed = true;
+    return Status::OK();
+  }
+  const std::string& name() const override { return name_; }
+  bool closed = false;
+
+ private:
+  std::string* out_;
+  std::string name_ = "test.parquet";
+};
+
+inline std::string WriteFile(const columnar::RecordBatch& batch, WriterOptions options,
+                             std::vector<ColumnStatistics>* stats = nullptr) {
+  std::string out;
+  auto w = FileWriter::Open(std::make_unique<SharedStringStream>(&out), batch.schema_ptr(),
+                            std::move(options));
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  Status s = (*w)->Write(batch);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  s = (*w)->Close();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (stats != nullptr) {
+    *stats = (*w)->column_statistics();
+  }
+  return out;
+}
+
+// The little-endian bytes of a value, as PLAIN and the statistics store it.
+template <typename T>
+std::string Bytes(T v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof(T));
+}
 
 // `batch` written as one Parquet file in memory; fails the current test on an error.
 inline std::string WriteToString(const columnar::RecordBatch& batch, const WriterOptions& options) {
