@@ -43,20 +43,22 @@ Result<std::unique_ptr<LocalRandomAccessFile>> LocalRandomAccessFile::Open(
       new LocalRandomAccessFile(path, std::move(owned), static_cast<uint64_t>(st.st_size)));
 }
 
-Status LocalRandomAccessFile::ReadAt(uint64_t offset, uint64_t n, std::string* out) const {
+Status LocalRandomAccessFile::CheckRange(uint64_t offset, uint64_t n) const {
   if (offset > size_ || n > size_ - offset) {
     return DataLoss("{}: read of {} bytes at offset {} is past the end ({} bytes)", path_, n,
                     offset, size_);
   }
+  return Status::OK();
+}
+
+Status LocalRandomAccessFile::ReadAt(uint64_t offset, uint64_t n, std::string* out) const {
+  FERRY_RETURN_IF_ERROR(CheckRange(offset, n));  // before sizing *out from n
   out->resize(n);
   return ReadInto(offset, n, out->data());
 }
 
 Status LocalRandomAccessFile::ReadInto(uint64_t offset, uint64_t n, char* out) const {
-  if (offset > size_ || n > size_ - offset) {
-    return DataLoss("{}: read of {} bytes at offset {} is past the end ({} bytes)", path_, n,
-                    offset, size_);
-  }
+  FERRY_RETURN_IF_ERROR(CheckRange(offset, n));
   uint64_t done = 0;
   while (done < n) {
     ssize_t r = ::pread(fd_.get(), out + done, n - done, static_cast<off_t>(offset + done));

@@ -50,6 +50,8 @@ class LocalRandomAccessFile final : public RandomAccessFile {
  private:
   LocalRandomAccessFile(std::string path, FileDescriptor fd, uint64_t size)
       : path_(std::move(path)), fd_(std::move(fd)), size_(size) {}
+  // DataLoss naming the file when [offset, offset + n) is not inside it.
+  Status CheckRange(uint64_t offset, uint64_t n) const;
   std::string path_;
   FileDescriptor fd_;
   uint64_t size_;

@@ -419,11 +419,7 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
     FERRY_RETURN_IF_ERROR(
         DecodeDictionaryIndices(values, non_null, dictionary_->length(), &scratch_->indices));
     if (dictionary_->type()->is_binary_like()) {
-      const auto& dict = *dictionary_->As<BinaryColumn>();
-      int64_t bytes = 0;
-      for (uint32_t i : scratch_->indices) {
-        bytes += dict.offsets()[i + 1] - dict.offsets()[i];
-      }
+      const int64_t bytes = IndexedBytes(scratch_->indices.data(), non_null);
       FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
       auto* binary = out->As<BinaryColumn>();
       binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes +
@@ -490,11 +486,7 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
     case PartPage::Values::kIndices: {
       const uint32_t* indices = scratch_->indices.data() + part_.next_value;
       if (binary) {
-        const auto& dict = *dictionary_->As<BinaryColumn>();
-        int64_t bytes = 0;
-        for (int64_t k = 0; k < values; k++) {
-          bytes += dict.offsets()[indices[k] + 1] - dict.offsets()[indices[k]];
-        }
+        const int64_t bytes = IndexedBytes(indices, values);
         FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
         auto* col = out->As<BinaryColumn>();
         col->ReserveData(static_cast<int64_t>(col->data().size()) + bytes);
@@ -517,17 +509,8 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
       scratch_->raw->Clear();
       FERRY_RETURN_IF_ERROR(
           DecodePlainPrefix(leaf_->physical, &part_.plain, values, scratch_->raw.get()));
-      const Column* dense = scratch_->raw.get();
-      if (binary) {
-        FERRY_RETURN_IF_ERROR(budget_->Charge(
-            static_cast<int64_t>(scratch_->raw->As<BinaryColumn>()->data().size())));
-      }
-      if (leaf_->conversion != ValueConversion::kNone) {
-        scratch_->converted->Clear();
-        FERRY_RETURN_IF_ERROR(
-            ConvertValues(leaf_->conversion, *scratch_->raw, scratch_->converted.get()));
-        dense = scratch_->converted.get();
-      }
+      const Column* dense = nullptr;
+      FERRY_RETURN_IF_ERROR(ConvertRaw(&dense));
       AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
       break;
     }
@@ -539,6 +522,15 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
   part_.next += take;
   part_.next_value += values;
   return Status::OK();
+}
+
+int64_t ColumnChunkReader::IndexedBytes(const uint32_t* indices, int64_t n) const {
+  const auto& dict = *dictionary_->As<BinaryColumn>();
+  int64_t bytes = 0;
+  for (int64_t k = 0; k < n; k++) {
+    bytes += dict.offsets()[indices[k] + 1] - dict.offsets()[indices[k]];
+  }
+  return bytes;
 }
 
 int64_t ColumnChunkReader::ExtrapolatedBytes(int64_t page_bytes, int64_t page_values) {
@@ -560,6 +552,10 @@ Status ColumnChunkReader::DecodeDenseValues(int64_t count, Encoding encoding,
   scratch_->raw->Clear();
   FERRY_RETURN_IF_ERROR(DecodeValues(encoding, leaf_->physical, values, count,
                                      options_->max_page_size, scratch_->raw.get()));
+  return ConvertRaw(dense);
+}
+
+Status ColumnChunkReader::ConvertRaw(const Column** dense) {
   if (scratch_->raw->type()->is_binary_like()) {
     FERRY_RETURN_IF_ERROR(
         budget_->Charge(static_cast<int64_t>(scratch_->raw->As<BinaryColumn>()->data().size())));

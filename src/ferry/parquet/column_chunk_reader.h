@@ -210,6 +210,11 @@ class ColumnChunkReader {
   int64_t ExtrapolatedBytes(int64_t page_bytes, int64_t page_values);
   Status DecodeDenseValues(int64_t count, Encoding encoding, std::string_view values,
                            const columnar::Column** dense);
+  // The values just decoded into scratch_->raw, charged to the budget and converted to the
+  // leaf's type when a conversion applies: *dense is raw or scratch_->converted.
+  Status ConvertRaw(const columnar::Column** dense);
+  // The bytes of the binary dictionary's entries at indices[0, n).
+  int64_t IndexedBytes(const uint32_t* indices, int64_t n) const;
   // Decompresses `input` into exactly `size` bytes (or passes it through when uncompressed).
   Status Decompress(std::string_view input, int64_t size, std::string_view* out);
 
