@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace ferry::parquet {
 
@@ -24,6 +25,31 @@ void PageArena::Populate(Segment* s, size_t end) {
   s->populated = to;
 }
 
+char* PageArena::MapSegment() {
+  // Map a huge page more than needed and give back the ends, so that the segment starts on a
+  // huge-page boundary (mmap aligns to 4 KiB only).
+  const size_t mapped = kSegmentBytes + kHugePageBytes;
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    return nullptr;
+  }
+  char* start = static_cast<char*>(p);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(start);
+  char* base = start + ((kHugePageBytes - at % kHugePageBytes) % kHugePageBytes);
+  if (base > start) {
+    munmap(start, static_cast<size_t>(base - start));
+  }
+  if (char* end = base + kSegmentBytes; end < start + mapped) {
+    munmap(end, static_cast<size_t>(start + mapped - end));
+  }
+#ifdef MADV_HUGEPAGE
+  // Refused when the kernel has no THP: the segment then populates in base pages.
+  (void)madvise(base, kSegmentBytes, MADV_HUGEPAGE);
+#endif
+  return base;
+}
+
 char* PageArena::Reserve(size_t n) {
   if (n > kSegmentBytes) {
     return nullptr;
@@ -33,12 +59,11 @@ char* PageArena::Reserve(size_t n) {
     used_ = 0;
   }
   if (current_ == segments_.size()) {
-    void* p = mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
+    char* base = MapSegment();
+    if (base == nullptr) {
       return nullptr;
     }
-    segments_.push_back(Segment{static_cast<char*>(p), 0});
+    segments_.push_back(Segment{base, 0});
   }
   Segment& s = segments_[current_];
   Populate(&s, used_ + n);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace ferry::parquet {
@@ -51,6 +55,56 @@ TEST(PageArenaTest, ResetReusesTheMemory) {
   EXPECT_EQ(again, first);
   arena.Commit(3 << 20);
   EXPECT_EQ(arena.populated_bytes(), populated);  // nothing new was mapped
+}
+
+// The THP mode the kernel is in ("always", "madvise", "never"), or "" when it has no THP.
+std::string ThpMode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(in, line);
+  size_t open = line.find('[');
+  size_t close = line.find(']');
+  return open == std::string::npos || close == std::string::npos
+             ? ""
+             : line.substr(open + 1, close - open - 1);
+}
+
+// The "THPeligible" value /proc/self/smaps gives the mapping that holds `p`, or -1.
+int ThpEligible(const void* p) {
+  std::ifstream in("/proc/self/smaps");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long from = 0;
+    unsigned long to = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &from, &to) == 2 && line.find(':') > line.find('-')) {
+      inside = from <= at && at < to;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      return std::stoi(line.substr(12));
+    }
+  }
+  return -1;
+}
+
+TEST(PageArenaTest, SegmentsStartOnAHugePageAndAreAdvisedForHugePages) {
+  PageArena arena;
+  char* a = arena.Reserve(1000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % PageArena::kHugePageBytes, 0u);
+  EXPECT_EQ(arena.populated_bytes(), PageArena::kHugePageBytes);  // one step: one huge page
+  arena.Commit(1000);
+  const std::string mode = ThpMode();
+  if (mode != "always" && mode != "madvise") {
+    GTEST_SKIP() << "THIS HOST HAS NO TRANSPARENT HUGE PAGES (mode '" << mode
+                 << "'): the segment's huge-page advice is not checked";
+  }
+  EXPECT_EQ(ThpEligible(a), 1) << "THP mode " << mode;
+  // A second segment is aligned and advised too.
+  char* b = arena.Reserve(PageArena::kSegmentBytes - 10);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % PageArena::kHugePageBytes, 0u);
+  EXPECT_EQ(ThpEligible(b), 1);
 }
 
 }  // namespace
