@@ -230,6 +230,60 @@ TEST_F(ParquetFromJsonTest, ABadLineFailsNamingItAndLeavesNoFile) {
   EXPECT_EQ(DirEntries(), (std::vector<std::string>{"bad.jsonl", "bad.parquet"}));
 }
 
+// The row groups' sizes: what `ferry parquet inspect --json` says of each.
+std::vector<int64_t> RowGroupRows(const std::string& file) {
+  ProcessResult r = Shell(std::string(kFerry) + " parquet inspect --json " + Quote(file));
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::vector<int64_t> rows;
+  if (r.code == 0) {
+    const Json inspected = Json::parse(r.out);
+    EXPECT_TRUE(inspected.contains("row_groups")) << r.out;
+    for (const Json& g : inspected["row_groups"]) {
+      rows.push_back(g["num_rows"].get<int64_t>());
+    }
+  }
+  return rows;
+}
+
+TEST_F(ParquetFromJsonTest, RowGroupLimitsCutTheFileAndEveryRowReadsBack) {
+  std::string in = WriteInput("in.jsonl", kInput);
+  std::string out = dir_ + "/rows.parquet";
+  ProcessResult r = FromJson(in, out, "--row-group-rows 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(RowGroupRows(out), (std::vector<int64_t>{3, 1}));
+  ProcessResult cat = Shell(std::string(kFerry) + " parquet cat " + Quote(out));
+  ASSERT_EQ(cat.code, 0) << cat.out;
+  std::vector<Json> rows = JsonLines(cat.out);
+  ASSERT_EQ(rows.size(), std::size(kExpectedCat));
+  for (size_t i = 0; i < rows.size(); i++) {
+    EXPECT_EQ(rows[i], Json::parse(kExpectedCat[i])) << i;
+  }
+
+  // By bytes: 5,000 rows with a row group limit of one byte end a row group after each slice
+  // the writer takes; DuckDB reads every row of every row group.
+  std::string many;
+  for (int i = 1; i <= 5000; i++) {
+    many += R"({"id":)" + std::to_string(i) + R"(,"note":"row )" + std::to_string(i) + "\"}\n";
+  }
+  in = WriteInput("many.jsonl", many);
+  out = dir_ + "/bytes.parquet";
+  r = FromJson(in, out, "--row-group-bytes 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<int64_t> groups = RowGroupRows(out);
+  EXPECT_GT(groups.size(), 2u);
+  int64_t total = 0;
+  for (int64_t g : groups) {
+    total += g;
+  }
+  EXPECT_EQ(total, 5000);
+  std::vector<Json> duck = Duck(
+      "SELECT count(*)::VARCHAR AS n, sum(id)::VARCHAR AS s, count(DISTINCT note)::VARCHAR AS d "
+      "FROM read_parquet('" +
+      out + "')");
+  ASSERT_EQ(duck.size(), 1u);
+  EXPECT_EQ(duck[0], Json::parse(R"({"n":"5000","s":"12502500","d":"5000"})"));
+}
+
 TEST_F(ParquetFromJsonTest, BadUsageExitsWithTwo) {
   std::string in = WriteInput("in.jsonl", kInput);
   std::string out = dir_ + "/x.parquet";
@@ -241,6 +295,12 @@ TEST_F(ParquetFromJsonTest, BadUsageExitsWithTwo) {
   EXPECT_EQ(r.code, 2) << r.out;
   r = FromJson(in, out, "--codec snappy --level 3");
   EXPECT_EQ(r.code, 2) << r.out;
+  r = FromJson(in, out, "--row-group-bytes lots");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--row-group-bytes"), std::string::npos) << r.out;
+  r = FromJson(in, out, "--row-group-rows 0");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--row-group-rows"), std::string::npos) << r.out;
   EXPECT_EQ(DirEntries(), std::vector<std::string>{"in.jsonl"});
 }
 
