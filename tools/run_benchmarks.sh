@@ -11,7 +11,11 @@
 # (b)); CPU time is the figure to trust on a shared machine.
 # The zstd level: LEVEL=N sets it on both sides; unset, each tool uses its own default (ferry 1,
 # DuckDB 3), as the issue's commands are written.
-#   tools/run_benchmarks.sh [ROWS]   (env: REPS, LEVEL, BUILD_DIR=build/release, WORK_DIR, FERRY=binary)
+# Every measured process runs on one CPU, CPU=N (default 0; CPU=any leaves them to the
+# scheduler): this VM's two vCPUs are not equally fast at all times (the same from-json took 1.3 s
+# of CPU on one and 2.0 s on the other in the same minute), so unpinned medians depended on
+# where each run landed.
+#   tools/run_benchmarks.sh [ROWS]   (env: REPS, LEVEL, CPU, BUILD_DIR=build/release, WORK_DIR, FERRY=binary)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +30,13 @@ if [ "$level" != 0 ]; then
 else
   unset DUCKDB_ZSTD_LEVEL
 fi
+cpu=${CPU:-0}
+pin=()
+case "$cpu" in
+  any) ;;
+  '' | *[!0-9]*) echo "run_benchmarks: CPU must be a CPU number or 'any'" >&2; exit 2 ;;
+  *) pin=(taskset -c "$cpu") ;;
+esac
 build=${BUILD_DIR:-build/release}
 work=${WORK_DIR:-$build/bench-parquet}
 schema='id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, ts TIMESTAMP, day DATE, note STRING'
@@ -78,12 +89,13 @@ ferry_from_json() {
   if [ "$level" != 0 ]; then
     level_flag=(--level "$level")
   fi
-  t=$( { TIMEFORMAT='%R %U %S'; time "$ferry" parquet from-json --schema "$schema" --codec zstd "${level_flag[@]}" \
+  t=$( { TIMEFORMAT='%R %U %S'; time "${pin[@]}" "$ferry" parquet from-json --schema "$schema" --codec zstd "${level_flag[@]}" \
     "$json" "$work/ferry.parquet" >/dev/null; } 2>&1)
   read -r w u s <<<"$t"
   echo "from-json seconds=$w cpu_seconds=$(awk "BEGIN{print $u + $s}")"
 }
-duck() { node bench/duckdb_parquet_bench.mjs "$@"; }
+duck() { "${pin[@]}" node bench/duckdb_parquet_bench.mjs "$@"; }
+pq_bench() { "${pin[@]}" "$bench" "$@"; }
 
 rate() { awk "BEGIN{printf \"%.0f\", $rows / $1}"; }
 ratio() { awk "BEGIN{printf \"%.2f\", $2 / $1}"; }  # ferry seconds, duckdb seconds
@@ -96,18 +108,18 @@ row() {  # name "ferry_wall ferry_cpu" "duck_wall duck_cpu"
 }
 
 level_text=$([ "$level" = 0 ] && echo "each tool's default (ferry 1, DuckDB 3)" || echo "$level on both")
-echo "rows=$rows rounds=$reps (medians) zstd level: $level_text cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+echo "rows=$rows rounds=$reps (medians) zstd level: $level_text pinned to CPU: $cpu cpu=$(nproc) x $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 runs=$(mktemp -d)
 trap 'rm -rf "$runs"' EXIT
 for _ in $(seq "$reps"); do
   # (a) first: (c) reads the files it writes.
   timing ferry_from_json >>"$runs/a_f"
   timing duck json "$json" "$work/duckdb.parquet" >>"$runs/a_d"
-  timing "$bench" write "$json" "$work/ferry-write.parquet" "$level" >>"$runs/b_f"
+  timing pq_bench write "$json" "$work/ferry-write.parquet" "$level" >>"$runs/b_f"
   timing duck write "$json" "$work/duckdb-write.parquet" >>"$runs/b_d"
-  timing "$bench" read "$work/ferry.parquet" >>"$runs/c_ff"
+  timing pq_bench read "$work/ferry.parquet" >>"$runs/c_ff"
   timing duck read "$work/ferry.parquet" >>"$runs/c_fd"
-  timing "$bench" read "$work/duckdb.parquet" >>"$runs/c_df"
+  timing pq_bench read "$work/duckdb.parquet" >>"$runs/c_df"
   timing duck read "$work/duckdb.parquet" >>"$runs/c_dd"
 done
 a_f=$(median "$runs/a_f")

@@ -13,10 +13,11 @@
 // Each segment is aligned to 2 MiB and advised for transparent huge pages (MADV_HUGEPAGE; the
 // kernel's default THP mode, "madvise", backs only advised memory so), and populated a 2 MiB
 // step at a time: one fault per huge page instead of 512. On the benchmark VM this took the
-// 1 M-row JSON -> Parquet run at zstd level 3 from 26,430 page faults and 1.46-1.51 s of CPU to
-// 6,500 and 1.33-1.38 s (docs/BENCHMARKS.md). Without THP (mode "never", an old kernel) the
-// advice is ignored and the segment populates in 4 KiB pages as before. At most one huge page
-// past the bytes in use is backed per segment.
+// 1 M-row JSON -> Parquet run from 26,430 page faults to 6,500, and its CPU from 1.57 to 1.34 s
+// at zstd level 3 and from 0.98 to 0.77 s at level 1 (medians of five interleaved runs on one
+// CPU, docs/BENCHMARKS.md). Without THP (mode "never", an old kernel) the advice is ignored and
+// the segment populates in 4 KiB pages as before. At most one huge page past the bytes in use is
+// backed per segment.
 //
 // Use: Reserve(n) gives room for n bytes (the codec's bound), Commit(k) keeps the first k of
 // them; Reset() after the row group's chunks went to the sink. A request larger than a
