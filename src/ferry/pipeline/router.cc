@@ -255,7 +255,7 @@ void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
                     .tables_known = tables_.known().size(),
                     .rereads = positions_.skipped(),
                     .restarts = restarts_},
-                   source_.get(), assigned_, lows);
+                   source_.get(), assigned_, lows, positions_.LowTimestamps());
 }
 
 void Router::UpdateGoals() {
@@ -376,7 +376,8 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
                     choice.table));
     taken_.push_back({.partition = fresh[i].partition,
                       .position = fresh[i].position,
-                      .route = group.inner->route});
+                      .route = group.inner->route,
+                      .timestamp_us = fresh[i].timestamp_us});
     group.rows.push_back(static_cast<uint32_t>(i));
     bad_reasons_[i] = std::move(choices_[i].bad_reason);
   }

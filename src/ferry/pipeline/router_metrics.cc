@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "ferry/base/clock.h"
+
 namespace ferry::pipeline {
 
 RouterMetrics::RouterMetrics(metrics::Registry* registry, std::string pipeline,
@@ -41,7 +43,9 @@ const RouterMetrics::PartitionGauges& RouterMetrics::Partition(const std::string
                                       l),
         .head =
             registry_->GetGauge("ferry_broker_head_position", "Last position the broker holds", l),
-        .lag = registry_->GetGauge("ferry_lag_messages", "Head minus committed position", l)};
+        .lag = registry_->GetGauge("ferry_lag_messages", "Head minus committed position", l),
+        .lag_seconds = registry_->GetGauge("ferry_lag_seconds",
+                                           "Age of the last committed message while lagging", l)};
     it = partitions_.emplace(key, gauges).first;
   }
   return it->second;
@@ -49,7 +53,8 @@ const RouterMetrics::PartitionGauges& RouterMetrics::Partition(const std::string
 
 void RouterMetrics::Update(const Counts& counts, source::Source* source,
                            const std::map<int32_t, source::PartitionInfo>& assigned,
-                           const std::map<int32_t, int64_t>& lows) {
+                           const std::map<int32_t, int64_t>& lows,
+                           const std::map<int32_t, int64_t>& low_timestamps) {
   tables_open_->Set(static_cast<double>(counts.tables_open));
   tables_known_->Set(static_cast<double>(counts.tables_known));
   if (counts.rereads > rereads_counted_) {
@@ -89,7 +94,14 @@ void RouterMetrics::Update(const Counts& counts, source::Source* source,
     if (low != lows.end()) {
       below = static_cast<double>(low->second);
     }
-    g.lag->Set(std::max(0.0, last - below));
+    const double lag = std::max(0.0, last - below);
+    g.lag->Set(lag);
+    double seconds = 0;
+    if (auto ts = low_timestamps.find(index);
+        lag > 0 && low != lows.end() && ts != low_timestamps.end() && ts->second > 0) {
+      seconds = std::max(0.0, static_cast<double>(WallMicros() - ts->second) / 1e6);
+    }
+    g.lag_seconds->Set(seconds);
   }
 }
 

@@ -1,7 +1,8 @@
 // RouterMetrics: a routed pipeline's own series (router.h, "Metrics"), labelled `pipeline` (and
 // `partition`): ferry_pipeline_up, ferry_routing_tables_open, ferry_routing_tables_known,
 // ferry_routing_rereads_total, ferry_routing_restarts_total, ferry_routing_resume_position,
-// ferry_broker_head_position, ferry_lag_messages and ferry_routing_queue_messages{table}.
+// ferry_broker_head_position, ferry_lag_messages, ferry_lag_seconds and
+// ferry_routing_queue_messages{table}.
 //
 //   RouterMetrics metrics(registry, "events", std::chrono::seconds(5));
 //   metrics.Update({.tables_open = 3, ...}, source, assigned, positions.LowNow());
@@ -36,21 +37,25 @@ class RouterMetrics {
 
   // The gauges and counters after a poll. At most every heads_interval, asks `source` (null: the
   // source is closed) for the broker's heads of the `assigned` partitions; the lag of a partition
-  // is its head minus its L in `lows`.
+  // is its head minus its L in `lows`, and in seconds (as a single table's pipeline reports it,
+  // partition_book.h) the age of its message at L, whose timestamp is in `low_timestamps`
+  // (RoutingPositions::LowTimestamps), while it lags; 0 otherwise or without a timestamp.
   void Update(const Counts& counts, source::Source* source,
               const std::map<int32_t, source::PartitionInfo>& assigned,
-              const std::map<int32_t, int64_t>& lows);
+              const std::map<int32_t, int64_t>& lows,
+              const std::map<int32_t, int64_t>& low_timestamps);
   void SetUp(bool up) { up_->Set(up ? 1 : 0); }
   void SetTablesOpen(size_t n) { tables_open_->Set(static_cast<double>(n)); }
   // ferry_routing_queue_messages of `table`.
   metrics::Gauge* QueueGauge(const std::string& table);
 
  private:
-  // A partition's three gauges, looked up in the registry once per partition key.
+  // A partition's gauges, looked up in the registry once per partition key.
   struct PartitionGauges {
     metrics::Gauge* resume;
     metrics::Gauge* head;
     metrics::Gauge* lag;
+    metrics::Gauge* lag_seconds;
   };
   const PartitionGauges& Partition(const std::string& key);
 

@@ -40,14 +40,15 @@ void RoutingPositions::Done(Partition* p, uint64_t index) {
 
 void RoutingPositions::Trim(Partition* p) {
   while (!p->log.empty() && p->log.front().done) {
+    p->low_timestamp_us = p->log.front().timestamp_us;
     p->log.pop_front();
     ++p->base;
   }
 }
 
-void RoutingPositions::Take(int32_t partition, int64_t position, int route) {
+void RoutingPositions::Take(int32_t partition, int64_t position, int route, int64_t timestamp_us) {
   std::lock_guard lock(mu_);
-  TakeLocked(&partitions_[partition], partition, position, route);
+  TakeLocked(&partitions_[partition], partition, position, route, timestamp_us);
 }
 
 void RoutingPositions::Take(std::span<const Taken> taken) {
@@ -59,18 +60,20 @@ void RoutingPositions::Take(std::span<const Taken> taken) {
       p = &partitions_[t.partition];
       at = t.partition;
     }
-    TakeLocked(p, t.partition, t.position, t.route);
+    TakeLocked(p, t.partition, t.position, t.route, t.timestamp_us);
   }
 }
 
-void RoutingPositions::TakeLocked(Partition* p, int32_t partition, int64_t position, int route) {
+void RoutingPositions::TakeLocked(Partition* p, int32_t partition, int64_t position, int route,
+                                  int64_t timestamp_us) {
   // The router takes a partition's messages in position order, once each (it drops what it
   // polled already); a message out of order would break the log's order, so it is refused
   // loudly rather than lost from the book.
   FERRY_CHECK_MSG(p->log.empty() || position > p->log.back().position,
                   fmt::format("routing positions: partition {} took {} after {}", partition,
                               position, p->log.back().position));
-  p->log.push_back({.position = position, .route = route, .done = false});
+  p->log.push_back(
+      {.position = position, .timestamp_us = timestamp_us, .route = route, .done = false});
   ByRoute(&p->owned, route).push_back(p->base + p->log.size() - 1);
   ++p->count;
   ++ByRoute(&per_route_, route);
@@ -164,6 +167,17 @@ std::optional<int64_t> RoutingPositions::Durable(int32_t partition) const {
   std::lock_guard lock(mu_);
   auto it = partitions_.find(partition);
   return it == partitions_.end() ? std::nullopt : it->second.durable;
+}
+
+std::map<int32_t, int64_t> RoutingPositions::LowTimestamps() const {
+  std::lock_guard lock(mu_);
+  std::map<int32_t, int64_t> out;
+  for (const auto& [index, p] : partitions_) {
+    if (p.low_timestamp_us) {
+      out[index] = *p.low_timestamp_us;
+    }
+  }
+  return out;
 }
 
 std::map<int32_t, int64_t> RoutingPositions::DurableAll() const {

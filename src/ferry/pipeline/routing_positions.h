@@ -49,12 +49,14 @@ class RoutingPositions {
  public:
   void Reset(int32_t partition, std::optional<int64_t> floor);
   void Forget(int32_t partition);  // a revocation: the partition is no longer ours
-  void Take(int32_t partition, int64_t position, int route);
+  // `timestamp_us`: the message's (0: the source gives none), for LowTimestamps.
+  void Take(int32_t partition, int64_t position, int route, int64_t timestamp_us = 0);
   // Take for each, in order, under one lock (a poll's messages).
   struct Taken {
     int32_t partition;
     int64_t position;
     int route;
+    int64_t timestamp_us = 0;
   };
   void Take(std::span<const Taken> taken);
   // Returns L (nullopt when it would be below every position: nothing to say yet).
@@ -72,6 +74,10 @@ class RoutingPositions {
   // polled (or the floor) when nothing is outstanding. True at the instant it is read: whatever
   // is not outstanding is durable. What the router acknowledges and puts in its positions table.
   std::map<int32_t, int64_t> LowNow() const;
+  // Every partition's timestamp (µs) of its newest message at or below LowNow's L, the last
+  // message of the durable prefix, for the lag in seconds; absent until one was taken and became
+  // durable since Reset, 0 when the source gave it none.
+  std::map<int32_t, int64_t> LowTimestamps() const;
   // Every partition's durable L (from seals whose commits were acknowledged).
   std::map<int32_t, int64_t> DurableAll() const;
   // Messages of `route` not durable yet (all partitions).
@@ -93,6 +99,7 @@ class RoutingPositions {
   // One message taken and not yet known durable (done: it is, and waits to leave the front).
   struct Entry {
     int64_t position;
+    int64_t timestamp_us;
     int route;
     bool done;
   };
@@ -108,9 +115,11 @@ class RoutingPositions {
     std::vector<std::unique_ptr<std::deque<PendingSeal>>> seals;
     std::optional<int64_t> durable;
     std::optional<int64_t> highest;
+    std::optional<int64_t> low_timestamp_us;  // of the last entry trimmed off the front
   };
   // Take, with mu_ held; `p` is the partition's.
-  void TakeLocked(Partition* p, int32_t partition, int64_t position, int route);
+  void TakeLocked(Partition* p, int32_t partition, int64_t position, int route,
+                  int64_t timestamp_us);
   // Marks log entry `index` durable; the caller trims.
   void Done(Partition* p, uint64_t index);
   static void Trim(Partition* p);

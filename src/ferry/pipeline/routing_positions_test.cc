@@ -111,5 +111,30 @@ TEST(RoutingPositionsTest, RoutesAreCountedApartWhateverTheirNumber) {
   EXPECT_EQ(p.LowNow(), (std::map<int32_t, int64_t>{{0, 0}}));
 }
 
+TEST(RoutingPositionsTest, LowTimestampIsThatOfTheLastMessageOfTheDurablePrefix) {
+  RoutingPositions p;
+  p.Reset(0, std::nullopt);
+  p.Reset(1, 41);
+  // Positions 0..3 at 1000, 2000, 3000, 4000 µs: route 1 gets 0 and 2, route 2 gets 1 and 3.
+  for (int64_t pos = 0; pos < 4; ++pos) {
+    p.Take(0, pos, pos % 2 == 0 ? 1 : 2, (pos + 1) * 1000);
+  }
+  EXPECT_TRUE(p.LowTimestamps().empty());  // nothing durable yet, nothing known below L
+  p.Seal(0, 1, 2);
+  p.Committed(0, 1, 2);  // 0 and 2 durable; 1 is outstanding: L = 0
+  EXPECT_EQ(p.LowNow().at(0), 0);
+  EXPECT_EQ(p.LowTimestamps(), (std::map<int32_t, int64_t>{{0, 1000}}));
+  p.Seal(0, 2, 3);
+  p.Committed(0, 2, 3);  // everything durable: L = 3
+  EXPECT_EQ(p.LowNow().at(0), 3);
+  EXPECT_EQ(p.LowTimestamps(), (std::map<int32_t, int64_t>{{0, 4000}}));
+  // A skipped message (its table held it) is durable too; a reassignment forgets the past.
+  p.Take(1, 42, 1, 9000);
+  p.Skipped(1, 1, 42);
+  EXPECT_EQ(p.LowTimestamps(), (std::map<int32_t, int64_t>{{0, 4000}, {1, 9000}}));
+  p.Reset(0, 3);
+  EXPECT_EQ(p.LowTimestamps(), (std::map<int32_t, int64_t>{{1, 9000}}));
+}
+
 }  // namespace
 }  // namespace ferry::pipeline
