@@ -60,6 +60,16 @@ Status Status::WithContext(std::string_view context) const {
   return Status(code(), fmt::format("{}: {}", context, message()));
 }
 
+Status DataLossUnlessRetryable(const Status& status, std::string_view what) {
+  if (status.ok()) {
+    return status;
+  }
+  if (IsRetryable(status)) {
+    return status.WithContext(what);
+  }
+  return Status(StatusCode::kDataLoss, fmt::format("{}: {}", what, status.ToString()));
+}
+
 Status ErrnoStatus(int err, std::string_view operation, std::string_view path) {
   std::string message = fmt::format("{} {}: {}", operation, path, std::strerror(err));
   switch (err) {

@@ -115,6 +115,11 @@ inline bool IsRetryable(const Status& status) {
          status.code() == StatusCode::kCancelled;
 }
 
+// A failed read of something that must be there (a table's live file, a checkpoint part): a
+// retryable failure (the store did not answer) keeps its code, with `what` before its message, so
+// that the caller retries; anything else (missing, damaged) is DataLoss "<what>: <status>".
+Status DataLossUnlessRetryable(const Status& status, std::string_view what);
+
 // An IOError (or NotFound for ENOENT, ResourceExhausted for ENOSPC/EDQUOT) from errno, naming
 // the operation and the path: "open /t/_delta_log/00.json: No such file or directory".
 Status ErrnoStatus(int err, std::string_view operation, std::string_view path);

@@ -33,6 +33,23 @@ TEST(StatusTest, ErrnoMapsCodes) {
   EXPECT_NE(ErrnoStatus(EIO, "fsync", "/x").message().find("fsync /x"), std::string::npos);
 }
 
+TEST(StatusTest, DataLossUnlessRetryableKeepsWhatARetryCanMend) {
+  // The store did not answer, the disk failed, the call was stopped: the code stays, for a retry.
+  for (const Status& st : {Unavailable("503 Slow Down"), IOError("read: EIO"), Cancelled("stop")}) {
+    Status out = DataLossUnlessRetryable(st, "live file is unreadable");
+    EXPECT_EQ(out.code(), st.code()) << out.ToString();
+    EXPECT_EQ(out.message(), "live file is unreadable: " + st.message());
+  }
+  // Missing or damaged: lost data, naming what and the first error whole.
+  Status lost =
+      DataLossUnlessRetryable(NotFound("no such key t/part-1.parquet"), "live file is unreadable");
+  EXPECT_EQ(lost.code(), StatusCode::kDataLoss);
+  EXPECT_EQ(lost.message(), "live file is unreadable: NotFound: no such key t/part-1.parquet");
+  EXPECT_EQ(DataLossUnlessRetryable(InvalidArgument("bad footer"), "x").code(),
+            StatusCode::kDataLoss);
+  EXPECT_TRUE(DataLossUnlessRetryable(Status::OK(), "x").ok());
+}
+
 Result<int> Half(int x) {
   if (x % 2 != 0) {
     return InvalidArgument("{} is odd", x);

@@ -278,8 +278,7 @@ Status ReadSidecars(storage::ObjectStore& store, const std::string& log_dir,
     if (!file.ok()) {
       const std::string what =
           fmt::format("sidecar {} named by the checkpoint cannot be opened", store.Describe(key));
-      return IsRetryable(file.status()) ? file.status().WithContext(what)
-                                        : DataLoss("{}: {}", what, file.status().ToString());
+      return DataLossUnlessRetryable(file.status(), what);
     }
     auto sidecar_actions = ReadParquetActions(*file);
     if (!sidecar_actions.ok()) {
@@ -339,8 +338,7 @@ Result<std::vector<Action>> ReadCheckpoint(storage::ObjectStore& store, const st
     auto file = store.OpenForRead(info.key);
     if (!file.ok()) {
       // A store that did not answer is retried by the caller; a missing part is lost data.
-      return context(IsRetryable(file.status()) ? file.status()
-                                                : DataLoss("{}", file.status().ToString()));
+      return context(DataLossUnlessRetryable(file.status(), "cannot be opened"));
     }
     if (checkpoint.kind == LogFileKind::kV2CheckpointJson) {
       std::string text;

@@ -53,15 +53,11 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   // A store that did not answer keeps its code (the caller retries); a live file that is
   // missing or damaged is lost data.
   if (!file.ok()) {
-    return where(IsRetryable(file.status())
-                     ? file.status()
-                     : DataLoss("live file is unreadable: {}", file.status().ToString()));
+    return where(DataLossUnlessRetryable(file.status(), "live file is unreadable"));
   }
   auto reader = parquet::FileReader::Open(*file);
   if (!reader.ok()) {
-    return where(IsRetryable(reader.status())
-                     ? reader.status()
-                     : DataLoss("live file is not valid Parquet: {}", reader.status().ToString()));
+    return where(DataLossUnlessRetryable(reader.status(), "live file is not valid Parquet"));
   }
   // Project the data columns the file has.
   const columnar::Schema& file_schema = *(*reader)->schema();
@@ -151,8 +147,7 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
     return st;
   });
   if (!read.ok() && !from_fn) {
-    return where(IsRetryable(read) ? read
-                                   : DataLoss("live file is unreadable: {}", read.ToString()));
+    return where(DataLossUnlessRetryable(read, "live file is unreadable"));
   }
   return read;
 }
