@@ -137,6 +137,16 @@ class ParquetFromJsonTest : public ::testing::Test {
     return Shell(std::string(kFerry) + " parquet from-json --schema " + Quote(kSchema) + " " +
                  extra + " " + Quote(in) + " " + Quote(out));
   }
+  // `ferry parquet cat FILE` prints kInput's rows as kExpectedCat has them.
+  void ExpectCatShowsTheInput(const std::string& file) {
+    ProcessResult cat = Shell(std::string(kFerry) + " parquet cat " + Quote(file));
+    ASSERT_EQ(cat.code, 0) << cat.out;
+    std::vector<Json> rows = JsonLines(cat.out);
+    ASSERT_EQ(rows.size(), std::size(kExpectedCat));
+    for (size_t i = 0; i < rows.size(); i++) {
+      EXPECT_EQ(rows[i], Json::parse(kExpectedCat[i])) << i;
+    }
+  }
   std::vector<std::string> DirEntries() {
     std::vector<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(dir_)) {
@@ -157,13 +167,7 @@ TEST_F(ParquetFromJsonTest, EveryCodecReadsBackThroughCatAndDuckDb) {
     ProcessResult r = FromJson(in, out, "--codec " + codec + (codec == "zstd" ? " --level 9" : ""));
     ASSERT_EQ(r.code, 0) << r.out;
 
-    ProcessResult cat = Shell(std::string(kFerry) + " parquet cat " + Quote(out));
-    ASSERT_EQ(cat.code, 0) << cat.out;
-    std::vector<Json> rows = JsonLines(cat.out);
-    ASSERT_EQ(rows.size(), std::size(kExpectedCat));
-    for (size_t i = 0; i < rows.size(); i++) {
-      EXPECT_EQ(rows[i], Json::parse(kExpectedCat[i])) << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectCatShowsTheInput(out));
 
     // DuckDB reads the same file: nested values through to_json, exact ones as text.
     std::vector<Json> duck = Duck(
@@ -251,13 +255,7 @@ TEST_F(ParquetFromJsonTest, RowGroupLimitsCutTheFileAndEveryRowReadsBack) {
   ProcessResult r = FromJson(in, out, "--row-group-rows 3");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(RowGroupRows(out), (std::vector<int64_t>{3, 1}));
-  ProcessResult cat = Shell(std::string(kFerry) + " parquet cat " + Quote(out));
-  ASSERT_EQ(cat.code, 0) << cat.out;
-  std::vector<Json> rows = JsonLines(cat.out);
-  ASSERT_EQ(rows.size(), std::size(kExpectedCat));
-  for (size_t i = 0; i < rows.size(); i++) {
-    EXPECT_EQ(rows[i], Json::parse(kExpectedCat[i])) << i;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectCatShowsTheInput(out));
 
   // By bytes: 5,000 rows with a row group limit of one byte end a row group after each slice
   // the writer takes; DuckDB reads every row of every row group.
