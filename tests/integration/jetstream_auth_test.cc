@@ -73,7 +73,8 @@ class NoPositions : public PartitionListener {
 Result<size_t> ReadBack(NatsConnectionOptions connection) {
   JetStreamOptions options;
   options.connection = std::move(connection);
-  options.connection.connect_timeout_ms = 1000;
+  // Refusals come back at once; a loaded host may take more than a second to connect.
+  options.connection.connect_timeout_ms = 5000;
   options.stream = "s";
   options.filters = {"x"};
   FERRY_ASSIGN_OR_RETURN(auto source, JetStreamSource::Create(options));

@@ -349,12 +349,13 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
     record.positions.push_back({.partition = part.key, .first = part.first, .last = part.last});
   }
   std::vector<source::CommittedPosition> positions = book_.Committed(batch);
+  // The commit is counted before its rows: a scrape that sees every row sees its commit.
+  metrics_->succeeded->Increment();
   metrics_->rows->Increment(static_cast<double>(batch.rows_written));
   metrics_->filtered->Increment(static_cast<double>(batch.filtered));
   metrics_->dedup_hits->Increment(static_cast<double>(batch.dedup_hits));
   metrics_->files->Increment(static_cast<double>(batch.files));
   metrics_->bytes->Increment(static_cast<double>(batch.bytes));
-  metrics_->succeeded->Increment();
   metrics_->version->Set(static_cast<double>(batch.version));
   metrics_->batch_seconds->Observe(batch_seconds);
   metrics_->journal->RecordCommit(options_.id, std::move(record));

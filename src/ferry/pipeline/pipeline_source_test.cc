@@ -67,8 +67,8 @@ TEST_F(PipelineTest, ARevokedPartitionLeavesTheOpenBatch) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   broker.latest.load()->Revoke(0);
-  // The revoke is applied inside the next poll, before the drain commits.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The revoke is applied inside the next poll; the drain must come after it.
+  WaitUntil([&] { return !broker.latest.load()->events_pending(); });
   stop.RequestDrain(std::chrono::seconds(30));
   run.join();
   std::vector<int64_t> ids = Ids();

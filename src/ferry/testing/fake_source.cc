@@ -50,6 +50,11 @@ std::vector<source::CommittedPosition> FakeSource::acknowledged() const {
   return acknowledged_;
 }
 
+bool FakeSource::events_pending() const {
+  std::lock_guard lock(mu_);
+  return !events_.empty();
+}
+
 int64_t FakeSource::produced(int partition) const {
   std::lock_guard lock(mu_);
   return static_cast<int64_t>(partitions_[static_cast<size_t>(partition)].messages.size());

@@ -48,6 +48,9 @@ class FakeSource final : public source::Source {
   // Every Acknowledge() call's positions, in order.
   std::vector<source::CommittedPosition> acknowledged() const;
   int64_t produced(int partition) const;
+  // True while a Revoke, Assign or Redeliver waits for the next Poll; false once a Poll has
+  // applied them (the listener's calls included).
+  bool events_pending() const;
   bool closed() const;
 
   // --- Source ---

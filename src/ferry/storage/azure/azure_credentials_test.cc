@@ -165,8 +165,8 @@ TEST_F(EntraTokenTest, WorkloadIdentityTokensAreRefreshedAcrossExpiriesWithoutAF
   ASSERT_TRUE(provider.ok()) << provider.status().ToString();
   EXPECT_EQ((*provider)->Describe(),
             "workload identity (client ferry-client, tenant ferry-tenant)");
-  // Six threads take tokens until four have been issued (three expiries at least); the token
-  // file is rotated meanwhile, as the kubelet does.
+  // Six threads take tokens until they have seen four (three expiries at least); the token file
+  // is rotated meanwhile, as the kubelet does.
   std::atomic<int> failures{0};
   std::atomic<int> expired{0};
   std::atomic<bool> done{false};
@@ -189,7 +189,15 @@ TEST_F(EntraTokenTest, WorkloadIdentityTokensAreRefreshedAcrossExpiriesWithoutAF
       }
     });
   }
-  for (int rotation = 2; endpoint->issued() < 4; ++rotation) {
+  // Until the threads have seen four tokens (the endpoint counts one as issued before its answer
+  // reaches the provider), at most a minute.
+  auto seen_count = [&] {
+    std::lock_guard lock(mu);
+    return seen.size();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  for (int rotation = 2; seen_count() < 4 && std::chrono::steady_clock::now() < deadline;
+       ++rotation) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     endpoint->RotateFederatedToken("federated-token-" + std::to_string(rotation));
   }
