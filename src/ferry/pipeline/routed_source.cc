@@ -1,6 +1,7 @@
 #include "ferry/pipeline/routed_source.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <thread>
 
@@ -9,20 +10,30 @@ namespace ferry::pipeline {
 MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
                                 std::span<const uint32_t> rows,
                                 std::span<const std::string> bad_reasons) {
-  size_t bytes = 0;
-  size_t headers = 0;
+  MessageChunk chunk;
+  chunk.Fill(polled, rows, bad_reasons);
+  return chunk;
+}
+
+void MessageChunk::Fill(std::span<const source::Message> polled, std::span<const uint32_t> rows,
+                        std::span<const std::string> bad_reasons) {
+  size_t need_bytes = 0;
+  size_t need_headers = 0;
   for (uint32_t row : rows) {
     const source::Message& m = polled[row];
-    bytes += m.payload.size() + m.key.size() + m.topic.size() + m.subject.size() + m.msg_id.size() +
-             bad_reasons[row].size();
+    need_bytes += m.payload.size() + m.key.size() + m.topic.size() + m.subject.size() +
+                  m.msg_id.size() + bad_reasons[row].size();
     for (const source::Header& h : m.headers) {
-      bytes += h.name.size() + h.value.size();
+      need_bytes += h.name.size() + h.value.size();
     }
-    headers += m.headers.size();
+    need_headers += m.headers.size();
   }
-  MessageChunk chunk;
-  chunk.bytes = std::make_unique_for_overwrite<char[]>(std::max<size_t>(bytes, 1));
-  char* at = chunk.bytes.get();
+  if (need_bytes > bytes_capacity || bytes_capacity == 0) {
+    // A quarter more than this poll needs, so that a table's next polls, about as large, fit.
+    bytes_capacity = std::max<size_t>(need_bytes + need_bytes / 4, 1);
+    bytes = std::make_unique_for_overwrite<char[]>(bytes_capacity);
+  }
+  char* at = bytes.get();
   auto copy = [&at](std::string_view bytes_of) {
     if (bytes_of.empty()) {
       return std::string_view();  // its data() may be null, which memcpy must not see
@@ -32,29 +43,31 @@ MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
     at += bytes_of.size();
     return view;
   };
-  chunk.headers.reserve(headers);  // never reallocated below: the messages' spans point in
-  chunk.messages.resize(rows.size());
+  headers.clear();
+  headers.reserve(need_headers);  // never reallocated below: the messages' spans point in
+  messages.clear();
+  messages.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const source::Message& m = polled[rows[i]];
-    OwnedMessage& o = chunk.messages[i];
-    o.partition = m.partition;
-    o.position = m.position;
-    o.payload = copy(m.payload);
-    o.key = copy(m.key);
-    o.topic = copy(m.topic);
-    o.kafka_partition = m.kafka_partition;
-    o.subject = copy(m.subject);
-    o.msg_id = copy(m.msg_id);
-    o.timestamp_us = m.timestamp_us;
-    const size_t first = chunk.headers.size();
+    const size_t first = headers.size();
     for (const source::Header& h : m.headers) {
       std::string_view name = copy(h.name);
-      chunk.headers.push_back({.name = name, .value = copy(h.value)});
+      headers.push_back({.name = name, .value = copy(h.value)});
     }
-    o.headers = std::span<const source::Header>(chunk.headers).subspan(first, m.headers.size());
-    o.bad_reason = copy(bad_reasons[rows[i]]);
+    // Built in place, each field written once (a braced list copies in order).
+    messages.push_back(OwnedMessage{
+        .partition = m.partition,
+        .position = m.position,
+        .payload = copy(m.payload),
+        .key = copy(m.key),
+        .topic = copy(m.topic),
+        .kafka_partition = m.kafka_partition,
+        .subject = copy(m.subject),
+        .msg_id = copy(m.msg_id),
+        .timestamp_us = m.timestamp_us,
+        .headers = std::span<const source::Header>(headers).subspan(first, m.headers.size()),
+        .bad_reason = copy(bad_reasons[rows[i]])});
   }
-  return chunk;
 }
 
 source::Message OwnedMessage::View() const {
@@ -86,6 +99,12 @@ bool RouteQueue::PushMessages(MessageChunk* chunk, const std::function<bool()>& 
   }
   messages_ += chunk->messages.size();
   items_.push_back({.kind = RouteItem::Kind::kMessages, .chunk = std::move(*chunk)});
+  if (spares_.empty()) {
+    *chunk = MessageChunk();
+  } else {
+    *chunk = std::move(spares_.back());
+    spares_.pop_back();
+  }
   if (reader_waiting_) {
     not_empty_.notify_one();
   }
@@ -102,8 +121,23 @@ void RouteQueue::PushEvent(RouteItem item) {
 
 void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
                      std::vector<RouteItem>* out) {
+  // Spent chunks worth keeping; those the queue has no room for are freed after the lock.
+  std::array<MessageChunk, kSpares> spent;
+  size_t kept = 0;
+  for (RouteItem& item : *out) {
+    MessageChunk& chunk = item.chunk;
+    if (kept < spent.size() && item.kind == RouteItem::Kind::kMessages && chunk.bytes != nullptr &&
+        chunk.footprint() <= kSpareBytes) {
+      chunk.messages.clear();
+      chunk.headers.clear();
+      spent[kept++] = std::move(chunk);
+    }
+  }
   out->clear();
   std::unique_lock lock(mu_);
+  for (size_t i = 0; i < kept && spares_.size() < kSpares; ++i) {
+    spares_.push_back(std::move(spent[i]));
+  }
   auto ready = [this] { return head_ < items_.size() || wake_ || (seal_hint_ && took_); };
   if (!ready() && timeout.count() > 0) {
     reader_waiting_ = true;

@@ -55,18 +55,29 @@ struct OwnedMessage {
   source::Message View() const;
 };
 
-// The messages of one poll for one table, in order, and their bytes in one block: one
-// allocation per table and poll rather than one per message, made on the router's thread and
-// freed on the table's. Moving a chunk keeps its views valid.
+// The messages of one poll for one table, in order, and their bytes in one block: no allocation
+// per message. A chunk is filled on the router's thread and read on the table's; a spent chunk
+// goes back to its queue, whose next push hands it to the router to fill again (RouteQueue), so
+// in a steady flow chunks allocate nothing and no memory is freed on a thread that did not
+// allocate it. Moving a chunk keeps its views valid.
 struct MessageChunk {
   std::vector<OwnedMessage> messages;
   std::vector<source::Header> headers;  // every message's, in order
   std::unique_ptr<char[]> bytes;
+  size_t bytes_capacity = 0;  // of `bytes`
 
-  // A chunk of a copy of polled[rows[i]] for each i, with the bad reason chosen for it
-  // (bad_reasons[rows[i]]).
+  // Replaces the contents with a copy of polled[rows[i]] for each i, with the bad reason chosen
+  // for it (bad_reasons[rows[i]]), in the storage the chunk has when it is large enough.
+  void Fill(std::span<const source::Message> polled, std::span<const uint32_t> rows,
+            std::span<const std::string> bad_reasons);
+  // A new chunk, filled.
   static MessageChunk Copy(std::span<const source::Message> polled, std::span<const uint32_t> rows,
                            std::span<const std::string> bad_reasons);
+  // The memory the chunk holds.
+  size_t footprint() const {
+    return bytes_capacity + messages.capacity() * sizeof(OwnedMessage) +
+           headers.capacity() * sizeof(source::Header);
+  }
 };
 
 struct RouteItem {
@@ -78,18 +89,20 @@ struct RouteItem {
 
 class RouteQueue {
  public:
-  explicit RouteQueue(size_t capacity) : capacity_(capacity) {}
+  explicit RouteQueue(size_t capacity) : capacity_(capacity) { spares_.reserve(kSpares); }
 
   // Queues the chunk, waiting while `capacity` messages or more wait (backpressure: the queue
   // may hold up to capacity - 1 + one chunk) and checking `give_up` every few milliseconds; false
   // when it gave up (the chunk is left in place). One lock and at most one wake-up of the reader
-  // per chunk.
+  // per chunk. Once queued, *chunk is a spent chunk the reader gave back (empty, its storage
+  // kept for the next Fill), or an empty one.
   bool PushMessages(MessageChunk* chunk, const std::function<bool()>& give_up);
   // Assignments and revocations never wait.
   void PushEvent(RouteItem item);
   // Replaces *out with whole items holding up to `max_messages` messages (at least one item
   // when any waits, however large its chunk), waiting up to `timeout` for the first item.
-  // Taking everything swaps the buffers (no item is moved).
+  // Taking everything swaps the buffers (no item is moved). The chunks *out held are spent: up
+  // to kSpares of them, each of at most kSpareBytes, are kept for PushMessages to hand back.
   void Pop(size_t max_messages, std::chrono::milliseconds timeout, std::vector<RouteItem>* out);
   // Drops the partition's waiting messages (a revocation); returns how many.
   size_t DropPartition(int32_t partition);
@@ -102,6 +115,9 @@ class RouteQueue {
   // its batch, PipelineOptions::seal_now) without waiting out its poll timeout.
   void SetSealHint();
   size_t messages() const;
+
+  static constexpr size_t kSpares = 2;
+  static constexpr size_t kSpareBytes = 256 * 1024;
 
  private:
   const size_t capacity_;
@@ -117,6 +133,7 @@ class RouteQueue {
   std::vector<RouteItem> items_;
   size_t head_ = 0;
   size_t messages_ = 0;
+  std::vector<MessageChunk> spares_;  // guarded by mu_: spent chunks, empty, at most kSpares
 };
 
 class RoutedSource final : public source::Source {

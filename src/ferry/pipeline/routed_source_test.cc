@@ -91,6 +91,59 @@ TEST(RouteQueueTest, ChunksAreTakenWholeAndDeliveredAcrossPolls) {
   EXPECT_EQ(queue->messages(), 0u);
 }
 
+// A spent chunk goes back to its queue and the next push hands it to the router: refilled, it
+// reuses its byte block (no allocation in a steady flow) and holds only the new messages. A
+// chunk above kSpareBytes is freed instead of kept.
+TEST(RouteQueueTest, SpentChunksComeBackForTheNextFill) {
+  RouteQueue queue(100);
+  std::vector<std::string> payloads = {"first", "second"};
+  std::vector<source::Message> polled;
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    polled.push_back({.partition = 0, .position = static_cast<int64_t>(i), .payload = payloads[i]});
+  }
+  std::vector<std::string> no_reasons(polled.size());
+  const std::vector<uint32_t> both = {0, 1};
+  MessageChunk chunk;
+  chunk.Fill(polled, both, no_reasons);
+  const char* block = chunk.bytes.get();
+  ASSERT_TRUE(queue.PushMessages(&chunk, [] { return false; }));
+  EXPECT_EQ(chunk.bytes, nullptr) << "nothing was spent yet: the router gets an empty chunk";
+  std::vector<RouteItem> out;
+  queue.Pop(10, std::chrono::milliseconds(0), &out);
+  ASSERT_EQ(out.size(), 1u);
+  queue.Pop(10, std::chrono::milliseconds(0), &out);  // out's chunk is spent: kept
+  EXPECT_TRUE(out.empty());
+
+  MessageChunk next;
+  next.Fill(polled, both, no_reasons);
+  ASSERT_TRUE(queue.PushMessages(&next, [] { return false; }));
+  EXPECT_EQ(next.bytes.get(), block) << "the spent chunk came back";
+  EXPECT_TRUE(next.messages.empty());
+  const std::vector<uint32_t> second = {1};
+  next.Fill(polled, second, no_reasons);
+  EXPECT_EQ(next.bytes.get(), block) << "a fill that fits reuses the block";
+  ASSERT_EQ(next.messages.size(), 1u);
+  EXPECT_EQ(next.messages[0].payload, "second");
+  EXPECT_EQ(next.messages[0].position, 1);
+
+  // Too large to keep: a spent chunk above kSpareBytes is freed, and the next push hands back
+  // an empty chunk.
+  RouteQueue other(100);
+  std::string big(RouteQueue::kSpareBytes + 1, 'x');
+  std::vector<source::Message> large = {{.partition = 0, .position = 2, .payload = big}};
+  std::vector<std::string> one_reason(1);
+  const std::vector<uint32_t> only = {0};
+  MessageChunk huge;
+  huge.Fill(large, only, one_reason);
+  ASSERT_TRUE(other.PushMessages(&huge, [] { return false; }));
+  other.Pop(10, std::chrono::milliseconds(0), &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].chunk.messages[0].payload, big);
+  other.Pop(10, std::chrono::milliseconds(0), &out);  // the large chunk is spent
+  ASSERT_TRUE(other.PushMessages(&next, [] { return false; }));
+  EXPECT_EQ(next.bytes, nullptr) << "a chunk above kSpareBytes was kept";
+}
+
 // A listener that takes every partition from the start.
 class TakeAllListener final : public source::PartitionListener {
  public:

@@ -54,6 +54,9 @@ class RoutedTables {
     std::thread thread;
     uint64_t last_used = 0;
     metrics::Gauge* queued = nullptr;  // ferry_routing_queue_messages{table}; null without metrics
+    // The router thread's: the chunk it fills with the table's messages of a poll, then queues;
+    // the queue hands back a spent one in its place (RouteQueue::PushMessages).
+    MessageChunk chunk;
   };
   // Makes the pipeline of `table`, which reads `queue` as route `route`.
   using PipelineMaker = std::function<Result<std::unique_ptr<Pipeline>>(

@@ -230,6 +230,7 @@ Status Router::Restart() {
 // ---- Router thread: the loop ----
 
 void Router::PublishPositions(bool force) {
+  last_publish_ = RouterClock::now();
   std::map<int32_t, int64_t> lows = positions_.LowNow();
   UpdateMetrics(lows);
   std::vector<source::CommittedPosition> acks;
@@ -310,18 +311,35 @@ Status Router::CheckMaxWait(RouterClock::time_point since, std::string_view what
 }
 
 Status Router::Dispatch(std::vector<source::Message>& polled) {
-  // Redeliveries of what this assignment polled already are not routed again.
-  std::vector<source::Message> fresh;
-  fresh.reserve(polled.size());
-  for (const source::Message& m : polled) {
-    auto high = polled_high_.find(m.partition);
-    if (assigned_.count(m.partition) == 0 ||
-        (high != polled_high_.end() && m.position <= high->second)) {
+  // Redeliveries of what this assignment polled already are not routed again; they are
+  // dropped from `polled` in place. A poll holds runs of one partition: the maps are read once
+  // per run.
+  size_t kept = 0;
+  int32_t run_partition = -1;
+  bool run_assigned = false;
+  int64_t* run_high = nullptr;  // null: nothing polled since the assignment
+  for (size_t i = 0; i < polled.size(); ++i) {
+    const source::Message& m = polled[i];
+    if (i == 0 || m.partition != run_partition) {
+      run_partition = m.partition;
+      run_assigned = assigned_.count(m.partition) != 0;
+      auto high = polled_high_.find(m.partition);
+      run_high = high == polled_high_.end() ? nullptr : &high->second;
+    }
+    if (!run_assigned || (run_high != nullptr && m.position <= *run_high)) {
       continue;
     }
-    polled_high_[m.partition] = m.position;
-    fresh.push_back(m);
+    if (run_high == nullptr) {
+      run_high = &polled_high_[m.partition];
+    }
+    *run_high = m.position;
+    if (kept != i) {
+      polled[kept] = m;
+    }
+    ++kept;
   }
+  polled.resize(kept);
+  std::vector<source::Message>& fresh = polled;
   Status selected = selector_->Select(fresh, &choices_);
   const RouterClock::time_point waiting_since = RouterClock::now();
   std::chrono::milliseconds backoff = options_.initial_backoff;
@@ -347,7 +365,6 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     Inner* inner;
     std::string_view name;       // as the selector first gave it (interned: the same pointer)
     std::vector<uint32_t> rows;  // into fresh and choices_
-    MessageChunk chunk;
   };
   std::vector<Group> groups;
   taken_.clear();
@@ -386,7 +403,7 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
   }
   positions_.Take(taken_);
   for (Group& g : groups) {
-    g.chunk = MessageChunk::Copy(fresh, g.rows, bad_reasons_);
+    g.inner->chunk.Fill(fresh, g.rows, bad_reasons_);
   }
   for (Group& g : groups) {
     Inner* inner = g.inner;
@@ -394,7 +411,7 @@ Status Router::Dispatch(std::vector<source::Message>& polled) {
     // for the schema registry): what is not queued stays outstanding, below no L.
     const RouterClock::time_point push_since = RouterClock::now();
     bool waited_too_long = false;
-    bool queued = inner->queue->PushMessages(&g.chunk, [&, inner = inner] {
+    bool queued = inner->queue->PushMessages(&inner->chunk, [&, inner = inner] {
       waited_too_long = !CheckMaxWait(push_since, "").ok();
       return stop_->abandon() || restart_requested_.load() || inner->done.load() || waited_too_long;
     });
@@ -480,7 +497,9 @@ Status Router::RunLoop() {
     if (waited = CheckMaxWait(last_contact_, "no contact with the broker"); !waited.ok()) {
       break;
     }
-    PublishPositions(/*force=*/false);
+    if (polled_.empty() || RouterClock::now() - last_publish_ >= kPublishEvery) {
+      PublishPositions(/*force=*/false);
+    }
     tables_.EvictIdle(
         [this](const Inner& inner) { return positions_.Outstanding(inner.route) != 0; });
   }

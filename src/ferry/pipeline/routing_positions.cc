@@ -20,11 +20,12 @@ void RoutingPositions::Forget(int32_t partition) {
   if (it == partitions_.end()) {
     return;
   }
-  for (const Entry& e : it->second.log) {
+  it->second.log.ForEachWhile([this](const Entry& e) {
     if (!e.done) {
       --ByRoute(&per_route_, e.route);
     }
-  }
+    return true;
+  });
   partitions_.erase(it);
   NotifyLocked();
 }
@@ -88,13 +89,13 @@ std::optional<int64_t> RoutingPositions::Seal(int32_t partition, int route, int6
   }
   Partition& p = it->second;
   std::optional<int64_t> low;
-  for (const Entry& e : p.log) {
+  p.log.ForEachWhile([&](const Entry& e) {
     if (e.done || (e.route == route && e.position <= sealed)) {
-      continue;  // durable, or in this batch or in an earlier one of the same table
+      return true;  // durable, or in this batch or in an earlier one of the same table
     }
     low = e.position - 1;
-    break;
-  }
+    return false;
+  });
   if (!p.highest) {
     return std::nullopt;  // nothing polled since the assignment, and no floor
   }
@@ -113,7 +114,7 @@ void RoutingPositions::Committed(int32_t partition, int route, int64_t position)
     return;
   }
   Partition& p = it->second;
-  std::deque<uint64_t>& owned = ByRoute(&p.owned, route);
+  Ring<uint64_t>& owned = ByRoute(&p.owned, route);
   while (!owned.empty()) {
     const uint64_t index = owned.front();
     if (index >= p.base && p.log[index - p.base].position > position) {
@@ -126,7 +127,7 @@ void RoutingPositions::Committed(int32_t partition, int route, int64_t position)
   }
   Trim(&p);
   NotifyLocked();
-  std::deque<PendingSeal>& seals = ByRoute(&p.seals, route);
+  Ring<PendingSeal>& seals = ByRoute(&p.seals, route);
   while (!seals.empty() && seals.front().sealed <= position) {
     p.durable = std::max(p.durable.value_or(seals.front().low), seals.front().low);
     seals.pop_front();
@@ -141,7 +142,7 @@ void RoutingPositions::Skipped(int32_t partition, int route, int64_t position) {
     return;
   }
   Partition& p = it->second;
-  std::deque<uint64_t>& owned = ByRoute(&p.owned, route);
+  Ring<uint64_t>& owned = ByRoute(&p.owned, route);
   // Skips come in order: the message is at the front of its route's queue, after any done.
   for (size_t i = 0; i < owned.size(); ++i) {
     const uint64_t index = owned[i];
@@ -196,12 +197,12 @@ std::map<int32_t, int64_t> RoutingPositions::LowNow() const {
   std::map<int32_t, int64_t> out;
   for (const auto& [index, p] : partitions_) {
     std::optional<int64_t> low = p.highest;
-    for (const Entry& e : p.log) {
+    p.log.ForEachWhile([&low](const Entry& e) {
       if (!e.done) {
         low = e.position - 1;
-        break;
       }
-    }
+      return e.done;
+    });
     if (p.durable && (!low || *p.durable > *low)) {
       low = p.durable;
     }

@@ -32,7 +32,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +41,7 @@
 #include <vector>
 
 #include "ferry/base/check.h"
+#include "ferry/base/ring.h"
 
 namespace ferry::pipeline {
 
@@ -104,15 +104,16 @@ class RoutingPositions {
     bool done;
   };
   // The outstanding messages of a partition in position order (the router takes them in order),
-  // as a deque with each route's own in a queue of indices: no node per message, and a commit
-  // walks only its route's messages.
+  // as a ring with each route's own in a ring of indices: no node per message, no allocation
+  // once the rings have grown (the router's thread takes, the tables' threads commit), and a
+  // commit walks only its route's messages.
   struct Partition {
-    std::deque<Entry> log;  // log[0] is the entry of absolute index `base`
+    Ring<Entry> log;  // log[0] is the entry of absolute index `base`
     uint64_t base = 0;
     int64_t count = 0;  // entries not done
-    // By route (null: none yet; routes are small numbers, one per table of the router).
-    std::vector<std::unique_ptr<std::deque<uint64_t>>> owned;  // absolute indices, in order
-    std::vector<std::unique_ptr<std::deque<PendingSeal>>> seals;
+    // By route (routes are small numbers, one per table of the router).
+    std::vector<Ring<uint64_t>> owned;  // absolute indices, in order
+    std::vector<Ring<PendingSeal>> seals;
     std::optional<int64_t> durable;
     std::optional<int64_t> highest;
     std::optional<int64_t> low_timestamp_us;  // of the last entry trimmed off the front
@@ -133,14 +134,6 @@ class RoutingPositions {
       v->resize(static_cast<size_t>(route) + 1);
     }
     return (*v)[static_cast<size_t>(route)];
-  }
-  template <typename T>
-  static T& ByRoute(std::vector<std::unique_ptr<T>>* v, int route) {
-    std::unique_ptr<T>& slot = ByRoute<std::unique_ptr<T>>(v, route);
-    if (slot == nullptr) {
-      slot = std::make_unique<T>();
-    }
-    return *slot;
   }
   // Wakes WaitWhileOutstanding (mu_ held).
   void NotifyLocked() const {
