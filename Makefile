@@ -114,10 +114,11 @@ release: setup-deb
 # PACKAGE_BUILD (default build/package) is the build tree and PACKAGE_CXX_FLAGS (default CMake's
 # release flags) the optimisation: package_test builds in a scratch tree at -O0, which checks the
 # packaging at the least compile time (-O1 took ~27 % longer a file) and leaves build/package alone.
+# It is a unity build like the others (UNITY): the binary is the same code, compiled in batches.
 PREFIX ?= /usr/local
 PACKAGE_BUILD ?= build/package
 PACKAGE_CXX_FLAGS ?= -O3 -DNDEBUG
-PACKAGE_CONFIGURE = cmake --preset package -B $(PACKAGE_BUILD) \
+PACKAGE_CONFIGURE = cmake --preset package -B $(PACKAGE_BUILD) -DCMAKE_UNITY_BUILD=$(UNITY) \
   -DCMAKE_CXX_FLAGS_RELEASE="$(PACKAGE_CXX_FLAGS)" -DCMAKE_C_FLAGS_RELEASE="$(PACKAGE_CXX_FLAGS)"
 
 install: setup-deb

@@ -3,8 +3,8 @@
 #
 # 1. `make install` into a staging directory (PREFIX=/opt/ferry): the files, the unit's path;
 #    `make package`: the same build (the `package` preset, ferry alone, built here in a scratch
-#    tree at -O0 to save compile time) made into ferry_<version>_<arch>.deb by CPack; lintian
-#    finds no error in it;
+#    tree at -O0, in unity batches, to save compile time) made into ferry_<version>_<arch>.deb
+#    by CPack; lintian finds no error in it;
 # 2. installs it with `apt-get install ./ferry_*.deb`, which resolves its Depends;
 # 3. checks what the installation made: the binary's --version (release build, the source's
 #    commit, the librdkafka and zstd it runs with), the `ferry` system user, /etc/ferry/ferry.toml
