@@ -105,16 +105,20 @@ bool RouteQueue::PushMessages(MessageChunk* chunk, const std::function<bool()>& 
     *chunk = std::move(spares_.back());
     spares_.pop_back();
   }
-  if (reader_waiting_) {
-    not_empty_.notify_one();
+  const bool wake = reader_waiting_;
+  lock.unlock();
+  if (wake) {
+    not_empty_.notify_one();  // after the unlock (the class comment says why)
   }
   return true;
 }
 
 void RouteQueue::PushEvent(RouteItem item) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   items_.push_back(std::move(item));
-  if (reader_waiting_) {
+  const bool wake = reader_waiting_;
+  lock.unlock();
+  if (wake) {
     not_empty_.notify_one();
   }
 }
@@ -168,37 +172,45 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
   }
   messages_ -= taken;
   took_ = taken > 0;
-  if (taken > 0 && writer_waiting_) {
+  const bool wake = taken > 0 && writer_waiting_;
+  lock.unlock();
+  if (wake) {
     not_full_.notify_one();
   }
 }
 
 void RouteQueue::Wake() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   wake_ = true;
-  if (reader_waiting_) {
+  const bool wake = reader_waiting_;
+  lock.unlock();
+  if (wake) {
     not_empty_.notify_one();
   }
 }
 
 void RouteQueue::SetSealHint() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   seal_hint_ = true;
   wake_ = true;
-  if (reader_waiting_) {
+  const bool wake = reader_waiting_;
+  lock.unlock();
+  if (wake) {
     not_empty_.notify_one();
   }
 }
 
 size_t RouteQueue::DropPartition(int32_t partition) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   size_t dropped = 0;
   for (size_t i = head_; i < items_.size(); ++i) {
     dropped += std::erase_if(items_[i].chunk.messages,
                              [&](const OwnedMessage& m) { return m.partition == partition; });
   }
   messages_ -= dropped;
-  if (dropped > 0 && writer_waiting_) {
+  const bool wake = dropped > 0 && writer_waiting_;
+  lock.unlock();
+  if (wake) {
     not_full_.notify_one();
   }
   return dropped;

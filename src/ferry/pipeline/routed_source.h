@@ -14,7 +14,11 @@
 //     restarts the routed pipeline) delivers nothing.
 //
 // Thread-safety: RouteQueue is thread-safe (the router pushes, the inner pipeline pops); a
-// RoutedSource is used from its inner pipeline's thread only.
+// RoutedSource is used from its inner pipeline's thread only. A RouteQueue wakes the other side
+// after releasing its lock: woken under it, the other thread (often scheduled at once, on the
+// other core or in place of the waker) blocked on the lock still held, and the waker's unlock
+// woke it a second time: three switches per wake-up instead of one (perf saw about a thousand in
+// a routed run of 1 M messages).
 #pragma once
 
 #include <chrono>
