@@ -297,6 +297,30 @@ TEST_F(KafkaSourceManualTest, ReadsEveryPartitionFromTheTablePositions) {
   EXPECT_EQ(listener.revoked.size(), 4u);
 }
 
+// Heads asked right after the assignment, before the first poll: librdkafka has no watermarks
+// from a fetch yet for some or all partitions, and those are asked in two batched requests (the
+// log ends, then the log starts). Every partition's head is exact, the empty one's too.
+TEST_F(KafkaSourceManualTest, HeadsBeforeTheFirstPollAreExactForEveryPartition) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 6).ok());
+  for (int32_t p = 1; p < 6; ++p) {
+    ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 3 * p).ok());
+  }
+  TestListener listener;
+  auto source = Make(Manual({"events"}), &listener);
+  ASSERT_NE(source, nullptr);
+  Result<std::vector<PartitionHead>> heads = source->Heads();
+  ASSERT_TRUE(heads.ok()) << heads.status().ToString();
+  ASSERT_EQ(heads->size(), 6u);
+  for (const PartitionHead& h : *heads) {
+    const int p = std::stoi(h.key.substr(h.key.rfind('/') + 1));
+    ASSERT_TRUE(h.first_position.has_value()) << h.key;
+    ASSERT_TRUE(h.last_position.has_value()) << h.key;
+    EXPECT_EQ(*h.first_position, 0) << h.key;
+    EXPECT_EQ(*h.last_position, 3 * p - 1) << h.key;  // -1: partition 0 is empty
+  }
+  EXPECT_TRUE(source->Close().ok());
+}
+
 TEST_F(KafkaSourceManualTest, FindsNewTopicsAndTopicsCreatedLater) {
   ASSERT_TRUE(cluster_->CreateTopic("ev-a", 2).ok());
   ASSERT_TRUE(cluster_->CreateTopic("other", 1).ok());
