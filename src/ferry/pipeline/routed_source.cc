@@ -7,14 +7,6 @@
 
 namespace ferry::pipeline {
 
-MessageChunk MessageChunk::Copy(std::span<const source::Message> polled,
-                                std::span<const uint32_t> rows,
-                                std::span<const std::string> bad_reasons) {
-  MessageChunk chunk;
-  chunk.Fill(polled, rows, bad_reasons);
-  return chunk;
-}
-
 void MessageChunk::Fill(std::span<const source::Message> polled, std::span<const uint32_t> rows,
                         std::span<const std::string> bad_reasons) {
   size_t need_bytes = 0;
@@ -84,6 +76,14 @@ source::Message OwnedMessage::View() const {
                          .bad_reason = bad_reason};
 }
 
+void RouteQueue::UnlockThenNotify(std::unique_lock<std::mutex>* lock, std::condition_variable* cv,
+                                  bool wake) {
+  lock->unlock();
+  if (wake) {
+    cv->notify_one();
+  }
+}
+
 bool RouteQueue::PushMessages(MessageChunk* chunk, const std::function<bool()>& give_up) {
   if (chunk->messages.empty()) {
     return true;
@@ -105,22 +105,14 @@ bool RouteQueue::PushMessages(MessageChunk* chunk, const std::function<bool()>& 
     *chunk = std::move(spares_.back());
     spares_.pop_back();
   }
-  const bool wake = reader_waiting_;
-  lock.unlock();
-  if (wake) {
-    not_empty_.notify_one();  // after the unlock (the class comment says why)
-  }
+  UnlockThenNotify(&lock, &not_empty_, reader_waiting_);
   return true;
 }
 
 void RouteQueue::PushEvent(RouteItem item) {
   std::unique_lock lock(mu_);
   items_.push_back(std::move(item));
-  const bool wake = reader_waiting_;
-  lock.unlock();
-  if (wake) {
-    not_empty_.notify_one();
-  }
+  UnlockThenNotify(&lock, &not_empty_, reader_waiting_);
 }
 
 void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
@@ -172,32 +164,20 @@ void RouteQueue::Pop(size_t max_messages, std::chrono::milliseconds timeout,
   }
   messages_ -= taken;
   took_ = taken > 0;
-  const bool wake = taken > 0 && writer_waiting_;
-  lock.unlock();
-  if (wake) {
-    not_full_.notify_one();
-  }
+  UnlockThenNotify(&lock, &not_full_, taken > 0 && writer_waiting_);
 }
 
 void RouteQueue::Wake() {
   std::unique_lock lock(mu_);
   wake_ = true;
-  const bool wake = reader_waiting_;
-  lock.unlock();
-  if (wake) {
-    not_empty_.notify_one();
-  }
+  UnlockThenNotify(&lock, &not_empty_, reader_waiting_);
 }
 
 void RouteQueue::SetSealHint() {
   std::unique_lock lock(mu_);
   seal_hint_ = true;
   wake_ = true;
-  const bool wake = reader_waiting_;
-  lock.unlock();
-  if (wake) {
-    not_empty_.notify_one();
-  }
+  UnlockThenNotify(&lock, &not_empty_, reader_waiting_);
 }
 
 size_t RouteQueue::DropPartition(int32_t partition) {
@@ -208,11 +188,7 @@ size_t RouteQueue::DropPartition(int32_t partition) {
                              [&](const OwnedMessage& m) { return m.partition == partition; });
   }
   messages_ -= dropped;
-  const bool wake = dropped > 0 && writer_waiting_;
-  lock.unlock();
-  if (wake) {
-    not_full_.notify_one();
-  }
+  UnlockThenNotify(&lock, &not_full_, dropped > 0 && writer_waiting_);
   return dropped;
 }
 

@@ -74,9 +74,6 @@ struct MessageChunk {
   // for it (bad_reasons[rows[i]]), in the storage the chunk has when it is large enough.
   void Fill(std::span<const source::Message> polled, std::span<const uint32_t> rows,
             std::span<const std::string> bad_reasons);
-  // A new chunk, filled.
-  static MessageChunk Copy(std::span<const source::Message> polled, std::span<const uint32_t> rows,
-                           std::span<const std::string> bad_reasons);
   // The memory the chunk holds.
   size_t footprint() const {
     return bytes_capacity + messages.capacity() * sizeof(OwnedMessage) +
@@ -124,6 +121,10 @@ class RouteQueue {
   static constexpr size_t kSpareBytes = 256 * 1024;
 
  private:
+  // Releases `lock`, then wakes one waiter of `cv` if `wake` (after: the class comment says why).
+  static void UnlockThenNotify(std::unique_lock<std::mutex>* lock, std::condition_variable* cv,
+                               bool wake);
+
   const size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable not_empty_;  // the reader waits on it

@@ -166,7 +166,8 @@ TEST(RoutedSourceTest, AChunkLargerThanAPollIsDeliveredInOrderOverSeveralPolls) 
   std::vector<uint32_t> rows = {0, 1, 2, 3, 4};
   std::vector<std::string> bad(payloads.size());
   bad[3] = "odd";
-  MessageChunk chunk = MessageChunk::Copy(polled, rows, bad);
+  MessageChunk chunk;
+  chunk.Fill(polled, rows, bad);
   payloads.assign(payloads.size(), "overwritten");  // the chunk holds its own bytes
   queue->PushEvent({.kind = RouteItem::Kind::kAssign, .partition = {.index = 0, .key = "p0"}});
   ASSERT_TRUE(queue->PushMessages(&chunk, [] { return false; }));
