@@ -236,6 +236,14 @@ max_latency = "150ms"
       EXPECT_EQ(producer->Wait(), 0) << Tail(logs + "/producer.log");
     }
     for (size_t i = 0; i < configs.size(); ++i) {
+      // A ferry started after the last kill may not have blocked SIGTERM yet (it would die of
+      // it, 143, with an empty log): it is stopped once it reads its partitions, as
+      // kafka_torture_test waits for.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (std::chrono::steady_clock::now() < until && ferries[i]->Running() &&
+             ReadFile(ferry_logs[i]).find(" starts at ") == std::string::npos) {
+        std::this_thread::sleep_for(milliseconds(50));
+      }
       ferries[i]->Signal(SIGTERM);
       EXPECT_EQ(ferries[i]->Wait(), 0) << Tail(ferry_logs[i]);
     }
