@@ -25,6 +25,16 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   curl jq ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
   help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
 
+# What `make demo` needs and nothing more: the compilers and the libraries the `ferry` binary links
+# (cmake/FerryDependencies.cmake without the test and benchmark frameworks), and nats-server for the
+# JetStream half of the demo. A subset of DEB_PACKAGES.
+DEMO_DEB_PACKAGES := build-essential cmake ninja-build pkg-config git procps \
+  librdkafka-dev libnats-dev nats-server \
+  libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
+  libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
+  libcpp-httplib-dev libxxhash-dev uuid-dev libre2-dev libssl-dev libcurl4-openssl-dev \
+  libexpat1-dev libprotobuf-dev libprotoc-dev protobuf-compiler
+
 DUCKDB_DIR := tests/duckdb
 # puppeteer-core (drives Debian's chromium; it downloads no browser) and ajv: the status page test.
 BROWSER_DIR := tests/browser
@@ -35,7 +45,7 @@ S3RVER_DIR := tests/s3rver
 SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-npm build asan asan-unit release test test-unit lint demo \
+.PHONY: setup setup-deb setup-demo setup-npm build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
 setup: setup-deb setup-npm
@@ -45,17 +55,7 @@ SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
 QUIETLY := tools/quietly.sh $(SETUP_LOG)
 
 setup-deb:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
-	  done); \
-	if ! command -v npm >/dev/null; then missing="$$missing nodejs npm"; fi; \
-	if [ -n "$$missing" ]; then \
-	  echo "setup: installing$$(echo $$missing | tr '\n' ' ')(log: $(SETUP_LOG))"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $(QUIETLY) $$SUDO apt-get update && \
-	  $(QUIETLY) env DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y \
-	    --no-install-recommends $$missing; \
-	fi
+	@tools/setup_deb.sh $(SETUP_LOG) --with-npm $(DEB_PACKAGES)
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
@@ -151,8 +151,28 @@ test: setup lint build
 test-unit: build
 	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit
 
-demo: setup build
-	tools/demo.sh $(FERRY)
+# `make demo` on a fresh machine: only the packages the demo needs (DEMO_DEB_PACKAGES), only the
+# `ferry` binary (the `demo` preset: release flags, unity batches, no tests, benchmarks or
+# failpoints, in build/demo-build), each step named and timed (tools/timed.sh). `make test`
+# still installs and builds everything.
+DEMO_FERRY := build/demo-build/src/ferry/app/ferry
+
+setup-demo:
+	@tools/setup_deb.sh $(SETUP_LOG) $(DEMO_DEB_PACKAGES)
+
+demo-build: setup-demo
+	@cmake --preset demo >/dev/null
+	@set -o pipefail; cmake --build --preset demo -j $(JOBS) | tools/build_progress.sh
+
+demo:
+	@start=$$(date +%s); \
+	tools/timed.sh "setup: the Debian packages the demo needs" \
+	  $(MAKE) --no-print-directory setup-demo && \
+	tools/timed.sh "build: the ferry binary (release, unity batches; build/demo-build)" \
+	  $(MAKE) --no-print-directory demo-build && \
+	tools/timed.sh "demo: Kafka (embedded mock cluster) and JetStream (nats-server) into Delta" \
+	  tools/demo.sh $(DEMO_FERRY) && \
+	echo "make demo: done in $$(( $$(date +%s) - start )) s"
 
 fuzz: setup-deb
 	cmake --preset asan >/dev/null
