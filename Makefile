@@ -145,8 +145,10 @@ lint:
 # tests that mostly wait), then the .deb installed, run and purged (tests/package/). After a
 # failed ctest, tools/print_test_failures.sh repeats why each test failed at the end of the log.
 # The ASan tree builds at nice 19 while the dev tests run, which mostly wait (tools/run_tests.sh).
-test: setup lint build
-	tools/run_tests.sh $(JOBS) $(TEST_JOBS) $${FUZZ_TEST_SECONDS:-30}
+# tools/make_test.sh runs setup, lint and the dev build as phases, then tools/run_tests.sh, and
+# prints at the end, passed or failed, each phase's wall time and the ten slowest tests.
+test:
+	@tools/make_test.sh $(JOBS) $(TEST_JOBS) $${FUZZ_TEST_SECONDS:-30}
 
 test-unit: build
 	cd build/dev && ctest --output-on-failure -j $(JOBS) -L unit
