@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -376,9 +377,7 @@ max_latency = "200ms"
     return n;
   };
   auto ferry = StartFerry(path);
-  for (int i = 0; i < 600 && total() < 1500; ++i) {
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  testing::WaitUntil([&] { return total() >= 1500; }, seconds(60));
   kill(ferry->pid(), SIGKILL);
   EXPECT_EQ(ferry->Wait(), 128 + SIGKILL);
   EXPECT_LT(total(), subjects.size() * per_subject) << "killed after the end: proves nothing";

@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -320,15 +321,19 @@ TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
     auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
     ASSERT_TRUE(ferry.ok());
     size_t goal = TotalRows() + 1500;
-    for (int i = 0; i < 600 && TotalRows() < goal; ++i) {
-      std::this_thread::sleep_for(milliseconds(100));
-      Observe(client, tables, &observed);
-    }
+    testing::WaitUntil(
+        [&] {
+          Observe(client, tables, &observed);
+          return TotalRows() >= goal;
+        },
+        seconds(60));
     // The status page samples once a second: give it a few seconds to show the tables' rows.
-    for (int i = 0; i < 50 && !observed.status_table_rows; ++i) {
-      std::this_thread::sleep_for(milliseconds(100));
-      Observe(client, tables, &observed);
-    }
+    testing::WaitUntil(
+        [&] {
+          Observe(client, tables, &observed);
+          return observed.status_table_rows;
+        },
+        seconds(5));
     ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
     EXPECT_EQ((*ferry)->Wait(), 128 + SIGKILL);
   }
@@ -414,9 +419,7 @@ TEST_F(KafkaRoutingTest, ScheduledMaintenanceCoversEveryRoutedTable) {
     }
     return true;
   };
-  for (int i = 0; i < 1200 && !packed(); ++i) {
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  testing::WaitUntil(packed, seconds(120));
   ASSERT_EQ(kill((*ferry)->pid(), SIGTERM), 0);
   EXPECT_EQ((*ferry)->Wait(), 0) << (*ferry)->Log();
   std::string log = (*ferry)->Log(1 << 20);

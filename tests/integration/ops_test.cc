@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -233,20 +234,20 @@ TEST_F(OpsTest, MetricsScrapedDuringARunAgreeWithTheTable) {
   bool ready = false;
   double max_lag_seen = 0;
   Scrape last;
-  auto until = std::chrono::steady_clock::now() + seconds(120);
-  while (std::chrono::steady_clock::now() < until) {
-    if (auto r = client.Get("/health/ready"); r && r->status == 200) {
-      ready = true;
-    }
-    if (auto r = client.Get("/metrics"); r && r->status == 200) {
-      last = Parse(r->body);
-      max_lag_seen = std::max(max_lag_seen, last.Sum("ferry_lag_messages"));
-      if (last.Sum("ferry_rows_written_total") == kCount && last.Sum("ferry_lag_messages") == 0) {
-        break;
-      }
-    }
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  testing::WaitUntil(
+      [&] {
+        if (auto r = client.Get("/health/ready"); r && r->status == 200) {
+          ready = true;
+        }
+        if (auto r = client.Get("/metrics"); r && r->status == 200) {
+          last = Parse(r->body);
+          max_lag_seen = std::max(max_lag_seen, last.Sum("ferry_lag_messages"));
+          return last.Sum("ferry_rows_written_total") == kCount &&
+                 last.Sum("ferry_lag_messages") == 0;
+        }
+        return false;
+      },
+      seconds(120));
   producer.join();
   EXPECT_TRUE(ready) << "/health/ready answered 200 while running";
   if (auto r = client.Get("/health/live"); r) {
@@ -347,14 +348,12 @@ TEST_F(OpsTest, ScheduledOptimizeAndVacuumRunInsideFerryRun) {
   Produce(kCount, 1, 2000);
   // Once ingestion is done, the next scheduled optimize packs everything into one file.
   e2e::TableContents t;
-  auto until = std::chrono::steady_clock::now() + seconds(120);
-  while (std::chrono::steady_clock::now() < until) {
-    t = e2e::ReadTable(table());
-    if (t.rows.size() == static_cast<size_t>(kCount) && t.files.size() == 1) {
-      break;
-    }
-    std::this_thread::sleep_for(milliseconds(200));
-  }
+  testing::WaitUntil(
+      [&] {
+        t = e2e::ReadTable(table());
+        return t.rows.size() == static_cast<size_t>(kCount) && t.files.size() == 1;
+      },
+      seconds(120), milliseconds(200));
   EXPECT_EQ(t.rows.size(), static_cast<size_t>(kCount));
   EXPECT_EQ(t.files.size(), 1u);
   httplib::Client client("127.0.0.1", port);
