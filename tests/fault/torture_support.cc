@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "ferry/testing/wait_until.h"
+
 extern char** environ;
 
 namespace ferry::fault {
@@ -263,6 +265,68 @@ std::string Tail(const std::string& path, int lines) {
     at = text.rfind('\n', at - 1);
   }
   return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+std::vector<std::string> KafkaProducerArgs(const std::string& brokers, const std::string& topic,
+                                           int64_t first, int64_t count, int64_t rate,
+                                           const std::string& templ,
+                                           const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {kFerry,
+                                   "produce",
+                                   "kafka",
+                                   "--brokers",
+                                   brokers,
+                                   "--topic",
+                                   topic,
+                                   "--count",
+                                   std::to_string(count),
+                                   "--start",
+                                   std::to_string(first),
+                                   "--rate",
+                                   std::to_string(rate),
+                                   "--key",
+                                   "k{{seq}}",
+                                   "--template",
+                                   templ};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::vector<std::string> NatsProducerArgs(const std::string& server, const std::string& stream,
+                                          const std::string& subject, int64_t first, int64_t count,
+                                          int64_t rate, const std::string& templ) {
+  std::vector<std::string> args = {kFerry,
+                                   "produce",
+                                   "nats",
+                                   "--server",
+                                   server,
+                                   "--stream",
+                                   stream,
+                                   "--subject",
+                                   subject,
+                                   "--count",
+                                   std::to_string(count),
+                                   "--first",
+                                   std::to_string(first),
+                                   "--template",
+                                   templ,
+                                   "--msg-id"};
+  if (rate > 0) {
+    args.push_back("--rate");
+    args.push_back(std::to_string(rate));
+  }
+  return args;
+}
+
+bool WaitUntilReading(Process* ferry, const std::string& log, std::chrono::milliseconds limit) {
+  bool reading = false;
+  testing::WaitUntil(
+      [&] {
+        reading = ReadFile(log).find(" starts at ") != std::string::npos;
+        return reading || !ferry->Running();
+      },
+      limit, std::chrono::milliseconds(50));
+  return reading;
 }
 
 const std::vector<FailpointSite>& FailpointSites() {

@@ -19,6 +19,7 @@ add_dependencies(kafka_cli_test ferry)
 # `ferry run` end to end: restarts, groups, zombies, broker faults (docs/kafka.md). The
 # JetStream part (pipeline_e2e_jetstream.cc) is its own object: Kafka tests do not pull it in.
 add_library(ferry_pipeline_e2e_support STATIC ${CMAKE_CURRENT_LIST_DIR}/pipeline_e2e_support.cc
+  ${CMAKE_CURRENT_LIST_DIR}/config_toml.cc
   ${CMAKE_CURRENT_LIST_DIR}/pipeline_e2e_jetstream.cc ${CMAKE_CURRENT_LIST_DIR}/kafka_child_process.cc)
 ferry_apply_common(ferry_pipeline_e2e_support)
 target_compile_definitions(ferry_pipeline_e2e_support PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
