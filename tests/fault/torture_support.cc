@@ -267,27 +267,28 @@ std::string Tail(const std::string& path, int lines) {
   return at == std::string::npos ? text : text.substr(at + 1);
 }
 
+namespace {
+
+// `ferry produce KIND TARGET...` of `count` messages `templ`, the first id given by `first_flag`.
+std::vector<std::string> ProduceArgs(const char* kind, const std::vector<std::string>& target,
+                                     const char* first_flag, int64_t first, int64_t count,
+                                     const std::string& templ) {
+  std::vector<std::string> args = {kFerry, "produce", kind};
+  args.insert(args.end(), target.begin(), target.end());
+  args.insert(args.end(), {"--count", std::to_string(count), first_flag, std::to_string(first),
+                           "--template", templ});
+  return args;
+}
+
+}  // namespace
+
 std::vector<std::string> KafkaProducerArgs(const std::string& brokers, const std::string& topic,
                                            int64_t first, int64_t count, int64_t rate,
                                            const std::string& templ,
                                            const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {kFerry,
-                                   "produce",
-                                   "kafka",
-                                   "--brokers",
-                                   brokers,
-                                   "--topic",
-                                   topic,
-                                   "--count",
-                                   std::to_string(count),
-                                   "--start",
-                                   std::to_string(first),
-                                   "--rate",
-                                   std::to_string(rate),
-                                   "--key",
-                                   "k{{seq}}",
-                                   "--template",
-                                   templ};
+  std::vector<std::string> args = ProduceArgs("kafka", {"--brokers", brokers, "--topic", topic},
+                                              "--start", first, count, templ);
+  args.insert(args.end(), {"--rate", std::to_string(rate), "--key", "k{{seq}}"});
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -295,25 +296,12 @@ std::vector<std::string> KafkaProducerArgs(const std::string& brokers, const std
 std::vector<std::string> NatsProducerArgs(const std::string& server, const std::string& stream,
                                           const std::string& subject, int64_t first, int64_t count,
                                           int64_t rate, const std::string& templ) {
-  std::vector<std::string> args = {kFerry,
-                                   "produce",
-                                   "nats",
-                                   "--server",
-                                   server,
-                                   "--stream",
-                                   stream,
-                                   "--subject",
-                                   subject,
-                                   "--count",
-                                   std::to_string(count),
-                                   "--first",
-                                   std::to_string(first),
-                                   "--template",
-                                   templ,
-                                   "--msg-id"};
+  std::vector<std::string> args =
+      ProduceArgs("nats", {"--server", server, "--stream", stream, "--subject", subject}, "--first",
+                  first, count, templ);
+  args.push_back("--msg-id");
   if (rate > 0) {
-    args.push_back("--rate");
-    args.push_back(std::to_string(rate));
+    args.insert(args.end(), {"--rate", std::to_string(rate)});
   }
   return args;
 }

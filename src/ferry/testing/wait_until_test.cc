@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 namespace ferry::testing {
@@ -11,15 +12,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// A condition that always answers `answer`, counting its calls in *calls.
+std::function<bool()> Counting(int* calls, bool answer) {
+  return [calls, answer] {
+    ++*calls;
+    return answer;
+  };
+}
+
 TEST(WaitUntilTest, ReturnsAtOnceWhenTheConditionHoldsWithoutSleeping) {
   int calls = 0;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_TRUE(WaitUntil(
-      [&] {
-        ++calls;
-        return true;
-      },
-      milliseconds(60000), milliseconds(10000)));
+  EXPECT_TRUE(WaitUntil(Counting(&calls, true), milliseconds(60000), milliseconds(10000)));
   EXPECT_EQ(calls, 1);
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000));
 }
@@ -33,12 +37,7 @@ TEST(WaitUntilTest, PollsUntilTheConditionTurnsTrue) {
 TEST(WaitUntilTest, GivesUpAfterTheLimitAndAsksOnceMorePastIt) {
   int calls = 0;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(WaitUntil(
-      [&] {
-        ++calls;
-        return false;
-      },
-      milliseconds(200), milliseconds(50)));
+  EXPECT_FALSE(WaitUntil(Counting(&calls, false), milliseconds(200), milliseconds(50)));
   EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(200));
   // At 0, 50, 100, 150 and 200 ms or so, and once more past the limit.
   EXPECT_GE(calls, 3);
