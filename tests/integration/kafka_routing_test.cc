@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
@@ -89,37 +90,21 @@ class KafkaRoutingTest : public ::testing::Test {
 
   // `extra`: more of the pipeline's tables ([pipeline.maintenance]).
   std::string WriteConfig(const std::string& extra = "") {
-    std::string path = (dir_ / "ferry.toml").string();
     port_ = FreePort();
-    std::ofstream(path) << fmt::format(R"toml([metrics]
-listen = "127.0.0.1:{2}"
-
-[[pipeline]]
-id = "events"
-table = "{0}/t_{{field:event_type}}"
-schema = "id BIGINT NOT NULL, event_type STRING, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.table_name_rules]
-fallback = "{0}/t_unknown"
-
-[pipeline.routing]
-position_commit_interval = "300ms"
-
-[pipeline.kafka]
-brokers = "{1}"
-topics = ["events"]
-group_id = "ferry-routing-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.batch]
-max_rows = 300
-max_latency = "200ms"
-{3}
-)toml",
-                                       dir_.string(), brokers_, port_, extra);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = dir_.string() + "/t_{field:event_type}",
+          .schema = "id BIGINT NOT NULL, event_type STRING, payload STRING",
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_,
+               .group_id = "ferry-routing-test",
+               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500")"}),
+          .sections = fmt::format("[pipeline.table_name_rules]\nfallback = \"{}/t_unknown\"\n\n"
+                                  "[pipeline.routing]\nposition_commit_interval = \"300ms\"",
+                                  dir_.string()),
+          .max_rows = 300,
+          .after = extra}},
+        fmt::format("[metrics]\nlisten = \"127.0.0.1:{}\"", port_));
   }
 
   // One producer per type: ids type * kPerType + 1 .. (type + 1) * kPerType, interleaved in the

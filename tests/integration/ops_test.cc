@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "nats_auth_fixtures.h"
 #include "pipeline_e2e_support.h"
@@ -113,27 +114,19 @@ class OpsTest : public ::testing::Test {
 
   std::string WriteConfig(const std::string& extra = "", const std::string& properties = "",
                           int max_rows = 500, const std::string& tail = "") {
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"({}
-[[pipeline]]
-id = "events"
-table = "{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["events"]
-group_id = "ferry-ops-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500"{} }}
-
-[pipeline.batch]
-max_rows = {}
-max_latency = "100ms"
-{})",
-                                       extra, table(), brokers_, properties, max_rows, tail);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = table(),
+          .schema = "id BIGINT NOT NULL, payload STRING",
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_,
+               .group_id = "ferry-ops-test",
+               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500")" +
+                             properties}),
+          .max_rows = max_rows,
+          .max_latency = "100ms",
+          .after = tail}},
+        extra);
   }
 
   void Produce(int64_t count, int64_t start, int rate = 0) {
@@ -471,31 +464,20 @@ class NatsSecretsTest : public ::testing::TestWithParam<std::string> {
 
   std::string WriteConfig(const std::string& name, const std::string& servers,
                           const std::string& auth) {
-    std::string path = (dir_ / (name + ".toml")).string();
-    std::ofstream(path) << fmt::format(R"([log]
-level = "debug"
-format = "{}"
-
-[[pipeline]]
-id = "secrets"
-table = "{}"
-schema = "payload STRING"
-
-[pipeline.jetstream]
-servers = "{}"
-stream = "s"
-subjects = ["x"]
-connect_timeout = "2s"
-max_reconnects = 0
-{}
-
-[pipeline.decode]
-format = "raw"
-column = "payload"
-)",
-                                       GetParam(), (dir_ / ("table-" + name)).string(), servers,
-                                       auth);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / (name + ".toml"),
+        {{.id = "secrets",
+          .table = (dir_ / ("table-" + name)).string(),
+          .schema = "payload STRING",
+          .metadata_columns = "",
+          .source = e2e::JetStreamSection(
+              {.servers = servers,
+               .stream = "s",
+               .subjects = {"x"},
+               .extra = "connect_timeout = \"2s\"\nmax_reconnects = 0\n" + auth}),
+          .sections = "[pipeline.decode]\nformat = \"raw\"\ncolumn = \"payload\"",
+          .max_latency = ""}},
+        fmt::format("[log]\nlevel = \"debug\"\nformat = \"{}\"", GetParam()));
   }
 
   // Every command's stdout and stderr, checked for the secrets.
