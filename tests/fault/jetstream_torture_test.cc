@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "azure_torture_store.h"
+#include "config_toml.h"
 #include "jetstream_test_client.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
@@ -36,42 +37,18 @@ class JetStreamTortureSource : public TortureSource {
 
   std::string name() const override { return "jetstream"; }
   std::string MetadataColumns() const override {
-    return R"(metadata_columns = { sequence = "_sequence", subject = "_subject" })";
+    return R"(sequence = "_sequence", subject = "_subject")";
   }
   std::string SourceSection(const std::string& /*run*/) const override {
-    return fmt::format(R"toml([pipeline.jetstream]
-servers = "{}"
-stream = "{}"
-subjects = ["torture.a", "torture.b"]
-start = "all"
-reconnect_wait = "200ms")toml",
-                       server_->url(), kStream);
+    return e2e::JetStreamSection({.servers = server_->url(),
+                                  .stream = kStream,
+                                  .subjects = {"torture.a", "torture.b"},
+                                  .start = "all",
+                                  .extra = R"(reconnect_wait = "200ms")"});
   }
-  // Nats-Msg-Id "<subject>-<id>": a publish retried after a server restart is dropped by the
-  // server's duplicate window instead of stored twice.
   std::vector<std::string> ProducerArgs(const std::string& subject, int64_t first, int64_t count,
                                         int64_t rate, const std::string& templ) const {
-    std::vector<std::string> args = {kFerry,
-                                     "produce",
-                                     "nats",
-                                     "--server",
-                                     server_->url(),
-                                     "--stream",
-                                     kStream,
-                                     "--subject",
-                                     subject,
-                                     "--count",
-                                     std::to_string(count),
-                                     "--first",
-                                     std::to_string(first),
-                                     "--template",
-                                     templ,
-                                     "--msg-id"};
-    if (rate > 0) {
-      args.push_back("--rate");
-      args.push_back(std::to_string(rate));
-    }
-    return args;
+    return NatsProducerArgs(server_->url(), kStream, subject, first, count, rate, templ);
   }
   // Ids first..first+count-1: the lower half on torture.a, the upper half on torture.b.
   std::vector<std::unique_ptr<Process>> StartProducers(int64_t first, int64_t count, int64_t rate,

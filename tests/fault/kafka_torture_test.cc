@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
@@ -83,49 +84,31 @@ class KafkaTortureSource : public TortureSource {
 
   std::string name() const override { return "kafka"; }
   std::string MetadataColumns() const override {
-    return R"(metadata_columns = { offset = "_offset", partition = "_partition" })";
+    return R"(offset = "_offset", partition = "_partition")";
   }
   std::string SourceSection(const std::string& run) const override {
     // A short session by default: a SIGKILLed member's partitions move after 3 s, not 10.
     // (Shorter sessions, or a max.poll.interval.ms of 8 s, made the mock's JoinGroup time out
     // and retry every 11 s without ever completing, even for a fresh group.)
-    return fmt::format(R"toml([pipeline.kafka]
-brokers = "{}"
-topics = ["{}"]
-group_id = "{}"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "{}", "heartbeat.interval.ms" = "300", "topic.metadata.refresh.interval.ms" = "1000" }})toml",
-                       brokers_, kTopic, Group(run), session_ms_);
+    return e2e::KafkaSection(
+        {.brokers = brokers_,
+         .topics = {kTopic},
+         .group_id = Group(run),
+         .properties =
+             fmt::format(R"("session.timeout.ms" = "{}", "heartbeat.interval.ms" = "300", )"
+                         R"("topic.metadata.refresh.interval.ms" = "1000")",
+                         session_ms_)});
   }
   std::string Group(const std::string& run) const {
     return run.empty() ? group_ : group_ + "-" + run;
   }
   std::vector<std::string> ProducerArgs(int64_t first, int64_t count, int64_t rate,
                                         const std::string& templ) const {
-    // Keyed messages spread over the partitions (unkeyed ones stick to one at a time). A linger of
-    // 100 ms: librdkafka 2.0.2's mock answers a Fetch with one record batch per partition, so at
-    // the default 5 ms a rate-limited producer's batches of one to three records made the
-    // catch-up after the kill loop crawl (~300 rows/s into S3, which kept the long form on S3
-    // from finishing in an hour). What is tested does not depend on the batch size.
-    return {kFerry,
-            "produce",
-            "kafka",
-            "--brokers",
-            brokers_,
-            "--topic",
-            kTopic,
-            "--count",
-            std::to_string(count),
-            "--start",
-            std::to_string(first),
-            "--rate",
-            std::to_string(rate),
-            "--key",
-            "k{{seq}}",
-            "--template",
-            templ,
-            "-X",
-            "linger.ms=100"};
+    // A linger of 100 ms: librdkafka 2.0.2's mock answers a Fetch with one record batch per
+    // partition, so at the default 5 ms a rate-limited producer's batches of one to three records
+    // made the catch-up after the kill loop crawl (~300 rows/s into S3, which kept the long form
+    // on S3 from finishing in an hour). What is tested does not depend on the batch size.
+    return KafkaProducerArgs(brokers_, kTopic, first, count, rate, templ, {"-X", "linger.ms=100"});
   }
   std::vector<std::unique_ptr<Process>> StartProducers(int64_t first, int64_t count, int64_t rate,
                                                        const std::string& log) override {
@@ -293,20 +276,12 @@ void RunGroupOfProcesses(const TortureSettings& settings, const std::filesystem:
     homes[i] = (dir / fmt::format("process-{}", i)).string();
     std::filesystem::create_directories(homes[i] + "/tmp");
     configs[i] = homes[i] + "/group.toml";
-    std::ofstream(configs[i]) << fmt::format(R"toml([[pipeline]]
-id = "torture"
-table = "{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-{}
-
-{}
-
-[pipeline.batch]
-max_rows = 500
-max_latency = "200ms"
-)toml",
-                                             table.uri(), source->MetadataColumns(),
-                                             source->SourceSection(""));
+    e2e::WriteConfig(configs[i], {{.id = "torture",
+                                   .table = table.uri(),
+                                   .schema = "id BIGINT NOT NULL, payload STRING",
+                                   .metadata_columns = source->MetadataColumns(),
+                                   .source = source->SourceSection(""),
+                                   .max_rows = 500}});
   }
   const auto start = std::chrono::steady_clock::now();
   auto producers = source->StartProducers(
@@ -328,11 +303,7 @@ max_latency = "200ms"
   // middle of a JoinGroup (torture_scenario.cc), so the next victim is chosen only after the
   // restarted process was given its partitions: the rebalance its start caused is over.
   auto wait_assigned = [&](size_t i) {
-    auto until = std::chrono::steady_clock::now() + seconds(60);
-    while (std::chrono::steady_clock::now() < until && ferries[i]->Running() &&
-           ReadFile(ferry_logs[i]).find(" starts at ") == std::string::npos) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
+    WaitUntilReading(ferries[i].get(), ferry_logs[i], seconds(60));
   };
   for (size_t i = 0; i < ferries.size(); ++i) {
     ASSERT_NO_FATAL_FAILURE(start_ferry(i));

@@ -11,6 +11,7 @@
 #include "torture_support.h"
 
 #include "ferry/http/client.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry::fault {
 namespace {
@@ -59,14 +60,17 @@ int ProxiedTortureStore::Inject(Process* ferry, const TableLocation& table, int 
   const auto down_since = std::chrono::steady_clock::now();
   publish(ids);  // the rest
   double failed_during = failed_before;
-  while (
-      ferry->Running() &&
-      (std::chrono::steady_clock::now() - down_since < kOutage || failed_during <= failed_before) &&
-      std::chrono::steady_clock::now() - down_since < seconds(60)) {
-    std::this_thread::sleep_for(milliseconds(200));
-    failed_during = std::max(
-        failed_during, ScrapeMetric(metrics_port, "ferry_commits_total", "outcome=\"failed\""));
-  }
+  testing::WaitUntil(
+      [&] {
+        failed_during = std::max(
+            failed_during, ScrapeMetric(metrics_port, "ferry_commits_total", "outcome=\"failed\""));
+        return !ferry->Running() || (std::chrono::steady_clock::now() - down_since >= kOutage &&
+                                     failed_during > failed_before);
+      },
+      // At most 60 s from the outage's start (publishing the rest took some of them).
+      std::chrono::duration_cast<milliseconds>(seconds(60) -
+                                               (std::chrono::steady_clock::now() - down_since)),
+      milliseconds(200));
   const double down_for =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - down_since).count();
   Status restarted = BringBack();

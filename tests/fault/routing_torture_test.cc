@@ -28,6 +28,7 @@
 #include <tuple>
 #include <vector>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include "torture_support.h"
@@ -86,54 +87,36 @@ class RoutingTortureTest : public ::testing::Test {
   std::string CdcTable(int j) const { return (dir_ / "cdc" / fmt::format("cdc_t{}", j)).string(); }
 
   std::string WriteConfig() const {
-    const std::string path = (dir_ / "ferry.toml").string();
     const int64_t max_rows = std::max<int64_t>(100, settings_.messages / 100);
-    std::ofstream out(path);
-    for (const auto& [id, table, topics] :
+    std::vector<e2e::PipelineToml> pipelines;
+    for (const auto& [id, table, topic] :
          {std::tuple{"events", (dir_ / "by_type").string() + "/{field:event_type}",
-                     std::string(R"(["events"])")},
-          std::tuple{"cdc", (dir_ / "cdc").string() + "/{topic}",
-                     std::string(R"(["^cdc\\..*"])")}}) {
-      out << fmt::format(R"toml(
-[[pipeline]]
-id = "{id}"
-table = "{table}"
-schema = "id BIGINT NOT NULL, event_type STRING, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition", topic = "_topic" }}
-on_bad_record = "fail"
-
-[pipeline.table_name_rules]
-fallback = "{dir}/{id}_unknown"
-
-[pipeline.routing]
-position_commit_interval = "1s"
-
-[pipeline.kafka]
-brokers = "{brokers}"
-topics = {topics}
-group_id = "ferry-routing-torture-{id}"
-assignment = "manual"
-start = "earliest"
-properties = {{ "topic.metadata.refresh.interval.ms" = "1000" }}
-
-[pipeline.batch]
-max_rows = {max_rows}
-max_latency = "200ms"
-)toml",
-                         fmt::arg("id", id), fmt::arg("table", table),
-                         fmt::arg("dir", dir_.string()), fmt::arg("brokers", brokers_),
-                         fmt::arg("topics", topics), fmt::arg("max_rows", max_rows));
+                     std::string("events")},
+          std::tuple{"cdc", (dir_ / "cdc").string() + "/{topic}", std::string(R"(^cdc\\..*)")}}) {
+      pipelines.push_back(
+          {.id = id,
+           .table = table,
+           .schema = "id BIGINT NOT NULL, event_type STRING, payload STRING",
+           .metadata_columns = R"(offset = "_offset", partition = "_partition", topic = "_topic")",
+           .keys = R"(on_bad_record = "fail")",
+           .source = e2e::KafkaSection(
+               {.brokers = brokers_,
+                .topics = {topic},
+                .group_id = fmt::format("ferry-routing-torture-{}", id),
+                .assignment = "manual",
+                .properties = R"("topic.metadata.refresh.interval.ms" = "1000")"}),
+           .sections = fmt::format("[pipeline.table_name_rules]\nfallback = \"{}/{}_unknown\"\n\n"
+                                   "[pipeline.routing]\nposition_commit_interval = \"1s\"",
+                                   dir_.string(), id),
+           .max_rows = max_rows});
     }
-    return path;
+    return e2e::WriteConfig(dir_ / "ferry.toml", pipelines);
   }
 
   std::unique_ptr<Process> Produce(const std::string& topic, int64_t first, int64_t count,
                                    int64_t rate, const std::string& templ, const std::string& log) {
-    auto p =
-        Process::Start({kFerry, "produce", "kafka", "--brokers", brokers_, "--topic", topic,
-                        "--count", std::to_string(count), "--start", std::to_string(first),
-                        "--rate", std::to_string(rate), "--key", "k{{seq}}", "--template", templ},
-                       {}, logs_ + "/" + log);
+    auto p = Process::Start(KafkaProducerArgs(brokers_, topic, first, count, rate, templ), {},
+                            logs_ + "/" + log);
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     return p.ok() ? std::move(*p) : nullptr;
   }

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <thread>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
@@ -31,6 +32,7 @@
 #include "ferry/testing/http_stand_in.h"
 #include "ferry/testing/nats_server.h"
 #include "ferry/testing/radosgw.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry::fault {
 namespace {
@@ -136,32 +138,19 @@ class S3CredentialsTest : public ::testing::Test {
          {"aws_allow_http", "true"}});
   }
   std::string WriteConfig(const std::string& name, int metrics_port) const {
-    const std::string path = (dir_ / (name + ".toml")).string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "creds"
-table = "s3://{}/{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["{}"]
-group_id = "creds-{}"
-start = "earliest"
-
-[pipeline.batch]
-max_latency = "300ms"
-
-[metrics]
-listen = "127.0.0.1:{}"
-)toml",
-                                       kBucket, name, brokers_, kTopic, name, metrics_port);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / (name + ".toml"),
+        {{.id = "creds",
+          .table = fmt::format("s3://{}/{}", kBucket, name),
+          .schema = "id BIGINT NOT NULL, payload STRING",
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_, .topics = {kTopic}, .group_id = "creds-" + name}),
+          .max_latency = "300ms"}},
+        fmt::format("[metrics]\nlisten = \"127.0.0.1:{}\"", metrics_port));
   }
   bool Produce(int64_t first, int64_t count) {
-    return RunToExit({kFerry, "produce", "kafka", "--brokers", brokers_, "--topic", kTopic,
-                      "--count", std::to_string(count), "--start", std::to_string(first), "--key",
-                      "k{{seq}}", "--template", R"({"id": {{seq}}, "payload": "test #{{seq}}"})"},
+    return RunToExit(KafkaProducerArgs(brokers_, kTopic, first, count, 0,
+                                       R"({"id": {{seq}}, "payload": "test #{{seq}}"})"),
                      {}, (dir_ / "producer.log").string()) == 0;
   }
 
@@ -187,12 +176,12 @@ listen = "127.0.0.1:{}"
       EXPECT_TRUE(Produce(published + 1, kPiece));
       published += kPiece;
       // Wait for the piece's rows to be written (the metric counts committed rows).
-      for (int i = 0;
-           i < 600 && (*ferry)->Running() &&
-           ScrapeMetric(*port, "ferry_rows_written_total") < static_cast<double>(published);
-           ++i) {
-        std::this_thread::sleep_for(milliseconds(100));
-      }
+      testing::WaitUntil(
+          [&] {
+            return !(*ferry)->Running() || ScrapeMetric(*port, "ferry_rows_written_total") >=
+                                               static_cast<double>(published);
+          },
+          seconds(60));
       EXPECT_EQ(ScrapeMetric(*port, "ferry_rows_written_total"), published) << Tail(*log);
       if (issued_at_first_commit < 0) {
         issued_at_first_commit = endpoint.issued();

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include "torture_support.h"
@@ -145,23 +146,7 @@ class SchemaEvolutionTortureTest : public ::testing::Test {
 
   std::vector<std::string> Producer(const std::string& topic, int64_t first, int64_t count,
                                     int64_t rate, const std::string& templ) const {
-    return {kFerry,
-            "produce",
-            "kafka",
-            "--brokers",
-            brokers_,
-            "--topic",
-            topic,
-            "--count",
-            std::to_string(count),
-            "--start",
-            std::to_string(first),
-            "--rate",
-            std::to_string(rate),
-            "--key",
-            "k{{seq}}",
-            "--template",
-            templ};
+    return KafkaProducerArgs(brokers_, topic, first, count, rate, templ);
   }
 
   // argv as one shell word each (the templates hold no single quote).
@@ -175,29 +160,19 @@ class SchemaEvolutionTortureTest : public ::testing::Test {
 
   std::string Config(const std::string& id, const std::string& topic, const std::string& table,
                      const std::string& schema) const {
-    const std::string path = (dir_ / (id + ".toml")).string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "{}"
-table = "{}"
-schema = "{}"
-schema_evolution = "add_columns_and_widen"
-metadata_columns = {{ offset = "_offset", partition = "_partition", topic = "_topic" }}
-on_bad_record = "fail"
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["{}"]
-group_id = "ferry-evolution-{}"
-assignment = "manual"
-start = "earliest"
-
-[pipeline.batch]
-max_rows = {}
-max_latency = "150ms"
-)toml",
-                                       id, table, schema, brokers_, topic, id,
-                                       std::max<int64_t>(60, settings_.messages / 200));
-    return path;
+    return e2e::WriteConfig(
+        dir_ / (id + ".toml"),
+        {{.id = id,
+          .table = table,
+          .schema = schema,
+          .metadata_columns = R"(offset = "_offset", partition = "_partition", topic = "_topic")",
+          .keys = "schema_evolution = \"add_columns_and_widen\"\non_bad_record = \"fail\"",
+          .source = e2e::KafkaSection({.brokers = brokers_,
+                                       .topics = {topic},
+                                       .group_id = "ferry-evolution-" + id,
+                                       .assignment = "manual"}),
+          .max_rows = std::max<int64_t>(60, settings_.messages / 200),
+          .max_latency = "150ms"}});
   }
 
   // Starts `ferry run` on each config and kills one at random, `kills` times, restarting it,
@@ -239,11 +214,7 @@ max_latency = "150ms"
       // A ferry started after the last kill may not have blocked SIGTERM yet (it would die of
       // it, 143, with an empty log): it is stopped once it reads its partitions, as
       // kafka_torture_test waits for.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (std::chrono::steady_clock::now() < until && ferries[i]->Running() &&
-             ReadFile(ferry_logs[i]).find(" starts at ") == std::string::npos) {
-        std::this_thread::sleep_for(milliseconds(50));
-      }
+      WaitUntilReading(ferries[i].get(), ferry_logs[i], std::chrono::seconds(60));
       ferries[i]->Signal(SIGTERM);
       EXPECT_EQ(ferries[i]->Wait(), 0) << Tail(ferry_logs[i]);
     }

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "config_toml.h"
 #include "pipeline_e2e_support.h"
 
 #include "ferry/testing/nats_server.h"
@@ -40,26 +41,18 @@ std::string WriteConfig(TortureSource* source, const std::string& dir, const std
                         const std::string& table, const std::string& dead, int64_t max_rows,
                         const std::string& extra = "") {
   std::filesystem::create_directories(dir + "/configs");
-  const std::string path = dir + "/configs/" + run + ".toml";
-  std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "torture"
-table = "{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-{}
-table_properties = {{ "delta.checkpointInterval" = "5" }}
-on_bad_record = "dead_letter"
-dead_letter_table = "{}"
-
-{}
-
-[pipeline.batch]
-max_rows = {}
-max_latency = "200ms"
-{}
-)toml",
-                                     table, source->MetadataColumns(), dead,
-                                     source->SourceSection(run), max_rows, extra);
-  return path;
+  return e2e::WriteConfig(
+      dir + "/configs/" + run + ".toml",
+      {{.id = "torture",
+        .table = table,
+        .schema = "id BIGINT NOT NULL, payload STRING",
+        .metadata_columns = source->MetadataColumns(),
+        .keys = fmt::format("table_properties = {{ \"delta.checkpointInterval\" = \"5\" }}\n"
+                            "on_bad_record = \"dead_letter\"\ndead_letter_table = \"{}\"",
+                            dead),
+        .source = source->SourceSection(run),
+        .max_rows = max_rows,
+        .after = extra}});
 }
 
 int64_t Uniform(std::mt19937_64* rng, int64_t lo, int64_t hi) {

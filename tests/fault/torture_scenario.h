@@ -38,8 +38,9 @@ class TortureSource {
  public:
   virtual ~TortureSource() = default;
   virtual std::string name() const = 0;
-  // The source part of the pipeline config ([pipeline.kafka] or [pipeline.jetstream] and the
-  // metadata columns line); the scenario writes the rest. `run` names one ferry incarnation
+  // The source part of the pipeline config: the inside of its metadata_columns inline table,
+  // and [pipeline.kafka] or [pipeline.jetstream] (config_toml.h); the scenario writes the rest.
+  // `run` names one ferry incarnation
   // ("kill-3", "step-7"); Kafka gives each its own consumer group (torture_scenario.cc says
   // why), JetStream ignores it.
   virtual std::string MetadataColumns() const = 0;

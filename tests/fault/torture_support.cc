@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "ferry/testing/wait_until.h"
+
 extern char** environ;
 
 namespace ferry::fault {
@@ -263,6 +265,56 @@ std::string Tail(const std::string& path, int lines) {
     at = text.rfind('\n', at - 1);
   }
   return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+namespace {
+
+// `ferry produce KIND TARGET...` of `count` messages `templ`, the first id given by `first_flag`.
+std::vector<std::string> ProduceArgs(const char* kind, const std::vector<std::string>& target,
+                                     const char* first_flag, int64_t first, int64_t count,
+                                     const std::string& templ) {
+  std::vector<std::string> args = {kFerry, "produce", kind};
+  args.insert(args.end(), target.begin(), target.end());
+  args.insert(args.end(), {"--count", std::to_string(count), first_flag, std::to_string(first),
+                           "--template", templ});
+  return args;
+}
+
+}  // namespace
+
+std::vector<std::string> KafkaProducerArgs(const std::string& brokers, const std::string& topic,
+                                           int64_t first, int64_t count, int64_t rate,
+                                           const std::string& templ,
+                                           const std::vector<std::string>& extra) {
+  std::vector<std::string> args = ProduceArgs("kafka", {"--brokers", brokers, "--topic", topic},
+                                              "--start", first, count, templ);
+  args.insert(args.end(), {"--rate", std::to_string(rate), "--key", "k{{seq}}"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::vector<std::string> NatsProducerArgs(const std::string& server, const std::string& stream,
+                                          const std::string& subject, int64_t first, int64_t count,
+                                          int64_t rate, const std::string& templ) {
+  std::vector<std::string> args =
+      ProduceArgs("nats", {"--server", server, "--stream", stream, "--subject", subject}, "--first",
+                  first, count, templ);
+  args.push_back("--msg-id");
+  if (rate > 0) {
+    args.insert(args.end(), {"--rate", std::to_string(rate)});
+  }
+  return args;
+}
+
+bool WaitUntilReading(Process* ferry, const std::string& log, std::chrono::milliseconds limit) {
+  bool reading = false;
+  testing::WaitUntil(
+      [&] {
+        reading = ReadFile(log).find(" starts at ") != std::string::npos;
+        return reading || !ferry->Running();
+      },
+      limit, std::chrono::milliseconds(50));
+  return reading;
 }
 
 const std::vector<FailpointSite>& FailpointSites() {

@@ -119,6 +119,21 @@ class Watchdog {
   std::thread thread_;
 };
 
+// The producers of ids every torture test runs, one per source: ids first..first+count-1, each
+// message `templ` with {{seq}} the id, at `rate` per second (0: as fast as the broker acks).
+// Kafka: `ferry produce kafka` to `topic`, key "k<id>" (keyed messages spread over the
+// partitions), `extra` more arguments (-X settings).
+std::vector<std::string> KafkaProducerArgs(const std::string& brokers, const std::string& topic,
+                                           int64_t first, int64_t count, int64_t rate,
+                                           const std::string& templ,
+                                           const std::vector<std::string>& extra = {});
+// JetStream: `ferry produce nats` to `subject` of `stream`, Nats-Msg-Id "<subject>-<id>" (a
+// publish retried after a server restart is dropped by the server's duplicate window instead of
+// stored twice).
+std::vector<std::string> NatsProducerArgs(const std::string& server, const std::string& stream,
+                                          const std::string& subject, int64_t first, int64_t count,
+                                          int64_t rate, const std::string& templ);
+
 // Runs argv to completion (env and log as for Process); the exit code or 128 + signal.
 int RunToExit(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
               const std::string& log_path = "");
@@ -126,6 +141,11 @@ int RunToExit(const std::vector<std::string>& argv, const std::vector<std::strin
 std::string ReadFile(const std::string& path);
 // The last `lines` lines of a file (for failure messages).
 std::string Tail(const std::string& path, int lines = 30);
+
+// Waits (up to `limit`, polling its log every 50 ms) until the `ferry run` `ferry` logs that it
+// reads a partition (" starts at "), or it exits; whether it logged so. Past that point its
+// group's rebalance is over and it blocks SIGTERM.
+bool WaitUntilReading(Process* ferry, const std::string& log, std::chrono::milliseconds limit);
 
 // Every failpoint name compiled into ferry, with what a test must do to reach it.
 struct FailpointSite {

@@ -19,6 +19,7 @@
 #include "ferry/storage/store_factory.h"
 #include "ferry/storage/table_uri.h"
 #include "ferry/testing/table_verifier.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry::fault {
 
@@ -124,14 +125,11 @@ int64_t TableLocation::LatestVersion() const {
 void WaitForNewVersion(const TableLocation& table, Process* ferry,
                        std::chrono::milliseconds limit) {
   const int64_t version = table.LatestVersion();
-  const auto until = std::chrono::steady_clock::now() + limit;
   // Each look at a table in an object store is a LIST request: every 100 ms, not every 20, so
   // that the harness does not load the store it is testing (CPU the children need).
   const std::chrono::milliseconds poll(table.local() ? 20 : 100);
-  while (std::chrono::steady_clock::now() < until && ferry->Running() &&
-         table.LatestVersion() <= version) {
-    std::this_thread::sleep_for(poll);
-  }
+  testing::WaitUntil([&] { return !ferry->Running() || table.LatestVersion() > version; }, limit,
+                     poll);
 }
 
 namespace {

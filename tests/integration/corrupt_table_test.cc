@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
@@ -89,26 +90,19 @@ class CorruptTableTest : public ::testing::Test {
     ASSERT_TRUE(mock.ok()) << mock.status().ToString();
     mock_ = std::move(mock->child);
     brokers_ = mock->bootstrap;
-    config_ = (dir_ / "ferry.toml").string();
-    std::ofstream(config_) << fmt::format(R"([[pipeline]]
-id = "events"
-table = "{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-partition_by = ["_partition"]
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-table_properties = {{ "delta.checkpointInterval" = "3" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["events"]
-group_id = "ferry-corrupt-test"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.batch]
-max_rows = 100
-max_latency = "100ms"
-)",
-                                          table(), brokers_);
+    config_ = e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = table(),
+          .schema = "id BIGINT NOT NULL, payload STRING",
+          .keys = "partition_by = [\"_partition\"]\n"
+                  "table_properties = { \"delta.checkpointInterval\" = \"3\" }",
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_,
+               .group_id = "ferry-corrupt-test",
+               .start = "",
+               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500")"}),
+          .max_rows = 100,
+          .max_latency = "100ms"}});
     // 500 ids in a few commits over two partitions: versions 0..N, a checkpoint at 3.
     Produce(500, 1);
     CommandResult run = RunCommand({kFerry, "run", "--config", config_, "--until-caught-up"});

@@ -18,12 +18,14 @@
 #include <thread>
 #include <vector>
 
+#include "config_toml.h"
 #include "jetstream_test_client.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -35,6 +37,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+
+// The payload as it is, into the column `payload`.
+constexpr char kRawDecode[] = "[pipeline.decode]\nformat = \"raw\"\ncolumn = \"payload\"";
 
 class JetStreamPipelineTest : public ::testing::Test {
  protected:
@@ -55,35 +60,20 @@ class JetStreamPipelineTest : public ::testing::Test {
 
   std::string WriteConfig(const std::vector<std::string>& subjects,
                           const std::string& extra_pipeline_keys = "") {
-    std::string list;
-    for (const std::string& s : subjects) {
-      list += (list.empty() ? "\"" : ", \"") + s + "\"";
-    }
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"([[pipeline]]
-id = "newstream"
-table = "{}"
-schema = "payload STRING"
-metadata_columns = {{ sequence = "_sequence", subject = "_subject" }}
-{}
-
-[pipeline.jetstream]
-servers = "{}"
-stream = "newstream"
-subjects = [{}]
-start = "all"
-reconnect_wait = "200ms"
-
-[pipeline.decode]
-format = "raw"
-column = "payload"
-
-[pipeline.batch]
-max_rows = 700
-max_latency = "200ms"
-)",
-                                       table(), extra_pipeline_keys, server_->url(), list);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.id = "newstream",
+          .table = table(),
+          .schema = "payload STRING",
+          .metadata_columns = R"(sequence = "_sequence", subject = "_subject")",
+          .keys = extra_pipeline_keys,
+          .source = e2e::JetStreamSection({.servers = server_->url(),
+                                           .stream = "newstream",
+                                           .subjects = subjects,
+                                           .start = "all",
+                                           .extra = R"(reconnect_wait = "200ms")"}),
+          .sections = kRawDecode,
+          .max_rows = 700}});
   }
 
   std::unique_ptr<ChildProcess> StartFerry(const std::string& config) {
@@ -284,26 +274,17 @@ TEST_F(JetStreamPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
               NATS_OK);
     jsPubAck_Destroy(ack);
   }
-  std::string path = (dir_ / "ferry.toml").string();
   std::string dead = (dir_ / "dead").string();
-  std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "newstream"
-table = "{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-metadata_columns = {{ sequence = "_sequence" }}
-on_bad_record = "dead_letter"
-dead_letter_table = "{}"
-
-[pipeline.jetstream]
-servers = "{}"
-stream = "newstream"
-subjects = ["newsub"]
-
-[pipeline.batch]
-max_rows = 150
-max_latency = "200ms"
-)toml",
-                                     table(), dead, server_->url());
+  std::string path = e2e::WriteConfig(
+      dir_ / "ferry.toml",
+      {{.id = "newstream",
+        .table = table(),
+        .schema = "id BIGINT NOT NULL, payload STRING",
+        .metadata_columns = R"(sequence = "_sequence")",
+        .keys = fmt::format("on_bad_record = \"dead_letter\"\ndead_letter_table = \"{}\"", dead),
+        .source = e2e::JetStreamSection(
+            {.servers = server_->url(), .stream = "newstream", .subjects = {"newsub"}}),
+        .max_rows = 150}});
   setenv("FERRY_FAILPOINTS", "pipeline.after_dead_letter_commit=crash@3", 1);
   CommandResult crashed = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
   unsetenv("FERRY_FAILPOINTS");
@@ -337,34 +318,20 @@ TEST_F(JetStreamPipelineTest, RoutedBySubjectTokensThroughAKill) {
     producers.push_back(
         StartProducer(subjects[i], per_subject, static_cast<int>(i) * per_subject + 1, 600));
   }
-  std::string path = (dir_ / "ferry.toml").string();
-  std::ofstream(path) << fmt::format(R"([[pipeline]]
-id = "orders"
-table = "{0}/{{subject:2}}_{{subject:3}}"
-schema = "payload STRING"
-metadata_columns = {{ sequence = "_sequence", subject = "_subject" }}
-
-[pipeline.table_name_rules]
-fallback = "{0}/other"
-
-[pipeline.routing]
-position_commit_interval = "200ms"
-
-[pipeline.jetstream]
-servers = "{1}"
-stream = "newstream"
-subjects = ["orders.>"]
-start = "all"
-
-[pipeline.decode]
-format = "raw"
-column = "payload"
-
-[pipeline.batch]
-max_rows = 300
-max_latency = "200ms"
-)",
-                                     dir_.string(), server_->url());
+  std::string path = e2e::WriteConfig(
+      dir_ / "ferry.toml",
+      {{.id = "orders",
+        .table = dir_.string() + "/{subject:2}_{subject:3}",
+        .schema = "payload STRING",
+        .metadata_columns = R"(sequence = "_sequence", subject = "_subject")",
+        .source = e2e::JetStreamSection({.servers = server_->url(),
+                                         .stream = "newstream",
+                                         .subjects = {"orders.>"},
+                                         .start = "all"}),
+        .sections = fmt::format("[pipeline.table_name_rules]\nfallback = \"{}/other\"\n\n"
+                                "[pipeline.routing]\nposition_commit_interval = \"200ms\"\n\n{}",
+                                dir_.string(), kRawDecode),
+        .max_rows = 300}});
   auto table_of = [&](const std::string& subject) {
     return (dir_ / (subject.substr(7, 2) + "_" + subject.substr(10))).string();
   };
@@ -376,9 +343,7 @@ max_latency = "200ms"
     return n;
   };
   auto ferry = StartFerry(path);
-  for (int i = 0; i < 600 && total() < 1500; ++i) {
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  testing::WaitUntil([&] { return total() >= 1500; }, seconds(60));
   kill(ferry->pid(), SIGKILL);
   EXPECT_EQ(ferry->Wait(), 128 + SIGKILL);
   EXPECT_LT(total(), subjects.size() * per_subject) << "killed after the end: proves nothing";

@@ -10,10 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <numeric>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kafka_child_process.h"
@@ -29,56 +27,33 @@ using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
 using std::chrono::milliseconds;
 
-constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr int kPerPartition = 100;
 
 class KafkaAvroTest : public e2e::SerializerKafkaTest {
  protected:
   KafkaAvroTest() : SerializerKafkaTest("ferry-kafka-avro") {}
 
-  // Starts avro_messages.mjs; returns the registry URL and the framed messages, in order.
-  std::vector<std::string> Serialize(int count, std::string* registry) {
+  // Starts avro_messages.mjs (its registry's URL in registry_); the framed messages, in order.
+  std::vector<std::string> Serialize(int count) {
     StartSerializer("avro_messages.mjs", {std::to_string(count)});
-    *registry = registry_;
     return ReadMessages();
   }
 
-  std::string WriteConfig(const std::string& registry, const std::string& extra = "") {
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "orders"
-table = "{}"
-{}
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["orders"]
-group_id = "ferry-avro-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.decode]
-format = "avro"
-
-[pipeline.decode.schema_registry]
-url = "{}"
-timeout = "5s"
-
-[pipeline.batch]
-max_rows = 70
-max_latency = "200ms"
-)toml",
-                                       table(), extra, brokers_, registry);
-    return path;
+  // `extra`: more keys of the pipeline.
+  std::string WriteConfig(const std::string& extra = "") {
+    e2e::PipelineToml pipeline = OrdersPipeline("ferry-avro-test", AvroDecode());
+    pipeline.keys = extra;
+    return e2e::WriteConfig(dir_ / "ferry.toml", {pipeline});
+  }
+  std::string AvroDecode() const {
+    return "[pipeline.decode]\nformat = \"avro\"\n\n" + RegistrySection();
   }
 };
 
 // Every Avro type the schema holds (avro_messages.mjs), from the subject's latest version to the
 // table's columns, each value as message i's formula says, read by DuckDB.
 TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
-  std::string registry;
-  std::vector<std::string> messages = Serialize(2 * kPerPartition, &registry);
+  std::vector<std::string> messages = Serialize(2 * kPerPartition);
   ASSERT_EQ(messages.size(), size_t{2 * kPerPartition});
   for (int32_t p = 0; p < 2; ++p) {
     Status st = source::kafka::testing::Produce(brokers_, "orders", p, kPerPartition, [&](int i) {
@@ -86,8 +61,7 @@ TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
     });
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
-  CommandResult r = RunCommand(
-      {kFerry, "run", "--config", WriteConfig(registry), "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(WriteConfig());
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   e2e::TableContents t = e2e::ReadTable(table());
@@ -95,14 +69,7 @@ TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
   EXPECT_EQ(t.txns.size(), 2u);
 
   // The columns, as the registry's schema maps (docs/formats.md).
-  std::vector<nlohmann::json> types =
-      e2e::DuckDbRows(t.files,
-                      "SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM "
-                      "read_parquet({files}))");
-  std::string described;
-  for (const nlohmann::json& row : types) {
-    described += row.value("c", "") + " " + row.value("t", "") + "; ";
-  }
+  const std::string described = e2e::DescribeColumns(t.files);
   EXPECT_EQ(described,
             "id BIGINT; name VARCHAR; amount DOUBLE; ratio FLOAT; qty INTEGER; ok BOOLEAN; "
             "tags VARCHAR[]; attrs MAP(VARCHAR, INTEGER); status VARCHAR; note VARCHAR; "
@@ -111,54 +78,25 @@ TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
             "inner STRUCT(a INTEGER, b BIGINT); choice STRUCT(member0 INTEGER, member1 VARCHAR); "
             "_offset BIGINT; _partition INTEGER; ");
 
-  std::vector<nlohmann::json> rows = e2e::DuckDbRows(
-      t.files,
+  e2e::ForEachRow(
+      t,
       "SELECT id, name, amount, ratio, qty, ok, tags::VARCHAR AS tags, "
       "attrs['k'] AS k, status, note, price::VARCHAR AS price, day - DATE '1970-01-01' AS day, "
       "epoch_ms(ts) AS ts, epoch_us(tsu) AS tsu, epoch_us(local) AS local, uid, hex(fx) AS fx, "
       "raw::VARCHAR AS raw, \"inner\".a AS a, \"inner\".b AS b, choice.member0 AS m0, "
-      "choice.member1 AS m1 FROM read_parquet({files}) ORDER BY id");
-  ASSERT_EQ(rows.size(), size_t{2 * kPerPartition});
-  for (int i = 0; i < 2 * kPerPartition; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    EXPECT_EQ(row["id"], std::to_string(i));
-    EXPECT_EQ(row["name"], fmt::format("name-{}", i));
-    EXPECT_DOUBLE_EQ(row["amount"].get<double>(), i * 1.5);
-    EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), i / 4.0);
-    EXPECT_EQ(row["qty"], -i);
-    EXPECT_EQ(row["ok"], i % 2 == 0);
-    EXPECT_EQ(row["tags"], fmt::format("[t{}, x]", i));
-    EXPECT_EQ(row["k"], i);
-    EXPECT_EQ(row["status"], (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[i % 3]));
-    if (i % 4 == 0) {
-      EXPECT_TRUE(row["note"].is_null());
-    } else {
-      EXPECT_EQ(row["note"], fmt::format("note {}", i));
-    }
-    EXPECT_EQ(row["price"], fmt::format("{}.25", i));
-    EXPECT_EQ(row["day"], std::to_string(19000 + i));  // days since 1970-01-01
-    EXPECT_EQ(row["ts"], std::to_string(1700000000000LL + i * 1000LL));
-    EXPECT_EQ(row["tsu"], std::to_string(1700000000000000LL + i));
-    EXPECT_EQ(row["local"], std::to_string(1600000000000000LL + i));
-    EXPECT_EQ(row["uid"], fmt::format("00000000-0000-4000-8000-{:012}", i));
-    EXPECT_EQ(row["fx"], fmt::format("{:02X}{:02X}{:02X}{:02X}", i & 255, (i + 1) & 255,
-                                     (i + 2) & 255, (i + 3) & 255));
-    EXPECT_EQ(row["raw"], fmt::format("raw{}", i));
-    EXPECT_EQ(row["a"], i * 2);
-    if (i % 3 == 0) {
-      EXPECT_TRUE(row["b"].is_null());
-    } else {
-      EXPECT_EQ(row["b"], std::to_string(i * 1000000000LL));
-    }
-    if (i % 2 == 0) {
-      EXPECT_EQ(row["m0"], i);
-      EXPECT_TRUE(row["m1"].is_null());
-    } else {
-      EXPECT_TRUE(row["m0"].is_null());
-      EXPECT_EQ(row["m1"], fmt::format("s{}", i));
-    }
-  }
+      "choice.member1 AS m1 FROM read_parquet({files}) ORDER BY id",
+      2 * kPerPartition, [&](int i, const nlohmann::json& row) {
+        e2e::ExpectSharedAllTypesFields(row, i);
+        EXPECT_EQ(row["price"], fmt::format("{}.25", i));
+        EXPECT_EQ(row["day"], std::to_string(19000 + i));  // days since 1970-01-01
+        EXPECT_EQ(row["ts"], std::to_string(1700000000000LL + i * 1000LL));
+        EXPECT_EQ(row["tsu"], std::to_string(1700000000000000LL + i));
+        EXPECT_EQ(row["local"], std::to_string(1600000000000000LL + i));
+        EXPECT_EQ(row["uid"], fmt::format("00000000-0000-4000-8000-{:012}", i));
+        EXPECT_EQ(row["fx"], fmt::format("{:02X}{:02X}{:02X}{:02X}", i & 255, (i + 1) & 255,
+                                         (i + 2) & 255, (i + 3) & 255));
+        e2e::ExpectIntOrStringMember(row, "m0", "m1", i);
+      });
 }
 
 // Schema evolution over the registry (issue 20): v1, then v2 (a new field with a default), then
@@ -168,63 +106,8 @@ TEST_F(KafkaAvroTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
 TEST_F(KafkaAvroTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   constexpr int kPerVersion = 60;
   ASSERT_NO_FATAL_FAILURE(StartSerializer("avro_evolution.mjs", {std::to_string(kPerVersion)}));
-  const std::string config = WriteConfig(registry_, R"(schema_evolution = "add_columns")");
-
-  for (int version = 1; version <= 3; ++version) {
-    SCOPED_TRACE(fmt::format("v{}", version));
-    if (version > 1) {
-      ASSERT_TRUE(serializer_->WriteLine("next").ok());
-    }
-    std::vector<std::string> messages = ReadMessages();
-    ASSERT_EQ(messages.size(), size_t{kPerVersion});
-    ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
-    const size_t before = e2e::ReadTable(table()).rows.size();
-    if (version == 3) {
-      CommandResult r =
-          RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
-      ASSERT_EQ(r.exit_code, 0) << r.err;
-      break;
-    }
-    // A daemon, SIGKILLed once some of this version's rows are in the table.
-    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
-    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
-    size_t seen = e2e::WaitForRows(table(), before + kPerVersion / 3, std::chrono::seconds(60));
-    ASSERT_GE(seen, before + kPerVersion / 3) << (*ferry)->Log();
-    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
-    (*ferry)->Wait();
-  }
-
-  e2e::TableContents t = e2e::ReadTable(table());
-  std::vector<int64_t> ids;
-  for (const std::string& row : t.rows) {
-    ids.push_back(e2e::IntField(row, "id"));
-  }
-  std::sort(ids.begin(), ids.end());
-  std::vector<int64_t> expected(3 * kPerVersion);
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(ids, expected);  // every row once
-
-  std::vector<nlohmann::json> rows = e2e::DuckDbRows(
-      t.files,
-      "SELECT id, name, note, coupon FROM read_parquet({files}, union_by_name = true) ORDER BY "
-      "id");
-  ASSERT_EQ(rows.size(), size_t{3 * kPerVersion});
-  for (int i = 0; i < 3 * kPerVersion; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    const int version = i / kPerVersion + 1;
-    EXPECT_EQ(row["name"], fmt::format("name-{}", i));
-    if (version < 3) {
-      EXPECT_EQ(row["note"], fmt::format("note {}", i));
-    } else {
-      EXPECT_TRUE(row["note"].is_null());  // v3 has no note: null, the column stays
-    }
-    if (version > 1) {
-      EXPECT_EQ(row["coupon"], fmt::format("c{}", i));
-    } else {
-      EXPECT_TRUE(row["coupon"].is_null());  // written before the column existed
-    }
-  }
+  ExpectEvolutionAcrossThreeVersions(WriteConfig(R"(schema_evolution = "add_columns")"),
+                                     kPerVersion);
 }
 
 // A v2 writer schema adds a field inside a nested record (loc.alt) and inside an array's element
@@ -234,7 +117,7 @@ TEST_F(KafkaAvroTest, FieldsNewInsideNestedRecordsEvolveTheTable) {
   constexpr int kPerVersion = 40;
   ASSERT_NO_FATAL_FAILURE(
       StartSerializer("avro_evolution.mjs", {std::to_string(kPerVersion), "nested"}));
-  const std::string config = WriteConfig(registry_, R"(schema_evolution = "add_columns")");
+  const std::string config = WriteConfig(R"(schema_evolution = "add_columns")");
   ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
   ExpectNestedFieldsEvolve(config, kPerVersion);
 }
@@ -245,7 +128,7 @@ TEST_F(KafkaAvroTest, FieldsNewInsideNestedRecordsAreDroppedAndCountedWithoutEvo
   constexpr int kPerVersion = 40;
   ASSERT_NO_FATAL_FAILURE(
       StartSerializer("avro_evolution.mjs", {std::to_string(kPerVersion), "nested"}));
-  const std::string config = WriteConfig(registry_, R"(schema_evolution = "none")");
+  const std::string config = WriteConfig(R"(schema_evolution = "none")");
   ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
   ExpectNestedFieldsDroppedAndCounted(config, kPerVersion);
 }
@@ -253,8 +136,7 @@ TEST_F(KafkaAvroTest, FieldsNewInsideNestedRecordsAreDroppedAndCountedWithoutEvo
 // The bad-input matrix of the Avro decoder through `on_bad_record = "dead_letter"`: each bad
 // message is in the dead-letter table once with its reason, every good one in the table.
 TEST_F(KafkaAvroTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
-  std::string registry;
-  std::vector<std::string> good = Serialize(20, &registry);
+  std::vector<std::string> good = Serialize(20);
   ASSERT_EQ(good.size(), 20u);
   std::string unknown_id = good[3];
   unknown_id[4] = '\x63';  // schema id 99: the registry answers 404
@@ -266,65 +148,35 @@ TEST_F(KafkaAvroTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
       {good[6] + std::string("\x02\x04", 2), "left over after the record"},
   };
   // Partition 0: the good messages with a bad one after every fourth; partition 1: nothing.
-  std::vector<std::string> messages;
-  for (size_t i = 0; i < good.size(); ++i) {
-    messages.push_back(good[i]);
-    if (i % 4 == 3) {
-      messages.push_back(bad[i / 4].first);
-    }
-  }
-  Status st =
-      source::kafka::testing::Produce(brokers_, "orders", 0, static_cast<int>(messages.size()),
-                                      [&](int i) { return messages[static_cast<size_t>(i)]; });
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_NO_FATAL_FAILURE(ProduceWithBadOnes(good, bad));
   const std::string dead = (dir_ / "dead").string();
-  CommandResult r = RunCommand(
-      {kFerry, "run", "--config",
-       WriteConfig(registry, fmt::format("on_bad_record = \"dead_letter\"\ndead_letter_table = "
-                                         "\"{}\"",
-                                         dead)),
-       "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(WriteConfig(
+      fmt::format("on_bad_record = \"dead_letter\"\ndead_letter_table = \"{}\"", dead)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   e2e::TableContents t = e2e::ReadTable(table());
-  std::vector<int64_t> ids;
-  for (const std::string& row : t.rows) {
-    ids.push_back(e2e::IntField(row, "id"));
-  }
-  std::sort(ids.begin(), ids.end());
-  std::vector<int64_t> expected(20);
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(e2e::SortedIds(t), e2e::IdRange(20));
 
   e2e::TableContents d = e2e::ReadTable(dead);
-  ASSERT_EQ(d.rows.size(), bad.size());
+  ASSERT_NO_FATAL_FAILURE(ExpectDeadLetters(d, bad));
   std::vector<int64_t> positions;
   for (const std::string& row : d.rows) {
     positions.push_back(e2e::IntField(row, "position"));
   }
   std::sort(positions.begin(), positions.end());
   EXPECT_EQ(positions, (std::vector<int64_t>{4, 9, 14, 19, 24}));
-  for (size_t k = 0; k < bad.size(); ++k) {
-    bool found = false;
-    for (const std::string& row : d.rows) {
-      found = found || (e2e::IntField(row, "position") == static_cast<int64_t>(5 * k + 4) &&
-                        e2e::Field(row, "error").find(bad[k].second) != std::string::npos);
-    }
-    EXPECT_TRUE(found) << "position " << 5 * k + 4 << " with \"" << bad[k].second << "\" in\n"
-                       << fmt::format("{}", fmt::join(d.rows, "\n"));
-  }
 }
 
 // A registry that does not answer is not bad input: ferry waits, takes nothing, skips nothing,
 // and once a registry answers on the same address every message is written once.
 TEST_F(KafkaAvroTest, ARegistryOutageWaitsAndLosesNothing) {
-  std::string registry;
-  std::vector<std::string> messages = Serialize(2 * kPerPartition, &registry);
+  std::vector<std::string> messages = Serialize(2 * kPerPartition);
   ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
   serializer_.reset();  // the registry goes away
+  const std::string registry = registry_;
   const std::string port = registry.substr(registry.rfind(':') + 1);
-  const std::string config = WriteConfig(
-      registry, "schema = \"id BIGINT NOT NULL, name STRING, status STRING, note STRING\"");
+  const std::string config =
+      WriteConfig("schema = \"id BIGINT NOT NULL, name STRING, status STRING, note STRING\"");
   auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
   ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
   // It waits: alive, and the table (created from `schema`) holds nothing.
@@ -349,24 +201,15 @@ TEST_F(KafkaAvroTest, ARegistryOutageWaitsAndLosesNothing) {
   EXPECT_NE(log.find("tried again in"), std::string::npos) << log;
   EXPECT_NE(log.find("nothing is skipped"), std::string::npos);
 
-  e2e::TableContents t = e2e::ReadTable(table());
-  std::vector<int64_t> ids;
-  for (const std::string& row : t.rows) {
-    ids.push_back(e2e::IntField(row, "id"));
-  }
-  std::sort(ids.begin(), ids.end());
-  std::vector<int64_t> expected(2 * kPerPartition);
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(e2e::SortedIds(e2e::ReadTable(table())), e2e::IdRange(2 * kPerPartition));
 }
 
 // `key_format = "avro"`: the Kafka key, framed by the same registry, decoded whole into the key
 // column, a STRUCT typed by the `<topic>-key` subject when the table is created; no key is null.
 TEST_F(KafkaAvroTest, AvroKeysDecodeIntoAStructColumn) {
-  std::string registry;
-  std::vector<std::string> messages = Serialize(40, &registry);
+  std::vector<std::string> messages = Serialize(40);
   ASSERT_NO_FATAL_FAILURE(ProduceWithKeys(messages));
-  std::string config = WriteConfig(registry);
+  std::string config = WriteConfig();
   {
     std::string text;
     std::ifstream in(config);
@@ -385,41 +228,18 @@ TEST_F(KafkaAvroTest, AvroKeysDecodeIntoAStructColumn) {
 // ferry's reader and by DuckDB.
 TEST_F(KafkaAvroTest, RoutedByADecodedFieldIntoThreeTablesThroughKills) {
   constexpr int kCount = 6000;
-  std::string registry;
-  std::vector<std::string> messages = Serialize(kCount, &registry);
+  std::vector<std::string> messages = Serialize(kCount);
   ASSERT_EQ(messages.size(), size_t{kCount});
   ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
-  const std::string config = (dir_ / "routed.toml").string();
-  std::ofstream(config) << fmt::format(R"toml([[pipeline]]
-id = "orders"
-table = "{0}/t_{{field:status}}"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.table_name_rules]
-fallback = "{0}/t_unknown"
-
-[pipeline.routing]
-position_commit_interval = "300ms"
-
-[pipeline.kafka]
-brokers = "{1}"
-topics = ["orders"]
-group_id = "ferry-avro-routing-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.decode]
-format = "avro"
-
-[pipeline.decode.schema_registry]
-url = "{2}"
-timeout = "5s"
-
-[pipeline.batch]
-max_rows = 25
-max_latency = "100ms"
-)toml",
-                                       dir_.string(), brokers_, registry);
+  e2e::PipelineToml routed =
+      OrdersPipeline("ferry-avro-routing-test",
+                     fmt::format("[pipeline.table_name_rules]\nfallback = \"{}/t_unknown\"\n\n"
+                                 "[pipeline.routing]\nposition_commit_interval = \"300ms\"\n\n{}",
+                                 dir_.string(), AvroDecode()));
+  routed.table = dir_.string() + "/t_{field:status}";
+  routed.max_rows = 25;
+  routed.max_latency = "100ms";
+  const std::string config = e2e::WriteConfig(dir_ / "routed.toml", {routed});
   CommandResult check = RunCommand({kFerry, "config", "check", config});
   ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
   const std::vector<std::string> statuses = {"new", "paid", "shipped"};
@@ -432,18 +252,10 @@ max_latency = "100ms"
     return n;
   };
   for (size_t goal : {size_t{600}, size_t{2400}}) {
-    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
-    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
-    for (int i = 0; i < 1200 && total_rows() < goal; ++i) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    ASSERT_GE(total_rows(), goal) << (*ferry)->Log();
-    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
-    (*ferry)->Wait();
+    ASSERT_NO_FATAL_FAILURE(KillOnceRowsReach(config, total_rows, goal, milliseconds(50)));
   }
   EXPECT_LT(total_rows(), size_t{kCount}) << "killed after the end: the test proves less";
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::smatch counted;
   ASSERT_TRUE(std::regex_search(

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "kafka_test_support.h"
 #include "pipeline_e2e_support.h"
@@ -71,31 +72,27 @@ class KafkaPipelineTest : public ::testing::Test {
 
   std::string table() const { return (dir_ / "table").string(); }
 
-  // A configuration like the one in docs/kafka.md, with small batches.
-  std::string WriteConfig(const std::string& topics = R"(["events"])",
+  // A configuration like the one in docs/kafka.md, with small batches. `extra_properties`: more
+  // Kafka properties after a comma; `kafka_keys`: more lines of [pipeline.kafka]; `pipeline_keys`:
+  // more of [[pipeline]].
+  std::string WriteConfig(const std::vector<std::string>& topics = {"events"},
                           const std::string& extra_properties = "",
-                          const std::string& kafka_keys = "") {
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "events"
-table = "{}"
-schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = {}
-group_id = "ferry-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", "topic.metadata.refresh.interval.ms" = "1000"{} }}
-{}
-
-[pipeline.batch]
-max_rows = 700
-max_latency = "200ms"
-)toml",
-                                       table(), brokers_, topics, extra_properties, kafka_keys);
-    return path;
+                          const std::string& kafka_keys = "",
+                          const std::string& pipeline_keys = "") {
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = table(),
+          .schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING",
+          .keys = pipeline_keys,
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_,
+               .topics = topics,
+               .group_id = "ferry-test",
+               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", )"
+                             R"("topic.metadata.refresh.interval.ms" = "1000")" +
+                             extra_properties,
+               .extra = kafka_keys}),
+          .max_rows = 700}});
   }
 
   std::string Control(const std::string& command) {
@@ -179,7 +176,7 @@ INSTANTIATE_TEST_SUITE_P(Signals, KafkaRestartTest, ::testing::Values(SIGTERM, S
 // onto the same table at once (each reads every partition; the commit fencing keeps one copy),
 // then a catch-up run: each id once.
 TEST_F(KafkaPipelineTest, ManualAssignmentKilledThenTwoProcessesAtOnce) {
-  std::string config = WriteConfig(R"(["events"])", "", R"(assignment = "manual")");
+  std::string config = WriteConfig({"events"}, "", R"(assignment = "manual")");
   auto producer = StartProducer("events", 10000, 1, 2500);
   auto first = StartFerry(config);
   ASSERT_GE(WaitForRows(2000), 2000u);
@@ -284,7 +281,7 @@ TEST_F(KafkaPipelineTest, UntilCaughtUpWithEveryBrokerDownExitsAfterMaxWait) {
 }
 
 TEST_F(KafkaPipelineTest, ANewTopicMatchingTheRegexIsPickedUpWhileRunning) {
-  std::string config = WriteConfig(R"(["^events.*"])");
+  std::string config = WriteConfig({"^events.*"});
   ASSERT_EQ(StartProducer("events", 1000, 1, 0)->Wait(), 0);
   auto ferry = StartFerry(config);
   ASSERT_GE(WaitForRows(1000), 1000u);
@@ -330,31 +327,19 @@ TEST_F(KafkaPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
                   return payload(p, i);
                 }).ok());
   }
-  std::string path = (dir_ / "ferry.toml").string();
   std::string dead = (dir_ / "dead").string();
-  std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "events"
-table = "{}"
-schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
-partition_by = ["date_only"]
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-on_bad_record = "dead_letter"
-dead_letter_table = "{}"
-
-[[pipeline.columns]]
-name = "date_only"
-expr = "from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), 'MM/dd/yyyy')"
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["events"]
-group_id = "ferry-test"
-
-[pipeline.batch]
-max_rows = 300
-max_latency = "200ms"
-)toml",
-                                     table(), dead, brokers_);
+  std::string path = e2e::WriteConfig(
+      dir_ / "ferry.toml",
+      {{.table = table(),
+        .schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING",
+        .keys = fmt::format("partition_by = [\"date_only\"]\non_bad_record = \"dead_letter\"\n"
+                            "dead_letter_table = \"{}\"",
+                            dead),
+        .source = e2e::KafkaSection({.brokers = brokers_, .group_id = "ferry-test", .start = ""}),
+        .sections = "[[pipeline.columns]]\nname = \"date_only\"\n"
+                    "expr = \"from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), "
+                    "'MM/dd/yyyy')\"",
+        .max_rows = 300}});
   // Killed between a dead-letter commit and its batch's commit.
   setenv("FERRY_FAILPOINTS", "pipeline.after_dead_letter_commit=crash@2", 1);
   CommandResult crashed = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
@@ -395,15 +380,7 @@ max_latency = "200ms"
 
 // Producers that sent every message twice, ferry killed twice along the way: each id once.
 TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
-  std::string config = WriteConfig();
-  std::ofstream(config, std::ios::app) << "";
-  {
-    // dedup goes in the [[pipeline]] table: rewrite the file with it.
-    std::ifstream in(config);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    text.insert(text.find("\n[pipeline.kafka]"), "\ndedup = { key = \"id\", window = \"1h\" }\n");
-    std::ofstream(config) << text;
-  }
+  std::string config = WriteConfig({"events"}, "", "", R"(dedup = { key = "id", window = "1h" })");
   auto first = StartProducer("events", 4000, 1, 2000);
   auto second = StartProducer("events", 4000, 1, 2000);
   for (int kill_at : {1500, 3000}) {

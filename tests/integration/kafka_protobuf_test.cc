@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <numeric>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kafka_child_process.h"
@@ -23,19 +21,11 @@
 namespace ferry {
 namespace {
 
-using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
 using std::chrono::milliseconds;
 
-constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr int kPerPartition = 50;
-
-std::vector<int64_t> Iota(int n) {
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 
 class KafkaProtobufTest : public e2e::SerializerKafkaTest {
  protected:
@@ -48,48 +38,20 @@ class KafkaProtobufTest : public e2e::SerializerKafkaTest {
     proto_text_ = e2e::Unhex(ReadLineAfter("SCHEMA "));
   }
 
-  // `decode`: the [pipeline.decode] keys after `format = "protobuf"`.
+  // `decode`: the [pipeline.decode] keys after `format = "protobuf"`; `extra`: more keys of the
+  // pipeline.
   std::string WriteConfig(const std::string& decode, const std::string& extra = "") {
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "orders"
-table = "{}"
-{}
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["orders"]
-group_id = "ferry-protobuf-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.batch]
-max_rows = 70
-max_latency = "200ms"
-
-[pipeline.decode]
-format = "protobuf"
-{}
-)toml",
-                                       table(), extra, brokers_, decode);
-    return path;
+    e2e::PipelineToml pipeline = OrdersPipeline("ferry-protobuf-test", ProtobufDecode(decode));
+    pipeline.keys = extra;
+    return e2e::WriteConfig(dir_ / "ferry.toml", {pipeline});
   }
-  std::string RegistryDecode() const {
-    return fmt::format("[pipeline.decode.schema_registry]\nurl = \"{}\"\ntimeout = \"5s\"\n",
-                       registry_);
+  static std::string ProtobufDecode(const std::string& keys) {
+    return "[pipeline.decode]\nformat = \"protobuf\"\n" + keys;
   }
 
   // Every column of the all-types message as DuckDB reads it, for rows with ids [0, n).
   void ExpectEveryType(const e2e::TableContents& t, int n, bool with_metadata) {
-    std::vector<nlohmann::json> types =
-        e2e::DuckDbRows(t.files,
-                        "SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM "
-                        "read_parquet({files}))");
-    std::string described;
-    for (const nlohmann::json& row : types) {
-      described += row.value("c", "") + " " + row.value("t", "") + "; ";
-    }
+    const std::string described = e2e::DescribeColumns(t.files);
     EXPECT_EQ(described,
               "id BIGINT; name VARCHAR; amount DOUBLE; ratio FLOAT; qty INTEGER; ok BOOLEAN; "
               "tags VARCHAR[]; attrs MAP(VARCHAR, INTEGER); status VARCHAR; note VARCHAR; "
@@ -100,65 +62,37 @@ format = "protobuf"
               "ws VARCHAR; st VARCHAR; " +
                   std::string(with_metadata ? "_offset BIGINT; _partition INTEGER; " : ""));
 
-    std::vector<nlohmann::json> rows = e2e::DuckDbRows(
-        t.files,
+    e2e::ForEachRow(
+        t,
         "SELECT id, name, amount, ratio, qty, ok, tags::VARCHAR AS tags, attrs['k'] AS k, "
         "status, note, u32, u64::VARCHAR AS u64, s32, s64, f32, f64::VARCHAR AS f64, sf32, sf64, "
         "raw::VARCHAR AS raw, \"inner\".a AS a, \"inner\".b AS b, inners::VARCHAR AS inners, "
         "nums::VARCHAR AS nums, n, s, epoch_us(ts) AS ts, wl, ws, st "
-        "FROM read_parquet({files}) ORDER BY id");
-    ASSERT_EQ(rows.size(), static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      const nlohmann::json& row = rows[static_cast<size_t>(i)];
-      SCOPED_TRACE(row.dump());
-      EXPECT_EQ(row["id"], std::to_string(i));
-      EXPECT_EQ(row["name"], fmt::format("name-{}", i));
-      EXPECT_DOUBLE_EQ(row["amount"].get<double>(), i * 1.5);
-      EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), i / 4.0);
-      EXPECT_EQ(row["qty"], -i);
-      EXPECT_EQ(row["ok"], i % 2 == 0);
-      EXPECT_EQ(row["tags"], fmt::format("[t{}, x]", i));
-      EXPECT_EQ(row["k"], i);
-      EXPECT_EQ(row["status"],
-                (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[static_cast<size_t>(i % 3)]));
-      if (i % 4 == 0) {
-        EXPECT_TRUE(row["note"].is_null());  // optional, not set: null
-      } else {
-        EXPECT_EQ(row["note"], fmt::format("note {}", i));
-      }
-      EXPECT_EQ(row["u32"], std::to_string(4000000000LL + i));
-      EXPECT_EQ(row["u64"], fmt::format("{}", 18446744073709551615ULL - static_cast<uint64_t>(i)));
-      EXPECT_EQ(row["s32"], -i);
-      EXPECT_EQ(row["s64"], std::to_string(-9000000000000000000LL - i));
-      EXPECT_EQ(row["f32"], std::to_string(i));
-      EXPECT_EQ(row["f64"], std::to_string(i * 7));
-      EXPECT_EQ(row["sf32"], -i * 2);
-      EXPECT_EQ(row["sf64"], std::to_string(-i * 3));
-      EXPECT_EQ(row["raw"], fmt::format("raw{}", i));
-      EXPECT_EQ(row["a"], i * 2);
-      if (i % 3 == 0) {
-        EXPECT_TRUE(row["b"].is_null());
-      } else {
-        EXPECT_EQ(row["b"], std::to_string(i * 1000000000LL));
-      }
-      EXPECT_EQ(row["inners"], fmt::format("[{{'a': 1, 'b': NULL}}, {{'a': {}, 'b': NULL}}]", i));
-      EXPECT_EQ(row["nums"], fmt::format("[{}, -1, 300]", i));
-      if (i % 2 == 0) {
-        EXPECT_EQ(row["n"], i);
-        EXPECT_TRUE(row["s"].is_null());
-      } else {
-        EXPECT_TRUE(row["n"].is_null());
-        EXPECT_EQ(row["s"], fmt::format("s{}", i));
-      }
-      EXPECT_EQ(row["ts"], std::to_string((1700000000LL + i) * 1000000 + 123));
-      EXPECT_EQ(row["wl"], std::to_string(i));
-      if (i % 5 == 0) {
-        EXPECT_TRUE(row["ws"].is_null());
-      } else {
-        EXPECT_EQ(row["ws"], fmt::format("w{}", i));
-      }
-      EXPECT_EQ(row["st"], fmt::format(R"({{"k":"v{}","n":{}}})", i, i));
-    }
+        "FROM read_parquet({files}) ORDER BY id",
+        n, [&](int i, const nlohmann::json& row) {
+          e2e::ExpectSharedAllTypesFields(row, i);
+          EXPECT_EQ(row["u32"], std::to_string(4000000000LL + i));
+          EXPECT_EQ(row["u64"],
+                    fmt::format("{}", 18446744073709551615ULL - static_cast<uint64_t>(i)));
+          EXPECT_EQ(row["s32"], -i);
+          EXPECT_EQ(row["s64"], std::to_string(-9000000000000000000LL - i));
+          EXPECT_EQ(row["f32"], std::to_string(i));
+          EXPECT_EQ(row["f64"], std::to_string(i * 7));
+          EXPECT_EQ(row["sf32"], -i * 2);
+          EXPECT_EQ(row["sf64"], std::to_string(-i * 3));
+          EXPECT_EQ(row["inners"],
+                    fmt::format("[{{'a': 1, 'b': NULL}}, {{'a': {}, 'b': NULL}}]", i));
+          EXPECT_EQ(row["nums"], fmt::format("[{}, -1, 300]", i));
+          e2e::ExpectIntOrStringMember(row, "n", "s", i);
+          EXPECT_EQ(row["ts"], std::to_string((1700000000LL + i) * 1000000 + 123));
+          EXPECT_EQ(row["wl"], std::to_string(i));
+          if (i % 5 == 0) {
+            EXPECT_TRUE(row["ws"].is_null());
+          } else {
+            EXPECT_EQ(row["ws"], fmt::format("w{}", i));
+          }
+          EXPECT_EQ(row["st"], fmt::format(R"({{"k":"v{}","n":{}}})", i, i));
+        });
   }
 
   std::string proto_text_;
@@ -171,8 +105,7 @@ TEST_F(KafkaProtobufTest, EveryTypeFromTheRegistryThroughParquetToDuckDb) {
   std::vector<std::string> messages = ReadMessages();
   ASSERT_EQ(messages.size(), size_t{2 * kPerPartition});
   ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
-  CommandResult r = RunCommand({kFerry, "run", "--config", WriteConfig(RegistryDecode()),
-                                "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(WriteConfig(RegistrySection()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   e2e::TableContents t = e2e::ReadTable(table());
   ASSERT_EQ(t.rows.size(), size_t{2 * kPerPartition});
@@ -199,24 +132,18 @@ TEST_F(KafkaProtobufTest, UnframedMessagesWithADescriptorSetFromProtoc) {
   Status st = source::kafka::testing::Produce(
       brokers_, "orders", 0, 20, [&](int i) { return messages[static_cast<size_t>(i)]; });
   ASSERT_TRUE(st.ok()) << st.ToString();
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config",
-                  WriteConfig(fmt::format("protobuf_descriptor_file = \"{}\"\nprotobuf_message = "
-                                          "\"shop.Order\"\n",
-                                          desc)),
-                  "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(WriteConfig(
+      fmt::format("protobuf_descriptor_file = \"{}\"\nprotobuf_message = \"shop.Order\"\n", desc)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   e2e::TableContents t = e2e::ReadTable(table());
   ASSERT_EQ(t.rows.size(), 20u);
   ExpectEveryType(t, 20, true);
 
   // A message the descriptor set does not hold is a configuration error naming the key.
-  CommandResult bad =
-      RunCommand({kFerry, "run", "--config",
-                  WriteConfig(fmt::format("protobuf_descriptor_file = \"{}\"\nprotobuf_message = "
-                                          "\"shop.Nope\"\n",
-                                          desc)),
-                  "--until-caught-up", "--max-wait", "10s"});
+  CommandResult bad = RunUntilCaughtUp(
+      WriteConfig(fmt::format(
+          "protobuf_descriptor_file = \"{}\"\nprotobuf_message = \"shop.Nope\"\n", desc)),
+      "10s");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("decode.protobuf_message"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("no message \"shop.Nope\""), std::string::npos) << bad.err;
@@ -228,54 +155,8 @@ TEST_F(KafkaProtobufTest, UnframedMessagesWithADescriptorSetFromProtoc) {
 TEST_F(KafkaProtobufTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
   constexpr int kPerVersion = 60;
   ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(kPerVersion), "v1", "v2", "v3"}));
-  const std::string config =
-      WriteConfig(RegistryDecode() + "", "schema_evolution = \"add_columns\"\n");
-  for (int version = 1; version <= 3; ++version) {
-    SCOPED_TRACE(fmt::format("v{}", version));
-    if (version > 1) {
-      ASSERT_TRUE(serializer_->WriteLine("next").ok());
-    }
-    std::vector<std::string> messages = ReadMessages();
-    ASSERT_EQ(messages.size(), size_t{kPerVersion});
-    ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
-    const size_t before = e2e::ReadTable(table()).rows.size();
-    if (version == 3) {
-      CommandResult r =
-          RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
-      ASSERT_EQ(r.exit_code, 0) << r.err;
-      break;
-    }
-    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
-    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
-    size_t seen = e2e::WaitForRows(table(), before + kPerVersion / 3, std::chrono::seconds(60));
-    ASSERT_GE(seen, before + kPerVersion / 3) << (*ferry)->Log();
-    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
-    (*ferry)->Wait();
-  }
-
-  e2e::TableContents t = e2e::ReadTable(table());
-  EXPECT_EQ(e2e::SortedIds(t), Iota(3 * kPerVersion));  // every row once
-  std::vector<nlohmann::json> rows = e2e::DuckDbRows(
-      t.files,
-      "SELECT id, name, note, coupon FROM read_parquet({files}, union_by_name = true) ORDER BY "
-      "id");
-  ASSERT_EQ(rows.size(), size_t{3 * kPerVersion});
-  for (int i = 0; i < 3 * kPerVersion; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    const int version = i / kPerVersion + 1;
-    EXPECT_EQ(row["name"], fmt::format("name-{}", i));
-    if (version < 3) {
-      EXPECT_EQ(row["note"], fmt::format("note {}", i));
-    } else {
-      EXPECT_TRUE(row["note"].is_null());  // v3 has no note: null, the column stays
-    }
-    if (version > 1) {
-      EXPECT_EQ(row["coupon"], fmt::format("c{}", i));
-    } else {
-      EXPECT_TRUE(row["coupon"].is_null());  // written before the column existed
-    }
-  }
+  ExpectEvolutionAcrossThreeVersions(
+      WriteConfig(RegistrySection(), "schema_evolution = \"add_columns\"\n"), kPerVersion);
 }
 
 // n2 adds a field inside a nested message (loc.alt) and inside a repeated message (items[].qty):
@@ -284,7 +165,7 @@ TEST_F(KafkaProtobufTest, EvolutionAcrossThreeVersionsWithKillsBetweenThem) {
 TEST_F(KafkaProtobufTest, FieldsNewInsideNestedMessagesEvolveTheTable) {
   constexpr int kPerVersion = 40;
   ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(kPerVersion), "n1", "n2"}));
-  const std::string config = WriteConfig(RegistryDecode(), "schema_evolution = \"add_columns\"\n");
+  const std::string config = WriteConfig(RegistrySection(), "schema_evolution = \"add_columns\"\n");
   ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
   ExpectNestedFieldsEvolve(config, kPerVersion);
 }
@@ -294,7 +175,7 @@ TEST_F(KafkaProtobufTest, FieldsNewInsideNestedMessagesEvolveTheTable) {
 TEST_F(KafkaProtobufTest, FieldsNewInsideNestedMessagesAreDroppedAndCountedWithoutEvolution) {
   constexpr int kPerVersion = 40;
   ASSERT_NO_FATAL_FAILURE(StartSerializer({std::to_string(kPerVersion), "n1", "n2"}));
-  const std::string config = WriteConfig(RegistryDecode(), "schema_evolution = \"none\"\n");
+  const std::string config = WriteConfig(RegistrySection(), "schema_evolution = \"none\"\n");
   ASSERT_NO_FATAL_FAILURE(IngestFirstVersionThenProduceSecond(config, kPerVersion));
   ExpectNestedFieldsDroppedAndCounted(config, kPerVersion);
 }
@@ -320,39 +201,16 @@ TEST_F(KafkaProtobufTest, BadMessagesGoToTheDeadLetterTableWithTheirReason) {
       {bad_index, "no message at index 2"},
       {bad_utf8, "not UTF-8"},
   };
-  std::vector<std::string> messages;
-  for (size_t i = 0; i < good.size(); ++i) {
-    messages.push_back(good[i]);
-    if (i % 4 == 3) {
-      messages.push_back(bad[i / 4].first);
-    }
-  }
-  Status st =
-      source::kafka::testing::Produce(brokers_, "orders", 0, static_cast<int>(messages.size()),
-                                      [&](int i) { return messages[static_cast<size_t>(i)]; });
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_NO_FATAL_FAILURE(ProduceWithBadOnes(good, bad));
   const std::string dead = (dir_ / "dead").string();
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config",
-                  WriteConfig(RegistryDecode(), fmt::format("on_bad_record = \"dead_letter\"\n"
-                                                            "dead_letter_table = \"{}\"",
-                                                            dead)),
-                  "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(WriteConfig(
+      RegistrySection(),
+      fmt::format("on_bad_record = \"dead_letter\"\ndead_letter_table = \"{}\"", dead)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   e2e::TableContents t = e2e::ReadTable(table());
-  EXPECT_EQ(e2e::SortedIds(t), Iota(24));
-  e2e::TableContents d = e2e::ReadTable(dead);
-  ASSERT_EQ(d.rows.size(), bad.size());
-  for (size_t k = 0; k < bad.size(); ++k) {
-    bool found = false;
-    for (const std::string& row : d.rows) {
-      found = found || (e2e::IntField(row, "position") == static_cast<int64_t>(5 * k + 4) &&
-                        e2e::Field(row, "error").find(bad[k].second) != std::string::npos);
-    }
-    EXPECT_TRUE(found) << "position " << 5 * k + 4 << " with \"" << bad[k].second << "\" in\n"
-                       << fmt::format("{}", fmt::join(d.rows, "\n"));
-  }
+  EXPECT_EQ(e2e::SortedIds(t), e2e::IdRange(24));
+  ExpectDeadLetters(e2e::ReadTable(dead), bad);
 }
 
 // `key_format = "protobuf"`: the Kafka key, framed by the same registry, decoded whole into the
@@ -362,7 +220,7 @@ TEST_F(KafkaProtobufTest, ProtobufKeysDecodeIntoAStructColumn) {
   ASSERT_NO_FATAL_FAILURE(StartSerializer({"30"}));
   std::vector<std::string> messages = ReadMessages();
   ASSERT_NO_FATAL_FAILURE(ProduceWithKeys(messages));
-  std::string config = WriteConfig("key_format = \"protobuf\"\n" + RegistryDecode());
+  std::string config = WriteConfig("key_format = \"protobuf\"\n" + RegistrySection());
   ASSERT_NO_FATAL_FAILURE(AddKeyColumn(config));
   // protobufjs writes id 0 and region "eu" as present fields: no nulls but the missing keys.
   ExpectKeysInAStructColumn(config, 30);
@@ -381,57 +239,24 @@ TEST_F(KafkaProtobufTest, WhereRoutesReadDecodedFieldsThroughAKill) {
   ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
   const std::string paid = (dir_ / "paid_small").string();
   const std::string rest = (dir_ / "rest").string();
-  const std::string config = (dir_ / "routed.toml").string();
-  std::ofstream(config) << fmt::format(R"toml([[pipeline]]
-id = "orders"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[[pipeline.route]]
-name = "paid"
-where = "status = 'PAID' AND qty > -1000"
-table = "{0}"
-
-[[pipeline.route]]
-name = "default"
-table = "{1}"
-
-[pipeline.routing]
-unmatched = "default"
-schema = "status STRING, qty INT"
-position_commit_interval = "300ms"
-
-[pipeline.kafka]
-brokers = "{2}"
-topics = ["orders"]
-group_id = "ferry-protobuf-routing-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.batch]
-max_rows = 25
-max_latency = "100ms"
-
-[pipeline.decode]
-format = "protobuf"
-{3}
-)toml",
-                                       paid, rest, brokers_, RegistryDecode());
+  e2e::PipelineToml routed = OrdersPipeline(
+      "ferry-protobuf-routing-test",
+      fmt::format("[[pipeline.route]]\nname = \"paid\"\n"
+                  "where = \"status = 'PAID' AND qty > -1000\"\ntable = \"{}\"\n\n"
+                  "[[pipeline.route]]\nname = \"default\"\ntable = \"{}\"\n\n"
+                  "[pipeline.routing]\nunmatched = \"default\"\n"
+                  "schema = \"status STRING, qty INT\"\nposition_commit_interval = \"300ms\"\n\n{}",
+                  paid, rest, ProtobufDecode(RegistrySection())));
+  routed.table.clear();  // the routes name their tables
+  routed.max_rows = 25;
+  routed.max_latency = "100ms";
+  const std::string config = e2e::WriteConfig(dir_ / "routed.toml", {routed});
   CommandResult check = RunCommand({kFerry, "config", "check", config});
   ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
-  {
-    auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
-    ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
-    size_t rows = 0;
-    for (int i = 0; i < 1200 && rows < 500; ++i) {
-      std::this_thread::sleep_for(milliseconds(50));
-      rows = e2e::ReadTable(paid).rows.size() + e2e::ReadTable(rest).rows.size();
-    }
-    ASSERT_GE(rows, 500u) << (*ferry)->Log();
-    ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
-    (*ferry)->Wait();
-  }
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  ASSERT_NO_FATAL_FAILURE(KillOnceRowsReach(
+      config, [&] { return e2e::ReadTable(paid).rows.size() + e2e::ReadTable(rest).rows.size(); },
+      500, milliseconds(50)));
+  CommandResult r = RunUntilCaughtUp(config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   std::vector<int64_t> all;
@@ -448,7 +273,7 @@ format = "protobuf"
     files.insert(files.end(), t.files.begin(), t.files.end());
   }
   std::sort(all.begin(), all.end());
-  EXPECT_EQ(all, Iota(kCount));  // every id once, in one of the two tables
+  EXPECT_EQ(all, e2e::IdRange(kCount));  // every id once, in one of the two tables
   e2e::ExpectDuckDbCounts(files, "id", kCount);
 }
 

@@ -30,11 +30,13 @@
 #include <thread>
 #include <vector>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -88,37 +90,21 @@ class KafkaRoutingTest : public ::testing::Test {
 
   // `extra`: more of the pipeline's tables ([pipeline.maintenance]).
   std::string WriteConfig(const std::string& extra = "") {
-    std::string path = (dir_ / "ferry.toml").string();
     port_ = FreePort();
-    std::ofstream(path) << fmt::format(R"toml([metrics]
-listen = "127.0.0.1:{2}"
-
-[[pipeline]]
-id = "events"
-table = "{0}/t_{{field:event_type}}"
-schema = "id BIGINT NOT NULL, event_type STRING, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.table_name_rules]
-fallback = "{0}/t_unknown"
-
-[pipeline.routing]
-position_commit_interval = "300ms"
-
-[pipeline.kafka]
-brokers = "{1}"
-topics = ["events"]
-group_id = "ferry-routing-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500" }}
-
-[pipeline.batch]
-max_rows = 300
-max_latency = "200ms"
-{3}
-)toml",
-                                       dir_.string(), brokers_, port_, extra);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = dir_.string() + "/t_{field:event_type}",
+          .schema = "id BIGINT NOT NULL, event_type STRING, payload STRING",
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_,
+               .group_id = "ferry-routing-test",
+               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500")"}),
+          .sections = fmt::format("[pipeline.table_name_rules]\nfallback = \"{}/t_unknown\"\n\n"
+                                  "[pipeline.routing]\nposition_commit_interval = \"300ms\"",
+                                  dir_.string()),
+          .max_rows = 300,
+          .after = extra}},
+        fmt::format("[metrics]\nlisten = \"127.0.0.1:{}\"", port_));
   }
 
   // One producer per type: ids type * kPerType + 1 .. (type + 1) * kPerType, interleaved in the
@@ -320,15 +306,19 @@ TEST_F(KafkaRoutingTest, FourEventTypesToFourTablesThroughKillsExactlyOnce) {
     auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
     ASSERT_TRUE(ferry.ok());
     size_t goal = TotalRows() + 1500;
-    for (int i = 0; i < 600 && TotalRows() < goal; ++i) {
-      std::this_thread::sleep_for(milliseconds(100));
-      Observe(client, tables, &observed);
-    }
+    testing::WaitUntil(
+        [&] {
+          Observe(client, tables, &observed);
+          return TotalRows() >= goal;
+        },
+        seconds(60));
     // The status page samples once a second: give it a few seconds to show the tables' rows.
-    for (int i = 0; i < 50 && !observed.status_table_rows; ++i) {
-      std::this_thread::sleep_for(milliseconds(100));
-      Observe(client, tables, &observed);
-    }
+    testing::WaitUntil(
+        [&] {
+          Observe(client, tables, &observed);
+          return observed.status_table_rows;
+        },
+        seconds(5));
     ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
     EXPECT_EQ((*ferry)->Wait(), 128 + SIGKILL);
   }
@@ -414,9 +404,7 @@ TEST_F(KafkaRoutingTest, ScheduledMaintenanceCoversEveryRoutedTable) {
     }
     return true;
   };
-  for (int i = 0; i < 1200 && !packed(); ++i) {
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  testing::WaitUntil(packed, seconds(120));
   ASSERT_EQ(kill((*ferry)->pid(), SIGTERM), 0);
   EXPECT_EQ((*ferry)->Wait(), 0) << (*ferry)->Log();
   std::string log = (*ferry)->Log(1 << 20);

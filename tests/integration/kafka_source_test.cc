@@ -15,6 +15,7 @@
 
 #include "ferry/base/clock.h"
 #include "ferry/source/kafka/mock_cluster.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry::source::kafka {
 namespace {
@@ -168,14 +169,16 @@ TEST_P(KafkaSourceAssignorTest, SecondConsumerJoiningRevokesPartitions) {
   auto b = Make(Options({"events"}, GetParam()), &lb);
   ASSERT_NE(b, nullptr);
   PollResult rb;
-  const int64_t deadline = MonotonicMicros() + 60'000'000;
-  while (MonotonicMicros() < deadline &&
-         (lb.current.empty() || la.current.size() + lb.current.size() != 4)) {
-    PollOnce(a.get(), &la, &ra);
-    PollOnce(b.get(), &lb, &rb);
-    lb.positions.insert(la.positions.begin(), la.positions.end());
-    la.positions.insert(lb.positions.begin(), lb.positions.end());
-  }
+  // Each Poll waits for the broker itself: no sleep between rounds.
+  ferry::testing::WaitUntil(
+      [&] {
+        PollOnce(a.get(), &la, &ra);
+        PollOnce(b.get(), &lb, &rb);
+        lb.positions.insert(la.positions.begin(), la.positions.end());
+        la.positions.insert(lb.positions.begin(), lb.positions.end());
+        return !lb.current.empty() && la.current.size() + lb.current.size() == 4;
+      },
+      seconds(60), milliseconds(0));
   ASSERT_FALSE(lb.current.empty());
   ASSERT_FALSE(la.current.empty());
   ASSERT_EQ(la.current.size() + lb.current.size(), 4u);
@@ -204,11 +207,13 @@ TEST_P(KafkaSourceAssignorTest, SecondConsumerJoiningRevokesPartitions) {
   for (int32_t p = 0; p < 4; ++p) {
     ASSERT_TRUE(ProduceDefault(*cluster_, "events", p, 5, 10).ok());
   }
-  const int64_t deadline2 = MonotonicMicros() + 60'000'000;
-  while (MonotonicMicros() < deadline2 && ra.messages.size() + rb.messages.size() < 60) {
-    PollOnce(a.get(), &la, &ra);
-    PollOnce(b.get(), &lb, &rb);
-  }
+  ferry::testing::WaitUntil(
+      [&] {
+        PollOnce(a.get(), &la, &ra);
+        PollOnce(b.get(), &lb, &rb);
+        return ra.messages.size() + rb.messages.size() >= 60;
+      },
+      seconds(60), milliseconds(0));
   std::map<int32_t, std::vector<int64_t>> after;
   for (size_t i = 40; i < ra.messages.size(); ++i) {
     after[ra.messages[i].partition].push_back(ra.messages[i].offset);
@@ -705,10 +710,8 @@ TEST_F(KafkaSourceManualTest, SmallQueueDeliversEverythingWithFetchWakeups) {
   // poll that drains the last messages always asks for one, but on a loaded host that thread may
   // not have run yet, and Close() drops a request not yet sent: CI once saw 0 here, before and
   // after Close. Wait for the count rather than race it.
-  const int64_t deadline_us = MonotonicMicros() + 30'000'000;
-  while (source->FetchWakeups() == 0 && MonotonicMicros() < deadline_us) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  ferry::testing::WaitUntil([&] { return source->FetchWakeups() > 0; }, seconds(30),
+                            milliseconds(5));
   EXPECT_GT(source->FetchWakeups(), 0);
   EXPECT_TRUE(source->Close().ok());
   EXPECT_GT(source->FetchWakeups(), 0);  // kept after Close

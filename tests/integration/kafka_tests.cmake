@@ -6,7 +6,7 @@ target_link_libraries(ferry_kafka_test_support PUBLIC ferry_source_kafka GTest::
 
 ferry_cc_test(NAME kafka_source_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_source_test.cc
-  DEPS ferry_kafka_test_support ferry_source_kafka
+  DEPS ferry_kafka_test_support ferry_source_kafka ferry_testing_wait
   LABELS integration TIMEOUT 600)
 
 # The real binary: `ferry mock-kafka` in a child process, `ferry produce kafka`, kcat.
@@ -19,11 +19,12 @@ add_dependencies(kafka_cli_test ferry)
 # `ferry run` end to end: restarts, groups, zombies, broker faults (docs/kafka.md). The
 # JetStream part (pipeline_e2e_jetstream.cc) is its own object: Kafka tests do not pull it in.
 add_library(ferry_pipeline_e2e_support STATIC ${CMAKE_CURRENT_LIST_DIR}/pipeline_e2e_support.cc
+  ${CMAKE_CURRENT_LIST_DIR}/config_toml.cc
   ${CMAKE_CURRENT_LIST_DIR}/pipeline_e2e_jetstream.cc ${CMAKE_CURRENT_LIST_DIR}/kafka_child_process.cc)
 ferry_apply_common(ferry_pipeline_e2e_support)
 target_compile_definitions(ferry_pipeline_e2e_support PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-target_link_libraries(ferry_pipeline_e2e_support PUBLIC ferry_testing ferry_delta ferry_delta_maintenance ferry_storage
-  ferry_testing_nats_server jetstream_test_client nlohmann_json::nlohmann_json GTest::gtest)
+target_link_libraries(ferry_pipeline_e2e_support PUBLIC ferry_testing ferry_testing_wait ferry_delta
+  ferry_delta_maintenance ferry_storage ferry_testing_nats_server jetstream_test_client nlohmann_json::nlohmann_json GTest::gtest)
 
 ferry_cc_test(NAME kafka_pipeline_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_pipeline_test.cc

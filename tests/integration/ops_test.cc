@@ -22,12 +22,14 @@
 #include <thread>
 #include <vector>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "nats_auth_fixtures.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -112,27 +114,19 @@ class OpsTest : public ::testing::Test {
 
   std::string WriteConfig(const std::string& extra = "", const std::string& properties = "",
                           int max_rows = 500, const std::string& tail = "") {
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"({}
-[[pipeline]]
-id = "events"
-table = "{}"
-schema = "id BIGINT NOT NULL, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["events"]
-group_id = "ferry-ops-test"
-start = "earliest"
-properties = {{ "session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500"{} }}
-
-[pipeline.batch]
-max_rows = {}
-max_latency = "100ms"
-{})",
-                                       extra, table(), brokers_, properties, max_rows, tail);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = table(),
+          .schema = "id BIGINT NOT NULL, payload STRING",
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_,
+               .group_id = "ferry-ops-test",
+               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500")" +
+                             properties}),
+          .max_rows = max_rows,
+          .max_latency = "100ms",
+          .after = tail}},
+        extra);
   }
 
   void Produce(int64_t count, int64_t start, int rate = 0) {
@@ -233,20 +227,20 @@ TEST_F(OpsTest, MetricsScrapedDuringARunAgreeWithTheTable) {
   bool ready = false;
   double max_lag_seen = 0;
   Scrape last;
-  auto until = std::chrono::steady_clock::now() + seconds(120);
-  while (std::chrono::steady_clock::now() < until) {
-    if (auto r = client.Get("/health/ready"); r && r->status == 200) {
-      ready = true;
-    }
-    if (auto r = client.Get("/metrics"); r && r->status == 200) {
-      last = Parse(r->body);
-      max_lag_seen = std::max(max_lag_seen, last.Sum("ferry_lag_messages"));
-      if (last.Sum("ferry_rows_written_total") == kCount && last.Sum("ferry_lag_messages") == 0) {
-        break;
-      }
-    }
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  testing::WaitUntil(
+      [&] {
+        if (auto r = client.Get("/health/ready"); r && r->status == 200) {
+          ready = true;
+        }
+        if (auto r = client.Get("/metrics"); r && r->status == 200) {
+          last = Parse(r->body);
+          max_lag_seen = std::max(max_lag_seen, last.Sum("ferry_lag_messages"));
+          return last.Sum("ferry_rows_written_total") == kCount &&
+                 last.Sum("ferry_lag_messages") == 0;
+        }
+        return false;
+      },
+      seconds(120));
   producer.join();
   EXPECT_TRUE(ready) << "/health/ready answered 200 while running";
   if (auto r = client.Get("/health/live"); r) {
@@ -347,14 +341,12 @@ TEST_F(OpsTest, ScheduledOptimizeAndVacuumRunInsideFerryRun) {
   Produce(kCount, 1, 2000);
   // Once ingestion is done, the next scheduled optimize packs everything into one file.
   e2e::TableContents t;
-  auto until = std::chrono::steady_clock::now() + seconds(120);
-  while (std::chrono::steady_clock::now() < until) {
-    t = e2e::ReadTable(table());
-    if (t.rows.size() == static_cast<size_t>(kCount) && t.files.size() == 1) {
-      break;
-    }
-    std::this_thread::sleep_for(milliseconds(200));
-  }
+  testing::WaitUntil(
+      [&] {
+        t = e2e::ReadTable(table());
+        return t.rows.size() == static_cast<size_t>(kCount) && t.files.size() == 1;
+      },
+      seconds(120), milliseconds(200));
   EXPECT_EQ(t.rows.size(), static_cast<size_t>(kCount));
   EXPECT_EQ(t.files.size(), 1u);
   httplib::Client client("127.0.0.1", port);
@@ -472,31 +464,20 @@ class NatsSecretsTest : public ::testing::TestWithParam<std::string> {
 
   std::string WriteConfig(const std::string& name, const std::string& servers,
                           const std::string& auth) {
-    std::string path = (dir_ / (name + ".toml")).string();
-    std::ofstream(path) << fmt::format(R"([log]
-level = "debug"
-format = "{}"
-
-[[pipeline]]
-id = "secrets"
-table = "{}"
-schema = "payload STRING"
-
-[pipeline.jetstream]
-servers = "{}"
-stream = "s"
-subjects = ["x"]
-connect_timeout = "2s"
-max_reconnects = 0
-{}
-
-[pipeline.decode]
-format = "raw"
-column = "payload"
-)",
-                                       GetParam(), (dir_ / ("table-" + name)).string(), servers,
-                                       auth);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / (name + ".toml"),
+        {{.id = "secrets",
+          .table = (dir_ / ("table-" + name)).string(),
+          .schema = "payload STRING",
+          .metadata_columns = "",
+          .source = e2e::JetStreamSection(
+              {.servers = servers,
+               .stream = "s",
+               .subjects = {"x"},
+               .extra = "connect_timeout = \"2s\"\nmax_reconnects = 0\n" + auth}),
+          .sections = "[pipeline.decode]\nformat = \"raw\"\ncolumn = \"payload\"",
+          .max_latency = ""}},
+        fmt::format("[log]\nlevel = \"debug\"\nformat = \"{}\"", GetParam()));
   }
 
   // Every command's stdout and stderr, checked for the secrets.

@@ -16,6 +16,7 @@
 #include "ferry/delta/table.h"
 #include "ferry/storage/local_store.h"
 #include "ferry/testing/table_verifier.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry::e2e {
 
@@ -91,15 +92,13 @@ int64_t IntField(std::string_view row, std::string_view column) {
 }
 
 size_t WaitForRows(const std::string& table, size_t rows, std::chrono::seconds deadline) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
   size_t have = 0;
-  while (std::chrono::steady_clock::now() < until) {
-    have = ReadTable(table).rows.size();
-    if (have >= rows) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  testing::WaitUntil(
+      [&] {
+        have = ReadTable(table).rows.size();
+        return have >= rows;
+      },
+      deadline);
   return have;
 }
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "config_toml.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
@@ -151,25 +152,12 @@ class S3PipelineTest : public ::testing::Test {
 
   // A configuration with no [storage] table: the store is reached through the environment.
   std::string WriteConfig(const std::string& table) {
-    std::string path = (dir_ / "ferry.toml").string();
-    std::ofstream(path) << fmt::format(R"toml([[pipeline]]
-id = "events"
-table = "{}"
-schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING"
-metadata_columns = {{ offset = "_offset", partition = "_partition" }}
-
-[pipeline.kafka]
-brokers = "{}"
-topics = ["events"]
-group_id = "ferry-s3"
-start = "earliest"
-
-[pipeline.batch]
-max_rows = 700
-max_latency = "200ms"
-)toml",
-                                       table, brokers_);
-    return path;
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.table = table,
+          .schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING",
+          .source = e2e::KafkaSection({.brokers = brokers_, .group_id = "ferry-s3"}),
+          .max_rows = 700}});
   }
 
   // `ferry ARGS...` run to completion with env_ (and `extra_env`) over the test's environment.

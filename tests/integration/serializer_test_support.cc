@@ -17,6 +17,8 @@
 
 #include "kafka_test_support.h"
 
+#include "ferry/testing/wait_until.h"
+
 namespace ferry::e2e {
 
 using source::kafka::testing::ChildProcess;
@@ -26,7 +28,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 constexpr milliseconds kLineTimeout(30000);
 
 }  // namespace
@@ -68,6 +69,70 @@ std::optional<double> ScrapeMetric(int port, const std::string& series) {
     }
   }
   return std::nullopt;
+}
+
+void ForEachRow(const TableContents& t, const std::string& sql, int n,
+                const std::function<void(int i, const nlohmann::json& row)>& check) {
+  std::vector<nlohmann::json> rows = DuckDbRows(t.files, sql);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const nlohmann::json& row = rows[static_cast<size_t>(i)];
+    SCOPED_TRACE(row.dump());
+    check(i, row);
+  }
+}
+
+void ExpectSharedAllTypesFields(const nlohmann::json& row, int i) {
+  EXPECT_EQ(row["id"], std::to_string(i));
+  EXPECT_EQ(row["name"], fmt::format("name-{}", i));
+  EXPECT_DOUBLE_EQ(row["amount"].get<double>(), i * 1.5);
+  EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), i / 4.0);
+  EXPECT_EQ(row["qty"], -i);
+  EXPECT_EQ(row["ok"], i % 2 == 0);
+  EXPECT_EQ(row["tags"], fmt::format("[t{}, x]", i));
+  EXPECT_EQ(row["k"], i);
+  EXPECT_EQ(row["status"],
+            (std::vector<std::string>{"NEW", "PAID", "SHIPPED"}[static_cast<size_t>(i % 3)]));
+  if (i % 4 == 0) {
+    EXPECT_TRUE(row["note"].is_null());  // optional, not set: null
+  } else {
+    EXPECT_EQ(row["note"], fmt::format("note {}", i));
+  }
+  EXPECT_EQ(row["raw"], fmt::format("raw{}", i));
+  EXPECT_EQ(row["a"], i * 2);
+  if (i % 3 == 0) {
+    EXPECT_TRUE(row["b"].is_null());
+  } else {
+    EXPECT_EQ(row["b"], std::to_string(i * 1000000000LL));
+  }
+}
+
+void ExpectIntOrStringMember(const nlohmann::json& row, const char* int_member,
+                             const char* string_member, int i) {
+  if (i % 2 == 0) {
+    EXPECT_EQ(row[int_member], i);
+    EXPECT_TRUE(row[string_member].is_null());
+  } else {
+    EXPECT_TRUE(row[int_member].is_null());
+    EXPECT_EQ(row[string_member], fmt::format("s{}", i));
+  }
+}
+
+std::vector<int64_t> IdRange(int n) {
+  std::vector<int64_t> ids(static_cast<size_t>(n));
+  std::iota(ids.begin(), ids.end(), 0);
+  return ids;
+}
+
+std::string DescribeColumns(const std::vector<std::string>& files) {
+  std::string described;
+  for (const nlohmann::json& row :
+       DuckDbRows(files,
+                  "SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM "
+                  "read_parquet({files}))")) {
+    described += row.value("c", "") + " " + row.value("t", "") + "; ";
+  }
+  return described;
 }
 
 std::vector<int64_t> SortedIds(const TableContents& t) {
@@ -149,6 +214,112 @@ void SerializerKafkaTest::ProduceWithKeys(const std::vector<std::string>& messag
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
+PipelineToml SerializerKafkaTest::OrdersPipeline(const std::string& group,
+                                                 const std::string& decode) const {
+  return PipelineToml{.id = "orders",
+                      .table = table(),
+                      .source = KafkaSection({.brokers = brokers_,
+                                              .topics = {"orders"},
+                                              .group_id = group,
+                                              .properties = R"("session.timeout.ms" = "6000", )"
+                                                            R"("heartbeat.interval.ms" = "500")"}),
+                      .sections = decode,
+                      .max_rows = 70};
+}
+
+std::string SerializerKafkaTest::RegistrySection() const {
+  return fmt::format("[pipeline.decode.schema_registry]\nurl = \"{}\"\ntimeout = \"5s\"\n",
+                     registry_);
+}
+
+CommandResult SerializerKafkaTest::RunUntilCaughtUp(const std::string& config,
+                                                    const std::string& max_wait) {
+  return RunCommand(
+      {kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", max_wait});
+}
+
+void SerializerKafkaTest::KillOnceRowsReach(const std::string& config,
+                                            const std::function<size_t()>& rows, size_t goal,
+                                            milliseconds poll) {
+  auto ferry = ChildProcess::Start({kFerry, "run", "--config", config});
+  ASSERT_TRUE(ferry.ok()) << ferry.status().ToString();
+  testing::WaitUntil([&] { return rows() >= goal; }, std::chrono::seconds(60), poll);
+  ASSERT_GE(rows(), goal) << (*ferry)->Log();
+  ASSERT_EQ(kill((*ferry)->pid(), SIGKILL), 0);
+  (*ferry)->Wait();
+}
+
+void SerializerKafkaTest::ExpectEvolutionAcrossThreeVersions(const std::string& config, int per) {
+  for (int version = 1; version <= 3; ++version) {
+    SCOPED_TRACE(fmt::format("v{}", version));
+    if (version > 1) {
+      ASSERT_TRUE(serializer_->WriteLine("next").ok());
+    }
+    std::vector<std::string> messages = ReadMessages();
+    ASSERT_EQ(messages.size(), static_cast<size_t>(per));
+    ASSERT_NO_FATAL_FAILURE(ProduceHalves(messages));
+    const size_t before = ReadTable(table()).rows.size();
+    if (version == 3) {
+      CommandResult r = RunUntilCaughtUp(config);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      break;
+    }
+    // A daemon, SIGKILLed once some of this version's rows are in the table.
+    ASSERT_NO_FATAL_FAILURE(KillOnceRowsReach(
+        config, [&] { return ReadTable(table()).rows.size(); },
+        before + static_cast<size_t>(per / 3), milliseconds(100)));
+  }
+
+  TableContents t = ReadTable(table());
+  EXPECT_EQ(SortedIds(t), IdRange(3 * per));  // every row once
+  ForEachRow(
+      t,
+      "SELECT id, name, note, coupon FROM read_parquet({files}, union_by_name = true) ORDER BY "
+      "id",
+      3 * per, [&](int i, const nlohmann::json& row) {
+        const int version = i / per + 1;
+        EXPECT_EQ(row["name"], fmt::format("name-{}", i));
+        if (version < 3) {
+          EXPECT_EQ(row["note"], fmt::format("note {}", i));
+        } else {
+          EXPECT_TRUE(row["note"].is_null());  // v3 has no note: null, the column stays
+        }
+        if (version > 1) {
+          EXPECT_EQ(row["coupon"], fmt::format("c{}", i));
+        } else {
+          EXPECT_TRUE(row["coupon"].is_null());  // written before the column existed
+        }
+      });
+}
+
+void SerializerKafkaTest::ProduceWithBadOnes(const std::vector<std::string>& good,
+                                             const BadMessages& bad) {
+  std::vector<std::string> messages;
+  for (size_t i = 0; i < good.size(); ++i) {
+    messages.push_back(good[i]);
+    if (i % 4 == 3) {
+      messages.push_back(bad[i / 4].first);
+    }
+  }
+  Status st =
+      source::kafka::testing::Produce(brokers_, "orders", 0, static_cast<int>(messages.size()),
+                                      [&](int i) { return messages[static_cast<size_t>(i)]; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+}
+
+void SerializerKafkaTest::ExpectDeadLetters(const TableContents& dead, const BadMessages& bad) {
+  ASSERT_EQ(dead.rows.size(), bad.size());
+  for (size_t k = 0; k < bad.size(); ++k) {
+    bool found = false;
+    for (const std::string& row : dead.rows) {
+      found = found || (IntField(row, "position") == static_cast<int64_t>(5 * k + 4) &&
+                        Field(row, "error").find(bad[k].second) != std::string::npos);
+    }
+    EXPECT_TRUE(found) << "position " << 5 * k + 4 << " with \"" << bad[k].second << "\" in\n"
+                       << fmt::format("{}", fmt::join(dead.rows, "\n"));
+  }
+}
+
 void SerializerKafkaTest::AddKeyColumn(const std::string& config) {
   std::string text;
   {
@@ -163,8 +334,7 @@ void SerializerKafkaTest::AddKeyColumn(const std::string& config) {
 }
 
 void SerializerKafkaTest::ExpectKeysInAStructColumn(const std::string& config, int n) {
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   TableContents t = ReadTable(table());
@@ -173,30 +343,25 @@ void SerializerKafkaTest::ExpectKeysInAStructColumn(const std::string& config, i
       t.files, "SELECT column_type AS t FROM (DESCRIBE SELECT key FROM read_parquet({files}))");
   ASSERT_EQ(types.size(), 1u);
   EXPECT_EQ(types[0]["t"], "STRUCT(id BIGINT, region VARCHAR)");
-  std::vector<nlohmann::json> rows =
-      DuckDbRows(t.files,
-                 "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
-                 "read_parquet({files}) ORDER BY id");
-  ASSERT_EQ(rows.size(), static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    EXPECT_EQ(row["id"], std::to_string(i));
-    if (i % 10 == 9) {
-      EXPECT_EQ(row["no_key"], true);
-    } else {
-      EXPECT_EQ(row["kid"], std::to_string(i));
-      EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
-    }
-  }
+  ForEachRow(t,
+             "SELECT id, key.id AS kid, key.region AS region, key IS NULL AS no_key FROM "
+             "read_parquet({files}) ORDER BY id",
+             n, [&](int i, const nlohmann::json& row) {
+               EXPECT_EQ(row["id"], std::to_string(i));
+               if (i % 10 == 9) {
+                 EXPECT_EQ(row["no_key"], true);
+               } else {
+                 EXPECT_EQ(row["kid"], std::to_string(i));
+                 EXPECT_EQ(row["region"], i % 2 == 0 ? "eu" : "us");
+               }
+             });
 }
 
 void SerializerKafkaTest::IngestFirstVersionThenProduceSecond(const std::string& config, int per) {
   std::vector<std::string> first = ReadMessages();
   ASSERT_EQ(first.size(), static_cast<size_t>(per));
   ASSERT_NO_FATAL_FAILURE(ProduceHalves(first));
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(ReadTable(table()).rows.size(), static_cast<size_t>(per));
   ASSERT_TRUE(serializer_->WriteLine("next").ok());
@@ -206,13 +371,10 @@ void SerializerKafkaTest::IngestFirstVersionThenProduceSecond(const std::string&
 }
 
 void SerializerKafkaTest::ExpectNestedFieldsEvolve(const std::string& config, int per) {
-  CommandResult r =
-      RunCommand({kFerry, "run", "--config", config, "--until-caught-up", "--max-wait", "60s"});
+  CommandResult r = RunUntilCaughtUp(config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   TableContents t = ReadTable(table());
-  std::vector<int64_t> expected(static_cast<size_t>(2 * per));
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(SortedIds(t), expected);  // every row once
+  EXPECT_EQ(SortedIds(t), IdRange(2 * per));  // every row once
   // The new fields are nested, not new columns.
   std::vector<nlohmann::json> types = DuckDbRows(
       t.files,
@@ -222,24 +384,20 @@ void SerializerKafkaTest::ExpectNestedFieldsEvolve(const std::string& config, in
   EXPECT_EQ(types[2]["c"], "loc");
   EXPECT_EQ(types[2]["t"], "STRUCT(lat DOUBLE, alt BIGINT)");
   EXPECT_EQ(types[3]["t"], "STRUCT(sku VARCHAR, qty INTEGER)[]");
-  std::vector<nlohmann::json> rows =
-      DuckDbRows(t.files,
-                 "SELECT id, loc.lat AS lat, loc.alt AS alt, items::VARCHAR AS items FROM "
-                 "read_parquet({files}, union_by_name = true) ORDER BY id");
-  ASSERT_EQ(rows.size(), static_cast<size_t>(2 * per));
-  for (int i = 0; i < 2 * per; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    EXPECT_EQ(row["id"], std::to_string(i));
-    EXPECT_DOUBLE_EQ(row["lat"].get<double>(), i + 0.5);
-    if (i < per) {  // written before the fields existed
-      EXPECT_TRUE(row["alt"].is_null());
-      EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}, 'qty': NULL}}]", i));
-    } else {
-      EXPECT_EQ(row["alt"], std::to_string(i * 10));
-      EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}, 'qty': {}}}]", i, i));
-    }
-  }
+  ForEachRow(t,
+             "SELECT id, loc.lat AS lat, loc.alt AS alt, items::VARCHAR AS items FROM "
+             "read_parquet({files}, union_by_name = true) ORDER BY id",
+             2 * per, [&](int i, const nlohmann::json& row) {
+               EXPECT_EQ(row["id"], std::to_string(i));
+               EXPECT_DOUBLE_EQ(row["lat"].get<double>(), i + 0.5);
+               if (i < per) {  // written before the fields existed
+                 EXPECT_TRUE(row["alt"].is_null());
+                 EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}, 'qty': NULL}}]", i));
+               } else {
+                 EXPECT_EQ(row["alt"], std::to_string(i * 10));
+                 EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}, 'qty': {}}}]", i, i));
+               }
+             });
 }
 
 void SerializerKafkaTest::ExpectNestedFieldsDroppedAndCounted(const std::string& config, int per) {
@@ -283,20 +441,14 @@ void SerializerKafkaTest::ExpectNestedFieldsDroppedAndCounted(const std::string&
   }
 
   TableContents t = ReadTable(table());
-  std::vector<int64_t> expected(static_cast<size_t>(2 * per));
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(SortedIds(t), expected);
-  std::vector<nlohmann::json> rows = DuckDbRows(
-      t.files,
-      "SELECT id, loc::VARCHAR AS loc, items::VARCHAR AS items FROM read_parquet({files}, "
-      "union_by_name = true) ORDER BY id");
-  ASSERT_EQ(rows.size(), static_cast<size_t>(2 * per));
-  for (int i = 0; i < 2 * per; ++i) {
-    const nlohmann::json& row = rows[static_cast<size_t>(i)];
-    SCOPED_TRACE(row.dump());
-    EXPECT_EQ(row["loc"], fmt::format("{{'lat': {}.5}}", i));
-    EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}}}]", i));
-  }
+  EXPECT_EQ(SortedIds(t), IdRange(2 * per));
+  ForEachRow(t,
+             "SELECT id, loc::VARCHAR AS loc, items::VARCHAR AS items FROM read_parquet({files}, "
+             "union_by_name = true) ORDER BY id",
+             2 * per, [&](int i, const nlohmann::json& row) {
+               EXPECT_EQ(row["loc"], fmt::format("{{'lat': {}.5}}", i));
+               EXPECT_EQ(row["items"], fmt::format("[{{'sku': s{}}}]", i));
+             });
 }
 
 }  // namespace ferry::e2e

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include "ferry/testing/wait_until.h"
+
 namespace ferry::testing {
 namespace {
 
@@ -67,15 +69,13 @@ TEST(SubprocessTest, AKilledChildIsAZombieUntilReapedAndNotAlive) {
   pid_t pid = child->pid();
   EXPECT_TRUE(child->Alive());
   EXPECT_EQ(child->name(), "sh");
-  for (int i = 0; i < 1000 && TailOfFile(log, 5) != "hello\n"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  WaitUntil([&] { return TailOfFile(log, 5) == "hello\n"; }, std::chrono::seconds(10),
+            std::chrono::milliseconds(10));
   EXPECT_EQ(TailOfFile(log, 5), "hello\n");
   kill(pid, SIGKILL);
   // Not reaped yet: a zombie, which kill(pid, 0) still reports as there.
-  for (int i = 0; i < 1000 && ProcessState(pid) != "Z"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  WaitUntil([&] { return ProcessState(pid) == "Z"; }, std::chrono::seconds(10),
+            std::chrono::milliseconds(10));
   EXPECT_EQ(ProcessState(pid), "Z");
   EXPECT_EQ(kill(pid, 0), 0);
   EXPECT_FALSE(child->Alive());
