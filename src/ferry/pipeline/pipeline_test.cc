@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ferry/pipeline/pipeline_test_fixture.h"
+#include "ferry/testing/pipeline_fixture.h"
 
 namespace ferry::pipeline {
 namespace {

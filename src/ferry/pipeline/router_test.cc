@@ -9,7 +9,7 @@
 
 #include <future>
 
-#include "ferry/pipeline/router_test_fixture.h"
+#include "ferry/testing/router_fixture.h"
 
 namespace ferry::pipeline::router_test {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ferry/pipeline/router.h"
-#include "ferry/pipeline/router_test_fixture.h"
+#include "ferry/testing/router_fixture.h"
 
 namespace ferry::pipeline::router_test {
 namespace {

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "ferry/pipeline/schema_evolution_test_fixture.h"
+#include "ferry/testing/schema_evolution_fixture.h"
 
 namespace ferry::pipeline::evolution_test {
 namespace {
