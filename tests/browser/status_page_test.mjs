@@ -198,6 +198,11 @@ max_latency = "200ms"
     }
     check((await page.$eval('[data-pipeline="events"] h2', (e) => e.textContent)) === 'events', 'pipeline heading');
     check((await page.$eval('[data-pipeline="events"] .where', (e) => e.textContent)).includes('kafka events'), 'source shown');
+    // The data rate in the unit that fits it ("1.4 kB/s", not "0.0014 MB/s").
+    const rate = await page.$eval('[data-pipeline="events"] [data-card="Data committed"] .big', (e) => e.textContent);
+    const m = /^([0-9][0-9.,]*) (B|kB|MB|GB|TB)\/s$/.exec(rate);
+    check(rate === '–' || (m !== null && (m[2] === 'B' || Number(m[1].replace(/,/g, '')) >= 1)),
+          `data rate shown in a fitting unit: ${rate}`);
   });
   await step('the lag shows above 0 after more messages, then falls to 0 as the pipeline catches up', async () => {
     await until('the first 21 messages to be caught up', async () => (await lagCells(page, 'events')).every((v) => v === 0));

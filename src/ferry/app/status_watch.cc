@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/app/byte_rate.h"
+
 namespace ferry::app {
 namespace {
 
@@ -112,9 +114,9 @@ std::string RenderPipeline(const json& p, int64_t now) {
   const json& s = p["series"];
   out += fmt::format("  rows/s {:>10}  {}\n", Int(now_rates["rows_per_s"]),
                      Sparkline(s["rows_per_s"]));
-  out += fmt::format("  MB/s   {:>10}  {}\n",
+  out += fmt::format("  data   {:>10}  {}\n",
                      now_rates["mb_per_s"].is_number()
-                         ? fmt::format("{:.2f}", now_rates["mb_per_s"].get<double>())
+                         ? FormatByteRate(now_rates["mb_per_s"].get<double>() * 1e6)
                          : "-",
                      Sparkline(s["mb_per_s"]));
   out += fmt::format("  msgs/s {:>10}  {}\n", Int(now_rates["messages_per_s"]),

@@ -27,6 +27,15 @@ function bytes(v) {
   while (v >= 1000 && i < units.length - 1) { v /= 1000; i++; }
   return `${dec(v, i === 0 ? 0 : 1)} ${units[i]}`;
 }
+// A data rate given in MB/s (10^6 bytes a second, as /api/status reports it) in the unit that fits
+// it, three significant digits: 0.0014 MB/s reads "1.4 kB/s", 1500 MB/s "1.5 GB/s".
+function byteRate(mbPerS) {
+  if (mbPerS === null || mbPerS === undefined) return '–';
+  const units = ['B/s', 'kB/s', 'MB/s', 'GB/s', 'TB/s'];
+  let v = mbPerS * 1e6, i = 0;
+  while (Math.abs(v) >= 999.5 && i < units.length - 1) { v /= 1000; i++; }
+  return `${sig(v)} ${units[i]}`;
+}
 function seconds(v) {
   if (v === null || v === undefined) return '–';
   if (v < 1) return `${dec(v * 1000, 0)} ms`;
@@ -99,7 +108,7 @@ function chart(values, label, format, cls = 'chart') {
 }
 
 function card(title, big, sub, graph) {
-  return el('div', {class: 'card'}, el('h3', {text: title}), el('div', {class: 'big num', text: big}),
+  return el('div', {class: 'card', 'data-card': title}, el('h3', {text: title}), el('div', {class: 'big num', text: big}),
             sub ? el('div', {class: 'sub', text: sub}) : null, graph);
 }
 
@@ -179,7 +188,7 @@ function drawPipeline(p, now) {
   const s = p.series;
   parts.push(el('div', {class: 'cards'},
     card('Rows/s committed', num(p.now.rows_per_s), `${num(p.totals.rows)} rows in all`, chart(s.rows_per_s, 'rows per second', num)),
-    card('MB/s committed', sig(p.now.mb_per_s), `${bytes(p.totals.bytes)} in all`, chart(s.mb_per_s, 'MB per second', sig)),
+    card('Data committed', byteRate(p.now.mb_per_s), `${bytes(p.totals.bytes)} in all`, chart(s.mb_per_s, 'bytes per second', byteRate)),
     card('Messages/s in', num(p.now.messages_per_s), `${num(p.totals.messages)} taken from the source`, chart(s.messages_per_s, 'messages per second', num)),
     card('Batch duration', seconds(last(s.batch_seconds)), 'first row to durable commit', chart(s.batch_seconds, 'batch duration', seconds)),
     card('Commit duration', seconds(last(s.commit_seconds)), `${num(p.totals.commits)} commits, ${num(p.totals.commits_failed)} retried, ${num(p.totals.commits_lost)} lost`, chart(s.commit_seconds, 'commit duration', seconds))));
