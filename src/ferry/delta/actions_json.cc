@@ -26,15 +26,8 @@ class FieldReader {
     return v->get<std::string>();
   }
   std::optional<std::string> OptionalString(const char* key) {
-    const Json* v = Find(key);
-    if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (!v->is_string()) {
-      Fail(key, "not a string");
-      return std::nullopt;
-    }
-    return v->get<std::string>();
+    const Json* v = Typed(key, &Json::is_string, "not a string");
+    return v == nullptr ? std::nullopt : std::optional(v->get<std::string>());
   }
   int64_t RequiredInt(const char* key) {
     if (Find(key) == nullptr) {
@@ -45,81 +38,50 @@ class FieldReader {
   }
   std::optional<int64_t> OptionalInt(const char* key) {
     const Json* v = Find(key);
-    if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) {
+    if (v != nullptr && v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) {
       Fail(key, "out of range");
       return std::nullopt;
     }
-    if (v->is_number_integer()) {
-      return v->get<int64_t>();
-    }
-    Fail(key, "not an integer");
-    return std::nullopt;
+    v = Typed(key, &Json::is_number_integer, "not an integer");
+    return v == nullptr ? std::nullopt : std::optional(v->get<int64_t>());
   }
   std::optional<bool> OptionalBool(const char* key) {
-    const Json* v = Find(key);
-    if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (!v->is_boolean()) {
-      Fail(key, "not a boolean");
-      return std::nullopt;
-    }
-    return v->get<bool>();
+    const Json* v = Typed(key, &Json::is_boolean, "not a boolean");
+    return v == nullptr ? std::nullopt : std::optional(v->get<bool>());
   }
   std::optional<StringMap> OptionalStringMap(const char* key) {
-    const Json* v = Find(key);
+    const Json* v = Typed(key, &Json::is_object, "not an object");
     if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (!v->is_object()) {
-      Fail(key, "not an object");
       return std::nullopt;
     }
     StringMap out;
-    for (const auto& [k, value] : v->items()) {
-      if (value.is_string()) {
-        out[k] = value.get<std::string>();
-      } else if (!value.is_null()) {
-        Fail(key, "has a non-string value");
+    ForEachStringMember(key, *v, [&](const std::string& k, const Json* value) {
+      if (value != nullptr) {
+        out[k] = value->get<std::string>();
       }
-    }
+    });
     return out;
   }
   PartitionValues Partitions(const char* key, bool required) {
-    const Json* v = Find(key);
     PartitionValues out;
-    if (v == nullptr) {
-      if (required) {
-        Fail(key, "missing");
-      }
+    if (required && Find(key) == nullptr) {
+      Fail(key, "missing");
       return out;
     }
-    if (!v->is_object()) {
-      Fail(key, "not an object");
-      return out;
-    }
-    for (const auto& [k, value] : v->items()) {
-      if (value.is_string()) {
-        out[k] = value.get<std::string>();
-      } else if (value.is_null()) {
-        out[k] = std::nullopt;
-      } else {
-        Fail(key, "has a non-string value");
-      }
+    if (const Json* v = Typed(key, &Json::is_object, "not an object"); v != nullptr) {
+      ForEachStringMember(key, *v, [&](const std::string& k, const Json* value) {
+        out[k] = value == nullptr ? std::nullopt : std::optional(value->get<std::string>());
+      });
     }
     return out;
   }
   std::optional<std::vector<std::string>> OptionalStringList(const char* key) {
-    const Json* v = Find(key);
-    if (v == nullptr) {
+    if (Find(key) == nullptr) {
       return std::nullopt;
     }
     std::vector<std::string> out;
-    if (!v->is_array()) {
-      Fail(key, "not an array");
+    const Json* v = Typed(key, &Json::is_array, "not an array");
+    if (v == nullptr) {
       return out;
     }
     for (const auto& item : *v) {
@@ -132,12 +94,8 @@ class FieldReader {
     return out;
   }
   std::optional<DeletionVector> OptionalDeletionVector(const char* key) {
-    const Json* v = Find(key);
+    const Json* v = Typed(key, &Json::is_object, "not an object");
     if (v == nullptr) {
-      return std::nullopt;
-    }
-    if (!v->is_object()) {
-      Fail(key, "not an object");
       return std::nullopt;
     }
     FieldReader dv(*v, "deletionVector");
@@ -159,6 +117,30 @@ class FieldReader {
   std::string error;
 
  private:
+  // The field if it is present, not null and of the type `is` checks; nullptr otherwise (a field
+  // of another type is also reported as `key` `what`).
+  const Json* Typed(const char* key, bool (Json::*is)() const noexcept, const char* what) {
+    const Json* v = Find(key);
+    if (v != nullptr && !(v->*is)()) {
+      Fail(key, what);
+      return nullptr;
+    }
+    return v;
+  }
+  // Calls each(name, value) for each member of `object` whose value is a string (value) or null
+  // (nullptr); a member of another type is reported as `key` "has a non-string value".
+  template <typename Each>
+  void ForEachStringMember(const char* key, const Json& object, Each each) {
+    for (const auto& [k, value] : object.items()) {
+      if (value.is_string()) {
+        each(k, &value);
+      } else if (value.is_null()) {
+        each(k, nullptr);
+      } else {
+        Fail(key, "has a non-string value");
+      }
+    }
+  }
   void Fail(const char* key, const char* what) {
     if (error.empty()) {
       error = fmt::format("{}.{} is {}", action_, key, what);
@@ -201,6 +183,16 @@ Metadata ReadMetadata(const Json& object, FieldReader& r) {
   return m;
 }
 
+// The fields `add` and `remove` share after their own, in the protocol's order.
+template <typename File>
+void ReadFileTail(FieldReader& r, File* file) {
+  file->stats = r.OptionalString("stats");
+  file->tags = r.OptionalStringMap("tags");
+  file->deletion_vector = r.OptionalDeletionVector("deletionVector");
+  file->base_row_id = r.OptionalInt("baseRowId");
+  file->default_row_commit_version = r.OptionalInt("defaultRowCommitVersion");
+}
+
 AddFile ReadAdd(FieldReader& r) {
   AddFile a;
   a.path = r.RequiredString("path");
@@ -208,11 +200,7 @@ AddFile ReadAdd(FieldReader& r) {
   a.size = r.RequiredInt("size");
   a.modification_time = r.OptionalInt("modificationTime").value_or(0);
   a.data_change = r.OptionalBool("dataChange").value_or(true);
-  a.stats = r.OptionalString("stats");
-  a.tags = r.OptionalStringMap("tags");
-  a.deletion_vector = r.OptionalDeletionVector("deletionVector");
-  a.base_row_id = r.OptionalInt("baseRowId");
-  a.default_row_commit_version = r.OptionalInt("defaultRowCommitVersion");
+  ReadFileTail(r, &a);
   a.clustering_provider = r.OptionalString("clusteringProvider");
   return a;
 }
@@ -227,11 +215,7 @@ RemoveFile ReadRemove(FieldReader& r) {
     x.partition_values = r.Partitions("partitionValues", false);
   }
   x.size = r.OptionalInt("size");
-  x.stats = r.OptionalString("stats");
-  x.tags = r.OptionalStringMap("tags");
-  x.deletion_vector = r.OptionalDeletionVector("deletionVector");
-  x.base_row_id = r.OptionalInt("baseRowId");
-  x.default_row_commit_version = r.OptionalInt("defaultRowCommitVersion");
+  ReadFileTail(r, &x);
   return x;
 }
 
@@ -326,6 +310,24 @@ void PutOptional(OrderedJson* out, const char* key, const std::optional<T>& valu
   }
 }
 
+void PutOptionalStringMap(OrderedJson* out, const char* key, const std::optional<StringMap>& map) {
+  if (map.has_value()) {
+    PutStringMap(out, key, *map);
+  }
+}
+
+// The fields `add` and `remove` share after their own (ReadFileTail's).
+template <typename File>
+void PutFileTail(OrderedJson* out, const File& file) {
+  PutOptional(out, "stats", file.stats);
+  PutOptionalStringMap(out, "tags", file.tags);
+  if (file.deletion_vector) {
+    (*out)["deletionVector"] = DeletionVectorJson(*file.deletion_vector);
+  }
+  PutOptional(out, "baseRowId", file.base_row_id);
+  PutOptional(out, "defaultRowCommitVersion", file.default_row_commit_version);
+}
+
 struct ActionWriter {
   OrderedJson operator()(const Protocol& p) const {
     OrderedJson out;
@@ -357,15 +359,7 @@ struct ActionWriter {
     out["size"] = a.size;
     out["modificationTime"] = a.modification_time;
     out["dataChange"] = a.data_change;
-    PutOptional(&out, "stats", a.stats);
-    if (a.tags) {
-      PutStringMap(&out, "tags", *a.tags);
-    }
-    if (a.deletion_vector) {
-      out["deletionVector"] = DeletionVectorJson(*a.deletion_vector);
-    }
-    PutOptional(&out, "baseRowId", a.base_row_id);
-    PutOptional(&out, "defaultRowCommitVersion", a.default_row_commit_version);
+    PutFileTail(&out, a);
     PutOptional(&out, "clusteringProvider", a.clustering_provider);
     return out;
   }
@@ -379,15 +373,7 @@ struct ActionWriter {
       out["partitionValues"] = PartitionsJson(*x.partition_values);
     }
     PutOptional(&out, "size", x.size);
-    PutOptional(&out, "stats", x.stats);
-    if (x.tags) {
-      PutStringMap(&out, "tags", *x.tags);
-    }
-    if (x.deletion_vector) {
-      out["deletionVector"] = DeletionVectorJson(*x.deletion_vector);
-    }
-    PutOptional(&out, "baseRowId", x.base_row_id);
-    PutOptional(&out, "defaultRowCommitVersion", x.default_row_commit_version);
+    PutFileTail(&out, x);
     return out;
   }
   OrderedJson operator()(const Txn& t) const {
@@ -419,9 +405,7 @@ struct ActionWriter {
   OrderedJson operator()(const CheckpointMetadata& c) const {
     OrderedJson out;
     out["version"] = c.version;
-    if (c.tags) {
-      PutStringMap(&out, "tags", *c.tags);
-    }
+    PutOptionalStringMap(&out, "tags", c.tags);
     return out;
   }
   OrderedJson operator()(const Sidecar& s) const {
@@ -429,9 +413,7 @@ struct ActionWriter {
     out["path"] = s.path;
     out["sizeInBytes"] = s.size_in_bytes;
     out["modificationTime"] = s.modification_time;
-    if (s.tags) {
-      PutStringMap(&out, "tags", *s.tags);
-    }
+    PutOptionalStringMap(&out, "tags", s.tags);
     return out;
   }
 };
