@@ -378,6 +378,54 @@ TEST_F(KafkaPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
   }
 }
 
+// A `headers` metadata column through `ferry run`: every message's headers land in the table,
+// value for value (the source reads headers only for such a pipeline: kafka_source_options.h).
+// Without the column the same run writes no headers anywhere and still holds every id.
+TEST_F(KafkaPipelineTest, AHeadersColumnHoldsEachMessagesHeaders) {
+  const int kPerPartition = 300;
+  for (int32_t p = 0; p < 4; ++p) {
+    ASSERT_TRUE(source::kafka::testing::Produce(brokers_, "events", p, kPerPartition, [&](int i) {
+                  return fmt::format(R"({{"id": {}, "payload": "test #{}"}})", p * 100000 + i, i);
+                }).ok());
+  }
+  auto config = [&](const std::string& name, const std::string& metadata) {
+    return e2e::WriteConfig(
+        dir_ / (name + ".toml"),
+        {{.id = name,
+          .table = (dir_ / name).string(),
+          .schema = "id BIGINT NOT NULL, payload STRING",
+          .metadata_columns = metadata,
+          .source = e2e::KafkaSection(
+              {.brokers = brokers_, .group_id = "ferry-" + name, .assignment = "manual"}),
+          .max_rows = 500}});
+  };
+  for (const std::string& name : {std::string("with"), std::string("without")}) {
+    std::string metadata = R"(offset = "_offset", partition = "_partition")";
+    if (name == "with") {
+      metadata += R"(, headers = "_headers")";
+    }
+    CommandResult r =
+        RunCommand({kFerry, "run", "--config", config(name, metadata), "--until-caught-up"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    e2e::TableContents t = e2e::ReadTable((dir_ / name).string());
+    ASSERT_EQ(t.rows.size(), 4u * kPerPartition) << name;
+    std::set<int64_t> ids;
+    for (const std::string& row : t.rows) {
+      EXPECT_TRUE(ids.insert(e2e::IntField(row, "id")).second) << "duplicate " << row;
+      int64_t offset = e2e::IntField(row, "_offset");
+      if (name == "with") {
+        // Produce() sends one header, seq = the message's index in its partition (= its offset).
+        std::string headers = e2e::Field(row, "_headers");
+        EXPECT_NE(headers.find("seq"), std::string::npos) << row;
+        EXPECT_NE(headers.find(std::to_string(offset)), std::string::npos) << row;
+      } else {
+        EXPECT_EQ(row.find("_headers"), std::string::npos) << row;
+      }
+    }
+    e2e::ExpectDuckDbCounts(t.files, "id", 4u * kPerPartition);
+  }
+}
+
 // Producers that sent every message twice, ferry killed twice along the way: each id once.
 TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
   std::string config = WriteConfig({"events"}, "", "", R"(dedup = { key = "id", window = "1h" })");

@@ -151,6 +151,34 @@ TEST_P(KafkaSourceAssignorTest, StartsExactlyAfterTablePositions) {
   EXPECT_EQ(listener.revoked.size(), 4u);
 }
 
+// read_headers = false (a pipeline with no `headers` column): the messages keep their payload,
+// key and offset but the source leaves librdkafka's header parse undone, so no header reaches
+// them; the same messages read with the default carry theirs.
+TEST_P(KafkaSourceAssignorTest, HeadersAreLeftUnreadWhenNoColumnNeedsThem) {
+  ASSERT_TRUE(CreateEvents(2, 10).ok());
+  for (bool read_headers : {false, true}) {
+    TestListener listener;
+    KafkaSourceOptions options = Options({"events"}, GetParam());
+    options.group_id = read_headers ? "ferry-test-headers" : "ferry-test-no-headers";
+    options.read_headers = read_headers;
+    auto source = Make(options, &listener);
+    ASSERT_NE(source, nullptr);
+    PollResult r = PollUntil(source.get(), nullptr, AtLeast(20));
+    ASSERT_EQ(r.messages.size(), 20u);
+    for (const testing::Received& m : r.messages) {
+      EXPECT_EQ(m.payload, DefaultPayload(m.partition, static_cast<int>(m.offset)));
+      EXPECT_EQ(m.key, "k" + std::to_string(m.offset));
+      if (read_headers) {
+        ASSERT_EQ(m.headers.size(), 1u);
+        EXPECT_EQ(m.headers[0].second, std::to_string(m.offset));
+      } else {
+        EXPECT_TRUE(m.headers.empty()) << "partition " << m.partition << " offset " << m.offset;
+      }
+    }
+    EXPECT_TRUE(source->Close().ok());
+  }
+}
+
 TEST_P(KafkaSourceAssignorTest, SecondConsumerJoiningRevokesPartitions) {
   ASSERT_TRUE(cluster_->CreateTopic("events", 4).ok());
   for (int32_t p = 0; p < 4; ++p) {

@@ -82,6 +82,7 @@ Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
   o.start_timestamp_ms = k.start_timestamp_ms;
   o.max_rate_per_partition = k.max_rate_per_partition;
   o.fetch_wakeup = k.fetch_wakeup;
+  o.read_headers = c.metadata_columns.count("headers") != 0;
   // The prefetch sized from max_memory; a property the user sets comes after these and wins.
   o.queue_max_kbytes = c.memory.queue_max_kbytes;
   o.queue_min_messages = c.memory.queue_min_messages;

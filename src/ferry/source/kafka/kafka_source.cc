@@ -545,7 +545,8 @@ void KafkaSource::Emit(std::vector<Message>* out) {
   for (Taken& t : taken_) {
     rd_kafka_headers_t* headers = nullptr;
     t.header_begin = headers_.size();
-    if (rd_kafka_message_headers(t.message.get(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (options_.read_headers &&
+        rd_kafka_message_headers(t.message.get(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
       const char* name = nullptr;
       const void* value = nullptr;
       size_t size = 0;

@@ -78,6 +78,10 @@ struct KafkaSourceOptions {
   double max_rate_per_partition = 0;
   // Wake the broker threads when Poll drains the consumer queue (fetch_waker.h).
   bool fetch_wakeup = true;
+  // Fill Message::headers. librdkafka parses a message's headers only when asked
+  // (rd_kafka_message_headers), about 5 % of a single-table run's CPU; a pipeline with no
+  // `headers` column turns it off (app/pipeline_factory.cc).
+  bool read_headers = true;
   // librdkafka's prefetch queue caps: queued.max.messages.kbytes (the whole consumer queue) and
   // queued.min.messages. Together with the pipeline's batch caps they bound memory. librdkafka
   // 2.0.2 stops fetching a partition while either is exceeded and decides again only on its
