@@ -108,7 +108,7 @@ class FieldReader {
     out.size_in_bytes = static_cast<int32_t>(dv.RequiredInt("sizeInBytes"));
     out.cardinality = dv.RequiredInt("cardinality");
     out.max_row_index = dv.OptionalInt("maxRowIndex");
-    if (!dv.error.empty()) {
+    if (!dv.error.empty() && error.empty()) {  // the first problem is the one named
       error = dv.error;
     }
     return out;
@@ -168,7 +168,7 @@ Metadata ReadMetadata(const Json& object, FieldReader& r) {
     FieldReader f(*format, "metaData.format");
     m.format.provider = f.OptionalString("provider").value_or("parquet");
     m.format.options = f.OptionalStringMap("options").value_or(StringMap{});
-    if (!f.error.empty()) {
+    if (!f.error.empty() && r.error.empty()) {  // the first problem is the one named
       r.error = f.error;
     }
   }
