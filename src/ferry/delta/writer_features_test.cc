@@ -9,6 +9,8 @@
 #include "ferry/base/clock.h"
 #include "ferry/columnar/column.h"
 #include "ferry/delta/actions_json.h"
+#include "ferry/delta/checkpoint_reader.h"
+#include "ferry/delta/checkpoint_writer.h"
 #include "ferry/delta/log_files.h"
 #include "ferry/delta/optimize.h"
 #include "ferry/delta/schema_json.h"
@@ -16,6 +18,7 @@
 #include "ferry/delta/table_features.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
+#include "ferry/parquet/file_reader.h"
 #include "ferry/storage/memory_store.h"
 #include "ferry/testing/table_verifier.h"
 
@@ -410,6 +413,88 @@ TEST_F(WriterFeaturesTest, ClusteringColumnsReadBothSpellings) {
   EXPECT_EQ(*RowIdHighWaterMark(domains), -1);
   domains[kRowTrackingDomain] = DomainMetadata{kRowTrackingDomain, "{}", false};
   EXPECT_EQ(RowIdHighWaterMark(domains).status().code(), StatusCode::kDataLoss);
+}
+
+// --- Checkpoints ---
+
+std::shared_ptr<const RandomAccessFile> FileOf(std::string bytes, std::string name) {
+  return std::make_shared<StringRandomAccessFile>(std::move(bytes), std::move(name));
+}
+
+// A table that asks for V2 checkpoints (v2Checkpoint + delta.checkpointPolicy=v2) gets a
+// classic-named V2 spec checkpoint: one checkpointMetadata row beside the usual actions, in a
+// column shaped like the one in Spark's V2 checkpoint (golden table v2-checkpoint-parquet), read
+// back by ferry's own reader at that version. Without the policy the checkpoint stays V1.
+TEST_F(WriterFeaturesTest, V2CheckpointPolicyWritesAClassicNamedV2Checkpoint) {
+  Snapshot base = Create({{"delta.checkpointInterval", "2"}, {"delta.checkpointPolicy", "v2"}});
+  Transaction upgrade(*table_, base);
+  upgrade.SetProtocol(
+      Protocol{3, 7, std::vector<std::string>{"v2Checkpoint"},
+               std::vector<std::string>{"v2Checkpoint", "rowTracking", "domainMetadata"}});
+  auto upgraded = upgrade.Commit();
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status().ToString();
+  EXPECT_TRUE(WritesV2Checkpoints(upgraded->snapshot));
+  auto second = Append(upgraded->snapshot, FeatureBatch(0, 9));
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_EQ(second->checkpoint_version, 2);
+  ASSERT_TRUE(second->checkpoint_status.ok()) << second->checkpoint_status.ToString();
+  auto bytes = store_->Read("t/_delta_log/" + ClassicCheckpointFileName(2));
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto actions = ReadParquetActions(FileOf(*bytes, "checkpoint"));
+  ASSERT_TRUE(actions.ok()) << actions.status().ToString();
+  int checkpoint_metadata = 0;
+  int adds = 0;
+  for (const Action& action : *actions) {
+    if (const auto* cm = std::get_if<CheckpointMetadata>(&action)) {
+      ++checkpoint_metadata;
+      EXPECT_EQ(cm->version, 2);
+    } else if (const auto* add = std::get_if<AddFile>(&action)) {
+      ++adds;
+      EXPECT_TRUE(add->base_row_id.has_value());  // row ids survive the checkpoint
+    }
+  }
+  EXPECT_EQ(checkpoint_metadata, 1);
+  EXPECT_EQ(adds, 2);
+  // The column has the type of Spark's.
+  auto ours = parquet::FileReader::Open(FileOf(*bytes, "ours"));
+  ASSERT_TRUE(ours.ok()) << ours.status().ToString();
+  auto spark = parquet::FileReader::OpenLocal(
+      std::string(FERRY_TESTDATA_DIR) +
+      "/delta-golden/v2-checkpoint-parquet/_delta_log/"
+      "00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.parquet");
+  ASSERT_TRUE(spark.ok()) << spark.status().ToString();
+  auto ours_index = (*ours)->schema()->FieldIndex("checkpointMetadata");
+  auto spark_index = (*spark)->schema()->FieldIndex("checkpointMetadata");
+  ASSERT_TRUE(ours_index.has_value() && spark_index.has_value());
+  const columnar::Field& a = (*ours)->schema()->field(*ours_index);
+  const columnar::Field& b = (*spark)->schema()->field(*spark_index);
+  EXPECT_TRUE(a.type->Equals(*b.type)) << a.ToString() << " vs " << b.ToString();
+  // ferry's reader loads the table from it.
+  auto loaded = table_->LoadSnapshot();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->newest_checkpoint_version(), 2);
+  EXPECT_EQ(loaded->files(), second->snapshot.files());
+  EXPECT_EQ(loaded->domain_metadata(), second->snapshot.domain_metadata());
+  auto rows = testing::ReadTableRows(*table_, *loaded);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 9u);
+}
+
+TEST_F(WriterFeaturesTest, V2CheckpointFeatureWithoutThePolicyKeepsV1Checkpoints) {
+  Snapshot base = Create({{"delta.checkpointInterval", "2"}});
+  Transaction upgrade(*table_, base);
+  upgrade.SetProtocol(Protocol{3, 7, std::vector<std::string>{"v2Checkpoint"},
+                               std::vector<std::string>{"v2Checkpoint"}});
+  auto upgraded = upgrade.Commit();
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status().ToString();
+  EXPECT_FALSE(WritesV2Checkpoints(upgraded->snapshot));
+  auto second = Append(upgraded->snapshot, FeatureBatch(0, 9));
+  ASSERT_TRUE(second.ok() && second->checkpoint_status.ok());
+  auto bytes = store_->Read("t/_delta_log/" + ClassicCheckpointFileName(2));
+  ASSERT_TRUE(bytes.ok());
+  auto reader = parquet::FileReader::Open(FileOf(*bytes, "v1"));
+  ASSERT_TRUE(reader.ok());
+  EXPECT_FALSE((*reader)->schema()->FieldIndex("checkpointMetadata").has_value());
 }
 
 }  // namespace
