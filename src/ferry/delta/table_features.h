@@ -38,10 +38,12 @@
 //                        is delta.rowTracking, recomputed when a concurrent commit changed it
 //   changeDataFeed, deletionVectors, timestampNtz, vacuumProtocolCheck, typeWidening(-preview)
 //                        nothing to do for an append
-//   v2Checkpoint         nothing to do: PROTOCOL.md ("Checkpoints": writers are always allowed to
-//                        create a classic checkpoint following the V1 spec; "V2 Checkpoint Table
-//                        Feature": classic checkpoints may follow V1 or V2) allows the classic V1
-//                        checkpoints ferry writes; only multi-part ones are forbidden
+//   v2Checkpoint         PROTOCOL.md ("Checkpoints": writers are always allowed to create a
+//                        classic checkpoint following the V1 spec; "V2 Checkpoint Table
+//                        Feature": classic checkpoints may follow V1 or V2; only multi-part ones
+//                        are forbidden) allows the classic V1 checkpoints ferry writes; a table
+//                        with delta.checkpointPolicy = v2 gets classic-named V2 spec checkpoints
+//                        (checkpoint_writer.h)
 // Everything else (icebergCompat*, collations, variantType, catalogManaged, unknown names) is
 // NotSupported naming the feature.
 //
