@@ -338,6 +338,48 @@ TEST_F(WriterFeaturesTest, OptimizeRefusesATableWithRowTrackingEnabled) {
   EXPECT_EQ(table_->LoadSnapshot()->version(), 2);
 }
 
+// Row tracking supported but not enabled: stable ids need not be preserved, so optimize runs;
+// its new files get fresh ids above the mark, and its removes carry the ids of the adds they end.
+TEST_F(WriterFeaturesTest, OptimizeOfASupportedButNotEnabledTableAssignsFreshIds) {
+  Snapshot base = Create({});
+  Transaction support(*table_, base);
+  support.SetProtocol(
+      Protocol{1, 7, std::nullopt, std::vector<std::string>{"rowTracking", "domainMetadata"}});
+  auto supported = support.Commit();
+  ASSERT_TRUE(supported.ok()) << supported.status().ToString();
+  auto first = Append(supported->snapshot, FeatureBatch(0, 4));
+  ASSERT_TRUE(first.ok());
+  auto second = Append(first->snapshot, FeatureBatch(4, 8));
+  ASSERT_TRUE(second.ok());
+  std::map<std::string, AddFile> before;
+  for (const auto& [key, add] : second->snapshot.files()) {
+    before[add.path] = add;
+  }
+  auto optimized = Optimize(*table_, OptimizeOptions{});
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  ASSERT_EQ(optimized->version, 4);
+  CommitText v4 = Read(4);
+  int removes = 0;
+  for (const Action& action : v4.actions) {
+    if (const auto* remove = std::get_if<RemoveFile>(&action)) {
+      ++removes;
+      ASSERT_EQ(before.count(remove->path), 1u);
+      EXPECT_EQ(remove->base_row_id, before[remove->path].base_row_id);
+      EXPECT_EQ(remove->default_row_commit_version,
+                before[remove->path].default_row_commit_version);
+    }
+  }
+  EXPECT_EQ(removes, 4);
+  for (const AddFile& add : Adds(v4)) {
+    EXPECT_GE(*add.base_row_id, 8);
+    EXPECT_EQ(add.default_row_commit_version, 4);
+  }
+  EXPECT_EQ(Domain(v4, kRowTrackingDomain), "{\"rowIdHighWaterMark\":15}");
+  auto loaded = table_->LoadSnapshot();
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(testing::ReadTableRows(*table_, *loaded)->size(), 8u);
+}
+
 // --- Clustering and domain metadata ---
 
 // A clustered table as Spark writes it (the domain holds name paths), with a clustering column
