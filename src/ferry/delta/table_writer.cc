@@ -82,6 +82,8 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Create(const Table& table,
   StatsOptions stats;
   stats.num_indexed_cols = properties.data_skipping_num_indexed_cols;
   stats.stats_columns = properties.data_skipping_stats_columns;
+  FERRY_ASSIGN_OR_RETURN(stats.always_columns,
+                         ClusteringColumns(snapshot.protocol(), snapshot.domain_metadata()));
   return std::unique_ptr<TableWriter>(
       new TableWriter(table, snapshot, std::move(options), codec, std::move(stats)));
 }
