@@ -66,3 +66,11 @@ ferry_cc_test(NAME kafka_routing_test
        PkgConfig::httplib
   LABELS integration TIMEOUT 600)
 add_dependencies(kafka_routing_test ferry)
+
+# The real Apache Kafka broker (ferry/testing/kafka_broker.h, `make setup-kafka`), checked with
+# kcat; one broker for the binary (WHOLE_BINARY), and one of the 3.x line.
+ferry_cc_test(NAME kafka_broker_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_broker_test.cc
+  DEPS ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+
