@@ -74,3 +74,10 @@ ferry_cc_test(NAME kafka_broker_test
   DEPS ferry_testing_kafka_broker
   LABELS integration TIMEOUT 600 WHOLE_BINARY)
 
+# `ferry run` on the real broker (issue 38, proof 1): the demo scenario with a SIGKILL under
+# group and manual assignment, two processes in one group; one broker for the binary.
+ferry_cc_test(NAME kafka_real_broker_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_real_broker_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 900 WHOLE_BINARY)
+add_dependencies(kafka_real_broker_test ferry)
