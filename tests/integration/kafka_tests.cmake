@@ -81,3 +81,10 @@ ferry_cc_test(NAME kafka_real_broker_test
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
   LABELS integration TIMEOUT 900 WHOLE_BINARY)
 add_dependencies(kafka_real_broker_test ferry)
+# The same binary again on the last 3.x line (FERRY_KAFKA_VERSION picks the cached jars).
+if(TARGET kafka_real_broker_test)
+  add_test(NAME kafka_real_broker_test_kafka3 COMMAND kafka_real_broker_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(kafka_real_broker_test_kafka3 PROPERTIES LABELS integration TIMEOUT 900
+    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
+endif()

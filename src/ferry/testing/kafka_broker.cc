@@ -120,7 +120,13 @@ Result<std::string> FindLibs(const KafkaBroker::Options& options) {
     } else if (const char* user_home = getenv("HOME"); user_home != nullptr) {
       cache = std::string(user_home) + "/.cache";
     }
-    std::string version = options.version.empty() ? KafkaBroker::DefaultVersion() : options.version;
+    std::string version = options.version;
+    if (const char* env = getenv("FERRY_KAFKA_VERSION"); version.empty() && env != nullptr) {
+      version = env;
+    }
+    if (version.empty()) {
+      version = KafkaBroker::DefaultVersion();
+    }
     home = cache + "/ferry/kafka-" + version;
   }
   std::string libs = home + "/libs";

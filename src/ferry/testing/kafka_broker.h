@@ -47,8 +47,9 @@ class KafkaBroker {
     // The folder holding libs/ (the jars). Empty: $FERRY_KAFKA_HOME, else
     // ~/.cache/ferry/kafka-<version> (`make setup-kafka`).
     std::string home;
-    // Which cached version when `home` and $FERRY_KAFKA_HOME are empty; empty: the newest 4.x
-    // pinned in tests/kafka/pom.xml (DefaultVersion()).
+    // Which cached version when `home` and $FERRY_KAFKA_HOME are empty; empty:
+    // $FERRY_KAFKA_VERSION, else the newest 4.x pinned in tests/kafka/pom.xml (DefaultVersion()).
+    // The environment variable runs a whole test binary on another version (Kafka3Version()).
     std::string version;
     // The JVM's heap limit (-Xmx).
     std::string heap = "384m";
