@@ -45,10 +45,10 @@ S3RVER_DIR := tests/s3rver
 SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-demo setup-npm build demo-build asan asan-unit release test test-unit lint demo \
+.PHONY: setup setup-deb setup-demo setup-npm setup-gcs build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
-setup: setup-deb setup-npm
+setup: setup-deb setup-npm setup-gcs
 
 # apt's and npm's output goes to a log, printed only when the step fails (SETUP_LOG).
 SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
@@ -56,6 +56,11 @@ QUIETLY := tools/quietly.sh $(SETUP_LOG)
 
 setup-deb:
 	@tools/setup_deb.sh $(SETUP_LOG) --with-npm $(DEB_PACKAGES)
+
+# The Google Cloud Storage emulator (fake-gcs-server), built with the machine's Go from the Go
+# module proxy into ~/.cache/ferry/ (tools/setup_gcs.sh; nothing written into the tree).
+setup-gcs:
+	@tools/setup_gcs.sh $(SETUP_LOG)
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
