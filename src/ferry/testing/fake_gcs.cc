@@ -8,11 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
 #include "ferry/testing/loopback.h"
-#include "ferry/testing/nats_server.h"
+#include "ferry/testing/test_server.h"
 
 namespace ferry::testing {
 namespace {
@@ -43,53 +42,16 @@ Result<std::unique_ptr<FakeGcs>> FakeGcs::Start(Options options) {
     return NotFound("{} not found: run `make setup-gcs` (fake-gcs-server {}, the GCS emulator)",
                     binary, kVersion);
   }
-  Status last;
-  for (int attempt = 1; attempt <= kServerStartAttempts; ++attempt) {
-    char tmpl[] = "/tmp/ferry-fake-gcs-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) {
-      return ErrnoStatus(errno, "mkdtemp", tmpl);
-    }
-    Result<int> port = PickFreePort();
-    if (!port.ok()) {
-      std::filesystem::remove_all(tmpl);
-      return port.status();
-    }
-    std::unique_ptr<FakeGcs> server(new FakeGcs(options, tmpl, *port));
-    last = server->Spawn(binary);
-    if (last.ok()) {
-      return server;
-    }
-    if (server->Log().find("address already in use") == std::string::npos) {
-      return last;
-    }
-  }
-  return last.WithContext("fake-gcs-server: {} attempts lost their port to another process",
-                          kServerStartAttempts);
+  return StartOnFreePort<FakeGcs>(
+      "fake-gcs", "address already in use",
+      [&](std::string dir, int port) {
+        return std::unique_ptr<FakeGcs>(new FakeGcs(options, std::move(dir), port));
+      },
+      [&](FakeGcs& server) { return server.Spawn(binary); });
 }
 
 Result<FakeGcs*> FakeGcs::Shared() {
-  static std::mutex mu;
-  static std::unique_ptr<FakeGcs> server;  // destroyed at exit: process killed, dir removed
-  static Status failure;
-  static bool started = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!started) {
-    started = true;
-    Result<std::unique_ptr<FakeGcs>> result = Start();
-    if (result.ok()) {
-      server = std::move(result).value();
-    } else {
-      failure = result.status();
-    }
-  }
-  if (!failure.ok()) {
-    return failure;
-  }
-  if (!server->Alive()) {
-    return Unavailable("the shared fake-gcs-server at {} has died; log:\n{}", server->endpoint(),
-                       server->Log());
-  }
-  return server.get();
+  return SharedServer<FakeGcs>("fake-gcs-server", [] { return Start(); });
 }
 
 FakeGcs::FakeGcs(Options options, std::string dir, int port)
@@ -215,19 +177,7 @@ Result<HttpReply> FakeGcs::Request(std::string_view method, std::string_view pat
   if (!out.ok()) {
     return out.status();
   }
-  const std::string what = std::string(method) + " " + endpoint() + std::string(path_and_query);
-  if (out->exit_code != 0) {
-    std::string message = fmt::format("curl {}: exit code {}: {}", what, out->exit_code, out->err);
-    return out->exit_code == 7 || out->exit_code == 28 ? Unavailable(message) : Internal(message);
-  }
-  size_t newline = out->out.rfind('\n');
-  if (newline == std::string::npos) {
-    return Internal("curl {}: no status code in its output", what);
-  }
-  HttpReply reply;
-  reply.status = atoi(out->out.c_str() + newline + 1);
-  reply.body = out->out.substr(0, newline);
-  return reply;
+  return CurlReply(*out, std::string(method) + " " + endpoint() + std::string(path_and_query));
 }
 
 Status FakeGcs::CreateBucket(std::string_view bucket) const {
