@@ -3,8 +3,9 @@
 // every upload path (media, multipart, resumable) with `ifGenerationMatch=0` answers 412 on an
 // existing name and keeps the first object, and concurrent conditional uploads of one new name
 // have exactly one winner whose bytes are stored; the XML API has no plain PUT (so no
-// `x-goog-if-generation-match` to test); ranged reads; listing with prefix, startOffset and page
-// tokens; deletes. And the server leaves nothing behind. Findings: docs/testing-servers.md.
+// `x-goog-if-generation-match` to test); ranged reads; HEAD; downloads that ignore version
+// conditions; resumable uploads in chunks; listing with prefix, startOffset and page tokens;
+// deletes. And the server leaves nothing behind. Findings: docs/testing-servers.md.
 #include "ferry/testing/fake_gcs.h"
 
 #include <gtest/gtest.h>
@@ -255,6 +256,49 @@ TEST_F(FakeGcsTest, RangedReads) {
   // A range running past the end is cut at the end.
   EXPECT_EQ(Get("data.parquet", &status, {"Range: bytes=8-100"}), "89");
   EXPECT_EQ(status, 206);
+}
+
+TEST_F(FakeGcsTest, HeadGivesSizeTimeAndGenerationAndDownloadsIgnoreVersionConditions) {
+  ASSERT_EQ(ConditionalUpload(UploadPath::kMedia, "v", "0123456789"), 200);
+  std::string headers;
+  EXPECT_EQ(Send("HEAD", "/storage/v1/b/" + bucket_ + "/o/v?alt=media", {}, "", &headers).status,
+            200);
+  EXPECT_EQ(Header(headers, "content-length"), "10") << headers;
+  EXPECT_FALSE(Header(headers, "last-modified").empty()) << headers;
+  EXPECT_FALSE(Header(headers, "etag").empty()) << headers;
+  EXPECT_FALSE(Header(headers, "x-goog-generation").empty()) << headers;
+  // A GCS download with ifGenerationMatch of another generation answers 412; the emulator
+  // ignores it, and If-Match too: pinning reads to a version cannot be tested on it.
+  HttpReply other_generation =
+      Send("GET", "/storage/v1/b/" + bucket_ + "/o/v?alt=media&ifGenerationMatch=1",
+           {"Range: bytes=0-3"});
+  EXPECT_EQ(other_generation.status, 206);
+  EXPECT_EQ(other_generation.body, "0123");
+  int status = 0;
+  EXPECT_EQ(Get("v", &status, {"Range: bytes=0-3", "If-Match: \"not-the-etag\""}), "0123");
+  EXPECT_EQ(status, 206);
+}
+
+TEST_F(FakeGcsTest, AResumableUploadInChunksEndsWithAnEmptyPutNamingTheSize) {
+  int started = 0;
+  std::string session = StartResumable("chunked", &started);
+  ASSERT_EQ(started, 200);
+  ASSERT_FALSE(session.empty());
+  std::string headers;
+  // Each chunk but the last: 308 with the bytes received so far.
+  EXPECT_EQ(Send("PUT", session, {"Content-Range: bytes 0-4/*"}, "abcde", &headers).status, 308);
+  EXPECT_EQ(Header(headers, "range"), "bytes=0-4") << headers;
+  EXPECT_EQ(Send("PUT", session, {"Content-Range: bytes 5-9/*"}, "fghij").status, 308);
+  int status = 0;
+  Get("chunked", &status);
+  EXPECT_EQ(status, 404) << "an unfinished upload is invisible";
+  // The size, once known, with no bytes: the object appears whole.
+  EXPECT_EQ(Send("PUT", session, {"Content-Range: bytes */10"}, "").status, 200);
+  EXPECT_EQ(Get("chunked"), "abcdefghij");
+  // A session cancelled with DELETE answers 499, as GCS documents.
+  std::string cancelled = StartResumable("cancelled", &started);
+  ASSERT_FALSE(cancelled.empty());
+  EXPECT_EQ(Send("DELETE", cancelled).status, 499);
 }
 
 TEST_F(FakeGcsTest, ListsWithPrefixStartOffsetAndPageTokens) {
