@@ -1,8 +1,10 @@
 #include "ferry/storage/http_object_store.h"
 
 #include <fmt/format.h>
+#include <time.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include "ferry/base/log.h"
@@ -22,6 +24,30 @@ std::string RandomHex() {
 }
 
 }  // namespace
+
+int64_t ParseIsoMillis(std::string_view s) {
+  struct tm tm {};
+  int millis = 0;
+  if (s.size() < 19 ||
+      std::sscanf(std::string(s).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+    return 0;
+  }
+  if (s.size() > 20 && s[19] == '.') {
+    std::string_view frac = s.substr(20, 3);
+    int scale = 100;
+    for (char c : frac) {
+      if (c < '0' || c > '9') {
+        break;
+      }
+      millis += (c - '0') * scale;
+      scale /= 10;
+    }
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
+}
 
 HttpStoreCore::HttpStoreCore(HttpStoreSettings settings, std::shared_ptr<http::HttpClient> client)
     : settings_(std::move(settings)),

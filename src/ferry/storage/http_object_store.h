@@ -94,6 +94,10 @@ struct HttpStoreSettings {
   TransferOptions transfer;
 };
 
+// "2026-12-02T05:29:03.584Z" (S3's ListObjectsV2, GCS's RFC 3339 times) -> milliseconds since
+// the epoch; 0 when malformed.
+int64_t ParseIsoMillis(std::string_view s);
+
 // One page of a listing: the objects by their full names (root included), and the token of the
 // next page ("" after the last).
 struct ListedPage {

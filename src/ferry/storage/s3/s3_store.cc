@@ -24,31 +24,6 @@ namespace {
 
 constexpr size_t kDeleteBatch = 1000;
 
-// "2026-12-02T05:29:03.584Z" (ListObjectsV2) -> milliseconds since the epoch; 0 when malformed.
-int64_t ParseIsoMillis(std::string_view s) {
-  struct tm tm {};
-  int millis = 0;
-  if (s.size() < 19 ||
-      std::sscanf(std::string(s).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
-                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
-    return 0;
-  }
-  if (s.size() > 20 && s[19] == '.') {
-    std::string_view frac = s.substr(20, 3);
-    int scale = 100;
-    for (char c : frac) {
-      if (c < '0' || c > '9') {
-        break;
-      }
-      millis += (c - '0') * scale;
-      scale /= 10;
-    }
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
-}
-
 // A key of a ListObjectsV2 answer with encoding-type=url: S3 encodes it as HTML forms do, a
 // space as '+' and a '+' as %2B (botocore decodes it with unquote_plus), so '+' is a space.
 Result<std::string> DecodeListedKey(std::string_view encoded) {
