@@ -48,10 +48,10 @@ S3RVER_DIR := tests/s3rver
 SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-demo setup-npm setup-nats build demo-build asan asan-unit release test test-unit lint demo \
+.PHONY: setup setup-deb setup-demo setup-npm setup-nats setup-gcs setup-kafka build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
-setup: setup-deb setup-npm setup-kafka setup-nats
+setup: setup-deb setup-npm setup-kafka setup-nats setup-gcs
 
 # apt's and npm's output goes to a log, printed only when the step fails (SETUP_LOG).
 SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
@@ -68,6 +68,11 @@ NATS_SERVER_VERSION := v2.15.3
 
 setup-nats:
 	@NATS_SERVER_VERSION=$(NATS_SERVER_VERSION) tools/setup_nats.sh $(SETUP_LOG)
+
+# The Google Cloud Storage emulator (fake-gcs-server), built with the machine's Go from the Go
+# module proxy into ~/.cache/ferry/ (tools/setup_gcs.sh; nothing written into the tree).
+setup-gcs:
+	@tools/setup_gcs.sh $(SETUP_LOG)
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
