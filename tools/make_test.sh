@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make_test.sh JOBS TEST_JOBS FUZZ_SECONDS: `make test`, phase by phase:
-#   1. setup (the Debian and npm packages, the Kafka jars, nats-server 2.15, the GCS emulator), 2. lint, 3. the dev build,
+#   1. setup (the Debian and npm packages, the Kafka jars, nats-server 2.15, the GCS emulator),
+#   2. lint, 3. the dev build,
 #   4. tools/run_tests.sh: the dev tests (the ASan+UBSan build beside them), the ASan unit tests,
 #      the fuzzers.
 # Each phase's wall time goes to build/test-times/phases.tsv and each ctest's output to
