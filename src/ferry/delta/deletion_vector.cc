@@ -14,6 +14,16 @@ namespace {
 
 constexpr std::string_view kZ85Alphabet =
     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+constexpr std::array<int8_t, 256> MakeZ85Values() {
+  std::array<int8_t, 256> values{};
+  values.fill(-1);
+  for (size_t i = 0; i < kZ85Alphabet.size(); ++i) {
+    values[static_cast<unsigned char>(kZ85Alphabet[i])] = static_cast<int8_t>(i);
+  }
+  return values;
+}
+// Each character's value, -1 outside the alphabet.
+constexpr std::array<int8_t, 256> kZ85Values = MakeZ85Values();
 constexpr size_t kEncodedUuidChars = 20;
 constexpr uint8_t kFileFormatVersion = 1;
 // A DV beyond this is not something Spark writes; refusing it bounds the read.
@@ -127,14 +137,6 @@ std::string Z85Encode(std::string_view bytes) {
 }
 
 Result<std::string> Z85Decode(std::string_view text) {
-  static const std::array<int8_t, 256> kDecode = [] {
-    std::array<int8_t, 256> table{};
-    table.fill(-1);
-    for (size_t i = 0; i < kZ85Alphabet.size(); ++i) {
-      table[static_cast<unsigned char>(kZ85Alphabet[i])] = static_cast<int8_t>(i);
-    }
-    return table;
-  }();
   if (text.size() % 5 != 0) {
     return InvalidArgument("Z85 text of {} characters (not a multiple of 5)", text.size());
   }
@@ -143,7 +145,7 @@ Result<std::string> Z85Decode(std::string_view text) {
   for (size_t i = 0; i < text.size(); i += 5) {
     uint64_t v = 0;
     for (size_t k = 0; k < 5; ++k) {
-      const int8_t d = kDecode[static_cast<unsigned char>(text[i + k])];
+      const int8_t d = kZ85Values[static_cast<unsigned char>(text[i + k])];
       if (d < 0) {
         return InvalidArgument("Z85: bad character at offset {}", i + k);
       }

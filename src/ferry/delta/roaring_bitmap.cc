@@ -175,7 +175,8 @@ std::string RoaringBitmap64::Serialize() const {
       } else {
         for (size_t w = 0; w < kBitmapWords; ++w) {
           for (uint64_t word = c.bits[w]; word != 0; word &= word - 1) {
-            f.values.push_back(static_cast<uint16_t>(w * 64 + std::countr_zero(word)));
+            f.values.push_back(
+                static_cast<uint16_t>(w * 64 + static_cast<size_t>(std::countr_zero(word))));
           }
         }
       }
