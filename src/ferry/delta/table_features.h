@@ -36,8 +36,10 @@
 //                        tables (it does not cluster)
 //   domainMetadata       domains are kept by replay and checkpoints; the only domain ferry writes
 //                        is delta.rowTracking, recomputed when a concurrent commit changed it
-//   changeDataFeed, deletionVectors, timestampNtz, vacuumProtocolCheck, typeWidening(-preview)
+//   changeDataFeed, timestampNtz, vacuumProtocolCheck, typeWidening(-preview)
 //                        nothing to do for an append
+//   deletionVectors      nothing to do for an append (ferry writes no DV yet); readers of rows
+//                        (file_scan.h) apply DVs (deletion_vector.h), optimize purges them
 //   v2Checkpoint         PROTOCOL.md ("Checkpoints": writers are always allowed to create a
 //                        classic checkpoint following the V1 spec; "V2 Checkpoint Table
 //                        Feature": classic checkpoints may follow V1 or V2; only multi-part ones

@@ -104,6 +104,11 @@ Result<std::vector<std::string>> ReadTableRows(const delta::Table& table,
   const columnar::Schema& schema = *snapshot.schema();
   std::vector<std::string> rows;
   for (const auto& [key, add] : snapshot.files()) {
+    if (add.deletion_vector) {
+      // Reading the whole file would show the rows the DV deletes: use delta/file_scan.h.
+      return NotSupported("live file {} of version {} has a deletion vector", add.path,
+                          snapshot.version());
+    }
     FERRY_ASSIGN_OR_RETURN(std::string path, DecodedPath(add));
     auto file = table.store().OpenForRead(table.Key(path));
     if (!file.ok()) {
