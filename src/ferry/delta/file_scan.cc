@@ -8,6 +8,7 @@
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/column_conform.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
 #include "ferry/parquet/file_reader.h"
@@ -45,6 +46,10 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   if (add.deletion_vector) {
     return where(NotSupported("the file has a deletion vector, which ferry does not apply"));
   }
+  auto mapping = GetColumnMappingMode(snapshot.protocol(), snapshot.metadata());
+  if (!mapping.ok()) {
+    return where(mapping.status());
+  }
   auto path = RelativeFilePath(add);
   if (!path.ok()) {
     return where(path.status());
@@ -61,6 +66,11 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   }
   // Project the data columns the file has.
   const columnar::Schema& file_schema = *(*reader)->schema();
+  if (*mapping == ColumnMappingMode::kId && !HasFieldIds(file_schema)) {
+    return where(DataLoss(
+        "the table maps columns by id but the file has no Parquet field ids; ferry refuses to "
+        "read it as nulls"));
+  }
   std::vector<int> projection;
   std::vector<int> batch_index(fields.size(), -1);
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -69,9 +79,8 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
                   fields[i].name) != snapshot.partition_columns().end();
     std::optional<int> index;
     if (!is_partition) {
-      // Delta matches names ignoring case.
-      std::optional<size_t> found =
-          columnar::FindFieldIgnoringCase(file_schema.fields(), fields[i].name);
+      // Delta matches names ignoring case; with column mapping, physical names or field ids.
+      std::optional<size_t> found = FindFileField(file_schema.fields(), fields[i], *mapping);
       if (found) {
         index = static_cast<int>(*found);
       }
@@ -100,13 +109,21 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
           column->AppendRange(from, 0, from.length());
           continue;
         }
-        // Written before the column widened or its structs gained fields (type_widening.h).
-        if (!columnar::CanConform(*from.type(), *field.type)) {
-          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
-                                    field.name, from.type()->ToString(), field.type->ToString()));
-        }
         auto copy = columnar::MakeColumn(from.type());
         copy->AppendRange(from, 0, from.length());
+        if (*mapping != ColumnMappingMode::kNone) {
+          // Physical names inside structs become the table's (dropped fields left out).
+          copy = RenameFileColumn(std::move(copy), *field.type, *mapping);
+          if (field.type->Equals(*copy->type())) {
+            column = std::move(copy);
+            continue;
+          }
+        }
+        // Written before the column widened or its structs gained fields (type_widening.h).
+        if (!columnar::CanConform(*copy->type(), *field.type)) {
+          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
+                                    field.name, copy->type()->ToString(), field.type->ToString()));
+        }
         auto conformed = columnar::ConformColumn(std::move(copy), field.type, field.name);
         if (!conformed.ok()) {
           return where(conformed.status());
@@ -114,7 +131,9 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
         column = std::move(*conformed);
         continue;
       }
-      auto it = add.partition_values.find(field.name);
+      auto it = add.partition_values.find(*mapping == ColumnMappingMode::kNone
+                                              ? field.name
+                                              : PhysicalColumnName(schema, field.name));
       const bool known = it != add.partition_values.end();
       for (int64_t row = 0; row < rows; ++row) {
         if (known) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ferry/base/clock.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
@@ -96,11 +97,18 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 using Bin = std::vector<const AddFile*>;
 
 // Step 1-2: the bins of two files or more.
-std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options) {
+std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options,
+                          ColumnMappingMode mapping) {
   std::map<PartitionValues, std::vector<const AddFile*>> small;
   for (const auto& [key, add] : snapshot.files()) {
+    // The predicate names columns as the table shows them; the log keys physical names.
+    const bool matches =
+        mapping == ColumnMappingMode::kNone
+            ? options.where.Matches(add.partition_values)
+            : options.where.Matches(LogicalPartitionValues(add.partition_values, *snapshot.schema(),
+                                                           snapshot.partition_columns()));
     if (add.size < options.target_size && !add.deletion_vector && RelativeFilePath(add).ok() &&
-        options.where.Matches(add.partition_values)) {
+        matches) {
       small[add.partition_values].push_back(&add);
     }
   }
@@ -201,7 +209,9 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
   }
   FERRY_ASSIGN_OR_RETURN(Snapshot snapshot, table.LoadSnapshot());
   FERRY_RETURN_IF_ERROR(options.where.CheckColumns(snapshot.partition_columns()));
-  std::vector<Bin> bins = PlanBins(snapshot, options);
+  FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
+                         GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
+  std::vector<Bin> bins = PlanBins(snapshot, options, mapping);
   OptimizeResult result;
   result.bins = static_cast<int64_t>(bins.size());
   for (const Bin& bin : bins) {

@@ -9,7 +9,10 @@
 //      sum to the target size. Only bins of two files or more are rewritten (a lone small file
 //      stays as it is).
 //   3. For each bin, read every file (file_scan.h) and write its rows through a TableWriter
-//      (target_file_size = the target), so the new files carry fresh stats.
+//      (target_file_size = the target), so the new files carry fresh stats. A table with column
+//      mapping keeps its physical names and field ids: the scan gives the table's names, the
+//      writer maps them back (column_mapping.h); the predicate names columns as the table shows
+//      them.
 //   4. Commit one transaction: a `remove` (dataChange=false, deletionTimestamp now) for every
 //      packed file and the new `add`s (dataChange=false), operation "OPTIMIZE". No txn is
 //      written, so no source position changes, and rows are only moved between files.

@@ -6,6 +6,7 @@
 #include "ferry/base/clock.h"
 #include "ferry/delta/actions_json.h"
 #include "ferry/delta/checkpoint_reader.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/log_segment.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/schema_json.h"
@@ -179,13 +180,16 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
     protocol = Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
                         std::vector<std::string>{"timestampNtz"}};
   }
+  columnar::SchemaPtr schema = spec.schema;
+  StringMap configuration = spec.configuration;
+  FERRY_RETURN_IF_ERROR(ApplyColumnMappingToNewTable(&schema, &configuration, &protocol));
   Metadata metadata;
   metadata.id = RandomUuid();
   metadata.name = spec.name;
   metadata.description = spec.description;
-  FERRY_ASSIGN_OR_RETURN(metadata.schema_string, SchemaToJson(*spec.schema));
+  FERRY_ASSIGN_OR_RETURN(metadata.schema_string, SchemaToJson(*schema));
   metadata.partition_columns = spec.partition_columns;
-  metadata.configuration = spec.configuration;
+  metadata.configuration = std::move(configuration);
   metadata.created_time = WallMillis();
   Transaction txn(*this, Snapshot(), CommitOptions{});
   txn.SetProtocol(protocol);

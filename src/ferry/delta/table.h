@@ -68,8 +68,10 @@ class Table {
   Result<Snapshot> Update(Snapshot snapshot) const;
 
   // Creates version 0: protocol 1/2 (or what the configuration needs), metaData with a random
-  // id and createdTime, the schema as Spark writes it. AlreadyExists if a table is there;
-  // InvalidArgument for a schema Delta cannot hold or a bad partition column.
+  // id and createdTime, the schema as Spark writes it. `delta.columnMapping.mode` = name or id
+  // in the configuration gives every field an id and a physical name (column_mapping.h).
+  // AlreadyExists if a table is there; InvalidArgument for a schema Delta cannot hold or a bad
+  // partition column.
   Result<Snapshot> Create(const TableSpec& spec) const;
 
   // The actions of one commit file. NotFound if the version does not exist.

@@ -14,8 +14,10 @@
 //                        (`delta.constraints.*`) is refused, one without is fine
 //   generatedColumns, identityColumns, allowColumnDefaults
 //                        refused if a column uses them, fine otherwise
-//   columnMapping        refused unless delta.columnMapping.mode is none (ferry writes
-//                        logical names)
+//   columnMapping        honoured in modes name and id (column_mapping.h): physical names and
+//                        field ids in the data files, physical names in partitionValues and
+//                        stats, new columns get ids and physical names; refused when the schema
+//                        lacks an id or physical name, or the mode is unknown
 //   changeDataFeed, deletionVectors, domainMetadata, timestampNtz, vacuumProtocolCheck,
 //   v2Checkpoint, typeWidening(-preview)   nothing to do for an append (v2Checkpoint tables
 //                        accept the classic V1 checkpoints ferry writes)
