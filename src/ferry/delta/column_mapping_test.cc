@@ -554,6 +554,45 @@ TEST_P(GoldenColumnMappingTest, AppendSparksRowsAgain) {
   EXPECT_EQ(ferry_files, 1);
 }
 
+class GoldenColumnMappingDvTest : public GoldenColumnMappingTest {};
+
+// Spark's partitioned name-mode table with deletion vectors: ferry's file for partition 3 goes
+// into the directory Spark made for it (named by the physical name), keyed the same way in
+// partitionValues, and reads back; Spark's files keep their deletion vectors untouched.
+TEST_P(GoldenColumnMappingDvTest, AppendGoesToSparksPartitionDirectory) {
+  auto snap = table_->LoadSnapshot();
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  std::string spark_dir;
+  PartitionValues spark_values;
+  for (const auto& [key, add] : snap->files()) {
+    auto it = add.partition_values.begin();
+    if (it != add.partition_values.end() && it->second == "3") {
+      spark_dir = add.path.substr(0, add.path.find('/') + 1);
+      spark_values = add.partition_values;
+    }
+  }
+  ASSERT_EQ(spark_dir, "col-60c949ca-b8bc-4330-b931-b73fb4c60037=3/");
+  RecordBatch row = RecordBatch::MakeEmpty(snap->schema());
+  row.mutable_column(0)->As<columnar::Int32Column>()->Append(3);
+  row.mutable_column(1)->As<columnar::Int32Column>()->Append(99);
+  row.mutable_column(2)->As<columnar::BinaryColumn>()->Append("ferry");
+  auto after = AppendRows(*table_, *snap, row);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  int mine = 0;
+  for (const auto& [key, add] : after->files()) {
+    if (snap->files().count(key) > 0) {
+      continue;
+    }
+    ++mine;
+    EXPECT_EQ(add.path.rfind(spark_dir, 0), 0u) << add.path;
+    EXPECT_EQ(add.partition_values, spark_values);
+    auto read = ReadLiveFile(*table_, *after, add);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(testing::RenderRows(*read), std::vector<std::string>{"part=3|col1=99|col2=ferry"});
+  }
+  EXPECT_EQ(mine, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Spark, GoldenColumnMappingTest,
                          ::testing::Values("table-with-columnmapping-mode-name",
                                            "table-with-columnmapping-mode-id"),
@@ -561,6 +600,10 @@ INSTANTIATE_TEST_SUITE_P(Spark, GoldenColumnMappingTest,
                            return std::string(p.param).find("-id") != std::string::npos ? "Id"
                                                                                         : "Name";
                          });
+
+INSTANTIATE_TEST_SUITE_P(Spark, GoldenColumnMappingDvTest,
+                         ::testing::Values("dv-with-columnmapping"),
+                         [](const auto&) { return std::string("DvName"); });
 
 }  // namespace
 }  // namespace ferry::delta
