@@ -14,7 +14,10 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # read `--json` output with; the last, the man pages, `make package` and its test
 # (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze for the unit).
 # libavro-dev (avro-c) is the Avro decoding benchmark's peer only (bench/avro_decode_bench.cc).
+# openjdk-17-jre-headless runs the Apache Kafka broker of the tests and maven fetches its jars
+# (setup-kafka).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
+  openjdk-17-jre-headless maven \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
@@ -48,7 +51,7 @@ FERRY := build/dev/src/ferry/app/ferry
 .PHONY: setup setup-deb setup-demo setup-npm build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
-setup: setup-deb setup-npm
+setup: setup-deb setup-npm setup-kafka
 
 # apt's and npm's output goes to a log, printed only when the step fails (SETUP_LOG).
 SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
@@ -81,6 +84,12 @@ setup-npm:
 	  echo "setup: npm ci in $(SERIALIZERS_DIR) (pinned @kafkajs/confluent-schema-registry, avsc; log: $(SETUP_LOG))"; \
 	  cd $(SERIALIZERS_DIR) && $(CURDIR)/$(QUIETLY) npm ci --no-audit --no-fund --no-progress; \
 	fi
+
+# The Apache Kafka broker of the tests (src/ferry/testing/kafka_broker.h): the jars pinned by
+# tests/kafka/pom.xml (the newest 4.x and the last 3.x line), fetched from Maven Central into
+# ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree).
+setup-kafka: setup-deb
+	@tools/setup_kafka.sh $(SETUP_LOG) kafka-4 kafka-3
 
 # UNITY=ON (the default here) compiles each target's sources in batches of 8 files (CMake's unity
 # build): a cold build takes less than half the CPU time, as the headers are parsed once a batch.

@@ -1,5 +1,5 @@
 // s3_upload_memory: the peak memory of a multipart upload through S3Store's writer
-// (docs/BENCHMARKS.md, "S3: memory of a multipart upload"). It starts a radosgw of its own
+// (docs/BENCHMARKS.md, "S3 tables"). It starts a radosgw of its own
 // (testing::RadosGw, memstore sized for the largest file), then for each size writes one object
 // through OpenAtomicWriter in 1 MiB appends, as the Parquet writer streams a data file, and
 // reports the process's peak RSS above its RSS before the upload (VmHWM, reset before each

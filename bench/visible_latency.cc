@@ -1,11 +1,11 @@
 // visible_latency: publish-to-visible latency of a Delta table that `ferry run` is filling
-// (docs/BENCHMARKS.md, "Publish-to-visible latency"). Every message carries the time it was
-// published in a TIMESTAMP column (`sent`, written by `ferry produce ... --template` with
-// {{now:...}}); this tool watches the table's log the way a reader polling for new data does,
-// notes the moment each commit becomes visible (listed), reads the data files it adds, and
-// reports, over every row, visible time - sent time: p50, p90, p99, max. Any table location
-// ferry accepts (a local path, s3://...), with the storage options of `--storage-option` and
-// the environment (AWS_ENDPOINT_URL, keys, ...).
+// (docs/BENCHMARKS.md, "Publish-to-visible latency and table health"). Every message carries the
+// time it was published in a TIMESTAMP column (`sent`, written by `ferry produce ... --template`
+// with {{now:...}}); this tool watches the table's log the way a reader polling for new data does,
+// notes the moment each commit becomes visible (listed), reads the data files it adds, and reports,
+// over every row, visible time - sent time: p50, p90, p99, max. Any table location ferry accepts (a
+// local path, s3://...), with the storage options of `--storage-option` and the environment
+// (AWS_ENDPOINT_URL, keys, ...).
 //
 //   visible_latency TABLE --rows N [--column sent] [--poll-ms 10] [--timeout-s 600]
 //                   [--storage-option KEY=VALUE]...

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kafka ingestion into Azure Blob (Azurite) vs into a local table (issue 18, docs/BENCHMARKS.md
-# "Azure Blob on Azurite"): not a timed test. No target: Azurite (Node.js, blobs in memory) is
-# not built for speed; the ratio is for regressions.
+# "Azure Blob (Azurite) vs local"): not a timed test. No target: Azurite (Node.js, blobs in
+# memory) is not built for speed; the ratio is for regressions.
 #
 #   tools/bench_azure_ingest.sh [BUILD_DIR]      # default build/release
 #

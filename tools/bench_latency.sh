@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Publish-to-visible latency (docs/BENCHMARKS.md, "Publish-to-visible latency"): not a timed test.
+# Publish-to-visible latency (docs/BENCHMARKS.md, "Publish-to-visible latency and table
+# health"): not a timed test.
 #
 #   tools/bench_latency.sh [BUILD_DIR]      # default build/release (ferry, visible_latency,
 #                                           # test_object_server built there)

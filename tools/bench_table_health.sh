@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A table's health under low-latency ingestion (issue 22, docs/BENCHMARKS.md "Table health at
-# max_latency 100ms"): not a timed test.
+# A table's health under low-latency ingestion (issue 22, docs/BENCHMARKS.md "Publish-to-visible
+# latency and table health"): not a timed test.
 #
 #   tools/bench_table_health.sh [BUILD_DIR]      # default build/release
 #

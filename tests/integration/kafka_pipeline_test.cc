@@ -18,6 +18,7 @@
 
 #include "config_toml.h"
 #include "kafka_child_process.h"
+#include "kafka_e2e_fixture.h"
 #include "kafka_test_support.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
@@ -32,31 +33,10 @@ using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
-constexpr char kTemplate[] =
-    R"({"id": {{seq}}, "dateTime": "{{now:MM/dd/yyyy - HH:mm:ss Z}}", "payload": "test #{{seq}}"})";
+using e2e::KafkaTable;
+using e2e::kFerry;
 
-// Ids (sorted), the largest _offset per _partition, txns and files of the table.
-struct KafkaTable {
-  std::vector<int64_t> ids;
-  std::map<int64_t, int64_t> max_offset;
-  std::map<std::string, int64_t> txns;
-  std::vector<std::string> files;
-};
-
-KafkaTable ReadTable(const std::string& dir) {
-  e2e::TableContents t = e2e::ReadTable(dir);
-  KafkaTable out{.txns = t.txns, .files = t.files};
-  for (const std::string& row : t.rows) {
-    out.ids.push_back(e2e::IntField(row, "id"));
-    int64_t& m = out.max_offset[e2e::IntField(row, "_partition")];
-    m = std::max(m, e2e::IntField(row, "_offset"));
-  }
-  std::sort(out.ids.begin(), out.ids.end());
-  return out;
-}
-
-class KafkaPipelineTest : public ::testing::Test {
+class KafkaPipelineTest : public e2e::KafkaE2eTest {
  protected:
   void SetUp() override {
     dir_ = e2e::FreshTestDir("ferry-kafka-pipeline");
@@ -70,76 +50,13 @@ class KafkaPipelineTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  std::string table() const { return (dir_ / "table").string(); }
-
-  // A configuration like the one in docs/kafka.md, with small batches. `extra_properties`: more
-  // Kafka properties after a comma; `kafka_keys`: more lines of [pipeline.kafka]; `pipeline_keys`:
-  // more of [[pipeline]].
-  std::string WriteConfig(const std::vector<std::string>& topics = {"events"},
-                          const std::string& extra_properties = "",
-                          const std::string& kafka_keys = "",
-                          const std::string& pipeline_keys = "") {
-    return e2e::WriteConfig(
-        dir_ / "ferry.toml",
-        {{.table = table(),
-          .schema = "id BIGINT NOT NULL, dateTime STRING, payload STRING",
-          .keys = pipeline_keys,
-          .source = e2e::KafkaSection(
-              {.brokers = brokers_,
-               .topics = topics,
-               .group_id = "ferry-test",
-               .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", )"
-                             R"("topic.metadata.refresh.interval.ms" = "1000")" +
-                             extra_properties,
-               .extra = kafka_keys}),
-          .max_rows = 700}});
-  }
-
   std::string Control(const std::string& command) {
     EXPECT_TRUE(mock_->WriteLine(command).ok());
     auto answer = mock_->ReadLine(milliseconds(10000));
     return answer.ok() ? *answer : answer.status().ToString();
   }
 
-  std::unique_ptr<ChildProcess> StartProducer(const std::string& topic, int64_t count,
-                                              int64_t start, int rate) {
-    auto p = ChildProcess::Start({kFerry, "produce", "kafka", "--brokers", brokers_, "--topic",
-                                  topic, "--count", std::to_string(count), "--start",
-                                  std::to_string(start), "--rate", std::to_string(rate), "--key",
-                                  "k{{seq}}", "--template", kTemplate});
-    EXPECT_TRUE(p.ok());
-    return std::move(*p);
-  }
-  std::unique_ptr<ChildProcess> StartFerry(const std::string& config) {
-    auto p = ChildProcess::Start({kFerry, "run", "--config", config});
-    EXPECT_TRUE(p.ok());
-    return std::move(*p);
-  }
-  // Waits until the table holds at least `rows` rows (or the deadline passes).
-  size_t WaitForRows(size_t rows, seconds deadline = seconds(120)) {
-    return e2e::WaitForRows(table(), rows, deadline);
-  }
-
-  // Each of ids first..last exactly once, by ferry's reader and DuckDB, and every partition's
-  // txn position equal to the largest offset the table holds for it.
-  void ExpectExactlyOnce(int64_t first, int64_t last) {
-    KafkaTable t = ReadTable(table());
-    std::vector<int64_t> expected;
-    for (int64_t id = first; id <= last; ++id) {
-      expected.push_back(id);
-    }
-    ASSERT_EQ(t.ids.size(), expected.size());
-    EXPECT_TRUE(t.ids == expected) << "ids differ (duplicates or missing)";
-    for (const auto& [partition, offset] : t.max_offset) {
-      EXPECT_EQ(t.txns[fmt::format("events/kafka/events/{}", partition)], offset)
-          << "partition " << partition;
-    }
-    e2e::ExpectDuckDbCounts(t.files, "id", expected.size());
-  }
-
-  std::filesystem::path dir_;
   std::unique_ptr<ChildProcess> mock_;
-  std::string brokers_;
 };
 
 class KafkaRestartTest : public KafkaPipelineTest, public ::testing::WithParamInterface<int> {};
@@ -158,7 +75,7 @@ TEST_P(KafkaRestartTest, StoppedMidWayAndRestartedHoldsEveryMessageOnce) {
   } else {
     EXPECT_EQ(code, 128 + SIGKILL);
   }
-  size_t at_stop = ReadTable(table()).ids.size();
+  size_t at_stop = e2e::ReadKafkaTable(table()).ids.size();
   EXPECT_LT(at_stop, 10000u) << "stopped after the end: the test proves nothing";
   EXPECT_EQ(producer->Wait(), 0);
 
@@ -182,7 +99,7 @@ TEST_F(KafkaPipelineTest, ManualAssignmentKilledThenTwoProcessesAtOnce) {
   ASSERT_GE(WaitForRows(2000), 2000u);
   ASSERT_EQ(kill(first->pid(), SIGKILL), 0);
   EXPECT_EQ(first->Wait(), 128 + SIGKILL);
-  size_t at_kill = ReadTable(table()).ids.size();
+  size_t at_kill = e2e::ReadKafkaTable(table()).ids.size();
 
   auto a = StartFerry(config);
   auto b = StartFerry(config);
@@ -290,7 +207,7 @@ TEST_F(KafkaPipelineTest, ANewTopicMatchingTheRegexIsPickedUpWhileRunning) {
   EXPECT_EQ(WaitForRows(2000), 2000u);
   kill(ferry->pid(), SIGTERM);
   EXPECT_EQ(ferry->Wait(), 0);
-  KafkaTable t = ReadTable(table());
+  KafkaTable t = e2e::ReadKafkaTable(table());
   std::vector<int64_t> expected(2000);
   std::iota(expected.begin(), expected.end(), 1);
   EXPECT_TRUE(t.ids == expected);
@@ -441,7 +358,7 @@ TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
   EXPECT_EQ(second->Wait(), 0);
   CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  KafkaTable t = ReadTable(table());
+  KafkaTable t = e2e::ReadKafkaTable(table());
   std::vector<int64_t> expected(4000);
   std::iota(expected.begin(), expected.end(), 1);
   EXPECT_TRUE(t.ids == expected) << t.ids.size() << " rows";
@@ -492,7 +409,7 @@ TEST_F(KafkaPipelineTest, ASmallMaxMemoryCutsBatchesAndKeepsEveryMessageOnce) {
   ExpectExactlyOnce(1, kCount);
   // The killed run committed only when the budget's byte cap fired (max_rows and max_latency
   // are far off), and the catch-up run cut the rest at least once before its final commit.
-  EXPECT_GE(ReadTable(table()).files.size(), 3u);
+  EXPECT_GE(e2e::ReadKafkaTable(table()).files.size(), 3u);
 }
 
 }  // namespace

@@ -66,3 +66,25 @@ ferry_cc_test(NAME kafka_routing_test
        PkgConfig::httplib
   LABELS integration TIMEOUT 600)
 add_dependencies(kafka_routing_test ferry)
+
+# The real Apache Kafka broker (ferry/testing/kafka_broker.h, `make setup-kafka`), checked with
+# kcat; one broker for the binary (WHOLE_BINARY), and one of the 3.x line.
+ferry_cc_test(NAME kafka_broker_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_broker_test.cc
+  DEPS ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+
+# `ferry run` on the real broker (issue 38, proof 1): the demo scenario with a SIGKILL under
+# group and manual assignment, two processes in one group; one broker for the binary.
+ferry_cc_test(NAME kafka_real_broker_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_real_broker_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 900 WHOLE_BINARY)
+add_dependencies(kafka_real_broker_test ferry)
+# The same binary again on the last 3.x line (FERRY_KAFKA_VERSION picks the cached jars).
+if(TARGET kafka_real_broker_test)
+  add_test(NAME kafka_real_broker_test_kafka3 COMMAND kafka_real_broker_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(kafka_real_broker_test_kafka3 PROPERTIES LABELS integration TIMEOUT 900
+    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
+endif()

@@ -7,7 +7,8 @@ namespace ferry::app {
 // mmap threshold) are unmapped when freed, and an arena whose free top passes a few MiB is
 // trimmed. ferry allocates and frees the same large buffers for every batch (decoded columns,
 // Parquet pages, compressed pages), so each batch faulted its pages in afresh: 150,000 page
-// faults and about 0.4 s of kernel time per million JetStream messages (docs/BENCHMARKS.md).
+// faults and about 0.4 s of kernel time per million JetStream messages
+// (docs/BENCHMARKS-history.md, "JetStream ingestion").
 // This keeps blocks up to kMmapThresholdBytes in the heap and lets each arena keep up to
 // kTrimThresholdBytes free, so the next batch reuses pages already mapped. The process gives
 // back less memory after a burst, at most kTrimThresholdBytes per arena.
@@ -17,7 +18,7 @@ namespace ferry::app {
 // keeps what it freed (above), so with an arena per thread (pipeline, writer, compression,
 // librdkafka's broker threads) the peak RSS was the sum of every arena's peak. Under the Kafka
 // benchmark at the default max_memory this cut the peak RSS from 277-313 MiB to 237-246 MiB
-// (docs/BENCHMARKS.md, "Memory").
+// (docs/BENCHMARKS-history.md, "Memory").
 //
 // Does nothing when GLIBC_TUNABLES sets a glibc.malloc tunable (the operator's choice wins),
 // on a C library other than glibc, and under a sanitizer's allocator. Returns whether it

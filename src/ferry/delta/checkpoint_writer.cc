@@ -26,7 +26,16 @@ using columnar::StructColumn;
 // Rows per batch handed to the Parquet writer (bounds the memory of a large checkpoint).
 constexpr int64_t kBatchRows = 4096;
 
-enum ActionColumn { kTxn, kAdd, kRemove, kMetaData, kProtocol, kDomainMetadata, kNumColumns };
+// The action columns, in order; kCheckpointMetadata only in V2 spec checkpoints.
+enum ActionColumn {
+  kTxn,
+  kAdd,
+  kRemove,
+  kMetaData,
+  kProtocol,
+  kDomainMetadata,
+  kCheckpointMetadata
+};
 
 Field Opt(std::string name, DataTypePtr type) {
   return Field{std::move(name), type, true, {}};
@@ -47,8 +56,9 @@ DataTypePtr DeletionVectorType() {
 }
 
 // The columns Spark writes into a classic checkpoint (compare the checkpointSchema of the golden
-// table `checkpoint`'s _last_checkpoint), in Spark's order.
-columnar::SchemaPtr CheckpointSchema(bool with_stats) {
+// table `checkpoint`'s _last_checkpoint), in Spark's order; `v2` adds the checkpointMetadata
+// column of a V2 spec checkpoint.
+columnar::SchemaPtr CheckpointSchema(bool with_stats, bool v2) {
   std::vector<Field> add = {Opt("path", DataType::String()),
                             Opt("partitionValues", StringMapType()),
                             Opt("size", DataType::Int64()),
@@ -57,7 +67,8 @@ columnar::SchemaPtr CheckpointSchema(bool with_stats) {
                             Opt("tags", StringMapType()),
                             Opt("deletionVector", DeletionVectorType()),
                             Opt("baseRowId", DataType::Int64()),
-                            Opt("defaultRowCommitVersion", DataType::Int64())};
+                            Opt("defaultRowCommitVersion", DataType::Int64()),
+                            Opt("clusteringProvider", DataType::String())};
   if (with_stats) {
     add.push_back(Opt("stats", DataType::String()));
   }
@@ -90,6 +101,10 @@ columnar::SchemaPtr CheckpointSchema(bool with_stats) {
                                               Opt("configuration", DataType::String()),
                                               Opt("removed", DataType::Boolean())})),
   };
+  if (v2) {
+    fields.push_back(Opt("checkpointMetadata", DataType::Struct({Opt("version", DataType::Int64()),
+                                                                 Opt("tags", StringMapType())})));
+  }
   return std::make_shared<const columnar::Schema>(std::move(fields));
 }
 
@@ -166,7 +181,8 @@ class RowBuilder {
   RowBuilder(columnar::SchemaPtr schema, bool with_stats)
       : schema_(std::move(schema)),
         batch_(columnar::RecordBatch::MakeEmpty(schema_)),
-        with_stats_(with_stats) {}
+        with_stats_(with_stats),
+        num_columns_(schema_->num_fields()) {}
 
   columnar::RecordBatch& batch() { return batch_; }
   void Reset() { batch_ = columnar::RecordBatch::MakeEmpty(schema_); }
@@ -189,8 +205,9 @@ class RowBuilder {
     PutDeletionVector(s->mutable_child(6), a.deletion_vector);
     PutLong(s->mutable_child(7), a.base_row_id);
     PutLong(s->mutable_child(8), a.default_row_commit_version);
+    PutString(s->mutable_child(9), a.clustering_provider);
     if (with_stats_) {
-      PutString(s->mutable_child(9), a.stats);
+      PutString(s->mutable_child(10), a.stats);
     }
     s->FinishRow();
   }
@@ -237,11 +254,17 @@ class RowBuilder {
     PutBool(s->mutable_child(2), d.removed);
     s->FinishRow();
   }
+  void CheckpointMetadata(int64_t version, const StringMap& tags) {
+    StructColumn* s = Row(kCheckpointMetadata);
+    PutLong(s->mutable_child(0), version);
+    PutMap(s->mutable_child(1), &tags);
+    s->FinishRow();
+  }
 
  private:
   // Nulls in every action column but `which`, whose struct the caller fills and finishes.
   StructColumn* Row(int which) {
-    for (int i = 0; i < kNumColumns; ++i) {
+    for (int i = 0; i < num_columns_; ++i) {
       if (i != which) {
         batch_.mutable_column(i)->AppendNull();
       }
@@ -252,6 +275,7 @@ class RowBuilder {
   columnar::SchemaPtr schema_;
   columnar::RecordBatch batch_;
   bool with_stats_;
+  int num_columns_;
 };
 
 struct WrittenCheckpoint {
@@ -264,7 +288,8 @@ struct WrittenCheckpoint {
 Result<WrittenCheckpoint> WriteParquet(const Table& table, const Snapshot& snapshot,
                                        const TableProperties& properties) {
   bool with_stats = properties.checkpoint_write_stats_as_json;
-  columnar::SchemaPtr schema = CheckpointSchema(with_stats);
+  const bool v2 = WritesV2Checkpoints(snapshot);
+  columnar::SchemaPtr schema = CheckpointSchema(with_stats, v2);
   parquet::WriterOptions options;
   FERRY_ASSIGN_OR_RETURN(options.codec, CodecFromName(properties.compression_codec));
   std::string key = table.log_dir() + "/" + ClassicCheckpointFileName(snapshot.version());
@@ -272,6 +297,10 @@ Result<WrittenCheckpoint> WriteParquet(const Table& table, const Snapshot& snaps
   FERRY_ASSIGN_OR_RETURN(auto writer, parquet::FileWriter::Open(std::move(sink), schema, options));
   RowBuilder rows(schema, with_stats);
   WrittenCheckpoint out;
+  if (v2) {
+    rows.CheckpointMetadata(snapshot.version(), StringMap{});
+    out.actions++;
+  }
   auto flush_if_full = [&]() -> Status {
     out.actions++;
     if (rows.batch().num_rows() < kBatchRows) {
@@ -316,6 +345,13 @@ Result<WrittenCheckpoint> WriteParquet(const Table& table, const Snapshot& snaps
 }
 
 }  // namespace
+
+bool WritesV2Checkpoints(const Snapshot& snapshot) {
+  auto policy = snapshot.metadata().configuration.find("delta.checkpointPolicy");
+  return snapshot.protocol().ReaderLists("v2Checkpoint") &&
+         snapshot.protocol().WriterLists("v2Checkpoint") &&
+         policy != snapshot.metadata().configuration.end() && policy->second == "v2";
+}
 
 Status WriteCheckpoint(const Table& table, const Snapshot& snapshot) {
   FERRY_ASSIGN_OR_RETURN(TableProperties properties, snapshot.properties());

@@ -410,6 +410,37 @@ TEST_P(ColumnMappingTableTest, OptimizeKeepsPhysicalNamesAndIds) {
 INSTANTIATE_TEST_SUITE_P(Modes, ColumnMappingTableTest, ::testing::Values("name", "id"),
                          [](const auto& p) { return std::string(p.param); });
 
+// A table as Databricks creates them: column mapping with row tracking and in-commit
+// timestamps. The protocol lists columnMapping for readers and writers next to the others, and an
+// append gets both the physical names and the row ids.
+TEST(ColumnMappingTest, CreatedWithOtherWriterFeatures) {
+  auto store = std::make_shared<storage::InMemoryStore>();
+  auto table = *Table::Open(store, "t");
+  auto snap = table->Create({.schema = SchemaOf(kSchema),
+                             .partition_columns = {"p"},
+                             .configuration = {{kColumnMappingModeProperty, "name"},
+                                               {"delta.enableRowTracking", "true"},
+                                               {"delta.enableInCommitTimestamps", "true"}}});
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  const Protocol& protocol = snap->protocol();
+  EXPECT_EQ(protocol.min_reader_version, 3);
+  EXPECT_EQ(protocol.min_writer_version, 7);
+  EXPECT_TRUE(protocol.ReaderLists("columnMapping"));
+  EXPECT_TRUE(protocol.WriterLists("columnMapping"));
+  EXPECT_TRUE(protocol.WriterLists("rowTracking"));
+  EXPECT_EQ(*GetColumnMappingMode(protocol, snap->metadata()), ColumnMappingMode::kName);
+  RecordBatch rows = MakeRows(snap->schema(), 0, 4);
+  auto after = AppendRows(*table, *snap, rows);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  for (const auto& [key, add] : after->files()) {
+    EXPECT_EQ(add.partition_values.begin()->first, *PhysicalName(after->schema()->field(4)));
+    EXPECT_TRUE(add.base_row_id.has_value());
+  }
+  auto read = TableRows(*table, *after);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, Sorted(testing::RenderRows(rows)));
+}
+
 // In id mode, a data file without field ids cannot be read by id: ferry refuses it rather than
 // read nulls (PROTOCOL.md allows either).
 TEST(ColumnMappingTest, IdModeRefusesAFileWithoutFieldIds) {

@@ -10,6 +10,7 @@
 #include "ferry/delta/column_mapping.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
+#include "ferry/delta/table_features.h"
 #include "ferry/delta/table_writer.h"
 
 namespace ferry::delta {
@@ -209,6 +210,26 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
   }
   FERRY_ASSIGN_OR_RETURN(Snapshot snapshot, table.LoadSnapshot());
   FERRY_RETURN_IF_ERROR(options.where.CheckColumns(snapshot.partition_columns()));
+  if (RowTrackingEnabled(snapshot.protocol(), snapshot.metadata())) {
+    return NotSupported(
+        "optimize: {} has row tracking enabled (delta.enableRowTracking); ferry's optimize "
+        "cannot yet keep row ids stable (materialized row id columns), so it leaves the table "
+        "alone -- use Spark's OPTIMIZE",
+        table.Describe());
+  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> clustering,
+                         ClusteringColumns(snapshot.protocol(), snapshot.domain_metadata()));
+  if (snapshot.protocol().WriterLists("clustering")) {
+    std::string columns;
+    for (const std::string& column : clustering) {
+      columns += (columns.empty() ? "" : ", ") + column;
+    }
+    return NotSupported(
+        "optimize: {} is a clustered table (clustering columns: {}); ferry's optimize does not "
+        "cluster and would undo the clustering, so it leaves the table alone -- use Spark's "
+        "OPTIMIZE",
+        table.Describe(), columns.empty() ? "none yet" : columns);
+  }
   FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
                          GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
   std::vector<Bin> bins = PlanBins(snapshot, options, mapping);

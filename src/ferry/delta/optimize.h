@@ -2,9 +2,11 @@
 // (`ferry optimize`), safely while ingestion appends to the table.
 //
 // Optimizing, numbered:
-//   1. Load the latest snapshot. Keep the live files whose partition values satisfy the
-//      predicate (PartitionPredicate below) and that are smaller than the target size (files
-//      with deletion vectors or absolute paths are left alone).
+//   1. Load the latest snapshot. Refuse (NotSupported, saying why) a table with row tracking
+//      enabled (stable row ids would need materialized row id columns, not written yet) and a
+//      clustered table (bin-packing would undo its clustering). Keep the live files whose partition
+//      values satisfy the predicate (PartitionPredicate below) and that are smaller than the target
+//      size (files with deletion vectors or absolute paths are left alone).
 //   2. Per partition, in path order, pack them greedily into bins: a bin closes once its files
 //      sum to the target size. Only bins of two files or more are rewritten (a lone small file
 //      stays as it is).

@@ -67,6 +67,9 @@ std::optional<int64_t> Snapshot::position(std::string_view app_id) const {
 int64_t Snapshot::timestamp_ms() const {
   return state_->timestamp_ms;
 }
+std::optional<int64_t> Snapshot::in_commit_timestamp() const {
+  return state_->in_commit_timestamp;
+}
 std::optional<int64_t> Snapshot::newest_checkpoint_version() const {
   return state_->newest_checkpoint_version;
 }
@@ -102,6 +105,7 @@ SnapshotState* MutableState(Snapshot* snapshot) {
 }
 
 void ApplyActions(std::vector<Action>&& actions, int64_t version, SnapshotState* state) {
+  state->in_commit_timestamp = std::nullopt;
   for (Action& action : actions) {
     if (auto* remove = std::get_if<RemoveFile>(&action)) {
       FileKey key = KeyOf(*remove);
@@ -142,6 +146,7 @@ void ApplyActions(std::vector<Action>&& actions, int64_t version, SnapshotState*
     } else if (auto* info = std::get_if<CommitInfo>(&action)) {
       if (info->in_commit_timestamp.has_value()) {
         state->timestamp_ms = *info->in_commit_timestamp;
+        state->in_commit_timestamp = info->in_commit_timestamp;
       }
     }
   }

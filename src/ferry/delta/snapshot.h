@@ -58,6 +58,10 @@ class Snapshot {
 
   // Modification time of this version's commit (or its inCommitTimestamp), ms since the epoch.
   int64_t timestamp_ms() const;
+  // The inCommitTimestamp of this version's commit (In-Commit Timestamps); nullopt when that
+  // commit has none, or when the snapshot ends at a checkpoint (which keeps no commitInfo: read
+  // the commit file of version() to learn it).
+  std::optional<int64_t> in_commit_timestamp() const;
   // The newest complete checkpoint known when this snapshot was built (any version).
   std::optional<int64_t> newest_checkpoint_version() const;
   // The `delta.*` properties of metaData.configuration (table_properties.h).

@@ -28,6 +28,9 @@ struct SnapshotState {
   std::map<std::string, Txn> txns;
   std::map<std::string, DomainMetadata> domains;
   int64_t timestamp_ms = 0;
+  // commitInfo.inCommitTimestamp of the commit at `version`; nullopt when it had none or the
+  // state ends at a checkpoint (checkpoints keep no commitInfo).
+  std::optional<int64_t> in_commit_timestamp;
   std::optional<int64_t> newest_checkpoint_version;
   // Cached file totals, kept in step with `files`.
   int64_t total_size = 0;

@@ -68,15 +68,26 @@ struct NodeBuilder {
   const StatsOptions& options;
   int64_t leaves = 0;
 
-  bool Selected(const std::string& path) const {
+  static bool Matches(const std::vector<std::string>& names, const std::string& path) {
     std::string lower = Lower(path);
-    for (const std::string& name : *options.stats_columns) {
+    for (const std::string& name : names) {
       std::string wanted = Lower(name);
       if (lower == wanted || lower.rfind(wanted + ".", 0) == 0) {
         return true;
       }
     }
     return false;
+  }
+  // `path` is an always-collected column or a struct holding one.
+  bool Always(const std::string& path) const {
+    std::string lower = Lower(path);
+    for (const std::string& name : options.always_columns) {
+      std::string wanted = Lower(name);
+      if (wanted == lower || wanted.rfind(lower + ".", 0) == 0) {
+        return true;
+      }
+    }
+    return Matches(options.always_columns, path);
   }
   bool Room() const {
     return options.stats_columns.has_value() || options.num_indexed_cols < 0 ||
@@ -86,9 +97,13 @@ struct NodeBuilder {
   std::vector<std::unique_ptr<Node>> Build(const std::vector<columnar::Field>& fields,
                                            const std::string& parent) {
     std::vector<std::unique_ptr<Node>> out;
-    for (size_t i = 0; i < fields.size() && Room(); ++i) {
+    for (size_t i = 0; i < fields.size(); ++i) {
       const columnar::Field& field = fields[i];
       std::string path = parent.empty() ? field.name : parent + "." + field.name;
+      const bool room = Room();
+      if (!room && !Always(path)) {
+        continue;
+      }
       auto node = std::make_unique<Node>();
       node->name = field.name;
       node->type = field.type;
@@ -99,10 +114,13 @@ struct NodeBuilder {
           continue;
         }
       } else {
-        if (options.stats_columns.has_value() && !Selected(path)) {
+        bool selected =
+            options.stats_columns.has_value() ? Matches(*options.stats_columns, path) : room;
+        if (selected) {
+          leaves++;
+        } else if (!Matches(options.always_columns, path)) {
           continue;
         }
-        leaves++;
       }
       out.push_back(std::move(node));
     }

@@ -10,7 +10,8 @@
 //     as one leaf; a value under a null struct counts as null;
 //   - only the first `num_indexed_cols` leaf columns in schema order (delta.
 //     dataSkippingNumIndexedCols, default 32, -1 = all), or the columns named by
-//     delta.dataSkippingStatsColumns; partition columns are never in stats;
+//     delta.dataSkippingStatsColumns, plus the clustering columns of a clustered table;
+//     partition columns are never in stats;
 //   - strings are cut to 32 UTF-16 code units like Spark: the min is the prefix, the max is the
 //     prefix plus a tie-breaker (U+007F, or U+10FFFF) so it stays an upper bound (no max when
 //     that cannot be done within 64 units);
@@ -38,6 +39,10 @@ struct StatsOptions {
   int64_t num_indexed_cols = 32;
   // When set, replaces num_indexed_cols: top-level or dotted nested column names.
   std::optional<std::vector<std::string>> stats_columns;
+  // Dotted column paths that get stats whatever the two options above say (a clustered table's
+  // clustering columns, PROTOCOL.md "Writer Requirements for Clustered Table"); they do not
+  // count against num_indexed_cols.
+  std::vector<std::string> always_columns;
   int string_prefix_length = 32;
 };
 

@@ -180,8 +180,34 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
     protocol = Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
                         std::vector<std::string>{"timestampNtz"}};
   }
-  columnar::SchemaPtr schema = spec.schema;
   StringMap configuration = spec.configuration;
+  // Writer features the configuration enables (table_features.h says what ferry does).
+  auto enables = [&](const char* key) {
+    auto it = configuration.find(key);
+    return it != configuration.end() && (it->second == "true" || it->second == "TRUE");
+  };
+  auto add_writer_feature = [&](const char* feature) {
+    protocol.min_writer_version = 7;
+    if (!protocol.writer_features.has_value()) {
+      protocol.writer_features.emplace();
+    }
+    if (!protocol.WriterLists(feature)) {
+      protocol.writer_features->push_back(feature);
+    }
+  };
+  if (enables("delta.enableInCommitTimestamps")) {
+    add_writer_feature("inCommitTimestamp");
+  }
+  if (enables("delta.enableRowTracking")) {
+    add_writer_feature("rowTracking");
+    add_writer_feature("domainMetadata");
+    // Spark's names for the hidden columns rewrites use to keep row ids stable.
+    configuration.try_emplace("delta.rowTracking.materializedRowIdColumnName",
+                              "_row-id-col-" + RandomUuid());
+    configuration.try_emplace("delta.rowTracking.materializedRowCommitVersionColumnName",
+                              "_row-commit-version-col-" + RandomUuid());
+  }
+  columnar::SchemaPtr schema = spec.schema;
   FERRY_RETURN_IF_ERROR(ApplyColumnMappingToNewTable(&schema, &configuration, &protocol));
   Metadata metadata;
   metadata.id = RandomUuid();

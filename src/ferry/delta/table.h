@@ -67,9 +67,11 @@ class Table {
   // same snapshot if there are none). REQUIRES: `snapshot` came from this table.
   Result<Snapshot> Update(Snapshot snapshot) const;
 
-  // Creates version 0: protocol 1/2 (or what the configuration needs), metaData with a random
-  // id and createdTime, the schema as Spark writes it. `delta.columnMapping.mode` = name or id
-  // in the configuration gives every field an id and a physical name (column_mapping.h).
+  // Creates version 0: protocol 1/2 (or what the schema and configuration need: timestamp_ntz
+  // columns, delta.enableInCommitTimestamps, delta.enableRowTracking add their features at
+  // writer version 7; row tracking also names its materialized columns;
+  // delta.columnMapping.mode = name or id gives every field an id and a physical name,
+  // column_mapping.h), metaData with a random id and createdTime, the schema as Spark writes it.
   // AlreadyExists if a table is there; InvalidArgument for a schema Delta cannot hold or a bad
   // partition column.
   Result<Snapshot> Create(const TableSpec& spec) const;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "ferry/delta/column_mapping.h"
 
 namespace ferry::delta {
@@ -22,15 +24,29 @@ constexpr const char* kReadable[] = {"columnMapping",       "deletionVectors",  
                                      "typeWidening-preview"};
 
 // Writer features an append can honour unconditionally.
-constexpr const char* kWritable[] = {"appendOnly",     "changeDataFeed", "deletionVectors",
-                                     "domainMetadata", "timestampNtz",   "vacuumProtocolCheck",
-                                     "v2Checkpoint",   "typeWidening",   "typeWidening-preview"};
+// Writer features an append honours (the ones that need work are done by transaction.h and
+// table_writer.h, see the header).
+constexpr const char* kWritable[] = {"appendOnly",        "changeDataFeed", "deletionVectors",
+                                     "domainMetadata",    "timestampNtz",   "vacuumProtocolCheck",
+                                     "v2Checkpoint",      "typeWidening",   "typeWidening-preview",
+                                     "inCommitTimestamp", "rowTracking",    "clustering"};
 
 // Writer features an append honours as long as the schema or configuration does not use them
 // (columnMapping: as long as the schema carries its ids and physical names).
 constexpr const char* kWritableIfUnused[] = {"invariants",          "checkConstraints",
                                              "generatedColumns",    "identityColumns",
                                              "allowColumnDefaults", "columnMapping"};
+
+bool PropertyTrue(const Metadata& metadata, const char* key) {
+  auto it = metadata.configuration.find(key);
+  if (it == metadata.configuration.end()) {
+    return false;
+  }
+  std::string value = it->second;
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return value == "true";
+}
 
 bool In(const char* const* begin, const char* const* end, std::string_view name) {
   return std::any_of(begin, end, [&](const char* f) { return name == f; });
@@ -188,6 +204,75 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
   // Invariants and constraints apply on writer versions that imply them; on writer version 7
   // without the feature listed they cannot exist. Either way a present one is refused above.
   return Status::OK();
+}
+
+bool InCommitTimestampsEnabled(const Protocol& protocol, const Metadata& metadata) {
+  return protocol.WriterLists("inCommitTimestamp") &&
+         PropertyTrue(metadata, "delta.enableInCommitTimestamps");
+}
+
+bool RowTrackingActive(const Protocol& protocol, const Metadata& metadata) {
+  return protocol.WriterLists("rowTracking") &&
+         !PropertyTrue(metadata, "delta.rowTrackingSuspended");
+}
+
+bool RowTrackingEnabled(const Protocol& protocol, const Metadata& metadata) {
+  return RowTrackingActive(protocol, metadata) && PropertyTrue(metadata, "delta.enableRowTracking");
+}
+
+Result<int64_t> RowIdHighWaterMark(const std::map<std::string, DomainMetadata>& domains) {
+  auto it = domains.find(kRowTrackingDomain);
+  if (it == domains.end()) {
+    return int64_t{-1};
+  }
+  nlohmann::json config = nlohmann::json::parse(it->second.configuration, nullptr, false);
+  if (!config.is_object() || !config.contains("rowIdHighWaterMark") ||
+      !config["rowIdHighWaterMark"].is_number_integer()) {
+    return DataLoss("domain {}: configuration {} holds no integer rowIdHighWaterMark",
+                    kRowTrackingDomain, it->second.configuration);
+  }
+  return config["rowIdHighWaterMark"].get<int64_t>();
+}
+
+DomainMetadata RowIdHighWaterMarkDomain(int64_t high_water_mark) {
+  return DomainMetadata{kRowTrackingDomain,
+                        "{\"rowIdHighWaterMark\":" + std::to_string(high_water_mark) + "}", false};
+}
+
+Result<std::vector<std::string>> ClusteringColumns(
+    const Protocol& protocol, const std::map<std::string, DomainMetadata>& domains) {
+  std::vector<std::string> out;
+  auto it = domains.find(kClusteringDomain);
+  if (!protocol.WriterLists("clustering") || it == domains.end()) {
+    return out;
+  }
+  auto bad = [&] {
+    return DataLoss("domain {}: configuration {} is not {{\"clusteringColumns\": [...]}}",
+                    kClusteringDomain, it->second.configuration);
+  };
+  nlohmann::json config = nlohmann::json::parse(it->second.configuration, nullptr, false);
+  if (!config.is_object() || !config.contains("clusteringColumns") ||
+      !config["clusteringColumns"].is_array()) {
+    return bad();
+  }
+  for (const nlohmann::json& column : config["clusteringColumns"]) {
+    if (column.is_string()) {
+      out.push_back(column.get<std::string>());
+      continue;
+    }
+    if (!column.is_array() || column.empty()) {
+      return bad();
+    }
+    std::string path;
+    for (const nlohmann::json& part : column) {
+      if (!part.is_string()) {
+        return bad();
+      }
+      path += (path.empty() ? "" : ".") + part.get<std::string>();
+    }
+    out.push_back(std::move(path));
+  }
+  return out;
 }
 
 }  // namespace ferry::delta

@@ -93,6 +93,8 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Create(const Table& table,
   StatsOptions stats;
   stats.num_indexed_cols = properties.data_skipping_num_indexed_cols;
   stats.stats_columns = properties.data_skipping_stats_columns;
+  FERRY_ASSIGN_OR_RETURN(stats.always_columns,
+                         ClusteringColumns(snapshot.protocol(), snapshot.domain_metadata()));
   FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
                          GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
   return std::unique_ptr<TableWriter>(

@@ -100,8 +100,94 @@ Status Transaction::Validate() {
   return Status::OK();
 }
 
+Result<std::optional<int64_t>> Transaction::PreviousInCommitTimestamp() {
+  auto actions = table_.ReadCommit(snapshot_.version());
+  if (!actions.ok()) {
+    if (actions.status().code() != StatusCode::kNotFound) {
+      return actions.status();
+    }
+    // PROTOCOL.md "Metadata Cleanup" keeps the commit of the oldest checkpoint for this; a
+    // cleanup that did not falls back to the checkpoint's time.
+    FERRY_LOG_WARN("{}: commit {} is gone; its inCommitTimestamp is taken as {}", table_.Describe(),
+                   snapshot_.version(), snapshot_.timestamp_ms());
+    return std::optional<int64_t>();
+  }
+  for (const Action& action : *actions) {
+    if (const auto* info = std::get_if<CommitInfo>(&action)) {
+      MutableState(&snapshot_)->in_commit_timestamp = info->in_commit_timestamp;
+      return info->in_commit_timestamp;
+    }
+  }
+  return std::optional<int64_t>();
+}
+
+Status Transaction::PrepareAttempt(int64_t version) {
+  const Protocol& protocol = protocol_ ? *protocol_ : snapshot_.protocol();
+  const Metadata& metadata = metadata_ ? *metadata_ : snapshot_.metadata();
+  timestamp_ms_ = WallMillis();
+  in_commit_timestamp_.reset();
+  written_metadata_ = metadata_;
+  row_id_domain_.reset();
+  if (InCommitTimestampsEnabled(protocol, metadata)) {
+    int64_t ict = timestamp_ms_;
+    if (version > 0) {
+      const bool was_enabled =
+          InCommitTimestampsEnabled(snapshot_.protocol(), snapshot_.metadata());
+      std::optional<int64_t> previous;
+      if (was_enabled) {
+        previous = snapshot_.in_commit_timestamp();
+        if (!previous.has_value()) {
+          FERRY_ASSIGN_OR_RETURN(previous, PreviousInCommitTimestamp());
+        }
+      }
+      // Without a previous inCommitTimestamp (this commit enables them), the previous commit's
+      // file time: the enabling commit must be later than it (PROTOCOL.md, requirement 5).
+      ict = std::max(ict, previous.value_or(snapshot_.timestamp_ms()) + 1);
+      if (!was_enabled && written_metadata_.has_value()) {
+        written_metadata_->configuration["delta.inCommitTimestampEnablementVersion"] =
+            std::to_string(version);
+        written_metadata_->configuration["delta.inCommitTimestampEnablementTimestamp"] =
+            std::to_string(ict);
+      }
+    }
+    in_commit_timestamp_ = ict;
+    timestamp_ms_ = ict;
+  }
+  for (RemoveFile& remove : removes_) {
+    auto live = snapshot_.files().find(KeyOf(remove));
+    if (live != snapshot_.files().end()) {
+      remove.base_row_id = live->second.base_row_id;
+      remove.default_row_commit_version = live->second.default_row_commit_version;
+    }
+  }
+  row_tracking_enabled_ = RowTrackingEnabled(protocol, metadata);
+  if (RowTrackingActive(protocol, metadata) && !adds_.empty()) {
+    FERRY_ASSIGN_OR_RETURN(int64_t high_water_mark,
+                           RowIdHighWaterMark(snapshot_.domain_metadata()));
+    int64_t next = high_water_mark + 1;
+    for (AddFile& add : adds_) {
+      std::optional<int64_t> rows = add.stats ? StatsNumRecords(*add.stats) : std::nullopt;
+      if (!rows.has_value()) {
+        return InvalidArgument(
+            "{}: row tracking needs stats.numRecords in every add, and {} has none",
+            table_.Describe(), add.path);
+      }
+      add.base_row_id = next;
+      add.default_row_commit_version = version;
+      next += *rows;
+    }
+    if (next - 1 > high_water_mark) {
+      row_id_domain_ = RowIdHighWaterMarkDomain(next - 1);
+    }
+  }
+  return Status::OK();
+}
+
 std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id) const {
   nlohmann::ordered_json info;
+  if (in_commit_timestamp_.has_value()) {
+    info["inCommitTimestamp"] = *in_commit_timestamp_;
+  }
   info["timestamp"] = timestamp_ms_;
   info["operation"] = operation_;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
@@ -126,6 +212,11 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
   if (!removes_.empty()) {
     info["operationMetrics"]["numRemovedFiles"] = std::to_string(removes_.size());
   }
+  if (row_tracking_enabled_) {
+    // Rows ferry commits are new (appends) or copied without their stable ids (optimize
+    // refuses such tables, so that does not happen today).
+    info["tags"] = {{"delta.rowTracking.preserved", removes_.empty() ? "true" : "false"}};
+  }
   info["engineInfo"] = std::string("ferry/") + FERRY_VERSION;
   info["txnId"] = txn_id;
   if (!positions_.empty()) {
@@ -141,8 +232,11 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
   if (protocol_.has_value()) {
     out += ActionToJson(*protocol_) + "\n";
   }
-  if (metadata_.has_value()) {
-    out += ActionToJson(*metadata_) + "\n";
+  if (written_metadata_.has_value()) {
+    out += ActionToJson(*written_metadata_) + "\n";
+  }
+  if (row_id_domain_.has_value()) {
+    out += ActionToJson(*row_id_domain_) + "\n";
   }
   for (const auto& [app_id, v] : positions_) {
     out += ActionToJson(Txn{app_id, v, timestamp_ms_}) + "\n";
@@ -207,6 +301,9 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
             "re-validate the batch against the new schema",
             version);
       }
+    } else if (std::holds_alternative<DomainMetadata>(action)) {
+      // The only domain ferry writes is delta.rowTracking, and PrepareAttempt recomputes it
+      // from the winner's high-water mark; any other domain stays as the winner left it.
     } else if (std::holds_alternative<Protocol>(action) && protocol_.has_value()) {
       conflict_ = Conflict::kMetadataChanged;
       return Aborted(
@@ -244,7 +341,7 @@ Result<CommitResult> Transaction::Commit() {
   int conflicts = 0;
   while (attempts < options_.max_attempts) {
     int64_t version = snapshot_.version() + 1;
-    timestamp_ms_ = WallMillis();
+    FERRY_RETURN_IF_ERROR(PrepareAttempt(version));
     std::string bytes = BuildCommit(version, txn_id);
     std::string key = table_.log_dir() + "/" + CommitFileName(version);
     attempts++;
@@ -278,6 +375,13 @@ Result<CommitResult> Transaction::Commit() {
                          version, table_.Describe());
     }
     if (IsOurs(*existing, txn_id)) {
+      // An earlier attempt at this version landed: its timestamps are the ones in the log.
+      for (const Action& action : *existing) {
+        if (const auto* info = std::get_if<CommitInfo>(&action)) {
+          in_commit_timestamp_ = info->in_commit_timestamp;
+          timestamp_ms_ = info->timestamp.value_or(timestamp_ms_);
+        }
+      }
       return Finish(version, attempts);
     }
     FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.on_conflict"));
@@ -295,8 +399,11 @@ Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
   if (protocol_.has_value()) {
     ours.emplace_back(*protocol_);
   }
-  if (metadata_.has_value()) {
-    ours.emplace_back(*metadata_);
+  if (written_metadata_.has_value()) {
+    ours.emplace_back(*written_metadata_);
+  }
+  if (row_id_domain_.has_value()) {
+    ours.emplace_back(*row_id_domain_);
   }
   for (const auto& [app_id, v] : positions_) {
     ours.emplace_back(Txn{app_id, v, timestamp_ms_});
@@ -312,6 +419,7 @@ Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {
   SnapshotState* state = MutableState(&snapshot_);
   ApplyActions(std::move(ours), version, state);
   state->timestamp_ms = timestamp_ms_;
+  state->in_commit_timestamp = in_commit_timestamp_;
   FERRY_RETURN_IF_ERROR(FinishReplay(table_.log_dir(), state));
   CommitResult result;
   result.version = version;

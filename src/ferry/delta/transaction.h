@@ -15,9 +15,20 @@
 //      every appId's position in the snapshot equals the expected one (ExpectPosition, or the
 //      snapshot's own for SetPosition); otherwise Aborted ("ConcurrentTransaction"), nothing
 //      written.
-//   2. Build the commit file: commitInfo (timestamp, operation, readVersion, isBlindAppend,
-//      operationMetrics, engineInfo "ferry/<version>", a random txnId, and ferry's `positions`
-//      {appId: version}), then protocol/metaData if set, the txn actions, the add actions.
+//   2. Prepare the attempt for version v (PrepareAttempt; redone for every attempt, since each
+//      depends on v and on the commits before it):
+//        - In-Commit Timestamps enabled (table_features.h): inCommitTimestamp = max(now,
+//          previous commit's inCommitTimestamp + 1), the previous one taken from the snapshot
+//          (or read from commit v-1 when the snapshot ends at a checkpoint); when this commit
+//          enables them at v > 0, the previous commit's file time + 1 instead, and the metaData
+//          records delta.inCommitTimestampEnablementVersion / Timestamp;
+//        - row tracking active: each add gets baseRowId = high-water mark + 1 + the rows of the
+//          adds before it and defaultRowCommitVersion = v; the raised mark is written as a
+//          delta.rowTracking domainMetadata action; removes carry the ids of the add they end.
+//      Build the commit file: commitInfo first (inCommitTimestamp, timestamp, operation,
+//      readVersion, isBlindAppend, operationMetrics, engineInfo "ferry/<version>", a random txnId,
+//      and ferry's `positions` {appId: version}), then protocol/metaData if set, the
+//      domainMetadata, the txn actions, the removes, the add actions.
 //   3. Put-if-absent `_delta_log/<v>.json` with v = snapshot version + 1. [delta.commit.before_put,
 //      then the store's own storage.local.* failpoints, delta.commit.after_put]
 //        - OK: the commit is durable; go to 6.
@@ -37,6 +48,10 @@
 //          merge again, commit again); a metaData that only changes properties, or a protocol
 //          change: re-run the write check of step 1;
 //        - a table created (version 0) when we create: AlreadyExists;
+//        - a domainMetadata for a domain this commit writes (delta.rowTracking, the only one
+//          ferry writes): no conflict -- step 2 recomputes the row ids and the high-water mark
+//          from the winner's (PROTOCOL.md: overlapping domain writers conflict; row tracking's
+//          rule is to reassign). Other domains are kept as the winner left them;
 //        - anything else (blind appends, compaction, deletes: ferry's adds never conflict with
 //          them): apply the winner to the read snapshot and retry at v + 1.
 //   5. Back off before retrying: a random sleep up to min(max_backoff, initial * 2^n). After
@@ -129,6 +144,10 @@ class Transaction {
 
  private:
   Status Validate();
+  // Step 2: in-commit timestamp, row ids, metaData as written, for an attempt at `version`.
+  Status PrepareAttempt(int64_t version);
+  // The inCommitTimestamp of the read snapshot's commit when the snapshot does not know it.
+  Result<std::optional<int64_t>> PreviousInCommitTimestamp();
   std::string BuildCommit(int64_t version, const std::string& txn_id) const;
   // Step 3's read-back: is version `v` ours? nullopt if it does not exist.
   Result<std::optional<std::vector<Action>>> ReadVersion(int64_t version) const;
@@ -150,7 +169,12 @@ class Transaction {
   std::optional<Protocol> protocol_;
   std::optional<Metadata> metadata_;
   int64_t read_version_;
+  // Set by PrepareAttempt for the current attempt.
   int64_t timestamp_ms_ = 0;
+  std::optional<int64_t> in_commit_timestamp_;
+  std::optional<Metadata> written_metadata_;  // metadata_ plus ICT enablement properties
+  std::optional<DomainMetadata> row_id_domain_;
+  bool row_tracking_enabled_ = false;
   bool committed_ = false;
   Conflict conflict_ = Conflict::kNone;
 };

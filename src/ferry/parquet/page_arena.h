@@ -15,9 +15,9 @@
 // step at a time: one fault per huge page instead of 512. On the benchmark VM this took the
 // 1 M-row JSON -> Parquet run from 26,430 page faults to 6,500, and its CPU from 1.57 to 1.34 s
 // at zstd level 3 and from 0.98 to 0.77 s at level 1 (medians of five interleaved runs on one
-// CPU, docs/BENCHMARKS.md). Without THP (mode "never", an old kernel) the advice is ignored and
-// the segment populates in 4 KiB pages as before. At most one huge page past the bytes in use is
-// backed per segment.
+// CPU, docs/BENCHMARKS-history.md). Without THP (mode "never", an old kernel) the advice is
+// ignored and the segment populates in 4 KiB pages as before. At most one huge page past the
+// bytes in use is backed per segment.
 //
 // Use: Reserve(n) gives room for n bytes (the codec's bound), Commit(k) keeps the first k of
 // them; Reset() after the row group's chunks went to the sink. A request larger than a

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -307,6 +308,20 @@ std::string ProcessState(pid_t pid) {
     return "";
   }
   return stat.substr(close_paren + 2, 1);
+}
+
+std::optional<std::string> DescribeExit(pid_t pid) {
+  siginfo_t info{};
+  // WNOWAIT: look without reaping.
+  if (pid <= 0 || waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0) {
+    return std::nullopt;
+  }
+  if (info.si_code == CLD_EXITED) {
+    return "exited with status " + std::to_string(info.si_status);
+  }
+  return "was killed by signal " + std::to_string(info.si_status) + " (" +
+         strsignal(info.si_status) + ")";
 }
 
 std::string TailOfFile(const std::string& path, int lines) {

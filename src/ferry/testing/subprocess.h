@@ -92,6 +92,11 @@ Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
 Result<std::string> FindProgram(const std::string& name, const std::vector<std::string>& preferred,
                                 const std::string& hint);
 
+// How a child that exited but was not reaped yet ended ("exited with status N", "was killed by
+// signal N (name)"), without reaping it; nullopt while it runs or when it is not our child. For
+// a watchdog thread, while the owner's thread reaps.
+std::optional<std::string> DescribeExit(pid_t pid);
+
 // "R", "S", "Z", ... from /proc/PID/stat; empty when there is no such process.
 std::string ProcessState(pid_t pid);
 

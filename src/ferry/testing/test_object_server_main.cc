@@ -1,9 +1,10 @@
-// test_object_server: starts one of the tests' object storage servers by hand, for debugging and
-// for measuring them (docs/testing-servers.md). Prints the start-up time, the servers' resident
-// memory, and `export` lines that point ferry, the awscli or the Azure SDKs at it; then runs
-// until Ctrl-C (or at once stops with --exit), and cleans up as the tests do.
+// test_object_server: starts one of the tests' servers (object stores, the Kafka broker) by hand,
+// for debugging and for measuring them (docs/testing-servers.md). Prints the start-up time, the
+// servers' resident memory, and `export` lines that point ferry, the awscli or the Azure SDKs at
+// it (for Kafka: the bootstrap servers); then runs until Ctrl-C (or at once stops with --exit),
+// and cleans up as the tests do.
 //
-//   test_object_server radosgw|azurite [--exit] [--memstore-mib N]
+//   test_object_server radosgw|azurite|kafka [--exit] [--memstore-mib N]
 //
 // --memstore-mib: radosgw's OSD capacity (memstore keeps every object in memory; default
 // RadosGw::Options'), for benchmarks that write more than a test does.
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "ferry/testing/azurite.h"
+#include "ferry/testing/kafka_broker.h"
 #include "ferry/testing/radosgw.h"
 
 namespace {
@@ -64,8 +66,8 @@ void WaitForSignal() {
 int main(int argc, char** argv) {
   bool exit_at_once = false;
   ferry::testing::RadosGw::Options rgw_options;
-  bool usage = argc < 2 ||
-               (std::string_view(argv[1]) != "radosgw" && std::string_view(argv[1]) != "azurite");
+  const std::string_view which = argc < 2 ? "" : argv[1];
+  bool usage = which != "radosgw" && which != "azurite" && which != "kafka";
   for (int i = 2; i < argc && !usage; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--exit") {
@@ -78,11 +80,25 @@ int main(int argc, char** argv) {
     }
   }
   if (usage) {
-    fprintf(stderr, "usage: %s radosgw|azurite [--exit] [--memstore-mib N]\n", argv[0]);
+    fprintf(stderr, "usage: %s radosgw|azurite|kafka [--exit] [--memstore-mib N]\n", argv[0]);
     return 2;
   }
   auto start = std::chrono::steady_clock::now();
-  if (std::string_view(argv[1]) == "radosgw") {
+  if (which == "kafka") {
+    auto server = ferry::testing::KafkaBroker::Start();
+    if (!server.ok()) {
+      fprintf(stderr, "%s\n", server.status().ToString().c_str());
+      return 1;
+    }
+    auto took = std::chrono::steady_clock::now() - start;
+    const ferry::testing::KafkaBroker& s = **server;
+    Report("Kafka " + s.version() + " (format and start)", took, {s.pid()});
+    printf("# bootstrap servers (PLAINTEXT): %s; data and log (server.log) in %s\n",
+           s.bootstrap().c_str(), s.dir().c_str());
+    if (!exit_at_once) {
+      WaitForSignal();
+    }
+  } else if (which == "radosgw") {
     auto server = ferry::testing::RadosGw::Start(rgw_options);
     if (!server.ok()) {
       fprintf(stderr, "%s\n", server.status().ToString().c_str());

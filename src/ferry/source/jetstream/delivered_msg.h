@@ -4,7 +4,8 @@
 // library's GC mutex and signals the GC thread when that thread sleeps, and the GC thread frees
 // it. Destroying the thousand messages of one Poll() thus takes the mutex a thousand times while
 // the GC thread wakes and takes it too. With the JetStream benchmark's million messages that
-// was 60,000 context switches out of ferry's 66,000, and about 8 % of its CPU (docs/BENCHMARKS.md).
+// was 60,000 context switches out of ferry's 66,000, and about 8 % of its CPU
+// (docs/BENCHMARKS-history.md, "JetStream ingestion").
 //
 // The library exports natsMsg_free, the function the GC thread calls, though its header does not
 // declare it. FreeDeliveredMsg calls it directly (looked up in the shared object that provides

@@ -111,9 +111,9 @@ Result<NatsConnectionPtr> ConnectNats(const NatsConnectionOptions& options) {
       Check(natsOptions_SetMaxPingsOut(opts.get(), options.max_pings_out), "nats max_pings_out"));
   // nats.c reads the socket through a 32 KiB buffer by default; at JetStream catch-up rates that
   // is ~12,000 recv calls per 400 MB. 256 KiB cut ferry's system time by about a fifth in the
-  // JetStream benchmark (docs/BENCHMARKS.md). nats.c sizes its write buffer the same way, so each
-  // connection (the source's, `ferry produce nats`, the broker-heads probe) holds ~448 KiB more,
-  // and a publisher flushes at 256 KiB of pending data instead of 32 KiB.
+  // JetStream benchmark (docs/BENCHMARKS-history.md). nats.c sizes its write buffer the same way,
+  // so each connection (the source's, `ferry produce nats`, the broker-heads probe) holds
+  // ~448 KiB more, and a publisher flushes at 256 KiB of pending data instead of 32 KiB.
   FERRY_RETURN_IF_ERROR(
       Check(natsOptions_SetIOBufSize(opts.get(), kIoBufferBytes), "nats io buffer size"));
   FERRY_RETURN_IF_ERROR(ApplyAuth(opts.get(), options.auth));

@@ -8,7 +8,7 @@
 // its one-second serve timeout. Draining the queue does not wake it. With the queue sized from
 // max_memory (16 MiB by default) the application drains a full queue in tens of milliseconds and
 // then waited: a 300,000-message run showed 0.4-2.0 s gaps between a broker's fetches, about
-// three quarters of the run (docs/BENCHMARKS.md, "Memory"). librdkafka 2.2 added
+// three quarters of the run (docs/BENCHMARKS-history.md, "Memory"). librdkafka 2.2 added
 // fetch.queue.backoff.ms for this; Debian 12 ships 2.0.2.
 //
 // How. Wake() (the pipeline thread, non-blocking) asks a thread of this class to send a
