@@ -9,6 +9,7 @@
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/column_conform.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
@@ -44,6 +45,10 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
     return st.WithContext("table {}, version {}, file {}", table.Describe(), snapshot.version(),
                           add.path);
   };
+  auto mapping = GetColumnMappingMode(snapshot.protocol(), snapshot.metadata());
+  if (!mapping.ok()) {
+    return where(mapping.status());
+  }
   auto path = RelativeFilePath(add);
   if (!path.ok()) {
     return where(path.status());
@@ -68,6 +73,11 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   int64_t next_row = 0;  // the file's index of the next batch's first row
   // Project the data columns the file has.
   const columnar::Schema& file_schema = *(*reader)->schema();
+  if (*mapping == ColumnMappingMode::kId && !HasFieldIds(file_schema)) {
+    return where(DataLoss(
+        "the table maps columns by id but the file has no Parquet field ids; ferry refuses to "
+        "read it as nulls"));
+  }
   std::vector<int> projection;
   std::vector<int> batch_index(fields.size(), -1);
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -76,9 +86,8 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
                   fields[i].name) != snapshot.partition_columns().end();
     std::optional<int> index;
     if (!is_partition) {
-      // Delta matches names ignoring case.
-      std::optional<size_t> found =
-          columnar::FindFieldIgnoringCase(file_schema.fields(), fields[i].name);
+      // Delta matches names ignoring case; with column mapping, physical names or field ids.
+      std::optional<size_t> found = FindFileField(file_schema.fields(), fields[i], *mapping);
       if (found) {
         index = static_cast<int>(*found);
       }
@@ -132,14 +141,22 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
           }
           continue;
         }
-        // Written before the column widened or its structs gained fields (type_widening.h).
-        if (!columnar::CanConform(*from.type(), *field.type)) {
-          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
-                                    field.name, from.type()->ToString(), field.type->ToString()));
-        }
         auto copy = columnar::MakeColumn(from.type());
         for (const auto& [start, count] : live) {
           copy->AppendRange(from, start, start + count);
+        }
+        if (*mapping != ColumnMappingMode::kNone) {
+          // Physical names inside structs become the table's (dropped fields left out).
+          copy = RenameFileColumn(std::move(copy), *field.type, *mapping);
+          if (field.type->Equals(*copy->type())) {
+            column = std::move(copy);
+            continue;
+          }
+        }
+        // Written before the column widened or its structs gained fields (type_widening.h).
+        if (!columnar::CanConform(*copy->type(), *field.type)) {
+          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
+                                    field.name, copy->type()->ToString(), field.type->ToString()));
         }
         auto conformed = columnar::ConformColumn(std::move(copy), field.type, field.name);
         if (!conformed.ok()) {
@@ -148,7 +165,9 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
         column = std::move(*conformed);
         continue;
       }
-      auto it = add.partition_values.find(field.name);
+      auto it = add.partition_values.find(*mapping == ColumnMappingMode::kNone
+                                              ? field.name
+                                              : PhysicalColumnName(schema, field.name));
       const bool known = it != add.partition_values.end();
       for (int64_t row = 0; row < live_rows; ++row) {
         if (known) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ferry/base/clock.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_features.h"
@@ -102,11 +103,17 @@ bool Worth(const Bin& bin) {
 }
 
 // Step 1-2: the bins worth rewriting.
-std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options) {
+std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options,
+                          ColumnMappingMode mapping) {
   std::map<PartitionValues, std::vector<const AddFile*>> small;
   for (const auto& [key, add] : snapshot.files()) {
-    if (add.size < options.target_size && RelativeFilePath(add).ok() &&
-        options.where.Matches(add.partition_values)) {
+    // The predicate names columns as the table shows them; the log keys physical names.
+    const bool matches =
+        mapping == ColumnMappingMode::kNone
+            ? options.where.Matches(add.partition_values)
+            : options.where.Matches(LogicalPartitionValues(add.partition_values, *snapshot.schema(),
+                                                           snapshot.partition_columns()));
+    if (add.size < options.target_size && RelativeFilePath(add).ok() && matches) {
       small[add.partition_values].push_back(&add);
     }
   }
@@ -227,7 +234,9 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
         "OPTIMIZE",
         table.Describe(), columns.empty() ? "none yet" : columns);
   }
-  std::vector<Bin> bins = PlanBins(snapshot, options);
+  FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
+                         GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
+  std::vector<Bin> bins = PlanBins(snapshot, options, mapping);
   OptimizeResult result;
   result.bins = static_cast<int64_t>(bins.size());
   for (const Bin& bin : bins) {

@@ -13,7 +13,10 @@
 //   3. For each bin, read every file's live rows (file_scan.h: rows its deletion vector deletes
 //      are skipped) and write them through a TableWriter (target_file_size = the target), so the
 //      new files carry fresh stats and no deletion vector (as Spark's OPTIMIZE purges them); the
-//      remove of a file with a DV carries the DV, naming the logical file.
+//      remove of a file with a DV carries the DV, naming the logical file. A table with column
+//      mapping keeps its physical names and field ids: the scan gives the table's names, the
+//      writer maps them back (column_mapping.h); the predicate names columns as the table shows
+//      them.
 //   4. Commit one transaction: a `remove` (dataChange=false, deletionTimestamp now) for every
 //      packed file and the new `add`s (dataChange=false), operation "OPTIMIZE". No txn is
 //      written, so no source position changes, and rows are only moved between files.

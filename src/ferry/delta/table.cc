@@ -6,6 +6,7 @@
 #include "ferry/base/clock.h"
 #include "ferry/delta/actions_json.h"
 #include "ferry/delta/checkpoint_reader.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/log_segment.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/schema_json.h"
@@ -206,11 +207,13 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
     configuration.try_emplace("delta.rowTracking.materializedRowCommitVersionColumnName",
                               "_row-commit-version-col-" + RandomUuid());
   }
+  columnar::SchemaPtr schema = spec.schema;
+  FERRY_RETURN_IF_ERROR(ApplyColumnMappingToNewTable(&schema, &configuration, &protocol));
   Metadata metadata;
   metadata.id = RandomUuid();
   metadata.name = spec.name;
   metadata.description = spec.description;
-  FERRY_ASSIGN_OR_RETURN(metadata.schema_string, SchemaToJson(*spec.schema));
+  FERRY_ASSIGN_OR_RETURN(metadata.schema_string, SchemaToJson(*schema));
   metadata.partition_columns = spec.partition_columns;
   metadata.configuration = std::move(configuration);
   metadata.created_time = WallMillis();

@@ -14,8 +14,10 @@
 //                        (`delta.constraints.*`) is refused, one without is fine
 //   generatedColumns, identityColumns, allowColumnDefaults
 //                        refused if a column uses them, fine otherwise
-//   columnMapping        refused unless delta.columnMapping.mode is none (ferry writes
-//                        logical names)
+//   columnMapping        honoured in modes name and id (column_mapping.h): physical names and
+//                        field ids in the data files, physical names in partitionValues and
+//                        stats, new columns get ids and physical names; refused when the schema
+//                        lacks an id or physical name, or the mode is unknown
 //   inCommitTimestamp    implemented (transaction.h): when enabled (InCommitTimestampsEnabled),
 //                        commitInfo is the first action of every commit and carries
 //                        inCommitTimestamp = max(now, previous commit's ICT + 1) -- the previous
