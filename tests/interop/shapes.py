@@ -43,15 +43,16 @@ def _list(values) -> str:
     return ",".join(v[0] if isinstance(v, tuple) else v for v in values)
 
 
-def template(loc_extra: str = "", extra: str = "") -> str:
+def template(loc_extra: str = "", extra: str = "", qty: str = "") -> str:
     """The message template; `loc_extra` is added inside the `loc` object and `extra` at the end
-    of the message (schema evolution), each starting with ', '."""
+    of the message (schema evolution), each starting with ', '; `qty` replaces qty's values."""
+    qty = qty or f"{{{{cycle:{_list(QTYS)}}}}}"
     return (
         '{"id": {{seq}}, '
         f'"name": "n-{{{{seq}}}}-{{{{cycle:{_list(NAMES)}}}}}", '
         f'"amount": {{{{seq}}}}.{{{{cycle:{_list(CENTS)}}}}}, '
         f'"price": {{{{cycle:{_list(PRICES)}}}}}, '
-        f'"qty": {{{{cycle:{_list(QTYS)}}}}}, '
+        f'"qty": {qty}, '
         f'"flag": {{{{cycle:{_list(FLAGS)}}}}}, '
         f'"ts": "2026-0{{{{cycle:{_list(MONTHS)}}}}}-1{{{{cycle:{_list(DAYS)}}}}}T'
         f'{{{{cycle:{_list(HOURS)}}}}}:30:15{{{{cycle:{_list(FRACTIONS)}}}}}'
