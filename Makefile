@@ -16,6 +16,7 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # libavro-dev (avro-c) is the Avro decoding benchmark's peer only (bench/avro_decode_bench.cc).
 # openjdk-17-jre-headless runs the Apache Kafka broker of the tests and maven fetches its jars
 # (setup-kafka).
+# The interop suite's (docs/interop.md): Java 17 for Spark, Maven for Delta's jars, python3-venv.
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   openjdk-17-jre-headless maven \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
@@ -26,7 +27,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium libavro-dev \
   libprotobuf-dev libprotoc-dev protobuf-compiler \
   curl jq ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
-  help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
+  help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd \
+  python3-venv
 
 # What `make demo` needs and nothing more: the compilers and the libraries the `ferry` binary links
 # (cmake/FerryDependencies.cmake without the test and benchmark frameworks), and nats-server for the
@@ -48,10 +50,10 @@ S3RVER_DIR := tests/s3rver
 SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-demo setup-npm setup-nats setup-gcs setup-kafka build demo-build asan asan-unit release test test-unit lint demo \
+.PHONY: setup setup-deb setup-demo setup-npm setup-nats setup-gcs setup-kafka setup-interop build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
-setup: setup-deb setup-npm setup-kafka setup-nats setup-gcs
+setup: setup-deb setup-npm setup-kafka setup-nats setup-gcs setup-interop
 
 # apt's and npm's output goes to a log, printed only when the step fails (SETUP_LOG).
 SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
@@ -104,6 +106,12 @@ setup-npm:
 # ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree).
 setup-kafka: setup-deb
 	@tools/setup_kafka.sh $(SETUP_LOG) kafka-4 kafka-3
+
+# The interop suite's Python venv (pinned pyspark, delta-spark, deltalake: tests/interop/
+# requirements.txt) and Delta's jars (tests/interop/pom.xml), in ~/.cache/ferry; redone only when
+# a pin changes (docs/interop.md).
+setup-interop: setup-deb
+	@tools/setup_interop.sh $(SETUP_LOG)
 
 # UNITY=ON (the default here) compiles each target's sources in batches of 8 files (CMake's unity
 # build): a cold build takes less than half the CPU time, as the headers are parsed once a batch.

@@ -13,6 +13,7 @@
 #include "ferry/delta/snapshot_internal.h"
 #include "ferry/delta/table_properties.h"
 #include "ferry/delta/transaction.h"
+#include "ferry/delta/type_widening.h"
 #include "ferry/delta/uuid.h"
 
 namespace ferry::delta {
@@ -177,8 +178,10 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
   }
   Protocol protocol;
   if (UsesTimestampNtz(*columnar::DataType::Struct(spec.schema->fields()))) {
-    protocol = Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
-                        std::vector<std::string>{"timestampNtz"}};
+    // Writer version 7 keeps the features writer version 2 implied (appendOnly, invariants), as
+    // Spark's upgrade does: without `invariants` listed, Delta (Spark) refuses to read a table
+    // with a NOT NULL column ("enabled in metadata but not listed in protocol").
+    protocol = WithFeatures(protocol, {"timestampNtz"}, {"timestampNtz"});
   }
   StringMap configuration = spec.configuration;
   // Writer features the configuration enables (table_features.h says what ferry does).
