@@ -187,16 +187,16 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
   // Writer features the configuration enables (table_features.h says what ferry does).
   auto enables = [&](const char* key) {
     auto it = configuration.find(key);
-    return it != configuration.end() && (it->second == "true" || it->second == "TRUE");
+    // Case-insensitive, as table_features.cc reads the property back ("True" enables too).
+    return it != configuration.end() && it->second.size() == 4 &&
+           std::equal(it->second.begin(), it->second.end(), "true", [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
   };
+  // Through WithFeatures, so that the upgrade to writer version 7 keeps the features writer
+  // version 2 implied (appendOnly, invariants), which Spark requires (see timestampNtz above).
   auto add_writer_feature = [&](const char* feature) {
-    protocol.min_writer_version = 7;
-    if (!protocol.writer_features.has_value()) {
-      protocol.writer_features.emplace();
-    }
-    if (!protocol.WriterLists(feature)) {
-      protocol.writer_features->push_back(feature);
-    }
+    protocol = WithFeatures(protocol, {}, {feature});
   };
   if (enables("delta.enableInCommitTimestamps")) {
     add_writer_feature("inCommitTimestamp");

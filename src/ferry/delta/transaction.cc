@@ -375,11 +375,15 @@ Result<CommitResult> Transaction::Commit() {
                          version, table_.Describe());
     }
     if (IsOurs(*existing, txn_id)) {
-      // An earlier attempt at this version landed: its timestamps are the ones in the log.
+      // An earlier attempt at this version landed: its timestamps, and its metaData (which may
+      // hold that attempt's ICT enablement timestamp), are the ones in the log.
       for (const Action& action : *existing) {
         if (const auto* info = std::get_if<CommitInfo>(&action)) {
           in_commit_timestamp_ = info->in_commit_timestamp;
           timestamp_ms_ = info->timestamp.value_or(timestamp_ms_);
+        } else if (const auto* metadata = std::get_if<Metadata>(&action);
+                   metadata != nullptr && written_metadata_.has_value()) {
+          written_metadata_ = *metadata;
         }
       }
       return Finish(version, attempts);

@@ -179,6 +179,18 @@ TEST_F(WriterFeaturesTest, InCommitTimestampLeadsEveryCommitAndIncreases) {
 
 // A winner whose inCommitTimestamp lies an hour ahead (a clock ahead of ours): the loser's retry
 // at the next version takes the winner's + 1, not its own clock.
+// A property spelled "True" enables the feature as table_features.cc reads it back, and the
+// upgrade to writer version 7 keeps the features version 2 implied: Spark refuses a table with a
+// NOT NULL column whose protocol does not list `invariants`.
+TEST_F(WriterFeaturesTest, FeaturesFromPropertiesKeepTheImpliedLegacyFeatures) {
+  Snapshot snap = Create({{"delta.enableRowTracking", "True"}});
+  EXPECT_EQ(snap.protocol().min_writer_version, 7);
+  EXPECT_TRUE(snap.protocol().WriterLists("rowTracking"));
+  EXPECT_TRUE(snap.protocol().WriterLists("domainMetadata"));
+  EXPECT_TRUE(snap.protocol().WriterLists("appendOnly"));
+  EXPECT_TRUE(snap.protocol().WriterLists("invariants"));
+}
+
 TEST_F(WriterFeaturesTest, InCommitTimestampAfterALostRaceFollowsTheWinner) {
   Snapshot base = Create({{"delta.enableInCommitTimestamps", "true"}});
   const int64_t ahead = WallMillis() + 3600 * 1000;

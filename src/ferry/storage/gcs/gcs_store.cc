@@ -225,12 +225,13 @@ class GcsResumableUpload final : public MultipartUpload {
       held_back_.assign(data);  // the last part
       return std::string("held");
     }
-    FERRY_RETURN_IF_ERROR(SendChunk(data, "*").WithContext("chunk {} of {}", number, name_));
+    FERRY_RETURN_IF_ERROR(
+        SendChunk(data, "*", /*last=*/false).WithContext("chunk {} of {}", number, name_));
     return std::string("sent");
   }
 
   Status Complete(const std::vector<UploadedPart>&, uint64_t total_size) override {
-    return SendChunk(held_back_, std::to_string(total_size))
+    return SendChunk(held_back_, std::to_string(total_size), /*last=*/true)
         .WithContext("finish resumable upload of {}", name_);
   }
 
@@ -248,19 +249,49 @@ class GcsResumableUpload final : public MultipartUpload {
   }
 
   // PUT of bytes [sent_, sent_ + data.size()) with the total ("*" while unknown). A chunk of a
-  // session that is not finished is answered 308.
-  Status SendChunk(std::string_view data, const std::string& total) {
+  // session that is not finished is answered 308, whose Range header ("bytes=0-N") says how much
+  // the session holds: GCS may keep less than a chunk, so anything but exactly what was sent is an
+  // error (Unavailable: the writer starts the file again), never a silent gap. The last PUT must
+  // be answered 200/201: a 308 there means the object was not finalised.
+  Status SendChunk(std::string_view data, const std::string& total, bool last) {
     HttpCall call = Session("PUT");
     call.body = data;
     call.headers.Set("Content-Range", data.empty() ? fmt::format("bytes */{}", total)
                                                    : fmt::format("bytes {}-{}/{}", sent_,
                                                                  sent_ + data.size() - 1, total));
     http::HttpOutcome r = core_->Send(call);
-    if (!r.ok() && r.status_code() != 308) {
+    const uint64_t expected = sent_ + data.size();
+    if (r.status_code() == 308) {
+      if (last) {
+        return Unavailable("PUT {}: the upload is not complete after its last chunk ({} bytes)",
+                           name_, expected);
+      }
+      const uint64_t held = HeldBytes(r.response.headers.GetOr("Range"));
+      if (held != expected) {
+        return Unavailable("PUT {}: the upload session holds {} bytes, {} were sent", name_, held,
+                           expected);
+      }
+    } else if (!r.ok()) {
       return core_->Error(r, "PUT " + name_);
     }
-    sent_ += data.size();
+    sent_ = expected;
     return Status::OK();
+  }
+
+  // "bytes=0-N" -> N + 1; no header: the session holds nothing.
+  static uint64_t HeldBytes(std::string_view range) {
+    const size_t dash = range.rfind('-');
+    if (range.empty() || dash == std::string_view::npos) {
+      return 0;
+    }
+    uint64_t last = 0;
+    for (char c : range.substr(dash + 1)) {
+      if (c < '0' || c > '9') {
+        return 0;
+      }
+      last = last * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return last + 1;
   }
 
   const std::shared_ptr<const GcsCore> core_;
