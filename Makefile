@@ -15,9 +15,9 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze for the unit).
 # libavro-dev (avro-c) is the Avro decoding benchmark's peer only (bench/avro_decode_bench.cc).
 # openjdk-17-jre-headless runs the Apache Kafka broker of the tests and maven fetches its jars
-# (setup-kafka).
+# (setup-kafka); python3-venv holds the venv of its transactional producer (tests/kafka).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
-  openjdk-17-jre-headless maven \
+  openjdk-17-jre-headless maven python3-venv \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
@@ -87,9 +87,12 @@ setup-npm:
 
 # The Apache Kafka broker of the tests (src/ferry/testing/kafka_broker.h): the jars pinned by
 # tests/kafka/pom.xml (the newest 4.x and the last 3.x line), fetched from Maven Central into
-# ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree).
+# ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree);
+# and the transactional producer's venv (confluent-kafka pinned by tests/kafka/requirements.txt)
+# in ~/.cache/ferry/kafka-py-venv when missing or its pin changed (tools/setup_kafka_py.sh).
 setup-kafka: setup-deb
 	@tools/setup_kafka.sh $(SETUP_LOG) kafka-4 kafka-3
+	@tools/setup_kafka_py.sh $(SETUP_LOG)
 
 # UNITY=ON (the default here) compiles each target's sources in batches of 8 files (CMake's unity
 # build): a cold build takes less than half the CPU time, as the headers are parsed once a batch.
