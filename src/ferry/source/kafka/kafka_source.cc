@@ -629,14 +629,14 @@ Result<std::vector<PartitionHead>> KafkaSource::Heads() {
   if (closed_) {
     return Internal("kafka: Heads after Close");
   }
-  // The log start librdkafka keeps from fetch responses, and the end asked of the brokers for
-  // every assigned partition together, one ListOffsets request per broker
-  // (rd_kafka_offsets_for_times with the special timestamps; asking each partition in turn took
-  // 0.1-0.7 s for 128 partitions). The end is not the cached high watermark: under
-  // read_committed ListOffsets answers the last stable offset, the first offset of the oldest
-  // open transaction, beyond which the consumer cannot read (an open transaction would hold
-  // --until-caught-up forever, tests/integration/kafka_txn_test.cc). Partitions without a
-  // cached log start (before their first fetch) ask for it the same way.
+  // The log start librdkafka keeps from fetch responses, and the end: the cached high watermark
+  // for a partition read through it, else asked of the brokers for those partitions together,
+  // one ListOffsets request per broker (rd_kafka_offsets_for_times with the special timestamps;
+  // asking each partition in turn took 0.1-0.7 s for 128 partitions). Under read_committed
+  // ListOffsets answers the last stable offset, the first offset of the oldest open transaction,
+  // beyond which the consumer cannot read (the high watermark would hold --until-caught-up
+  // forever behind an open transaction, tests/integration/kafka_txn_test.cc). Partitions without
+  // a cached log start (before their first fetch) ask for it the same way.
   struct Mark {
     const PartitionState* state;
     int64_t low = -1;
@@ -645,7 +645,7 @@ Result<std::vector<PartitionHead>> KafkaSource::Heads() {
     int64_t read_through = -1;
   };
   std::vector<Mark> marks;
-  std::vector<size_t> all;     // into marks
+  std::vector<size_t> no_end;  // into marks
   std::vector<size_t> no_low;  // into marks
   for (size_t i = 0; i < table_.size(); ++i) {
     const PartitionState& s = table_.at(static_cast<int32_t>(i));
@@ -659,7 +659,6 @@ Result<std::vector<PartitionHead>> KafkaSource::Heads() {
       m.low = -1;
       no_low.push_back(marks.size());
     }
-    all.push_back(marks.size());
     marks.push_back(m);
   }
   if (!marks.empty()) {
@@ -680,10 +679,25 @@ Result<std::vector<PartitionHead>> KafkaSource::Heads() {
       }
     }
   }
+  bool all_cached = true;
+  for (size_t j = 0; j < marks.size(); ++j) {
+    Mark& m = marks[j];
+    if (m.cached_high >= 0 && m.low >= 0 && m.read_through >= m.cached_high - 1) {
+      m.high = m.cached_high;  // read through the high watermark: no open transaction holds it
+    } else {
+      all_cached = all_cached && m.cached_high >= 0;
+      no_end.push_back(j);
+    }
+  }
   const int64_t deadline_us = MonotonicMicros() + options_.request_timeout.count() * 1000;
   for (int64_t which : {int64_t{RD_KAFKA_OFFSET_END}, int64_t{RD_KAFKA_OFFSET_BEGINNING}}) {
-    const std::vector<size_t>& ask = which == RD_KAFKA_OFFSET_END ? all : no_low;
-    const int64_t left_ms = (deadline_us - MonotonicMicros()) / 1000;
+    const std::vector<size_t>& ask = which == RD_KAFKA_OFFSET_END ? no_end : no_low;
+    int64_t left_ms = (deadline_us - MonotonicMicros()) / 1000;
+    if (which == RD_KAFKA_OFFSET_END && all_cached) {
+      // A broker that does not answer soon leaves the cached high watermarks (a pipeline thread
+      // must not wait request_timeout at each heads refresh of an outage).
+      left_ms = std::min<int64_t>(left_ms, 1000);
+    }
     if (ask.empty() || left_ms <= 0) {
       continue;
     }
