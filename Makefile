@@ -15,9 +15,11 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # (dpkg-shlibdeps, lintian, man, bash-completion's loader, systemd-analyze for the unit).
 # libavro-dev (avro-c) is the Avro decoding benchmark's peer only (bench/avro_decode_bench.cc).
 # openjdk-17-jre-headless runs the Apache Kafka broker of the tests and maven fetches its jars
-# (setup-kafka); python3-venv holds the venv of its transactional producer (tests/kafka).
+# (setup-kafka).
+# The interop suite's (docs/interop.md): Java 17 for Spark, Maven for Delta's jars, python3-venv
+# (also the venv of the Kafka tests' transactional producer, tests/kafka).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
-  openjdk-17-jre-headless maven python3-venv \
+  openjdk-17-jre-headless maven \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
   librdkafka-dev libnats-dev nats-server kcat \
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbrotli-dev \
@@ -26,7 +28,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps 
   libre2-dev libssl-dev libcurl4-openssl-dev libexpat1-dev chromium libavro-dev \
   libprotobuf-dev libprotoc-dev protobuf-compiler \
   curl jq ceph-mon ceph-osd radosgw ceph-common awscli python3-boto3 \
-  help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd
+  help2man lowdown dpkg-dev file lintian man-db bash-completion adduser systemd \
+  python3-venv
 
 # What `make demo` needs and nothing more: the compilers and the libraries the `ferry` binary links
 # (cmake/FerryDependencies.cmake without the test and benchmark frameworks), and nats-server for the
@@ -48,10 +51,10 @@ S3RVER_DIR := tests/s3rver
 SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-demo setup-npm build demo-build asan asan-unit release test test-unit lint demo \
+.PHONY: setup setup-deb setup-demo setup-npm setup-nats setup-gcs setup-kafka setup-interop build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
-setup: setup-deb setup-npm setup-kafka
+setup: setup-deb setup-npm setup-kafka setup-nats setup-gcs setup-interop
 
 # apt's and npm's output goes to a log, printed only when the step fails (SETUP_LOG).
 SETUP_LOG ?= /tmp/ferry-setup-$(shell id -u).log
@@ -59,6 +62,20 @@ QUIETLY := tools/quietly.sh $(SETUP_LOG)
 
 setup-deb:
 	@tools/setup_deb.sh $(SETUP_LOG) --with-npm $(DEB_PACKAGES)
+
+# A current nats-server beside Debian's 2.9.10 (docs/testing-servers.md): `go install` of the pinned
+# version from the Go module proxy into ~/.cache/ferry/nats-server-<version>/, only when it is not
+# there yet (cold: about 2 minutes and 300 MB of Go caches on 2 shared cores). Needs Go >= 1.24.
+# The JetStream tests run on both servers and fail, naming this target, when it is missing.
+NATS_SERVER_VERSION := v2.15.3
+
+setup-nats:
+	@NATS_SERVER_VERSION=$(NATS_SERVER_VERSION) tools/setup_nats.sh $(SETUP_LOG)
+
+# The Google Cloud Storage emulator (fake-gcs-server), built with the machine's Go from the Go
+# module proxy into ~/.cache/ferry/ (tools/setup_gcs.sh; nothing written into the tree).
+setup-gcs:
+	@tools/setup_gcs.sh $(SETUP_LOG)
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
@@ -93,6 +110,12 @@ setup-npm:
 setup-kafka: setup-deb
 	@tools/setup_kafka.sh $(SETUP_LOG) kafka-4 kafka-3
 	@tools/setup_kafka_py.sh $(SETUP_LOG)
+
+# The interop suite's Python venv (pinned pyspark, delta-spark, deltalake: tests/interop/
+# requirements.txt) and Delta's jars (tests/interop/pom.xml), in ~/.cache/ferry; redone only when
+# a pin changes (docs/interop.md).
+setup-interop: setup-deb
+	@tools/setup_interop.sh $(SETUP_LOG)
 
 # UNITY=ON (the default here) compiles each target's sources in batches of 8 files (CMake's unity
 # build): a cold build takes less than half the CPU time, as the headers are parsed once a batch.

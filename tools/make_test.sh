@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make_test.sh JOBS TEST_JOBS FUZZ_SECONDS: `make test`, phase by phase:
-#   1. setup (the Debian and npm packages, the Kafka jars), 2. lint, 3. the dev build,
+#   1. setup (the Debian and npm packages, the Kafka jars, nats-server 2.15, the GCS emulator),
+#   2. lint, 3. the dev build,
 #   4. tools/run_tests.sh: the dev tests (the ASan+UBSan build beside them), the ASan unit tests,
 #      the fuzzers.
 # Each phase's wall time goes to build/test-times/phases.tsv and each ctest's output to
@@ -30,7 +31,7 @@ phase() {
   return $rc
 }
 
-phase "setup (Debian and npm packages, Kafka jars)" make --no-print-directory setup || exit 1
+phase "setup (Debian and npm packages, Kafka jars, nats-server, GCS emulator)" make --no-print-directory setup || exit 1
 phase "lint (clang-format, layers)" make --no-print-directory lint || exit 1
 phase "dev build" make --no-print-directory build || exit 1
 tools/run_tests.sh "$@"

@@ -99,7 +99,9 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
     return env;
   };
 
-  const std::vector<FailpointStep> plan = FailpointPlan(settings.full_matrix, table.local(), &rng);
+  const std::vector<FailpointStep> plan =
+      settings.failpoint_steps ? FailpointPlan(settings.full_matrix, table.local(), &rng)
+                               : std::vector<FailpointStep>();
   const int64_t broker_chunk =
       std::max<int64_t>(200, std::min<int64_t>(5000, settings.messages / 20));
   const int64_t store_chunk = tables.store_faults != nullptr ? 2 * broker_chunk : 0;

@@ -98,10 +98,21 @@ TortureSettings TortureSettings::ForObjectStore() const {
   return s;
 }
 
+TortureSettings TortureSettings::ForAnotherServer() const {
+  TortureSettings s = *this;
+  if (std::getenv("FERRY_TORTURE_MESSAGES") == nullptr &&
+      std::getenv("FERRY_TORTURE_KILLS") == nullptr) {
+    s.messages = std::max<int64_t>(1000, messages / 3);
+    s.kills = std::max(1, kills / 4);
+    s.failpoint_steps = false;
+  }
+  return s;
+}
+
 std::string TortureSettings::Describe() const {
   return fmt::format(
-      "seed={} messages={} kills={} full_matrix={} (rerun with FERRY_TORTURE_SEED={})", seed,
-      messages, kills, full_matrix ? 1 : 0, seed);
+      "seed={} messages={} kills={} full_matrix={}{} (rerun with FERRY_TORTURE_SEED={})", seed,
+      messages, kills, full_matrix ? 1 : 0, failpoint_steps ? "" : " failpoint_steps=0", seed);
 }
 
 Result<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,

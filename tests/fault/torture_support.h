@@ -41,6 +41,8 @@ struct TortureSettings {
   int kills = 0;
   bool full_matrix = false;
   bool keep = false;
+  // The scenario's step 3 (every failpoint in turn); off in ForAnotherServer()'s short form.
+  bool failpoint_steps = true;
 
   static TortureSettings FromEnv(int64_t default_messages, int default_kills);
   // The settings of a scenario whose tables live in an object store: in the short form (no
@@ -48,6 +50,12 @@ struct TortureSettings {
   // there costs more (the store's probe, slower requests), so that each test stays within a few
   // minutes; otherwise unchanged.
   TortureSettings ForObjectStore() const;
+  // The settings of the scenario run again on another broker version (the current nats-server
+  // beside Debian's): in the short form a third of the ids, a quarter of the kills and no
+  // failpoint steps (they exercise ferry's own steps and ran on the first server), so that the
+  // kill loop and the broker faults run in well under a minute. Otherwise (make torture)
+  // unchanged.
+  TortureSettings ForAnotherServer() const;
   // "seed=... messages=... kills=..." and how to rerun with the same seed.
   std::string Describe() const;
 };

@@ -110,8 +110,7 @@ class AzureStoreTest : public ::testing::Test {
                           .container = container_,
                           .root = root,
                           .endpoint = azurite_->endpoint(),
-                          .part_size = 64 * 1024,
-                          .parts_in_flight = 3,
+                          .transfer = {.part_size = 64 * 1024, .parts_in_flight = 3},
                           .list_page_size = 7},
         std::move(client).value(),
         std::shared_ptr<storage::azure::AzureCredentialProvider>(std::move(*provider)));

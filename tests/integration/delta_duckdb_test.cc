@@ -22,6 +22,7 @@
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/record_batch.h"
+#include "ferry/delta/optimize.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
@@ -530,6 +531,67 @@ TEST_F(DeltaDuckDbTest, LogReplayAndDataFilesAgreeWithWhatWasWritten) {
     // Partition columns have no stats.
     EXPECT_FALSE(f.stats.at("nullCount").contains("p_str")) << path;
   }
+}
+
+// ferry's optimize on a copy of a table Spark wrote with deletion vectors
+// (delta-golden/dv-partitioned-with-checkpoint: col1 = 0..49, col2 = "foo<part>", then DELETEs
+// of col1 = 0, 2, ..., 28). Read independently: the OPTIMIZE commit (plain JSON) names the files
+// it removed and added; DuckDB reads both sets. The new files hold exactly the removed files'
+// rows minus those Spark's DELETE predicates matched, and no add carries a deletion vector.
+TEST_F(DeltaDuckDbTest, OptimizeOfSparkDeletionVectorsKeepsExactlyTheLiveRows) {
+  const std::string name = "dv-partitioned-with-checkpoint";
+  std::filesystem::copy(std::string(FERRY_TESTDATA_DIR) + "/delta-golden/" + name,
+                        dir_ + "/" + name, std::filesystem::copy_options::recursive);
+  std::shared_ptr<storage::ObjectStore> store = *storage::LocalStore::Create(dir_);
+  auto table = *delta::Table::Open(store, name);
+  auto result = delta::Optimize(*table, delta::OptimizeOptions{});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_TRUE(result->version.has_value());
+
+  char commit_name[32];
+  std::snprintf(commit_name, sizeof(commit_name), "%020lld",
+                static_cast<long long>(*result->version));
+  std::ifstream commit(dir_ + "/" + name + "/_delta_log/" + commit_name + ".json");
+  ASSERT_TRUE(commit.good());
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+  int removed_with_dv = 0;
+  std::string line;
+  while (std::getline(commit, line)) {
+    Json action = Json::parse(line);
+    if (action.contains("add")) {
+      EXPECT_FALSE(action["add"].contains("deletionVector")) << line;
+      EXPECT_FALSE(action["add"]["dataChange"].get<bool>());
+      added.push_back(dir_ + "/" + name + "/" + PercentDecode(action["add"]["path"]));
+    } else if (action.contains("remove")) {
+      removed_with_dv += action["remove"].contains("deletionVector") ? 1 : 0;
+      removed.push_back(dir_ + "/" + name + "/" + PercentDecode(action["remove"]["path"]));
+    }
+  }
+  ASSERT_FALSE(added.empty());
+  EXPECT_EQ(removed_with_dv, 2);
+  auto rows = [](const std::vector<std::string>& files) {
+    std::string list;
+    for (const std::string& file : files) {
+      list += (list.empty() ? "" : ", ") + Lit(file);
+    }
+    std::multiset<std::string> out;
+    for (const Json& row : Duck({"SELECT col1::VARCHAR AS c1, col2 FROM read_parquet([" + list +
+                                 "], hive_partitioning = false)"})) {
+      out.insert(row.at("c1").get<std::string>() + "/" + row.at("col2").get<std::string>());
+    }
+    return out;
+  };
+  std::multiset<std::string> expected;
+  for (const std::string& row : rows(removed)) {
+    const int col1 = std::stoi(row.substr(0, row.find('/')));
+    if (!(col1 < 30 && col1 % 2 == 0)) {  // Spark's DELETE predicates
+      expected.insert(row);
+    }
+  }
+  const std::multiset<std::string> got = rows(added);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(static_cast<int64_t>(got.size()), result->rows);
 }
 
 }  // namespace

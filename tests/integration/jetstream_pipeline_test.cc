@@ -1,4 +1,5 @@
-// `ferry run` against a real nats-server (JetStream file store) end to end: the restart scenario
+// `ferry run` against a real nats-server (JetStream file store) end to end, on Debian's 2.9.10 and
+// on the pinned current release (TestedNatsServers()): the restart scenario
 // reported against nats-spark-connector, a batch slower than any ack wait, a server killed
 // mid-stream, two filters, a retention overrun, a WorkQueue stream, two processes on one filter.
 // Every test ends by reading the table back (ferry's reader and DuckDB): each message once.
@@ -41,10 +42,10 @@ constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 // The payload as it is, into the column `payload`.
 constexpr char kRawDecode[] = "[pipeline.decode]\nformat = \"raw\"\ncolumn = \"payload\"";
 
-class JetStreamPipelineTest : public ::testing::Test {
+class JetStreamPipelineTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_));
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_, GetParam()));
     if (IsSkipped()) {
       return;
     }
@@ -114,7 +115,7 @@ class JetStreamPipelineTest : public ::testing::Test {
 };
 
 // nats-spark-connector duplicated the last batch here: 10,000 published, 10,100 rows.
-TEST_F(JetStreamPipelineTest, ReportedScenarioSigkillMidWayAndRestart) {
+TEST_P(JetStreamPipelineTest, ReportedScenarioSigkillMidWayAndRestart) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
   std::string config = WriteConfig({"newsub"});
   auto producer = StartProducer("newsub", 10000, 1, 2500);
@@ -132,9 +133,14 @@ TEST_F(JetStreamPipelineTest, ReportedScenarioSigkillMidWayAndRestart) {
   EXPECT_EQ(t.txns["newstream/jetstream/newstream/newsub"], 10000);
 }
 
+// The tests that run on one server only: what they check does not depend on the server's
+// version, and each costs more than half a minute.
+class JetStreamPipelineOneServerTest : public JetStreamPipelineTest {};
+
 // A batch held open longer than the server's default ack wait (30 s): nothing is redelivered
-// into the table because ferry's consumer does not depend on acks.
-TEST_F(JetStreamPipelineTest, ABatchSlowerThanAnyAckWait) {
+// into the table because ferry's consumer does not depend on acks (AckNone on every server, so
+// this runs on Debian's only: 37 s, most of the suite's time on one server).
+TEST_P(JetStreamPipelineOneServerTest, ABatchSlowerThanAnyAckWait) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
   ASSERT_TRUE(client_->Publish("newsub", 3000, "test #").ok());
   std::string config = WriteConfig({"newsub"});
@@ -146,7 +152,7 @@ TEST_F(JetStreamPipelineTest, ABatchSlowerThanAnyAckWait) {
   ExpectExactlyOnce(1, 3000, t);
 }
 
-TEST_F(JetStreamPipelineTest, ServerKilledAndRestartedMidStream) {
+TEST_P(JetStreamPipelineTest, ServerKilledAndRestartedMidStream) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
   ASSERT_TRUE(client_->Publish("newsub", 5000, "test #").ok());
   client_.reset();
@@ -164,7 +170,7 @@ TEST_F(JetStreamPipelineTest, ServerKilledAndRestartedMidStream) {
   ExpectExactlyOnce(1, 10000, e2e::ReadTable(table()));
 }
 
-TEST_F(JetStreamPipelineTest, TwoFiltersAtDifferentSpeedsKeepTheirOwnPositions) {
+TEST_P(JetStreamPipelineTest, TwoFiltersAtDifferentSpeedsKeepTheirOwnPositions) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub.>"}}).ok());
   auto fast = StartProducer("newsub.fast", 6000, 1, 3000);
   auto slow = StartProducer("newsub.slow", 600, 6001, 300);
@@ -188,7 +194,7 @@ TEST_F(JetStreamPipelineTest, TwoFiltersAtDifferentSpeedsKeepTheirOwnPositions) 
   }
 }
 
-TEST_F(JetStreamPipelineTest, RetentionOverrunStopsOrIsRecorded) {
+TEST_P(JetStreamPipelineTest, RetentionOverrunStopsOrIsRecorded) {
   ASSERT_TRUE(
       client_->AddStream({.name = "newstream", .subjects = {"newsub"}, .max_msgs = 1000}).ok());
   ASSERT_TRUE(client_->Publish("newsub", 500, "test #").ok());
@@ -212,7 +218,7 @@ TEST_F(JetStreamPipelineTest, RetentionOverrunStopsOrIsRecorded) {
   EXPECT_NE(history.find(R"(\"first\":501,\"last\":2500)"), std::string::npos) << history;
 }
 
-TEST_F(JetStreamPipelineTest, AWorkQueueStreamIsRefused) {
+TEST_P(JetStreamPipelineTest, AWorkQueueStreamIsRefused) {
   ASSERT_TRUE(
       client_
           ->AddStream(
@@ -224,7 +230,7 @@ TEST_F(JetStreamPipelineTest, AWorkQueueStreamIsRefused) {
   EXPECT_NE(r.err.find("WorkQueue"), std::string::npos) << r.err;
 }
 
-TEST_F(JetStreamPipelineTest, TwoProcessesOnOneFilterAreFencedNotDuplicated) {
+TEST_P(JetStreamPipelineTest, TwoProcessesOnOneFilterAreFencedNotDuplicated) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
   std::string config = WriteConfig({"newsub"});
   auto producer = StartProducer("newsub", 6000, 1, 3000);
@@ -242,7 +248,7 @@ TEST_F(JetStreamPipelineTest, TwoProcessesOnOneFilterAreFencedNotDuplicated) {
 // The bad-record matrix on JetStream: malformed JSON, a wrong type, an overflow, invalid UTF-8
 // and a missing required field end in the dead-letter table exactly once, across a crash
 // between the dead-letter commit and the main commit.
-TEST_F(JetStreamPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
+TEST_P(JetStreamPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"newsub"}}).ok());
   const int kCount = 1000;
   int bad = 0;
@@ -308,7 +314,7 @@ TEST_F(JetStreamPipelineTest, BadRecordsGoToTheDeadLetterTableExactlyOnce) {
 // A routed pipeline on a stream with subjects orders.<region>.<kind>, one table per region and
 // kind by subject token (docs/decisions/routing.md), through a SIGKILL: every message in exactly
 // one table, once, in the table its subject names.
-TEST_F(JetStreamPipelineTest, RoutedBySubjectTokensThroughAKill) {
+TEST_P(JetStreamPipelineTest, RoutedBySubjectTokensThroughAKill) {
   ASSERT_TRUE(client_->AddStream({.name = "newstream", .subjects = {"orders.>"}}).ok());
   const std::vector<std::string> subjects = {"orders.eu.created", "orders.eu.paid",
                                              "orders.us.created", "orders.us.paid"};
@@ -396,6 +402,13 @@ TEST_F(JetStreamPipelineTest, RoutedBySubjectTokensThroughAKill) {
     EXPECT_EQ(row["lag"], 0) << row;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Servers, JetStreamPipelineTest,
+                         ::testing::ValuesIn(testing::TestedNatsServers()),
+                         testing::NatsServerParamName());
+INSTANTIATE_TEST_SUITE_P(Servers, JetStreamPipelineOneServerTest,
+                         ::testing::Values(testing::kDebianNatsServer),
+                         testing::NatsServerParamName());
 
 }  // namespace
 }  // namespace ferry

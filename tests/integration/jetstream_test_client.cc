@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <thread>
+
 namespace ferry::testing {
 namespace {
 
@@ -40,6 +42,7 @@ Status JetStreamTestClient::AddStream(const StreamSpec& spec) {
   cfg.Retention = spec.retention;
   cfg.MaxMsgs = spec.max_msgs;
   cfg.Storage = js_FileStorage;
+  cfg.Replicas = spec.replicas;
   jsStreamInfo* info = nullptr;
   jsErrCode js_error = jsErrCode(0);
   natsStatus status = js_AddStream(&info, js_.get(), &cfg, nullptr, &js_error);
@@ -53,9 +56,58 @@ Status JetStreamTestClient::DeleteStream(const std::string& name) {
                "delete stream " + name);
 }
 
+Status JetStreamTestClient::WaitForJetStream(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status last;
+  while (true) {
+    jsAccountInfo* info = nullptr;
+    jsErrCode js_error = jsErrCode(0);
+    natsStatus status = js_GetAccountInfo(&info, js_.get(), nullptr, &js_error);
+    jsAccountInfo_Destroy(info);
+    last = Check(status, js_error, "jetstream account info");
+    if (last.ok()) {
+      return last;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Unavailable("jetstream did not answer within {} ms: {}", timeout.count(),
+                         last.ToString());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+Result<std::string> JetStreamTestClient::StreamLeader(const std::string& stream) {
+  jsStreamInfo* info = nullptr;
+  jsErrCode js_error = jsErrCode(0);
+  FERRY_RETURN_IF_ERROR(
+      Check(js_GetStreamInfo(&info, js_.get(), stream.c_str(), nullptr, &js_error), js_error,
+            "stream info " + stream));
+  std::string leader =
+      info->Cluster != nullptr && info->Cluster->Leader != nullptr ? info->Cluster->Leader : "";
+  jsStreamInfo_Destroy(info);
+  if (leader.empty()) {
+    return NotFound("stream {} has no leader", stream);
+  }
+  return leader;
+}
+
 Result<std::vector<uint64_t>> JetStreamTestClient::Publish(const std::string& subject, int count,
                                                            const std::string& prefix,
                                                            int first_index) {
+  return PublishImpl(subject, count, prefix, first_index, std::chrono::milliseconds(0), nullptr);
+}
+
+Result<std::vector<uint64_t>> JetStreamTestClient::PublishRetrying(
+    const std::string& subject, int count, const std::string& prefix, int first_index,
+    std::chrono::milliseconds retry_for, int* retries) {
+  return PublishImpl(subject, count, prefix, first_index, retry_for, retries);
+}
+
+Result<std::vector<uint64_t>> JetStreamTestClient::PublishImpl(const std::string& subject,
+                                                               int count, const std::string& prefix,
+                                                               int first_index,
+                                                               std::chrono::milliseconds retry_for,
+                                                               int* retries) {
   std::vector<uint64_t> sequences;
   sequences.reserve(static_cast<size_t>(count));
   for (int i = first_index; i < first_index + count; ++i) {
@@ -67,14 +119,26 @@ Result<std::vector<uint64_t>> JetStreamTestClient::Publish(const std::string& su
     source::jetstream::NatsMsgPtr msg(raw);
     natsMsgHeader_Set(raw, "Nats-Msg-Id", body.c_str());
     natsMsgHeader_Set(raw, "X-Index", std::to_string(i).c_str());
-    jsPubAck* ack = nullptr;
-    jsErrCode js_error = jsErrCode(0);
-    // Synchronous: the tests need the sequences, and a few thousand round trips on loopback are
-    // quick.
-    natsStatus status = js_PublishMsg(&ack, js_.get(), raw, nullptr, &js_error);
-    source::jetstream::JsPubAckPtr ack_owner(ack);
-    FERRY_RETURN_IF_ERROR(Check(status, js_error, "publish " + body));
-    sequences.push_back(ack->Sequence);
+    const auto give_up = std::chrono::steady_clock::now() + retry_for;
+    while (true) {
+      jsPubAck* ack = nullptr;
+      jsErrCode js_error = jsErrCode(0);
+      // Synchronous: the tests need the sequences, and a few thousand round trips on loopback
+      // are quick.
+      natsStatus status = js_PublishMsg(&ack, js_.get(), raw, nullptr, &js_error);
+      source::jetstream::JsPubAckPtr ack_owner(ack);
+      if (status == NATS_OK) {
+        sequences.push_back(ack->Sequence);
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= give_up) {
+        FERRY_RETURN_IF_ERROR(Check(status, js_error, "publish " + body));
+      }
+      if (retries != nullptr) {
+        ++*retries;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   return sequences;
 }

@@ -26,12 +26,15 @@ namespace ferry::e2e {
 // the running test's name unless given, with '/' (parameterized tests) turned into '_'.
 std::filesystem::path FreshTestDir(const std::string& prefix, const std::string& name = "");
 
-// Starts a nats-server (ferry/testing/nats_server.h) and connects a test client to it. Skips
-// the test loudly (GTEST_SKIP) when no nats-server binary is installed; any other failure is
-// fatal. In SetUp: ASSERT_NO_FATAL_FAILURE(StartNatsServer(&server, &client)), then return if
-// IsSkipped().
+// Starts a nats-server (ferry/testing/nats_server.h) and connects a test client to it.
+// `server`: a name of testing::TestedNatsServers() or a path; a missing binary then FAILS the
+// test, naming how to install it (`make setup-nats`), as CI installs every tested server. Empty:
+// the run's default (FERRY_NATS_SERVER, else Debian's), and a missing binary skips the test
+// loudly (GTEST_SKIP). Any other failure is fatal. In SetUp:
+// ASSERT_NO_FATAL_FAILURE(StartNatsServer(&server, &client)), then return if IsSkipped().
 void StartNatsServer(std::unique_ptr<testing::NatsServer>* server,
-                     std::unique_ptr<testing::JetStreamTestClient>* client);
+                     std::unique_ptr<testing::JetStreamTestClient>* client,
+                     const std::string& server_name = "");
 
 struct TableContents {
   int64_t version = -1;

@@ -82,12 +82,12 @@ class S3StoreTest : public ::testing::Test {
   // A store built by hand around an HTTP client the test can look into.
   std::unique_ptr<S3Store> OpenWithClient(std::shared_ptr<http::HttpClient> client,
                                           int parts_in_flight) {
-    storage::s3::S3StoreOptions options{.bucket = bucket_,
-                                        .root = "t",
-                                        .endpoint = rgw_->endpoint(),
-                                        .region = rgw_->region(),
-                                        .part_size = size_t{5} << 20,
-                                        .parts_in_flight = parts_in_flight};
+    storage::s3::S3StoreOptions options{
+        .bucket = bucket_,
+        .root = "t",
+        .endpoint = rgw_->endpoint(),
+        .region = rgw_->region(),
+        .transfer = {.part_size = size_t{5} << 20, .parts_in_flight = parts_in_flight}};
     auto store = S3Store::Create(
         options, std::move(client),
         storage::s3::MakeStaticCredentialProvider(

@@ -105,7 +105,9 @@ void MaintenanceScheduler::RunOnce(const config::PipelineConfig& p, const std::s
     record.detail = st.ToString();
   }
   record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  registry_->journal()->RecordMaintenance(p.id, std::move(record));
+  // A routed pipeline's table has its own record (as its inner pipeline's commits do).
+  registry_->journal()->RecordMaintenance({p.id, p.routing ? location : std::string()},
+                                          std::move(record));
   registry_
       ->GetCounter(
           "ferry_maintenance_runs_total", "Scheduled optimize and vacuum rounds",

@@ -143,11 +143,25 @@ std::string RenderPipeline(const json& p, int64_t now) {
           ? fmt::format("v{} {}", Int(t["checkpoint_version"]),
                         t["checkpoint_ms"].is_number() ? Ago(t["checkpoint_ms"], now) : "")
           : std::string("none"));
-  if (!p["commits"].empty()) {
-    const json& c = p["commits"][0];
-    out += fmt::format("  last commit v{} {}: {} rows, {} files, {} in {}\n", Int(c["version"]),
-                       Ago(c["time_ms"], now), Int(c["rows"]), Int(c["files"]), Bytes(c["bytes"]),
-                       Seconds(c["commit_seconds"]));
+  auto last_commit = [&](const json& commits, const char* indent) {
+    if (!commits.empty()) {
+      const json& c = commits[0];
+      out += fmt::format("{}last commit v{} {}: {} rows, {} files, {} in {}\n", indent,
+                         Int(c["version"]), Ago(c["time_ms"], now), Int(c["rows"]), Int(c["files"]),
+                         Bytes(c["bytes"]), Seconds(c["commit_seconds"]));
+    }
+  };
+  last_commit(p["commits"], "  ");
+  // A routed pipeline's tables: each its own state, version and last commit.
+  for (const json& rt : p.value("tables", json::array())) {
+    out +=
+        fmt::format("  table {}  [{}] v{}, {} files\n", rt["table_uri"].get<std::string>(),
+                    StateText(rt["state"]), Int(rt["table"]["version"]), Int(rt["table"]["files"]));
+    if (rt["error"].is_string()) {
+      out += fmt::format("    last error {}: {}\n", Ago(rt["error_ms"], now),
+                         rt["error"].get<std::string>());
+    }
+    last_commit(rt["commits"], "    ");
   }
   size_t width = 9;
   for (const json& part : p["partitions"]) {

@@ -5,9 +5,12 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/column_conform.h"
+#include "ferry/delta/column_mapping.h"
+#include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
 #include "ferry/parquet/file_reader.h"
@@ -42,8 +45,9 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
     return st.WithContext("table {}, version {}, file {}", table.Describe(), snapshot.version(),
                           add.path);
   };
-  if (add.deletion_vector) {
-    return where(NotSupported("the file has a deletion vector, which ferry does not apply"));
+  auto mapping = GetColumnMappingMode(snapshot.protocol(), snapshot.metadata());
+  if (!mapping.ok()) {
+    return where(mapping.status());
   }
   auto path = RelativeFilePath(add);
   if (!path.ok()) {
@@ -59,8 +63,21 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   if (!reader.ok()) {
     return where(DataLossUnlessRetryable(reader.status(), "live file is not valid Parquet"));
   }
+  // The rows the file's deletion vector deletes (none without one).
+  const int64_t file_rows = (*reader)->num_rows();
+  auto deleted =
+      LoadDeletionVector(table, add, static_cast<uint64_t>(std::max<int64_t>(file_rows, 0)));
+  if (!deleted.ok()) {
+    return where(deleted.status());
+  }
+  int64_t next_row = 0;  // the file's index of the next batch's first row
   // Project the data columns the file has.
   const columnar::Schema& file_schema = *(*reader)->schema();
+  if (*mapping == ColumnMappingMode::kId && !HasFieldIds(file_schema)) {
+    return where(DataLoss(
+        "the table maps columns by id but the file has no Parquet field ids; ferry refuses to "
+        "read it as nulls"));
+  }
   std::vector<int> projection;
   std::vector<int> batch_index(fields.size(), -1);
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -69,9 +86,8 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
                   fields[i].name) != snapshot.partition_columns().end();
     std::optional<int> index;
     if (!is_partition) {
-      // Delta matches names ignoring case.
-      std::optional<size_t> found =
-          columnar::FindFieldIgnoringCase(file_schema.fields(), fields[i].name);
+      // Delta matches names ignoring case; with column mapping, physical names or field ids.
+      std::optional<size_t> found = FindFileField(file_schema.fields(), fields[i], *mapping);
       if (found) {
         index = static_cast<int>(*found);
       }
@@ -86,6 +102,29 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   // Fills `out` from the file's rows (`data`, or `rows` rows of partition values only), then
   // hands it to `fn`. `out`'s columns are reused from batch to batch unless `fn` took them.
   auto emit = [&](const columnar::RecordBatch* data, int64_t rows) -> Status {
+    // The batch's live rows as (start, count) ranges.
+    std::vector<std::pair<int64_t, int64_t>> live;
+    int64_t live_rows = 0;
+    if (deleted->Empty()) {
+      live.emplace_back(0, rows);
+      live_rows = rows;
+    } else {
+      for (int64_t row = 0; row < rows; ++row) {
+        if (deleted->Contains(static_cast<uint64_t>(next_row + row))) {
+          continue;
+        }
+        if (!live.empty() && live.back().first + live.back().second == row) {
+          ++live.back().second;
+        } else {
+          live.emplace_back(row, 1);
+        }
+        ++live_rows;
+      }
+    }
+    next_row += rows;
+    if (live_rows == 0) {
+      return Status::OK();
+    }
     if (out.num_columns() != static_cast<int>(fields.size())) {
       out = columnar::RecordBatch::MakeEmpty(out_schema);
     }
@@ -97,16 +136,28 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
       if (batch_index[i] >= 0) {
         const columnar::Column& from = data->column(batch_index[i]);
         if (field.type->Equals(*from.type())) {
-          column->AppendRange(from, 0, from.length());
+          for (const auto& [start, count] : live) {
+            column->AppendRange(from, start, start + count);
+          }
           continue;
         }
-        // Written before the column widened or its structs gained fields (type_widening.h).
-        if (!columnar::CanConform(*from.type(), *field.type)) {
-          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
-                                    field.name, from.type()->ToString(), field.type->ToString()));
-        }
         auto copy = columnar::MakeColumn(from.type());
-        copy->AppendRange(from, 0, from.length());
+        for (const auto& [start, count] : live) {
+          copy->AppendRange(from, start, start + count);
+        }
+        if (*mapping != ColumnMappingMode::kNone) {
+          // Physical names inside structs become the table's (dropped fields left out).
+          copy = RenameFileColumn(std::move(copy), *field.type, *mapping);
+          if (field.type->Equals(*copy->type())) {
+            column = std::move(copy);
+            continue;
+          }
+        }
+        // Written before the column widened or its structs gained fields (type_widening.h).
+        if (!columnar::CanConform(*copy->type(), *field.type)) {
+          return where(NotSupported("column '{}' has type {} in the file but {} in the table",
+                                    field.name, copy->type()->ToString(), field.type->ToString()));
+        }
         auto conformed = columnar::ConformColumn(std::move(copy), field.type, field.name);
         if (!conformed.ok()) {
           return where(conformed.status());
@@ -114,9 +165,11 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
         column = std::move(*conformed);
         continue;
       }
-      auto it = add.partition_values.find(field.name);
+      auto it = add.partition_values.find(*mapping == ColumnMappingMode::kNone
+                                              ? field.name
+                                              : PhysicalColumnName(schema, field.name));
       const bool known = it != add.partition_values.end();
-      for (int64_t row = 0; row < rows; ++row) {
+      for (int64_t row = 0; row < live_rows; ++row) {
         if (known) {
           Status st = AppendPartitionValue(it->second, column.get());
           if (!st.ok()) {
@@ -132,7 +185,7 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
   };
   if (projection.empty()) {
     // Partition columns only: the file's row count, in batches.
-    const int64_t total = (*reader)->num_rows();
+    const int64_t total = file_rows;
     for (int64_t done = 0; done < total;) {
       const int64_t n = std::min(max_rows, total - done);
       FERRY_RETURN_IF_ERROR(emit(nullptr, n));

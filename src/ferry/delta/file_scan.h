@@ -1,13 +1,15 @@
 // File scan: the rows of one live file of a snapshot as the table sees them, for the table
 // maintenance commands (verify.h, optimize.h) and the dedup index. Data columns come from the
-// Parquet file (matched by name, ignoring case as Delta does; a column or struct field the file
-// lacks reads as nulls, as after adding a column; a narrower type written before the column
-// widened is converted to the table's: column_conform.h, type_widening.h), partition columns are
-// rebuilt from the log's partitionValues.
+// Parquet file (matched by name, ignoring case as Delta does, or with column mapping by physical
+// name or field id: column_mapping.h; a column or struct field the file lacks reads as nulls, as
+// after adding a column; a narrower type written before the column widened is converted to the
+// table's: column_conform.h, type_widening.h), partition columns are rebuilt from the log's
+// partitionValues. Batches carry the table's names either way. Rows the file's deletion vector
+// deletes are skipped (deletion_vector.h): only live rows reach the caller.
 //
-// Errors name the table and the file: DataLoss when the file is missing or unreadable,
-// NotSupported for a file with a deletion vector (ferry does not apply them), InvalidArgument
-// for a column the table does not have.
+// Errors name the table and the file: DataLoss when the file or its deletion vector is missing,
+// unreadable or inconsistent, InvalidArgument for a column the table does not have; DataLoss too
+// for a file without field ids in a table that maps columns by id.
 //
 // Thread-safety: stateless functions.
 #pragma once

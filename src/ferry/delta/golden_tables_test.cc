@@ -555,9 +555,11 @@ TEST_P(GoldenDetailsTest, WriteSupport) {
       {"commit-info-containing-arbitrary-operationParams-types", true, ""},
       {"collations-table", false, "'collations'"},
       {"collations-preview-table", false, "'collations-preview'"},
-      {"table-with-columnmapping-mode-name", false, "columnMapping"},
-      {"dv-with-columnmapping", false, "columnMapping"},
-      {"table-with-icebegCompatV2Enabled", false, "columnMapping"},
+      {"table-with-columnmapping-mode-name", true, ""},
+      {"table-with-columnmapping-mode-id", true, ""},
+      {"dv-with-columnmapping", true, ""},
+      {"data-reader-timestamp_ntz-id-mode", true, ""},
+      {"table-with-icebegCompatV2Enabled", false, "'icebergCompatV2'"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.table);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ferry/base/clock.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_features.h"
@@ -96,12 +97,23 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 using Bin = std::vector<const AddFile*>;
 
-// Step 1-2: the bins of two files or more.
-std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options) {
+// Step 2's rule: two files or more, or one with a deletion vector (rewriting it purges the DV).
+bool Worth(const Bin& bin) {
+  return bin.size() >= 2 || (bin.size() == 1 && bin.front()->deletion_vector.has_value());
+}
+
+// Step 1-2: the bins worth rewriting.
+std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& options,
+                          ColumnMappingMode mapping) {
   std::map<PartitionValues, std::vector<const AddFile*>> small;
   for (const auto& [key, add] : snapshot.files()) {
-    if (add.size < options.target_size && !add.deletion_vector && RelativeFilePath(add).ok() &&
-        options.where.Matches(add.partition_values)) {
+    // The predicate names columns as the table shows them; the log keys physical names.
+    const bool matches =
+        mapping == ColumnMappingMode::kNone
+            ? options.where.Matches(add.partition_values)
+            : options.where.Matches(LogicalPartitionValues(add.partition_values, *snapshot.schema(),
+                                                           snapshot.partition_columns()));
+    if (add.size < options.target_size && RelativeFilePath(add).ok() && matches) {
       small[add.partition_values].push_back(&add);
     }
   }
@@ -113,14 +125,14 @@ std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& optio
       bin.push_back(add);
       bytes += add->size;
       if (bytes >= options.target_size) {
-        if (bin.size() >= 2) {
+        if (Worth(bin)) {
           bins.push_back(std::move(bin));
         }
         bin.clear();
         bytes = 0;
       }
     }
-    if (bin.size() >= 2) {
+    if (Worth(bin)) {
       bins.push_back(std::move(bin));
     }
   }
@@ -222,7 +234,9 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
         "OPTIMIZE",
         table.Describe(), columns.empty() ? "none yet" : columns);
   }
-  std::vector<Bin> bins = PlanBins(snapshot, options);
+  FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
+                         GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
+  std::vector<Bin> bins = PlanBins(snapshot, options, mapping);
   OptimizeResult result;
   result.bins = static_cast<int64_t>(bins.size());
   for (const Bin& bin : bins) {
@@ -259,7 +273,9 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
                             .partition_values = add->partition_values,
                             .size = add->size,
                             .stats = std::nullopt,
-                            .tags = add->tags});
+                            .tags = add->tags,
+                            // The logical file is (path, DV): its DV goes with it.
+                            .deletion_vector = add->deletion_vector});
     }
     FERRY_ASSIGN_OR_RETURN(std::vector<AddFile> adds, writer->Finish());
     for (AddFile& add : adds) {

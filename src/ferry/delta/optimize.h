@@ -6,12 +6,17 @@
 //      enabled (stable row ids would need materialized row id columns, not written yet) and a
 //      clustered table (bin-packing would undo its clustering). Keep the live files whose partition
 //      values satisfy the predicate (PartitionPredicate below) and that are smaller than the target
-//      size (files with deletion vectors or absolute paths are left alone).
+//      size (files with absolute paths are left alone).
 //   2. Per partition, in path order, pack them greedily into bins: a bin closes once its files
 //      sum to the target size. Only bins of two files or more are rewritten (a lone small file
-//      stays as it is).
-//   3. For each bin, read every file (file_scan.h) and write its rows through a TableWriter
-//      (target_file_size = the target), so the new files carry fresh stats.
+//      stays as it is), and a lone file with a deletion vector (rewriting purges the DV).
+//   3. For each bin, read every file's live rows (file_scan.h: rows its deletion vector deletes
+//      are skipped) and write them through a TableWriter (target_file_size = the target), so the
+//      new files carry fresh stats and no deletion vector (as Spark's OPTIMIZE purges them); the
+//      remove of a file with a DV carries the DV, naming the logical file. A table with column
+//      mapping keeps its physical names and field ids: the scan gives the table's names, the
+//      writer maps them back (column_mapping.h); the predicate names columns as the table shows
+//      them.
 //   4. Commit one transaction: a `remove` (dataChange=false, deletionTimestamp now) for every
 //      packed file and the new `add`s (dataChange=false), operation "OPTIMIZE". No txn is
 //      written, so no source position changes, and rows are only moved between files.

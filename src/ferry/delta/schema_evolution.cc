@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ferry/columnar/column_conform.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/schema_json.h"
 #include "ferry/delta/table_features.h"
 #include "ferry/delta/type_widening.h"
@@ -348,6 +349,15 @@ Result<SchemaChangeCommit> PlanSchemaChange(const Snapshot& snapshot, const Sche
   }
   if (ntz && !(protocol.ReaderLists("timestampNtz") && protocol.WriterLists("timestampNtz"))) {
     protocol = WithFeatures(protocol, {"timestampNtz"}, {"timestampNtz"});
+  }
+  // Column mapping: new fields get the next ids and fresh physical names, and maxColumnId rises
+  // in this same metaData.
+  FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping, GetColumnMappingMode(protocol, out.metadata));
+  if (mapping != ColumnMappingMode::kNone) {
+    int64_t max_id = MaxColumnId(*snapshot.schema(), out.metadata);
+    if (AssignColumnMapping(&fields, &max_id) > 0) {
+      out.metadata.configuration[kColumnMappingMaxIdProperty] = std::to_string(max_id);
+    }
   }
   out.schema = std::make_shared<const columnar::Schema>(std::move(fields));
   FERRY_ASSIGN_OR_RETURN(out.metadata.schema_string, SchemaToJson(*out.schema));

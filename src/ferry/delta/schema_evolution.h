@@ -105,7 +105,10 @@ struct SchemaChangeCommit {
 };
 
 // REQUIRES: `merge` came from MergeSchema(*snapshot.schema(), ...). Adds the typeWidening feature
-// and delta.enableTypeWidening when a type widens, timestampNtz when a new field needs it.
+// and delta.enableTypeWidening when a type widens, timestampNtz when a new field needs it. On a
+// table with column mapping (column_mapping.h) every new field, nested ones too, gets the next
+// id after delta.columnMapping.maxColumnId and a physical name `col-<uuid>`, and the property
+// rises to the last id given, in the same metaData.
 // InvalidArgument when the table sets delta.enableTypeWidening to false and a type must widen;
 // NotSupported when the result is a table ferry cannot write.
 Result<SchemaChangeCommit> PlanSchemaChange(const Snapshot& snapshot, const SchemaMerge& merge);

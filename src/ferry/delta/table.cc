@@ -6,12 +6,14 @@
 #include "ferry/base/clock.h"
 #include "ferry/delta/actions_json.h"
 #include "ferry/delta/checkpoint_reader.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/log_segment.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/schema_json.h"
 #include "ferry/delta/snapshot_internal.h"
 #include "ferry/delta/table_properties.h"
 #include "ferry/delta/transaction.h"
+#include "ferry/delta/type_widening.h"
 #include "ferry/delta/uuid.h"
 
 namespace ferry::delta {
@@ -176,8 +178,10 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
   }
   Protocol protocol;
   if (UsesTimestampNtz(*columnar::DataType::Struct(spec.schema->fields()))) {
-    protocol = Protocol{3, 7, std::vector<std::string>{"timestampNtz"},
-                        std::vector<std::string>{"timestampNtz"}};
+    // Writer version 7 keeps the features writer version 2 implied (appendOnly, invariants), as
+    // Spark's upgrade does: without `invariants` listed, Delta (Spark) refuses to read a table
+    // with a NOT NULL column ("enabled in metadata but not listed in protocol").
+    protocol = WithFeatures(protocol, {"timestampNtz"}, {"timestampNtz"});
   }
   StringMap configuration = spec.configuration;
   // Writer features the configuration enables (table_features.h says what ferry does).
@@ -206,11 +210,13 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
     configuration.try_emplace("delta.rowTracking.materializedRowCommitVersionColumnName",
                               "_row-commit-version-col-" + RandomUuid());
   }
+  columnar::SchemaPtr schema = spec.schema;
+  FERRY_RETURN_IF_ERROR(ApplyColumnMappingToNewTable(&schema, &configuration, &protocol));
   Metadata metadata;
   metadata.id = RandomUuid();
   metadata.name = spec.name;
   metadata.description = spec.description;
-  FERRY_ASSIGN_OR_RETURN(metadata.schema_string, SchemaToJson(*spec.schema));
+  FERRY_ASSIGN_OR_RETURN(metadata.schema_string, SchemaToJson(*schema));
   metadata.partition_columns = spec.partition_columns;
   metadata.configuration = std::move(configuration);
   metadata.created_time = WallMillis();

@@ -69,9 +69,11 @@ class Table {
 
   // Creates version 0: protocol 1/2 (or what the schema and configuration need: timestamp_ntz
   // columns, delta.enableInCommitTimestamps, delta.enableRowTracking add their features at
-  // writer version 7; row tracking also names its materialized columns), metaData with a random
-  // id and createdTime, the schema as Spark writes it. AlreadyExists if a table is there;
-  // InvalidArgument for a schema Delta cannot hold or a bad partition column.
+  // writer version 7; row tracking also names its materialized columns;
+  // delta.columnMapping.mode = name or id gives every field an id and a physical name,
+  // column_mapping.h), metaData with a random id and createdTime, the schema as Spark writes it.
+  // AlreadyExists if a table is there; InvalidArgument for a schema Delta cannot hold or a bad
+  // partition column.
   Result<Snapshot> Create(const TableSpec& spec) const;
 
   // The actions of one commit file. NotFound if the version does not exist.

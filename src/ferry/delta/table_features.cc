@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/delta/column_mapping.h"
+
 namespace ferry::delta {
 namespace {
 
@@ -29,7 +31,8 @@ constexpr const char* kWritable[] = {"appendOnly",        "changeDataFeed", "del
                                      "v2Checkpoint",      "typeWidening",   "typeWidening-preview",
                                      "inCommitTimestamp", "rowTracking",    "clustering"};
 
-// Writer features an append honours as long as the schema or configuration does not use them.
+// Writer features an append honours as long as the schema or configuration does not use them
+// (columnMapping: as long as the schema carries its ids and physical names).
 constexpr const char* kWritableIfUnused[] = {"invariants",          "checkConstraints",
                                              "generatedColumns",    "identityColumns",
                                              "allowColumnDefaults", "columnMapping"};
@@ -105,12 +108,15 @@ Status CheckFeatureUnused(const std::string& feature, const Metadata& metadata,
       return refuse_column("a default value");
     }
   } else if (feature == "columnMapping") {
-    auto mode = metadata.configuration.find("delta.columnMapping.mode");
-    if (mode != metadata.configuration.end() && mode->second != "none") {
-      return NotSupported(
-          "writer feature 'columnMapping': the table uses column mapping mode '{}'; ferry writes "
-          "only tables without column mapping",
-          mode->second);
+    // Implemented (column_mapping.h): the schema must carry every id and physical name.
+    auto mode = metadata.configuration.find(kColumnMappingModeProperty);
+    if (mode != metadata.configuration.end()) {
+      Result<ColumnMappingMode> parsed = ParseColumnMappingMode(mode->second);
+      if (!parsed.ok()) {
+        return NotSupported("writer feature 'columnMapping': mode '{}' is not none, name or id",
+                            mode->second);
+      }
+      return CheckColumnMappingSchema(schema, metadata, *parsed);
     }
   }
   return Status::OK();

@@ -14,8 +14,10 @@
 //                        (`delta.constraints.*`) is refused, one without is fine
 //   generatedColumns, identityColumns, allowColumnDefaults
 //                        refused if a column uses them, fine otherwise
-//   columnMapping        refused unless delta.columnMapping.mode is none (ferry writes
-//                        logical names)
+//   columnMapping        honoured in modes name and id (column_mapping.h): physical names and
+//                        field ids in the data files, physical names in partitionValues and
+//                        stats, new columns get ids and physical names; refused when the schema
+//                        lacks an id or physical name, or the mode is unknown
 //   inCommitTimestamp    implemented (transaction.h): when enabled (InCommitTimestampsEnabled),
 //                        commitInfo is the first action of every commit and carries
 //                        inCommitTimestamp = max(now, previous commit's ICT + 1) -- the previous
@@ -36,8 +38,10 @@
 //                        tables (it does not cluster)
 //   domainMetadata       domains are kept by replay and checkpoints; the only domain ferry writes
 //                        is delta.rowTracking, recomputed when a concurrent commit changed it
-//   changeDataFeed, deletionVectors, timestampNtz, vacuumProtocolCheck, typeWidening(-preview)
+//   changeDataFeed, timestampNtz, vacuumProtocolCheck, typeWidening(-preview)
 //                        nothing to do for an append
+//   deletionVectors      nothing to do for an append (ferry writes no DV yet); readers of rows
+//                        (file_scan.h) apply DVs (deletion_vector.h), optimize purges them
 //   v2Checkpoint         PROTOCOL.md ("Checkpoints": writers are always allowed to create a
 //                        classic checkpoint following the V1 spec; "V2 Checkpoint Table
 //                        Feature": classic checkpoints may follow V1 or V2; only multi-part ones

@@ -221,6 +221,11 @@ TEST_P(TableTest, TimestampNtzTablesGetTheFeature) {
   ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   EXPECT_EQ(snap->protocol().min_reader_version, 3);
   EXPECT_EQ(snap->protocol().reader_features, std::vector<std::string>{"timestampNtz"});
+  // The features writer version 2 implied stay listed (Spark refuses a NOT NULL column on a
+  // writer-version-7 table that does not list `invariants`; tests/interop found it).
+  EXPECT_EQ(snap->protocol().min_writer_version, 7);
+  EXPECT_EQ(snap->protocol().writer_features,
+            (std::vector<std::string>{"appendOnly", "invariants", "timestampNtz"}));
 }
 
 // Round trip: partitioned by string, int, date and timestamp, with nulls and special

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ferry/base/failpoint.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/parquet_codec.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
@@ -23,7 +24,8 @@ struct TableWriter::OpenFile {
 };
 
 TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptions options,
-                         parquet::CompressionCodec codec, StatsOptions stats_options)
+                         parquet::CompressionCodec codec, StatsOptions stats_options,
+                         ColumnMappingMode mapping)
     : table_(table),
       snapshot_(std::move(snapshot)),
       options_(std::move(options)),
@@ -41,6 +43,15 @@ TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptio
   data_schema_ = std::make_shared<const columnar::Schema>(std::move(data_fields));
   for (const std::string& column : snapshot_.partition_columns()) {
     partition_indices_.push_back(*schema.FieldIndex(column));
+    partition_keys_.push_back(
+        mapping == ColumnMappingMode::kNone ? column : PhysicalColumnName(schema, column));
+  }
+  // Column mapping: files and stats use the physical names, the batches keep the table's.
+  file_schema_ = mapping == ColumnMappingMode::kNone ? data_schema_ : PhysicalSchema(*data_schema_);
+  if (mapping != ColumnMappingMode::kNone && stats_options_.stats_columns.has_value()) {
+    for (std::string& path : *stats_options_.stats_columns) {
+      path = PhysicalColumnPath(*data_schema_, path);
+    }
   }
   for (int i = 0; i < schema.num_fields(); ++i) {
     if (std::find(partition_indices_.begin(), partition_indices_.end(), i) ==
@@ -84,8 +95,10 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Create(const Table& table,
   stats.stats_columns = properties.data_skipping_stats_columns;
   FERRY_ASSIGN_OR_RETURN(stats.always_columns,
                          ClusteringColumns(snapshot.protocol(), snapshot.domain_metadata()));
+  FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
+                         GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
   return std::unique_ptr<TableWriter>(
-      new TableWriter(table, snapshot, std::move(options), codec, std::move(stats)));
+      new TableWriter(table, snapshot, std::move(options), codec, std::move(stats), mapping));
 }
 
 Status TableWriter::Fail(Status st) {
@@ -128,22 +141,22 @@ Result<TableWriter::OpenFile*> TableWriter::FileFor(
   if (it != open_.end()) {
     return it->second.get();
   }
-  auto file = std::make_unique<OpenFile>(*data_schema_, stats_options_);
+  auto file = std::make_unique<OpenFile>(*file_schema_, stats_options_);
   std::string extension = CodecFileExtension(codec_);
   std::string name = fmt::format("part-{:05}-{}-c000{}{}.parquet", next_file_number_++,
                                  RandomUuid(), extension.empty() ? "" : ".", extension);
-  const std::vector<std::string>& partition_columns = snapshot_.partition_columns();
-  std::string directory = PartitionDirectory(partition_columns, directory_values);
+  std::string directory = PartitionDirectory(partition_keys_, directory_values);
   file->relative_path = directory.empty() ? name : directory + "/" + name;
   file->key = table_.Key(file->relative_path);
-  for (size_t i = 0; i < partition_columns.size(); ++i) {
-    file->partition_values[partition_columns[i]] = log_values[i];
+  for (size_t i = 0; i < partition_keys_.size(); ++i) {
+    file->partition_values[partition_keys_[i]] = log_values[i];
   }
   FERRY_ASSIGN_OR_RETURN(auto sink, table_.store().OpenAtomicWriter(file->key));
   parquet::WriterOptions parquet_options = options_.parquet;
   parquet_options.codec = codec_;
+  parquet_options.match_fields_by_position = file_schema_ != data_schema_;
   FERRY_ASSIGN_OR_RETURN(file->writer,
-                         parquet::FileWriter::Open(std::move(sink), data_schema_, parquet_options));
+                         parquet::FileWriter::Open(std::move(sink), file_schema_, parquet_options));
   OpenFile* raw = file.get();
   open_.emplace(partition_key, std::move(file));
   return raw;

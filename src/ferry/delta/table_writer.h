@@ -12,7 +12,9 @@
 //   2. Split the rows by their partition values (partition_values.h). Each partition has one
 //      open file `<col>=<value>/.../part-NNNNN-<uuid>-c000.<codec>.parquet` whose columns are
 //      the table's minus the partition columns (as Spark writes them); the rows go there and
-//      into the file's statistics (stats.h).
+//      into the file's statistics (stats.h). With column mapping (column_mapping.h) the
+//      directories, the file's columns (with their field ids), partitionValues and stats use
+//      the physical names.
 //   3. When a file's estimated size reaches target_file_size, close it: the Parquet footer is
 //      written and the store's atomic writer fsyncs the file and publishes it (the file exists
 //      complete or not at all). Its AddFile records the URI-encoded path, partitionValues, size,
@@ -33,6 +35,7 @@
 #include "ferry/base/result.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/delta/actions.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/stats.h"
 #include "ferry/parquet/writer.h"
@@ -71,7 +74,8 @@ class TableWriter {
 
  private:
   TableWriter(const Table& table, Snapshot snapshot, TableWriterOptions options,
-              parquet::CompressionCodec codec, StatsOptions stats_options);
+              parquet::CompressionCodec codec, StatsOptions stats_options,
+              ColumnMappingMode mapping);
   Status CheckBatch(const columnar::RecordBatch& batch) const;
   Result<OpenFile*> FileFor(const std::string& partition_key,
                             const std::vector<std::optional<std::string>>& log_values,
@@ -87,8 +91,12 @@ class TableWriter {
   StatsOptions stats_options_;
   columnar::SchemaPtr schema_;  // options_.schema, else the snapshot's
   columnar::SchemaPtr data_schema_;
+  // The data files' schema: data_schema_ itself, or its physical names and field ids.
+  columnar::SchemaPtr file_schema_;
   std::vector<int> partition_indices_;  // in the table schema, in partition-column order
-  std::vector<int> data_indices_;       // the other columns
+  // The partition columns' names in directories and partitionValues (physical with mapping).
+  std::vector<std::string> partition_keys_;
+  std::vector<int> data_indices_;                          // the other columns
   std::map<std::string, std::unique_ptr<OpenFile>> open_;  // by partition key
   std::vector<AddFile> adds_;
   int64_t next_file_number_ = 0;

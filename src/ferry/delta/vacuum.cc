@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "ferry/base/clock.h"
+#include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/log_files.h"
 #include "ferry/delta/partition_values.h"
@@ -40,8 +41,26 @@ std::optional<std::string> Relative(const std::string& path) {
   return *relative;
 }
 
+// Adds the file of a deletion vector stored beside the data ('u'); an inline one has none.
+// NotSupported for a DV at an absolute path ('p'): vacuum could not tell it from an orphan.
+Status AddDeletionVectorFile(const std::optional<DeletionVector>& dv, std::set<std::string>* out) {
+  if (!dv || dv->storage_type == "i") {
+    return Status::OK();
+  }
+  auto path = DeletionVectorRelativePath(*dv);
+  if (!path.ok()) {
+    return NotSupported(
+        "vacuum: deletion vector {} is not stored relative to the table root; ferry only vacuums "
+        "tables whose DV files it can name",
+        dv->UniqueId());
+  }
+  out->insert(*path);
+  return Status::OK();
+}
+
 // NotSupported for a live file outside the table root's relative paths (an absolute path
-// written by another engine): vacuum could not tell it from an orphan.
+// written by another engine): vacuum could not tell it from an orphan. The files of the live
+// files' deletion vectors are live too.
 Status AddLiveFiles(const Snapshot& snapshot, std::set<std::string>* out) {
   for (const auto& [key, add] : snapshot.files()) {
     std::optional<std::string> path = Relative(add.path);
@@ -52,6 +71,7 @@ Status AddLiveFiles(const Snapshot& snapshot, std::set<std::string>* out) {
           add.path);
     }
     out->insert(*path);
+    FERRY_RETURN_IF_ERROR(AddDeletionVectorFile(add.deletion_vector, out));
   }
   return Status::OK();
 }
@@ -77,6 +97,7 @@ Result<VacuumResult> Vacuum(const Table& table, const VacuumOptions& options) {
       if (auto path = Relative(remove.path)) {
         protected_paths.insert(*path);
       }
+      FERRY_RETURN_IF_ERROR(AddDeletionVectorFile(remove.deletion_vector, &protected_paths));
     }
   }
   // Step 3.

@@ -7,7 +7,8 @@
 //   1. Refuse a retention below 168 hours unless forced (a writer may still be about to commit
 //      files it wrote, and readers of older versions may still open removed files).
 //   2. Load the latest snapshot. Protected: its live files, and its tombstones whose
-//      deletionTimestamp lies within the retention (readers of versions within it use them).
+//      deletionTimestamp lies within the retention (readers of versions within it use them),
+//      with the files of their deletion vectors (NotSupported for a DV at an absolute path).
 //   3. List every object under the table root except _delta_log and hidden paths (a segment
 //      starting with '_' or '.', unless it holds '=' like a partition directory `_p=1`).
 //      Candidates: unprotected files whose modification time is older than the retention

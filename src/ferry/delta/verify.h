@@ -10,7 +10,8 @@
 //      Kafka partitions present in the data but without a txn are reported too. Checked only
 //      when the table has the position columns;
 //   3. optionally, that rows and distinct ids both equal an expected count;
-//   4. that every file holds as many rows as its add's stats.numRecords says (when present).
+//   4. that every file holds as many rows as its add's stats.numRecords says (when present;
+//      live rows plus those its deletion vector deletes).
 // The report is clean (ok()) only when there is no duplicate, no null id, nothing missing, the
 // expectation holds, every position agrees and every file's row count matches its stats.
 //

@@ -61,19 +61,19 @@ std::string Journal::Clean(std::string_view text, size_t limit) const {
   return Truncated(redact_ ? redact_(std::string(text)) : text, limit);
 }
 
-PipelineRecord& Journal::At(std::string_view pipeline) {
-  auto it = pipelines_.find(pipeline);
-  if (it == pipelines_.end()) {
-    it = pipelines_.emplace(std::string(pipeline), PipelineRecord{}).first;
+PipelineRecord& Journal::At(const JournalKey& key) {
+  auto it = records_.find(key);
+  if (it == records_.end()) {
+    it = records_.emplace(key, PipelineRecord{}).first;
     it->second.state_since_ms = now_ms_();
   }
   return it->second;
 }
 
-void Journal::SetState(std::string_view pipeline, PipelineState state, std::string_view error) {
+void Journal::SetState(const JournalKey& key, PipelineState state, std::string_view error) {
   int64_t now = now_ms_();
   std::lock_guard lock(mu_);
-  PipelineRecord& r = At(pipeline);
+  PipelineRecord& r = At(key);
   if (r.state == PipelineState::kFailed && state != PipelineState::kFailed) {
     return;  // the failure stays what the page shows
   }
@@ -87,9 +87,9 @@ void Journal::SetState(std::string_view pipeline, PipelineState state, std::stri
   }
 }
 
-void Journal::RecordCommit(std::string_view pipeline, CommitRecord commit) {
+void Journal::RecordCommit(const JournalKey& key, CommitRecord commit) {
   std::lock_guard lock(mu_);
-  PipelineRecord& r = At(pipeline);
+  PipelineRecord& r = At(key);
   if (r.state == PipelineState::kRetrying) {
     r.state = PipelineState::kRunning;
     r.state_since_ms = commit.time_ms;
@@ -97,7 +97,7 @@ void Journal::RecordCommit(std::string_view pipeline, CommitRecord commit) {
   PushBounded(&r.commits, std::move(commit), kMaxCommits);
 }
 
-void Journal::RecordBadRecord(std::string_view pipeline, BadRecordSample sample,
+void Journal::RecordBadRecord(const JournalKey& key, BadRecordSample sample,
                               std::string_view payload) {
   std::lock_guard lock(mu_);
   if (keep_payloads()) {
@@ -106,31 +106,31 @@ void Journal::RecordBadRecord(std::string_view pipeline, BadRecordSample sample,
     sample.payload.reset();
   }
   sample.error = Clean(sample.error, kMaxErrorBytes);
-  PushBounded(&At(pipeline).bad_records, std::move(sample), kMaxBadRecords);
+  PushBounded(&At(key).bad_records, std::move(sample), kMaxBadRecords);
 }
 
-void Journal::RecordFence(std::string_view pipeline, FenceRecord fence) {
+void Journal::RecordFence(const JournalKey& key, FenceRecord fence) {
   std::lock_guard lock(mu_);
   fence.reason = Clean(fence.reason, kMaxErrorBytes);
-  PushBounded(&At(pipeline).fences, std::move(fence), kMaxFences);
+  PushBounded(&At(key).fences, std::move(fence), kMaxFences);
 }
 
-void Journal::RecordMaintenance(std::string_view pipeline, MaintenanceRecord run) {
+void Journal::RecordMaintenance(const JournalKey& key, MaintenanceRecord run) {
   std::lock_guard lock(mu_);
   run.detail = Clean(run.detail, kMaxErrorBytes);
-  PushBounded(&At(pipeline).maintenance, std::move(run), kMaxMaintenance);
+  PushBounded(&At(key).maintenance, std::move(run), kMaxMaintenance);
 }
 
-void Journal::RecordDroppedField(std::string_view pipeline, DroppedFieldRecord dropped) {
+void Journal::RecordDroppedField(const JournalKey& key, DroppedFieldRecord dropped) {
   std::lock_guard lock(mu_);
   dropped.writer = Clean(dropped.writer, kMaxErrorBytes);
   dropped.field = Clean(dropped.field, kMaxErrorBytes);
-  PushBounded(&At(pipeline).dropped_fields, std::move(dropped), kMaxDroppedFields);
+  PushBounded(&At(key).dropped_fields, std::move(dropped), kMaxDroppedFields);
 }
 
-void Journal::SetTable(std::string_view pipeline, const TableRecord& table) {
+void Journal::SetTable(const JournalKey& key, const TableRecord& table) {
   std::lock_guard lock(mu_);
-  PipelineRecord& r = At(pipeline);
+  PipelineRecord& r = At(key);
   TableRecord next = table;
   if (r.table && r.table->checkpoint_version) {
     // A snapshot may not know of the checkpoint written after its commit: keep the newest, and
@@ -146,9 +146,9 @@ void Journal::SetTable(std::string_view pipeline, const TableRecord& table) {
   r.table = next;
 }
 
-std::map<std::string, PipelineRecord> Journal::Read() const {
+std::map<JournalKey, PipelineRecord> Journal::Read() const {
   std::lock_guard lock(mu_);
-  return {pipelines_.begin(), pipelines_.end()};
+  return records_;
 }
 
 }  // namespace ferry::metrics

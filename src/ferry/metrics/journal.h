@@ -1,7 +1,8 @@
-// Journal: what the status page of `ferry run` shows beside the metric series, per pipeline: its
-// state (running, waiting for the broker, retrying a commit, failed with the error...) and
-// bounded lists of the last commits, bad records, fencing events, maintenance runs and writer
-// fields dropped, and the table's figures after the last commit.
+// Journal: what the status page of `ferry run` shows beside the metric series, per pipeline (and
+// per table of a routed pipeline: JournalKey): its state (running, waiting for the broker, retrying
+// a commit, failed with the error...) and bounded lists of the last commits, bad records, fencing
+// events, maintenance runs and writer fields dropped, and the table's figures after the last
+// commit.
 //
 // The pipeline writes it at events that happen once per batch or rarer (a commit, a state change,
 // a bad record, a fence, the first message of a writer schema that drops a field), never per
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -104,6 +106,16 @@ struct TableRecord {
   int64_t time_ms = 0;                   // when these figures were taken
 };
 
+// Whose record: a pipeline's own (table empty), or one table of a routed pipeline (the table's
+// location, PipelineOptions::metrics_table): each inner pipeline of a routed pipeline keeps its
+// own state, commits, bad records, fences, dropped fields and table figures, so that one table's
+// are not mixed with another's. Ordered by pipeline, then table, the pipeline's own first.
+struct JournalKey {
+  std::string pipeline;
+  std::string table;
+  auto operator<=>(const JournalKey&) const = default;
+};
+
 struct PipelineRecord {
   PipelineState state = PipelineState::kStarting;
   int64_t state_since_ms = 0;
@@ -133,27 +145,27 @@ class Journal {
 
   // Moves the pipeline to `state`. `error` is kept for kFailed, the waiting states and kRetrying
   // (cut at kMaxErrorBytes); the error of a failure is never replaced by a later state.
-  void SetState(std::string_view pipeline, PipelineState state, std::string_view error = {});
+  void SetState(const JournalKey& key, PipelineState state, std::string_view error = {});
   // Also ends kRetrying (the batch went through).
-  void RecordCommit(std::string_view pipeline, CommitRecord commit);
+  void RecordCommit(const JournalKey& key, CommitRecord commit);
   // `payload` is copied (truncated) only when keep_payloads().
-  void RecordBadRecord(std::string_view pipeline, BadRecordSample sample, std::string_view payload);
-  void RecordFence(std::string_view pipeline, FenceRecord fence);
-  void RecordMaintenance(std::string_view pipeline, MaintenanceRecord run);
+  void RecordBadRecord(const JournalKey& key, BadRecordSample sample, std::string_view payload);
+  void RecordFence(const JournalKey& key, FenceRecord fence);
+  void RecordMaintenance(const JournalKey& key, MaintenanceRecord run);
   // Once per (writer schema, field): the pipeline records the first message that drops it.
-  void RecordDroppedField(std::string_view pipeline, DroppedFieldRecord dropped);
-  void SetTable(std::string_view pipeline, const TableRecord& table);
+  void RecordDroppedField(const JournalKey& key, DroppedFieldRecord dropped);
+  void SetTable(const JournalKey& key, const TableRecord& table);
 
   void set_keep_payloads(bool keep) { keep_payloads_.store(keep, std::memory_order_relaxed); }
   // Applied to every text recorded from now on.
   void set_redactor(std::function<std::string(std::string)> redact);
   bool keep_payloads() const { return keep_payloads_.load(std::memory_order_relaxed); }
 
-  // A copy of every pipeline's record, by pipeline id.
-  std::map<std::string, PipelineRecord> Read() const;
+  // A copy of every record, by pipeline id and table.
+  std::map<JournalKey, PipelineRecord> Read() const;
 
  private:
-  PipelineRecord& At(std::string_view pipeline);  // REQUIRES: mu_ held
+  PipelineRecord& At(const JournalKey& key);  // REQUIRES: mu_ held
 
   std::string Clean(std::string_view text, size_t limit) const;  // redacted, then truncated
 
@@ -161,7 +173,7 @@ class Journal {
   std::function<std::string(std::string)> redact_;  // guarded by mu_
   std::atomic<bool> keep_payloads_{false};
   mutable std::mutex mu_;
-  std::map<std::string, PipelineRecord, std::less<>> pipelines_;
+  std::map<JournalKey, PipelineRecord> records_;
 };
 
 }  // namespace ferry::metrics

@@ -389,22 +389,20 @@ Status ColumnChunkReader::ReadDataPageV2(const Page& page, Column* out, LeafLeve
 Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
                                          std::string_view values, Column* out, LeafLevels* levels) {
   values_seen_ += num_values;
-  std::span<const int16_t> def;
   int64_t non_null = num_values;
   if (leaf_->max_def > 0) {
-    def = std::span<const int16_t>(scratch_->def.data(), static_cast<size_t>(num_values));
-    non_null = std::count(def.begin(), def.end(), leaf_->max_def);
+    const int16_t* def = scratch_->def.data();
+    non_null = std::count(def, def + num_values, leaf_->max_def);
   }
+  FERRY_RETURN_IF_ERROR(BeginPart(num_values, non_null, encoding, values));
   if (in_parts_) {
-    return BeginPart(num_values, non_null, encoding, values);
+    return Status::OK();  // ReadRows takes the page's rows a batch at a time
   }
-  // Every position a value: AppendLeafSlots takes that as an empty def.
-  std::span<const int16_t> slot_levels = non_null == num_values ? std::span<const int16_t>() : def;
-  FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * RowBytes(*leaf_->type)));
   if (levels != nullptr) {
     FERRY_RETURN_IF_ERROR(budget_->Charge(num_values * 4));
     if (leaf_->max_def > 0) {
-      levels->def.insert(levels->def.end(), def.begin(), def.end());
+      levels->def.insert(levels->def.end(), scratch_->def.begin(),
+                         scratch_->def.begin() + num_values);
     }
     if (leaf_->max_rep > 0) {
       levels->rep.insert(levels->rep.end(), scratch_->rep.begin(),
@@ -412,37 +410,8 @@ Status ColumnChunkReader::DecodeDataPage(int64_t num_values, Encoding encoding,
     }
     levels->size += num_values;
   }
-  if (IsDictionaryEncoding(encoding)) {
-    if (dictionary_ == nullptr) {
-      return DataLoss("dictionary-encoded page, but the chunk has no dictionary page");
-    }
-    FERRY_RETURN_IF_ERROR(
-        DecodeDictionaryIndices(values, non_null, dictionary_->length(), &scratch_->indices));
-    if (dictionary_->type()->is_binary_like()) {
-      const int64_t bytes = IndexedBytes(scratch_->indices.data(), non_null);
-      FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
-      auto* binary = out->As<BinaryColumn>();
-      binary->ReserveData(static_cast<int64_t>(binary->data().size()) + bytes +
-                          ExtrapolatedBytes(bytes, num_values));
-    }
-    AppendLeafSlots(slot_levels, num_values, leaf_->slot_def, leaf_->max_def, *dictionary_,
-                    scratch_->indices.data(), out);
-    return Status::OK();
-  }
-  if (non_null == num_values && leaf_->conversion == ValueConversion::kNone) {
-    // Every position is a value (each def is max_def, so each is also a slot): decode straight
-    // into the column, with no copy through a page-sized column.
-    int64_t before = out->ByteSize();
-    FERRY_RETURN_IF_ERROR(
-        DecodeValues(encoding, leaf_->physical, values, non_null, options_->max_page_size, out));
-    return out->type()->is_binary_like()
-               ? budget_->Charge(out->ByteSize() - before - non_null * RowBytes(*leaf_->type))
-               : Status::OK();
-  }
-  const Column* dense = nullptr;
-  FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &dense));
-  AppendLeafSlots(slot_levels, num_values, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
-  return Status::OK();
+  // Read: the whole page is one part.
+  return AppendPart(num_values, out);
 }
 
 Status ColumnChunkReader::BeginPart(int64_t num_values, int64_t non_null, Encoding encoding,
@@ -451,6 +420,7 @@ Status ColumnChunkReader::BeginPart(int64_t num_values, int64_t non_null, Encodi
   part.index = page_index_ - 1;
   part.offset = page_offset_;
   part.all_valid = non_null == num_values;
+  part.non_null = non_null;
   if (IsDictionaryEncoding(encoding)) {
     if (dictionary_ == nullptr) {
       return DataLoss("dictionary-encoded page, but the chunk has no dictionary page");
@@ -460,10 +430,11 @@ Status ColumnChunkReader::BeginPart(int64_t num_values, int64_t non_null, Encodi
     part.kind = PartPage::Values::kIndices;
   } else if (encoding == Encoding::kPlain && leaf_->physical.type != PhysicalType::kBoolean) {
     part.kind = PartPage::Values::kPlain;
-    part.plain = values;
+    part.encoded = values;
   } else {
-    FERRY_RETURN_IF_ERROR(DecodeDenseValues(non_null, encoding, values, &part.dense));
-    part.kind = PartPage::Values::kDense;
+    part.kind = PartPage::Values::kEncoded;
+    part.encoding = encoding;
+    part.encoded = values;
   }
   part.positions = num_values;
   part_ = part;
@@ -476,12 +447,34 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
   std::span<const int16_t> def;
   if (!part_.all_valid) {
     def = std::span<const int16_t>(scratch_->def.data() + part_.next, static_cast<size_t>(take));
-    values = std::count(def.begin(), def.end(), leaf_->max_def);
+    // The whole page (Read): BeginPart counted its values.
+    values = take == part_.positions ? part_.non_null
+                                     : std::count(def.begin(), def.end(), leaf_->max_def);
   }
   // Every position of this part a value: AppendLeafSlots takes that as an empty def.
   std::span<const int16_t> slot_levels = values == take ? std::span<const int16_t>() : def;
   const bool binary = out->type()->is_binary_like();
   FERRY_RETURN_IF_ERROR(budget_->Charge(take * RowBytes(*leaf_->type)));
+  if (part_.kind == PartPage::Values::kEncoded) {
+    if (take == part_.positions && part_.all_valid && leaf_->conversion == ValueConversion::kNone) {
+      // The whole page, every position a value (each def is max_def, so each is also a slot):
+      // decode straight into the column, with no copy through a page-sized column.
+      const int64_t before = out->ByteSize();
+      FERRY_RETURN_IF_ERROR(DecodeValues(part_.encoding, leaf_->physical, part_.encoded, values,
+                                         options_->max_page_size, out));
+      if (binary) {
+        FERRY_RETURN_IF_ERROR(
+            budget_->Charge(out->ByteSize() - before - values * RowBytes(*leaf_->type)));
+      }
+      part_.next += take;
+      part_.next_value += values;
+      return Status::OK();
+    }
+    // Taken in parts: the page's values decoded whole, once.
+    FERRY_RETURN_IF_ERROR(
+        DecodeDenseValues(part_.non_null, part_.encoding, part_.encoded, &part_.dense));
+    part_.kind = PartPage::Values::kDense;
+  }
   switch (part_.kind) {
     case PartPage::Values::kIndices: {
       const uint32_t* indices = scratch_->indices.data() + part_.next_value;
@@ -489,7 +482,8 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
         const int64_t bytes = IndexedBytes(indices, values);
         FERRY_RETURN_IF_ERROR(budget_->Charge(bytes));
         auto* col = out->As<BinaryColumn>();
-        col->ReserveData(static_cast<int64_t>(col->data().size()) + bytes);
+        col->ReserveData(static_cast<int64_t>(col->data().size()) + bytes +
+                         ExtrapolatedBytes(bytes, take));
       }
       AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *dictionary_, indices,
                       out);
@@ -497,9 +491,9 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
     }
     case PartPage::Values::kPlain: {
       if (values == take && leaf_->conversion == ValueConversion::kNone) {
-        // Straight into the column, as DecodeDataPage does for a whole page.
+        // Straight into the column.
         const int64_t before = out->ByteSize();
-        FERRY_RETURN_IF_ERROR(DecodePlainPrefix(leaf_->physical, &part_.plain, values, out));
+        FERRY_RETURN_IF_ERROR(DecodePlainPrefix(leaf_->physical, &part_.encoded, values, out));
         if (binary) {
           FERRY_RETURN_IF_ERROR(
               budget_->Charge(out->ByteSize() - before - values * RowBytes(*leaf_->type)));
@@ -508,12 +502,13 @@ Status ColumnChunkReader::AppendPart(int64_t rows, Column* out) {
       }
       scratch_->raw->Clear();
       FERRY_RETURN_IF_ERROR(
-          DecodePlainPrefix(leaf_->physical, &part_.plain, values, scratch_->raw.get()));
+          DecodePlainPrefix(leaf_->physical, &part_.encoded, values, scratch_->raw.get()));
       const Column* dense = nullptr;
       FERRY_RETURN_IF_ERROR(ConvertRaw(&dense));
       AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *dense, nullptr, out);
       break;
     }
+    case PartPage::Values::kEncoded:  // decoded above
     case PartPage::Values::kDense:
       AppendLeafSlots(slot_levels, take, leaf_->slot_def, leaf_->max_def, *part_.dense, nullptr,
                       out, part_.next_value);

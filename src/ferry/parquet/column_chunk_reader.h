@@ -169,20 +169,23 @@ class ColumnChunkReader {
     std::string_view body;  // compressed_page_size bytes as stored
   };
 
-  // The data page ReadRows is taking rows from. Its levels are in scratch_->def; its values are
-  // dictionary indices (scratch_->indices), PLAIN bytes not taken yet (in scratch_->decompressed,
-  // or the window for an uncompressed page: neither changes until the next page), or for any
-  // other encoding the page's values decoded whole (scratch_->raw or converted).
+  // The data page in progress: Read takes it whole as one part, ReadRows a batch's worth at a
+  // time. Its levels are in scratch_->def; its values are dictionary indices (scratch_->indices),
+  // PLAIN bytes not taken yet (in scratch_->decompressed, or the window for an uncompressed page:
+  // neither changes until the next page), the bytes of another encoding not decoded yet, or
+  // those values decoded whole (scratch_->raw or converted).
   struct PartPage {
-    enum class Values { kIndices, kPlain, kDense };
+    enum class Values { kIndices, kPlain, kEncoded, kDense };
     Values kind = Values::kDense;
     int index = 0;  // for errors
     uint64_t offset = 0;
-    int64_t positions = 0;   // level positions on the page: its rows
-    int64_t next = 0;        // positions appended so far
-    bool all_valid = true;   // every position a value (the levels need not be read)
-    std::string_view plain;  // kPlain
-    int64_t next_value = 0;  // kIndices, kDense: the first value not taken
+    int64_t positions = 0;                 // level positions on the page: its rows
+    int64_t non_null = 0;                  // values on the page
+    int64_t next = 0;                      // positions appended so far
+    bool all_valid = true;                 // every position a value (the levels need not be read)
+    Encoding encoding = Encoding::kPlain;  // kEncoded
+    std::string_view encoded;              // kPlain, kEncoded
+    int64_t next_value = 0;                // kIndices, kDense: the first value not taken
     const columnar::Column* dense = nullptr;  // kDense
   };
 
@@ -195,13 +198,16 @@ class ColumnChunkReader {
   Status ReadDictionaryPage(const Page& page);
   Status ReadDataPageV1(const Page& page, columnar::Column* out, LeafLevels* levels);
   Status ReadDataPageV2(const Page& page, columnar::Column* out, LeafLevels* levels);
-  // Levels, values and rows of one data page, once the sections are separated.
+  // One data page, once its sections are separated: BeginPart, then (Read) its levels to
+  // `levels` and all its rows to `out` with AppendPart; ReadRows appends its rows later.
   Status DecodeDataPage(int64_t num_values, Encoding encoding, std::string_view values,
                         columnar::Column* out, LeafLevels* levels);
-  // ReadRows: makes the decoded data page the one in progress, then appends up to `rows` of its
-  // rows to `out`.
+  // Makes the decoded data page the one in progress (part_).
   Status BeginPart(int64_t num_values, int64_t non_null, Encoding encoding,
                    std::string_view values);
+  // Appends up to `rows` of the page's rows to `out`: PLAIN values straight into `out` when every
+  // position is a value and no conversion applies, so are another encoding's when the part is the
+  // whole page; else through scratch_->raw.
   Status AppendPart(int64_t rows, columnar::Column* out);
   // Once per chunk, at its first dictionary page of strings: the bytes the chunk's later
   // positions will take if they are like this page's (`page_bytes` over `page_values`), when the

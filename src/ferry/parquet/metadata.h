@@ -158,6 +158,10 @@ struct Statistics {
   bool operator==(const Statistics&) const = default;
 };
 
+// The columnar field metadata key that carries a SchemaElement's field_id: the reader sets it
+// (schema_from_parquet.h), the writer writes it (schema_writer.h). The value is the decimal id.
+inline constexpr char kFieldIdMetadataKey[] = "parquet.field.id";
+
 struct SchemaElement {
   std::optional<PhysicalType> type;  // leaves only
   std::optional<int32_t> type_length;

@@ -1,9 +1,15 @@
-// Thrift compact parsing of the metadata model (metadata.h). Each Parse* function reads one
-// struct: known field ids are type-checked and decoded, unknown ones skipped, missing required
-// ones reported. List sizes are bounded by the bytes left (CompactReader), so a lying count
-// cannot make us allocate more than a small multiple of the input.
+// Thrift compact parsing of the metadata model (metadata.h). Each struct is read by ReadStruct
+// from a table of its fields: a field id and the member it fills (Member), a flag to set
+// (Flag), or a reader of its own (Custom). Known field ids are type-checked and decoded by the
+// member's type (Field), unknown ones skipped, missing required ones reported. List sizes are
+// bounded by the bytes left (CompactReader), so a lying count cannot make us allocate more than a
+// small multiple of the input.
+#include <concepts>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "ferry/parquet/metadata.h"
 #include "ferry/parquet/thrift_compact.h"
@@ -14,59 +20,126 @@ namespace {
 using thrift::CompactReader;
 using thrift::CType;
 
-Status Field(CompactReader* r, CType t, int8_t* v, [[maybe_unused]] std::string_view what) {
-  if (!CompactReader::Matches(t, CType::kI8)) {
+// ---- Values by type: a field of the wrong wire type is skipped (and noted), never misread ----
+
+// A value of wire type `kType`, read by `read`.
+template <CType kType, typename T, Status (CompactReader::*read)(T*)>
+Status Value(CompactReader* r, CType t, T* v) {
+  if (!CompactReader::Matches(t, kType)) {
     return r->SkipMismatched(t);
   }
-  return r->ReadI8(v);
+  return (r->*read)(v);
 }
-Status Field(CompactReader* r, CType t, int16_t* v, [[maybe_unused]] std::string_view what) {
-  if (!CompactReader::Matches(t, CType::kI16)) {
-    return r->SkipMismatched(t);
-  }
-  return r->ReadI16(v);
+Status Field(CompactReader* r, CType t, int8_t* v) {
+  return Value<CType::kI8, int8_t, &CompactReader::ReadI8>(r, t, v);
 }
-Status Field(CompactReader* r, CType t, int32_t* v, [[maybe_unused]] std::string_view what) {
-  if (!CompactReader::Matches(t, CType::kI32)) {
-    return r->SkipMismatched(t);
-  }
-  return r->ReadI32(v);
+Status Field(CompactReader* r, CType t, int16_t* v) {
+  return Value<CType::kI16, int16_t, &CompactReader::ReadI16>(r, t, v);
 }
-Status Field(CompactReader* r, CType t, int64_t* v, [[maybe_unused]] std::string_view what) {
-  if (!CompactReader::Matches(t, CType::kI64)) {
-    return r->SkipMismatched(t);
-  }
-  return r->ReadI64(v);
+Status Field(CompactReader* r, CType t, int32_t* v) {
+  return Value<CType::kI32, int32_t, &CompactReader::ReadI32>(r, t, v);
 }
-Status Field(CompactReader* r, CType t, bool* v, [[maybe_unused]] std::string_view what) {
+Status Field(CompactReader* r, CType t, int64_t* v) {
+  return Value<CType::kI64, int64_t, &CompactReader::ReadI64>(r, t, v);
+}
+Status Field(CompactReader* r, CType t, std::string* v) {
+  return Value<CType::kBinary, std::string, &CompactReader::ReadBinary>(r, t, v);
+}
+Status Field(CompactReader* r, CType t, bool* v) {
   if (!CompactReader::Matches(t, CType::kBoolTrue)) {
     return r->SkipMismatched(t);
   }
   *v = CompactReader::FieldBoolValue(t);
   return Status::OK();
 }
-Status Field(CompactReader* r, CType t, std::string* v, [[maybe_unused]] std::string_view what) {
-  if (!CompactReader::Matches(t, CType::kBinary)) {
-    return r->SkipMismatched(t);
-  }
-  return r->ReadBinary(v);
-}
 template <typename E>
-requires std::is_enum_v<E> Status Field(CompactReader* r, CType t, E* v,
-                                        [[maybe_unused]] std::string_view what) {
+requires std::is_enum_v<E> Status Field(CompactReader* r, CType t, E* v) {
   int32_t raw;
-  FERRY_RETURN_IF_ERROR(Field(r, t, &raw, what));
+  FERRY_RETURN_IF_ERROR(Field(r, t, &raw));
   *v = static_cast<E>(raw);
   return Status::OK();
 }
+
+// Structs: each has a Parse below; a field holding one must be a struct on the wire.
+Status Parse(CompactReader* r, Statistics* s);
+Status Parse(CompactReader* r, LogicalType* lt);
+Status Parse(CompactReader* r, SchemaElement* e);
+Status Parse(CompactReader* r, KeyValue* kv);
+Status Parse(CompactReader* r, PageEncodingStats* s);
+Status Parse(CompactReader* r, ColumnMetaData* c);
+Status Parse(CompactReader* r, ColumnChunk* c);
+Status Parse(CompactReader* r, SortingColumn* s);
+Status Parse(CompactReader* r, RowGroup* rg);
+Status Parse(CompactReader* r, ColumnOrder* o);
+Status Parse(CompactReader* r, DataPageHeader* d);
+Status Parse(CompactReader* r, DictionaryPageHeader* d);
+Status Parse(CompactReader* r, DataPageHeaderV2* d);
+
 template <typename T>
-Status Field(CompactReader* r, CType t, std::optional<T>* v,
-             [[maybe_unused]] std::string_view what) {
+concept ThriftStruct = requires(CompactReader* r, T* v) {
+  { Parse(r, v) } -> std::same_as<Status>;
+};
+
+template <ThriftStruct T>
+Status Field(CompactReader* r, CType t, T* v) {
+  if (!CompactReader::Matches(t, CType::kStruct)) {
+    return r->SkipMismatched(t);
+  }
+  return Parse(r, v);
+}
+// An optional struct stays absent when the field holds something else.
+template <ThriftStruct T>
+Status Field(CompactReader* r, CType t, std::optional<T>* v) {
+  if (!CompactReader::Matches(t, CType::kStruct)) {
+    return r->SkipMismatched(t);
+  }
   T x{};
-  FERRY_RETURN_IF_ERROR(Field(r, t, &x, what));
+  FERRY_RETURN_IF_ERROR(Parse(r, &x));
   *v = std::move(x);
   return Status::OK();
 }
+
+// The wire type of a list's elements.
+template <typename T>
+constexpr CType kElementType = CType::kStruct;
+template <>
+constexpr CType kElementType<std::string> = CType::kBinary;
+template <>
+constexpr CType kElementType<Encoding> = CType::kI32;
+
+// A list: elements of another wire type are skipped (and noted), leaving `out` as it was.
+template <typename T>
+Status Field(CompactReader* r, CType t, std::vector<T>* out) {
+  if (!CompactReader::Matches(t, CType::kList)) {
+    return r->SkipMismatched(t);
+  }
+  CType et;
+  int32_t n;
+  FERRY_RETURN_IF_ERROR(r->ReadListHeader(&et, &n));
+  if (n > 0 && !CompactReader::Matches(et, kElementType<T>)) {
+    FERRY_RETURN_IF_ERROR(r->SkipElements(et, n));
+    r->NoteMismatch();
+    return Status::OK();
+  }
+  out->clear();
+  for (int32_t i = 0; i < n; ++i) {
+    T item{};
+    FERRY_RETURN_IF_ERROR(Field(r, kElementType<T>, &item));
+    out->push_back(std::move(item));
+  }
+  return Status::OK();
+}
+
+// Other optional fields are set (to the type's zero) even when the field holds something else.
+template <typename T>
+Status Field(CompactReader* r, CType t, std::optional<T>* v) {
+  T x{};
+  FERRY_RETURN_IF_ERROR(Field(r, t, &x));
+  *v = std::move(x);
+  return Status::OK();
+}
+
+// ---- Structs ----
 
 // Reads a struct: `on_field(type, id, &handled)` decodes the fields it knows; the rest are
 // skipped. `required` is a bit mask of field ids that must be present.
@@ -108,69 +181,76 @@ constexpr uint32_t Bits(std::initializer_list<int> ids) {
   return m;
 }
 
-// A list field: `element(&item)` parses one element (whose wire type is checked here).
-template <typename T, typename Fn>
-Status List(CompactReader* r, CType t, CType element_type, std::vector<T>* out,
-            [[maybe_unused]] std::string_view what, Fn&& element) {
-  if (!CompactReader::Matches(t, CType::kList)) {
-    return r->SkipMismatched(t);
+// The entries of a struct's field table, each a type naming a field id and what reads it, so
+// that ReadStruct's dispatch on the id compiles to a switch over constants.
+//
+// Field kId fills the member kMember (Field by its type).
+template <int16_t kId, auto kMember>
+struct Member {
+  static constexpr int16_t id = kId;
+  template <typename S>
+  static Status Read(CompactReader* r, CType t, S* s, bool*) {
+    return Field(r, t, &(s->*kMember));
   }
-  CType et;
-  int32_t n;
-  FERRY_RETURN_IF_ERROR(r->ReadListHeader(&et, &n));
-  if (n > 0 && !CompactReader::Matches(et, element_type)) {
-    FERRY_RETURN_IF_ERROR(r->SkipElements(et, n));
-    r->NoteMismatch();
+};
+// Field kId, whatever it holds, sets the flag kFlag and is skipped (encryption, index pages).
+template <int16_t kId, auto kFlag>
+struct Flag {
+  static constexpr int16_t id = kId;
+  template <typename S>
+  static Status Read(CompactReader*, CType, S* s, bool* handled) {
+    s->*kFlag = true;
+    *handled = false;
     return Status::OK();
   }
-  out->clear();
-  for (int32_t i = 0; i < n; ++i) {
-    T item{};
-    FERRY_RETURN_IF_ERROR(element(&item));
-    out->push_back(std::move(item));
+};
+// Field kId is read by kRead(r, type, s).
+template <int16_t kId, auto kRead>
+struct Custom {
+  static constexpr int16_t id = kId;
+  template <typename S>
+  static Status Read(CompactReader* r, CType t, S* s, bool*) {
+    return kRead(r, t, s);
   }
-  return Status::OK();
+};
+
+template <typename S, typename Entry, typename... Rest>
+Status Dispatch(CompactReader* r, CType t, int16_t id, S* s, bool* handled) {
+  if (id == Entry::id) {
+    return Entry::Read(r, t, s, handled);
+  }
+  if constexpr (sizeof...(Rest) > 0) {
+    return Dispatch<S, Rest...>(r, t, id, s, handled);
+  } else {
+    *handled = false;  // a field ferry does not read
+    return Status::OK();
+  }
 }
 
-template <typename T, typename Fn>
-Status List(CompactReader* r, CType t, CType element_type, std::optional<std::vector<T>>* out,
-            [[maybe_unused]] std::string_view what, Fn&& element) {
-  std::vector<T> items;
-  FERRY_RETURN_IF_ERROR(List(r, t, element_type, &items, what, element));
-  *out = std::move(items);
-  return Status::OK();
-}
+// A struct's field table: Member, Flag and Custom entries.
+template <typename... Entries>
+struct Fields {};
 
-Status ParseStatistics(CompactReader* r, Statistics* s) {
-  return Struct(r, "Statistics", 0, [&](CType t, int16_t id, bool* handled) -> Status {
-    switch (id) {
-      case 1:
-        return Field(r, t, &s->max, "Statistics.max");
-      case 2:
-        return Field(r, t, &s->min, "Statistics.min");
-      case 3:
-        return Field(r, t, &s->null_count, "Statistics.null_count");
-      case 4:
-        return Field(r, t, &s->distinct_count, "Statistics.distinct_count");
-      case 5:
-        return Field(r, t, &s->max_value, "Statistics.max_value");
-      case 6:
-        return Field(r, t, &s->min_value, "Statistics.min_value");
-      case 7:
-        return Field(r, t, &s->is_max_value_exact, "Statistics.is_max_value_exact");
-      case 8:
-        return Field(r, t, &s->is_min_value_exact, "Statistics.is_min_value_exact");
-      case 9:
-        return Field(r, t, &s->nan_count, "Statistics.nan_count");
-      default:
-        *handled = false;
-        return Status::OK();
-    }
+// Reads struct `name` into `s` by its field table.
+template <typename S, typename... Entries>
+Status ReadStruct(CompactReader* r, std::string_view name, uint32_t required, S* s,
+                  Fields<Entries...>) {
+  return Struct(r, name, required, [&](CType t, int16_t id, bool* handled) {
+    return Dispatch<S, Entries...>(r, t, id, s, handled);
   });
 }
 
+Status Parse(CompactReader* r, Statistics* s) {
+  using S = Statistics;
+  return ReadStruct(r, "Statistics", 0, s,
+                    Fields<Member<1, &S::max>, Member<2, &S::min>, Member<3, &S::null_count>,
+                           Member<4, &S::distinct_count>, Member<5, &S::max_value>,
+                           Member<6, &S::min_value>, Member<7, &S::is_max_value_exact>,
+                           Member<8, &S::is_min_value_exact>, Member<9, &S::nan_count>>{});
+}
+
 // A union member that is an empty struct (or one whose fields ferry ignores).
-Status SkipStruct(CompactReader* r, CType t, [[maybe_unused]] std::string_view what) {
+Status SkipStruct(CompactReader* r, CType t) {
   if (!CompactReader::Matches(t, CType::kStruct)) {
     return r->SkipMismatched(t);
   }
@@ -186,60 +266,42 @@ Status ParseTimeUnit(CompactReader* r, TimeUnit* unit) {
     }
     found = true;
     *unit = id == 1 ? TimeUnit::kMillis : id == 2 ? TimeUnit::kMicros : TimeUnit::kNanos;
-    return SkipStruct(r, t, "TimeUnit");
+    return SkipStruct(r, t);
   }));
   return found ? Status::OK() : r->Corrupt("TimeUnit without a unit");
 }
 
+// TimestampType.unit (and TimeType.unit): the TimeUnit union.
+Status ReadTimestampUnit(CompactReader* r, CType t, LogicalType* lt) {
+  if (!CompactReader::Matches(t, CType::kStruct)) {
+    return r->SkipMismatched(t);
+  }
+  return ParseTimeUnit(r, &lt->unit);
+}
+
 Status ParseLogicalTypeMember(CompactReader* r, CType t, LogicalType* lt) {
   using Kind = LogicalType::Kind;
+  using L = LogicalType;
   if (!CompactReader::Matches(t, CType::kStruct)) {
     return r->SkipMismatched(t);
   }
   switch (lt->kind) {
     case Kind::kDecimal:
-      return Struct(r, "DecimalType", Bits({1, 2}), [&](CType ft, int16_t id, bool* handled) {
-        if (id == 1) {
-          return Field(r, ft, &lt->scale, "DecimalType.scale");
-        }
-        if (id == 2) {
-          return Field(r, ft, &lt->precision, "DecimalType.precision");
-        }
-        *handled = false;
-        return Status::OK();
-      });
+      return ReadStruct(r, "DecimalType", Bits({1, 2}), lt,
+                        Fields<Member<1, &L::scale>, Member<2, &L::precision>>{});
     case Kind::kTime:
     case Kind::kTimestamp:
-      return Struct(r, "TimestampType", Bits({1, 2}), [&](CType ft, int16_t id, bool* handled) {
-        if (id == 1) {
-          return Field(r, ft, &lt->is_adjusted_to_utc, "TimestampType.isAdjustedToUTC");
-        }
-        if (id == 2) {
-          if (!CompactReader::Matches(ft, CType::kStruct)) {
-            return r->SkipMismatched(ft);
-          }
-          return ParseTimeUnit(r, &lt->unit);
-        }
-        *handled = false;
-        return Status::OK();
-      });
+      return ReadStruct(r, "TimestampType", Bits({1, 2}), lt,
+                        Fields<Member<1, &L::is_adjusted_to_utc>, Custom<2, ReadTimestampUnit>>{});
     case Kind::kInteger:
-      return Struct(r, "IntType", Bits({1, 2}), [&](CType ft, int16_t id, bool* handled) {
-        if (id == 1) {
-          return Field(r, ft, &lt->bit_width, "IntType.bitWidth");
-        }
-        if (id == 2) {
-          return Field(r, ft, &lt->is_signed, "IntType.isSigned");
-        }
-        *handled = false;
-        return Status::OK();
-      });
+      return ReadStruct(r, "IntType", Bits({1, 2}), lt,
+                        Fields<Member<1, &L::bit_width>, Member<2, &L::is_signed>>{});
     default:
       return r->Skip(t);
   }
 }
 
-Status ParseLogicalType(CompactReader* r, LogicalType* lt) {
+Status Parse(CompactReader* r, LogicalType* lt) {
   bool found = false;
   FERRY_RETURN_IF_ERROR(Struct(r, "LogicalType", 0, [&](CType t, int16_t id, bool*) {
     found = true;
@@ -249,361 +311,116 @@ Status ParseLogicalType(CompactReader* r, LogicalType* lt) {
   return found ? Status::OK() : r->Corrupt("LogicalType union without a member");
 }
 
-Status ParseSchemaElement(CompactReader* r, SchemaElement* e) {
-  return Struct(r, "SchemaElement", Bits({4}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &e->type, "SchemaElement.type");
-      case 2:
-        return Field(r, t, &e->type_length, "SchemaElement.type_length");
-      case 3:
-        return Field(r, t, &e->repetition_type, "SchemaElement.repetition_type");
-      case 4:
-        return Field(r, t, &e->name, "SchemaElement.name");
-      case 5:
-        return Field(r, t, &e->num_children, "SchemaElement.num_children");
-      case 6:
-        return Field(r, t, &e->converted_type, "SchemaElement.converted_type");
-      case 7:
-        return Field(r, t, &e->scale, "SchemaElement.scale");
-      case 8:
-        return Field(r, t, &e->precision, "SchemaElement.precision");
-      case 9:
-        return Field(r, t, &e->field_id, "SchemaElement.field_id");
-      case 10: {
-        if (!CompactReader::Matches(t, CType::kStruct)) {
-          return r->SkipMismatched(t);
-        }
-        LogicalType lt;
-        FERRY_RETURN_IF_ERROR(ParseLogicalType(r, &lt));
-        e->logical_type = lt;
-        return Status::OK();
-      }
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
+Status Parse(CompactReader* r, SchemaElement* e) {
+  using S = SchemaElement;
+  return ReadStruct(
+      r, "SchemaElement", Bits({4}), e,
+      Fields<Member<1, &S::type>, Member<2, &S::type_length>, Member<3, &S::repetition_type>,
+             Member<4, &S::name>, Member<5, &S::num_children>, Member<6, &S::converted_type>,
+             Member<7, &S::scale>, Member<8, &S::precision>, Member<9, &S::field_id>,
+             Member<10, &S::logical_type>>{});
 }
 
-Status ParseKeyValue(CompactReader* r, KeyValue* kv) {
-  return Struct(r, "KeyValue", Bits({1}), [&](CType t, int16_t id, bool* handled) {
-    if (id == 1) {
-      return Field(r, t, &kv->key, "KeyValue.key");
-    }
-    if (id == 2) {
-      return Field(r, t, &kv->value, "KeyValue.value");
-    }
-    *handled = false;
-    return Status::OK();
-  });
+Status Parse(CompactReader* r, KeyValue* kv) {
+  return ReadStruct(r, "KeyValue", Bits({1}), kv,
+                    Fields<Member<1, &KeyValue::key>, Member<2, &KeyValue::value>>{});
 }
 
-Status ParseKeyValues(CompactReader* r, CType t, std::optional<std::vector<KeyValue>>* out) {
-  return List(r, t, CType::kStruct, out, "key_value_metadata",
-              [&](KeyValue* kv) { return ParseKeyValue(r, kv); });
+Status Parse(CompactReader* r, PageEncodingStats* s) {
+  using S = PageEncodingStats;
+  return ReadStruct(
+      r, "PageEncodingStats", Bits({1, 2, 3}), s,
+      Fields<Member<1, &S::page_type>, Member<2, &S::encoding>, Member<3, &S::count>>{});
 }
 
-Status ParsePageEncodingStats(CompactReader* r, PageEncodingStats* s) {
-  return Struct(r, "PageEncodingStats", Bits({1, 2, 3}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &s->page_type, "PageEncodingStats.page_type");
-      case 2:
-        return Field(r, t, &s->encoding, "PageEncodingStats.encoding");
-      case 3:
-        return Field(r, t, &s->count, "PageEncodingStats.count");
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
+Status Parse(CompactReader* r, ColumnMetaData* c) {
+  using S = ColumnMetaData;
+  return ReadStruct(
+      r, "ColumnMetaData", Bits({1, 2, 3, 4, 5, 6, 7, 9}), c,
+      Fields<Member<1, &S::type>, Member<2, &S::encodings>, Member<3, &S::path_in_schema>,
+             Member<4, &S::codec>, Member<5, &S::num_values>,
+             Member<6, &S::total_uncompressed_size>, Member<7, &S::total_compressed_size>,
+             Member<8, &S::key_value_metadata>, Member<9, &S::data_page_offset>,
+             Member<10, &S::index_page_offset>, Member<11, &S::dictionary_page_offset>,
+             Member<12, &S::statistics>, Member<13, &S::encoding_stats>,
+             Member<14, &S::bloom_filter_offset>, Member<15, &S::bloom_filter_length>>{});
 }
 
-Status ParseColumnMetaData(CompactReader* r, ColumnMetaData* c) {
-  constexpr uint32_t kRequired = Bits({1, 2, 3, 4, 5, 6, 7, 9});
-  return Struct(r, "ColumnMetaData", kRequired, [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &c->type, "ColumnMetaData.type");
-      case 2:
-        return List(r, t, CType::kI32, &c->encodings, "ColumnMetaData.encodings",
-                    [&](Encoding* e) { return Field(r, CType::kI32, e, "encoding"); });
-      case 3:
-        return List(r, t, CType::kBinary, &c->path_in_schema, "ColumnMetaData.path_in_schema",
-                    [&](std::string* s) { return r->ReadBinary(s); });
-      case 4:
-        return Field(r, t, &c->codec, "ColumnMetaData.codec");
-      case 5:
-        return Field(r, t, &c->num_values, "ColumnMetaData.num_values");
-      case 6:
-        return Field(r, t, &c->total_uncompressed_size, "ColumnMetaData.total_uncompressed_size");
-      case 7:
-        return Field(r, t, &c->total_compressed_size, "ColumnMetaData.total_compressed_size");
-      case 8:
-        return ParseKeyValues(r, t, &c->key_value_metadata);
-      case 9:
-        return Field(r, t, &c->data_page_offset, "ColumnMetaData.data_page_offset");
-      case 10:
-        return Field(r, t, &c->index_page_offset, "ColumnMetaData.index_page_offset");
-      case 11:
-        return Field(r, t, &c->dictionary_page_offset, "ColumnMetaData.dictionary_page_offset");
-      case 12: {
-        if (!CompactReader::Matches(t, CType::kStruct)) {
-          return r->SkipMismatched(t);
-        }
-        Statistics s;
-        FERRY_RETURN_IF_ERROR(ParseStatistics(r, &s));
-        c->statistics = std::move(s);
-        return Status::OK();
-      }
-      case 13:
-        return List(r, t, CType::kStruct, &c->encoding_stats, "ColumnMetaData.encoding_stats",
-                    [&](PageEncodingStats* s) { return ParsePageEncodingStats(r, s); });
-      case 14:
-        return Field(r, t, &c->bloom_filter_offset, "ColumnMetaData.bloom_filter_offset");
-      case 15:
-        return Field(r, t, &c->bloom_filter_length, "ColumnMetaData.bloom_filter_length");
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
+Status Parse(CompactReader* r, ColumnChunk* c) {
+  using S = ColumnChunk;
+  return ReadStruct(
+      r, "ColumnChunk", Bits({2}), c,
+      Fields<Member<1, &S::file_path>, Member<2, &S::file_offset>, Member<3, &S::meta_data>,
+             Member<4, &S::offset_index_offset>, Member<5, &S::offset_index_length>,
+             Member<6, &S::column_index_offset>, Member<7, &S::column_index_length>,
+             Flag<8, &S::encrypted>, Flag<9, &S::encrypted>>{});
 }
 
-Status ParseColumnChunk(CompactReader* r, ColumnChunk* c) {
-  return Struct(r, "ColumnChunk", Bits({2}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &c->file_path, "ColumnChunk.file_path");
-      case 2:
-        return Field(r, t, &c->file_offset, "ColumnChunk.file_offset");
-      case 3: {
-        if (!CompactReader::Matches(t, CType::kStruct)) {
-          return r->SkipMismatched(t);
-        }
-        ColumnMetaData md;
-        FERRY_RETURN_IF_ERROR(ParseColumnMetaData(r, &md));
-        c->meta_data = std::move(md);
-        return Status::OK();
-      }
-      case 4:
-        return Field(r, t, &c->offset_index_offset, "ColumnChunk.offset_index_offset");
-      case 5:
-        return Field(r, t, &c->offset_index_length, "ColumnChunk.offset_index_length");
-      case 6:
-        return Field(r, t, &c->column_index_offset, "ColumnChunk.column_index_offset");
-      case 7:
-        return Field(r, t, &c->column_index_length, "ColumnChunk.column_index_length");
-      case 8:
-      case 9:
-        c->encrypted = true;
-        *handled = false;
-        return Status::OK();
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
+Status Parse(CompactReader* r, SortingColumn* s) {
+  using S = SortingColumn;
+  return ReadStruct(
+      r, "SortingColumn", Bits({1, 2, 3}), s,
+      Fields<Member<1, &S::column_idx>, Member<2, &S::descending>, Member<3, &S::nulls_first>>{});
 }
 
-Status ParseSortingColumn(CompactReader* r, SortingColumn* s) {
-  return Struct(r, "SortingColumn", Bits({1, 2, 3}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &s->column_idx, "SortingColumn.column_idx");
-      case 2:
-        return Field(r, t, &s->descending, "SortingColumn.descending");
-      case 3:
-        return Field(r, t, &s->nulls_first, "SortingColumn.nulls_first");
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
+Status Parse(CompactReader* r, RowGroup* rg) {
+  using S = RowGroup;
+  return ReadStruct(
+      r, "RowGroup", Bits({1, 2, 3}), rg,
+      Fields<Member<1, &S::columns>, Member<2, &S::total_byte_size>, Member<3, &S::num_rows>,
+             Member<4, &S::sorting_columns>, Member<5, &S::file_offset>,
+             Member<6, &S::total_compressed_size>, Member<7, &S::ordinal>>{});
 }
 
-Status ParseRowGroup(CompactReader* r, RowGroup* rg) {
-  return Struct(r, "RowGroup", Bits({1, 2, 3}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return List(r, t, CType::kStruct, &rg->columns, "RowGroup.columns",
-                    [&](ColumnChunk* c) { return ParseColumnChunk(r, c); });
-      case 2:
-        return Field(r, t, &rg->total_byte_size, "RowGroup.total_byte_size");
-      case 3:
-        return Field(r, t, &rg->num_rows, "RowGroup.num_rows");
-      case 4:
-        return List(r, t, CType::kStruct, &rg->sorting_columns, "RowGroup.sorting_columns",
-                    [&](SortingColumn* s) { return ParseSortingColumn(r, s); });
-      case 5:
-        return Field(r, t, &rg->file_offset, "RowGroup.file_offset");
-      case 6:
-        return Field(r, t, &rg->total_compressed_size, "RowGroup.total_compressed_size");
-      case 7:
-        return Field(r, t, &rg->ordinal, "RowGroup.ordinal");
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
-}
-
-Status ParseColumnOrder(CompactReader* r, ColumnOrder* o) {
+Status Parse(CompactReader* r, ColumnOrder* o) {
   return Struct(r, "ColumnOrder", 0, [&](CType t, int16_t id, bool*) {
     o->kind = static_cast<ColumnOrder::Kind>(id);
-    return SkipStruct(r, t, "ColumnOrder");
+    return SkipStruct(r, t);
   });
+}
+
+Status Parse(CompactReader* r, DataPageHeader* d) {
+  using S = DataPageHeader;
+  return ReadStruct(r, "DataPageHeader", Bits({1, 2, 3, 4}), d,
+                    Fields<Member<1, &S::num_values>, Member<2, &S::encoding>,
+                           Member<3, &S::definition_level_encoding>,
+                           Member<4, &S::repetition_level_encoding>, Member<5, &S::statistics>>{});
+}
+
+Status Parse(CompactReader* r, DictionaryPageHeader* d) {
+  using S = DictionaryPageHeader;
+  return ReadStruct(
+      r, "DictionaryPageHeader", Bits({1, 2}), d,
+      Fields<Member<1, &S::num_values>, Member<2, &S::encoding>, Member<3, &S::is_sorted>>{});
+}
+
+Status Parse(CompactReader* r, DataPageHeaderV2* d) {
+  using S = DataPageHeaderV2;
+  return ReadStruct(
+      r, "DataPageHeaderV2", Bits({1, 2, 3, 4, 5, 6}), d,
+      Fields<Member<1, &S::num_values>, Member<2, &S::num_nulls>, Member<3, &S::num_rows>,
+             Member<4, &S::encoding>, Member<5, &S::definition_levels_byte_length>,
+             Member<6, &S::repetition_levels_byte_length>, Member<7, &S::is_compressed>,
+             Member<8, &S::statistics>>{});
 }
 
 Status ParseFileMetaDataStruct(CompactReader* r, FileMetaData* md) {
-  return Struct(r, "FileMetaData", Bits({1, 2, 3, 4}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &md->version, "FileMetaData.version");
-      case 2:
-        return List(r, t, CType::kStruct, &md->schema, "FileMetaData.schema",
-                    [&](SchemaElement* e) { return ParseSchemaElement(r, e); });
-      case 3:
-        return Field(r, t, &md->num_rows, "FileMetaData.num_rows");
-      case 4:
-        return List(r, t, CType::kStruct, &md->row_groups, "FileMetaData.row_groups",
-                    [&](RowGroup* rg) { return ParseRowGroup(r, rg); });
-      case 5:
-        return ParseKeyValues(r, t, &md->key_value_metadata);
-      case 6:
-        return Field(r, t, &md->created_by, "FileMetaData.created_by");
-      case 7:
-        return List(r, t, CType::kStruct, &md->column_orders, "FileMetaData.column_orders",
-                    [&](ColumnOrder* o) { return ParseColumnOrder(r, o); });
-      case 8:
-        md->encrypted = true;
-        *handled = false;
-        return Status::OK();
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
-}
-
-Status ParseDataPageHeader(CompactReader* r, DataPageHeader* d) {
-  return Struct(r, "DataPageHeader", Bits({1, 2, 3, 4}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &d->num_values, "DataPageHeader.num_values");
-      case 2:
-        return Field(r, t, &d->encoding, "DataPageHeader.encoding");
-      case 3:
-        return Field(r, t, &d->definition_level_encoding, "DataPageHeader.dl_encoding");
-      case 4:
-        return Field(r, t, &d->repetition_level_encoding, "DataPageHeader.rl_encoding");
-      case 5: {
-        if (!CompactReader::Matches(t, CType::kStruct)) {
-          return r->SkipMismatched(t);
-        }
-        Statistics s;
-        FERRY_RETURN_IF_ERROR(ParseStatistics(r, &s));
-        d->statistics = std::move(s);
-        return Status::OK();
-      }
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
-}
-
-Status ParseDictionaryPageHeader(CompactReader* r, DictionaryPageHeader* d) {
-  return Struct(r, "DictionaryPageHeader", Bits({1, 2}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &d->num_values, "DictionaryPageHeader.num_values");
-      case 2:
-        return Field(r, t, &d->encoding, "DictionaryPageHeader.encoding");
-      case 3:
-        return Field(r, t, &d->is_sorted, "DictionaryPageHeader.is_sorted");
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
-}
-
-Status ParseDataPageHeaderV2(CompactReader* r, DataPageHeaderV2* d) {
-  constexpr uint32_t kRequired = Bits({1, 2, 3, 4, 5, 6});
-  return Struct(r, "DataPageHeaderV2", kRequired, [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &d->num_values, "DataPageHeaderV2.num_values");
-      case 2:
-        return Field(r, t, &d->num_nulls, "DataPageHeaderV2.num_nulls");
-      case 3:
-        return Field(r, t, &d->num_rows, "DataPageHeaderV2.num_rows");
-      case 4:
-        return Field(r, t, &d->encoding, "DataPageHeaderV2.encoding");
-      case 5:
-        return Field(r, t, &d->definition_levels_byte_length, "DataPageHeaderV2.dl_length");
-      case 6:
-        return Field(r, t, &d->repetition_levels_byte_length, "DataPageHeaderV2.rl_length");
-      case 7:
-        return Field(r, t, &d->is_compressed, "DataPageHeaderV2.is_compressed");
-      case 8: {
-        if (!CompactReader::Matches(t, CType::kStruct)) {
-          return r->SkipMismatched(t);
-        }
-        Statistics s;
-        FERRY_RETURN_IF_ERROR(ParseStatistics(r, &s));
-        d->statistics = std::move(s);
-        return Status::OK();
-      }
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
-}
-
-template <typename T, typename Fn>
-Status SubStruct(CompactReader* r, CType t, std::optional<T>* out,
-                 [[maybe_unused]] std::string_view what, Fn&& parse) {
-  if (!CompactReader::Matches(t, CType::kStruct)) {
-    return r->SkipMismatched(t);
-  }
-  T v;
-  FERRY_RETURN_IF_ERROR(parse(r, &v));
-  *out = std::move(v);
-  return Status::OK();
+  using S = FileMetaData;
+  return ReadStruct(
+      r, "FileMetaData", Bits({1, 2, 3, 4}), md,
+      Fields<Member<1, &S::version>, Member<2, &S::schema>, Member<3, &S::num_rows>,
+             Member<4, &S::row_groups>, Member<5, &S::key_value_metadata>,
+             Member<6, &S::created_by>, Member<7, &S::column_orders>, Flag<8, &S::encrypted>>{});
 }
 
 Status ParsePageHeaderStruct(CompactReader* r, PageHeader* h) {
-  return Struct(r, "PageHeader", Bits({1, 2, 3}), [&](CType t, int16_t id, bool* handled) {
-    switch (id) {
-      case 1:
-        return Field(r, t, &h->type, "PageHeader.type");
-      case 2:
-        return Field(r, t, &h->uncompressed_page_size, "PageHeader.uncompressed_page_size");
-      case 3:
-        return Field(r, t, &h->compressed_page_size, "PageHeader.compressed_page_size");
-      case 4:
-        return Field(r, t, &h->crc, "PageHeader.crc");
-      case 5:
-        return SubStruct(r, t, &h->data_page_header, "PageHeader.data_page_header",
-                         ParseDataPageHeader);
-      case 6:
-        h->has_index_page_header = true;
-        return SkipStruct(r, t, "PageHeader.index_page_header");
-      case 7:
-        return SubStruct(r, t, &h->dictionary_page_header, "PageHeader.dictionary_page_header",
-                         ParseDictionaryPageHeader);
-      case 8:
-        return SubStruct(r, t, &h->data_page_header_v2, "PageHeader.data_page_header_v2",
-                         ParseDataPageHeaderV2);
-      default:
-        *handled = false;
-        return Status::OK();
-    }
-  });
+  using S = PageHeader;
+  return ReadStruct(
+      r, "PageHeader", Bits({1, 2, 3}), h,
+      Fields<Member<1, &S::type>, Member<2, &S::uncompressed_page_size>,
+             Member<3, &S::compressed_page_size>, Member<4, &S::crc>,
+             Member<5, &S::data_page_header>, Flag<6, &S::has_index_page_header>,
+             Member<7, &S::dictionary_page_header>, Member<8, &S::data_page_header_v2>>{});
 }
 
 }  // namespace

@@ -330,7 +330,7 @@ Status Builder::BuildField(const SchemaTree& t, Context ctx, Field* field, Assem
   path_.push_back(t.name());
   field->name = t.name();
   if (t.element->field_id.has_value()) {
-    field->metadata.emplace_back("parquet.field.id", std::to_string(*t.element->field_id));
+    field->metadata.emplace_back(kFieldIdMetadataKey, std::to_string(*t.element->field_id));
   }
   if (t.repetition() == FieldRepetitionType::kRepeated) {
     // A repeated field outside LIST/MAP: a required list of required elements.

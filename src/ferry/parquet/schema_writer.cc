@@ -1,5 +1,7 @@
 #include "ferry/parquet/schema_writer.h"
 
+#include <charconv>
+
 namespace ferry::parquet {
 namespace {
 
@@ -126,19 +128,37 @@ Status SetLeafType(const DataType& type, SchemaElement* e) {
   return Status::OK();
 }
 
+// The field_id a field's metadata asks for (kFieldIdMetadataKey), if any.
+Result<std::optional<int32_t>> FieldId(const Field& field) {
+  for (const auto& [key, value] : field.metadata) {
+    if (key != kFieldIdMetadataKey) {
+      continue;
+    }
+    int32_t id = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
+    if (ec != std::errc() || end != value.data() + value.size()) {
+      return InvalidArgument("field '{}': {} '{}' is not a 32-bit integer", field.name, key, value);
+    }
+    return std::optional<int32_t>(id);
+  }
+  return std::optional<int32_t>();
+}
+
 class SchemaBuilder {
  public:
   explicit SchemaBuilder(ParquetSchema* out) : out_(out) {}
 
   // Adds the elements of a field (and its subtree). `path` holds the columnar nodes above it,
   // with the last one's step still to be set by the caller.
+  // `field` supplies the field_id (its metadata), if it has one.
   Status AddField(const std::string& name, const columnar::DataTypePtr& type, bool nullable,
-                  std::vector<PathNode>* path, int16_t rep) {
+                  std::vector<PathNode>* path, int16_t rep, const Field& field) {
     if (name.empty()) {
       return InvalidArgument("field with an empty name");
     }
     SchemaElement e;
     e.name = name;
+    FERRY_ASSIGN_OR_RETURN(e.field_id, FieldId(field));
     e.repetition_type = nullable ? FieldRepetitionType::kOptional : FieldRepetitionType::kRequired;
     PathNode node;
     node.nullable = nullable;
@@ -163,7 +183,7 @@ class SchemaBuilder {
           const Field& f = type->fields()[i];
           path->back().step = PathNode::Step::kStructChild;
           path->back().child = static_cast<int>(i);
-          FERRY_RETURN_IF_ERROR(AddField(f.name, f.type, f.nullable, path, rep));
+          FERRY_RETURN_IF_ERROR(AddField(f.name, f.type, f.nullable, path, rep, f));
         }
         return Status::OK();
       }
@@ -177,7 +197,7 @@ class SchemaBuilder {
         path->back().repetition_level = static_cast<int16_t>(rep + 1);
         const Field& element = type->element();
         return AddField("element", element.type, element.nullable, path,
-                        static_cast<int16_t>(rep + 1));
+                        static_cast<int16_t>(rep + 1), element);
       }
       case TypeId::kMap: {
         e.num_children = 1;
@@ -187,11 +207,11 @@ class SchemaBuilder {
         out_->elements.push_back(RepeatedGroup("key_value", 2));
         path->back().repetition_level = static_cast<int16_t>(rep + 1);
         path->back().step = PathNode::Step::kMapKey;
-        FERRY_RETURN_IF_ERROR(
-            AddField("key", type->key().type, false, path, static_cast<int16_t>(rep + 1)));
+        FERRY_RETURN_IF_ERROR(AddField("key", type->key().type, false, path,
+                                       static_cast<int16_t>(rep + 1), type->key()));
         path->back().step = PathNode::Step::kMapValue;
         return AddField("value", type->value().type, type->value().nullable, path,
-                        static_cast<int16_t>(rep + 1));
+                        static_cast<int16_t>(rep + 1), type->value());
       }
       default: {
         FERRY_RETURN_IF_ERROR(SetLeafType(*type, &e));
@@ -252,7 +272,7 @@ Result<ParquetSchema> BuildParquetSchema(const columnar::Schema& schema) {
   for (int i = 0; i < schema.num_fields(); ++i) {
     const Field& f = schema.field(i);
     b.top_level_column_ = i;
-    FERRY_RETURN_IF_ERROR(b.AddField(f.name, f.type, f.nullable, &path, 0));
+    FERRY_RETURN_IF_ERROR(b.AddField(f.name, f.type, f.nullable, &path, 0, f));
   }
   FERRY_ASSIGN_OR_RETURN(out.leaves, DescribeLeaves(out.elements));
   if (out.leaves.size() != out.paths.size()) {

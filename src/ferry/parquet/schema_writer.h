@@ -22,6 +22,9 @@
 //   kList               <name> (LIST) { repeated group list { <element> } }
 //   kMap                <name> (MAP) { repeated group key_value { required key; <value> } }
 //
+// A field whose metadata holds kFieldIdMetadataKey (metadata.h) gets that SchemaElement.field_id
+// (Delta column mapping, Iceberg); the key is how the reader reports field ids too.
+//
 // Alongside the elements, BuildParquetSchema describes each leaf (column_descriptor.h) and how to
 // reach it from its top-level columnar column (LeafPath), which the shredder (shredder.h) follows.
 //
@@ -67,7 +70,8 @@ struct ParquetSchema {
   std::vector<LeafPath> paths;           // one per leaf
 };
 
-// Errors: InvalidArgument for a struct without fields or an empty field name; NotSupported for
+// Errors: InvalidArgument for a struct without fields, an empty field name or a field id that is
+// not a 32-bit integer; NotSupported for
 // a decimal precision above 38.
 Result<ParquetSchema> BuildParquetSchema(const columnar::Schema& schema);
 

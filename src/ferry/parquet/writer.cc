@@ -16,6 +16,32 @@
 #endif
 
 namespace ferry::parquet {
+namespace {
+
+// Equal types, field names aside (WriterOptions::match_fields_by_position).
+bool SameLayout(const columnar::DataType& a, const columnar::DataType& b) {
+  if (!a.is_nested() || !b.is_nested()) {
+    return a.Equals(b);
+  }
+  if (a.id() != b.id() || a.fields().size() != b.fields().size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.fields().size(); ++i) {
+    const columnar::Field& x = a.fields()[i];
+    const columnar::Field& y = b.fields()[i];
+    if (x.nullable != y.nullable || !SameLayout(*x.type, *y.type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SameLayout(const columnar::Schema& a, const columnar::Schema& b) {
+  return SameLayout(*columnar::DataType::Struct(a.fields()),
+                    *columnar::DataType::Struct(b.fields()));
+}
+
+}  // namespace
 
 Status WriterOptions::Validate() const {
   auto positive = [](int64_t v, const char* name) -> Status {
@@ -106,7 +132,8 @@ Status FileWriter::Write(const columnar::RecordBatch& batch) {
   if (closed_) {
     return Internal("parquet file {}: Write after Close", sink_->name());
   }
-  if (!batch.schema().Equals(*schema_)) {
+  if (!(options_.match_fields_by_position ? SameLayout(batch.schema(), *schema_)
+                                          : batch.schema().Equals(*schema_))) {
     return InvalidArgument("parquet file {}: batch schema <{}> differs from the file's <{}>",
                            sink_->name(), batch.schema().ToString(), schema_->ToString());
   }

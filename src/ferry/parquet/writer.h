@@ -64,6 +64,10 @@ struct WriterOptions {
   // Shared by the files of one stream of rows (file_series.h): which columns start PLAIN. Null:
   // every file decides alone.
   std::shared_ptr<FileSeries> series;
+  // Write() accepts batches whose field names (at any depth) differ from the file schema's, as
+  // long as the types, nullability and nesting agree: a Delta table with column mapping writes
+  // batches named as the table shows them into files named with the physical names.
+  bool match_fields_by_position = false;
 
   // InvalidArgument naming the first bad limit.
   Status Validate() const;
@@ -87,8 +91,8 @@ class FileWriter {
   FileWriter& operator=(const FileWriter&) = delete;
 
   // Appends the rows of `batch`, whose schema must equal the writer's (names, types,
-  // nullability). Errors: InvalidArgument for another schema or a null in a non-nullable
-  // column; IOError from the sink.
+  // nullability; names aside with WriterOptions::match_fields_by_position). Errors: InvalidArgument
+  // for another schema or a null in a non-nullable column; IOError from the sink.
   Status Write(const columnar::RecordBatch& batch);
   // Bytes written so far plus the buffered row group and an estimate of the footer: what the
   // file would take if closed now (for rolling files at a target size).

@@ -7,9 +7,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <optional>
 #include <random>
 
 #include "ferry/columnar/schema_for_test.h"
+#include "ferry/parquet/file_reader.h"
 #include "ferry/parquet/schema_writer.h"
 #include "ferry/parquet/writer_test_decoder.h"
 
@@ -540,6 +543,91 @@ TEST(WriterTest, EstimatedFileSizeTracksTheFile) {
   auto actual = static_cast<int64_t>(out.size());
   EXPECT_GT(estimate, actual / 2);
   EXPECT_LT(estimate, actual * 2);
+}
+
+// Delta column mapping writes batches named as the table shows them into files named with the
+// physical names and carrying field ids (PROTOCOL.md "Column Mapping"): the ids reach the
+// footer at every depth, read back as field metadata, and the rows land under the file's names.
+TEST(WriterTest, FieldIdsAndFieldsMatchedByPosition) {
+  auto id_field = [](std::string name, columnar::DataTypePtr type, int id) {
+    Field f = F(std::move(name), std::move(type));
+    f.metadata.emplace_back(kFieldIdMetadataKey, std::to_string(id));
+    return f;
+  };
+  auto file_schema = std::make_shared<const Schema>(std::vector<Field>{
+      id_field("col-a", DataType::Int64(), 1),
+      id_field("col-b", DataType::Struct({id_field("col-c", DataType::String(), 3)}), 2),
+      id_field("col-d", DataType::List(DataType::Int32()), 4),
+  });
+  auto logical = std::make_shared<const Schema>(std::vector<Field>{
+      F("id", DataType::Int64()),
+      F("loc", DataType::Struct({F("city", DataType::String())})),
+      F("tags", DataType::List(DataType::Int32())),
+  });
+  std::vector<std::unique_ptr<Column>> columns;
+  for (const Field& f : logical->fields()) {
+    columns.push_back(columnar::MakeColumn(f.type));
+  }
+  for (int64_t i = 0; i < 3; ++i) {
+    columns[0]->As<columnar::Int64Column>()->Append(i * 10);
+    auto* loc = columns[1]->As<columnar::StructColumn>();
+    loc->mutable_child(0)->As<BinaryColumn>()->Append("c" + std::to_string(i));
+    loc->FinishRow();
+    auto* tags = columns[2]->As<columnar::ListColumn>();
+    for (int64_t k = 0; k < i; ++k) {
+      tags->mutable_child()->As<columnar::Int32Column>()->Append(static_cast<int32_t>(k));
+    }
+    tags->FinishRow();
+  }
+  RecordBatch batch(logical, std::move(columns));
+
+  std::string out;
+  WriterOptions options;
+  auto strict = FileWriter::Open(std::make_unique<SharedStringStream>(&out), file_schema, options);
+  ASSERT_TRUE(strict.ok()) << strict.status().ToString();
+  EXPECT_EQ((*strict)->Write(batch).code(), StatusCode::kInvalidArgument);
+
+  out.clear();
+  options.match_fields_by_position = true;
+  auto w = FileWriter::Open(std::make_unique<SharedStringStream>(&out), file_schema, options);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Write(batch).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+
+  FileMetaData md = ReadFooter(out);
+  std::map<std::string, std::optional<int32_t>> ids;
+  for (const SchemaElement& e : md.schema) {
+    ids[e.name] = e.field_id;
+  }
+  EXPECT_EQ(ids["col-a"], 1);
+  EXPECT_EQ(ids["col-b"], 2);
+  EXPECT_EQ(ids["col-c"], 3);
+  EXPECT_EQ(ids["col-d"], 4);
+  EXPECT_EQ(ids["element"], std::nullopt);  // as Spark writes lists: no id below the field
+  EXPECT_EQ(ids["schema"], std::nullopt);
+
+  auto reader = FileReader::Open(std::make_shared<StringRandomAccessFile>(out));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  const Schema& read_schema = *(*reader)->schema();
+  ASSERT_TRUE(read_schema.Equals(*file_schema)) << read_schema.ToString();
+  EXPECT_EQ(read_schema.field(1).type->fields()[0].metadata,
+            (columnar::FieldMetadata{{kFieldIdMetadataKey, "3"}}));
+  EXPECT_EQ(read_schema.field(2).metadata, (columnar::FieldMetadata{{kFieldIdMetadataKey, "4"}}));
+  auto rows = (*reader)->ReadAll();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->num_rows(), 3);
+  EXPECT_EQ(rows->column(0).As<columnar::Int64Column>()->Value(2), 20);
+  EXPECT_EQ(rows->column(1).As<columnar::StructColumn>()->child(0).As<BinaryColumn>()->Value(1),
+            "c1");
+  EXPECT_EQ(rows->column(2).As<columnar::ListColumn>()->ListLength(2), 2);
+}
+
+TEST(WriterTest, FieldIdMustBeAnInt32) {
+  Field f = F("a", DataType::Int32());
+  f.metadata.emplace_back(kFieldIdMetadataKey, "4294967296");
+  Result<ParquetSchema> ps = BuildParquetSchema(Schema({f}));
+  EXPECT_EQ(ps.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ps.status().message().find("32-bit"), std::string::npos) << ps.status().ToString();
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ void BatchCommitter::PublishTable(const delta::CheckpointOutcome* checkpoint, in
     table.checkpoint_version = checkpoint->version;
     table.checkpoint_ms = checkpoint->wall_ms;
   }
-  metrics_.journal->SetTable(options_.id, table);
+  metrics_.journal->SetTable(metrics_.journal_key, table);
 }
 
 void BatchCommitter::SetDeadLetterTable(std::unique_ptr<delta::Table> table,
@@ -514,7 +514,7 @@ Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
     metrics_.failed->Increment();
     if (metrics_.journal != nullptr) {
       metrics_.journal->SetState(
-          options_.id, metrics::PipelineState::kRetrying,
+          metrics_.journal_key, metrics::PipelineState::kRetrying,
           fmt::format("batch of {} rows not committed to {}: {}", batch->rows.num_rows(),
                       table_->Describe(), st.ToString()));
     }

@@ -146,6 +146,7 @@ class BatchCommitter {
     // A failed attempt sets kRetrying with its error; each commit publishes the table's figures
     // (TableRecord; the small-file count is recounted at most every kTableScanInterval).
     metrics::Journal* journal = nullptr;
+    metrics::JournalKey journal_key;  // the pipeline's record (and table's, when routed)
   };
   static constexpr std::chrono::seconds kTableScanInterval{10};
   // Merges of one batch into a table whose metaData other writers keep changing (step 5).

@@ -94,7 +94,8 @@ void Intake::CountDropped(const transform::DroppedFields& dropped) {
       dropped_counters_.push_back(metrics_->DroppedField(field));
       if (dropped_logged_.emplace(dropped.writer, field).second) {
         metrics_->journal->RecordDroppedField(
-            options_->id, {.time_ms = WallMillis(), .writer = dropped.writer, .field = field});
+            metrics_->journal_key,
+            {.time_ms = WallMillis(), .writer = dropped.writer, .field = field});
         FERRY_LOG_WARN(
             "pipeline {}: field '{}' of {} has no column in table {} ({}): its values are "
             "dropped, counted in ferry_dropped_fields_total",
@@ -214,7 +215,7 @@ void Intake::Delivered(const source::Message& m, PartitionState* state) {
 void Intake::TakeBad(const source::Message& m, PartitionState* state, const Status& error) {
   std::string_view reason = BadRecordReason(error.message());
   auto sample = [&](const char* action) {
-    metrics_->journal->RecordBadRecord(options_->id,
+    metrics_->journal->RecordBadRecord(metrics_->journal_key,
                                        {.time_ms = WallMillis(),
                                         .partition = state->key,
                                         .position = m.position,

@@ -358,7 +358,7 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
   metrics_->bytes->Increment(static_cast<double>(batch.bytes));
   metrics_->version->Set(static_cast<double>(batch.version));
   metrics_->batch_seconds->Observe(batch_seconds);
-  metrics_->journal->RecordCommit(options_.id, std::move(record));
+  metrics_->journal->RecordCommit(metrics_->journal_key, std::move(record));
   FERRY_LOG_INFO("pipeline {}: committed version {}: {} rows in {} files ({})", options_.id,
                  batch.version, batch.rows_written, batch.files, summary);
   // Only now may the broker hear about it (DESIGN.md, step 5).
@@ -396,7 +396,7 @@ Status Pipeline::Fence(const Status& why, bool rewind) {
         options_.id, why.ToString(), open_.num_rows());
   }
   metrics_->journal->RecordFence(
-      options_.id,
+      metrics_->journal_key,
       {.time_ms = WallMillis(), .reason = why.ToString(), .rows_dropped = open_.num_rows()});
   open_.Clear();
   polled_.clear();
@@ -453,7 +453,7 @@ void Pipeline::SetBrokerReachable(bool reachable, const Status& why) {
   }
   broker_unreachable_ = !reachable;
   metrics_->journal->SetState(
-      options_.id,
+      metrics_->journal_key,
       reachable ? metrics::PipelineState::kRunning : metrics::PipelineState::kWaitingForBroker,
       reachable ? std::string_view() : why.message());
 }
@@ -471,9 +471,10 @@ Status Pipeline::Run(StopSignal* stop) {
     committer_->FinishCheckpoints();
   }
   if (result.ok() || result.code() == StatusCode::kCancelled) {
-    metrics_->journal->SetState(options_.id, metrics::PipelineState::kStopped);
+    metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kStopped);
   } else {
-    metrics_->journal->SetState(options_.id, metrics::PipelineState::kFailed, result.ToString());
+    metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kFailed,
+                                result.ToString());
   }
   return result;
 }
@@ -541,7 +542,7 @@ Status Pipeline::TakePolled() {
   if (decode_backoff_.count() > 0) {
     FERRY_LOG_INFO("pipeline {}: the schema registry answers again; decoding resumed", options_.id);
     decode_backoff_ = std::chrono::milliseconds(0);
-    metrics_->journal->SetState(options_.id, metrics::PipelineState::kRunning);
+    metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kRunning);
   }
   return Status::OK();
 }
@@ -551,7 +552,7 @@ void Pipeline::WaitForDecoder(const Status& why) {
   if (decode_backoff_.count() == 0) {
     decode_waiting_since_ = Clock::now();
     decode_backoff_ = options_.initial_backoff;
-    metrics_->journal->SetState(options_.id, metrics::PipelineState::kWaitingForRegistry,
+    metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kWaitingForRegistry,
                                 why.message());
   } else {
     decode_backoff_ = std::min(decode_backoff_ * 2, options_.max_backoff);
@@ -565,11 +566,11 @@ void Pipeline::WaitForDecoder(const Status& why) {
 
 Status Pipeline::RunLoop(StopSignal* stop) {
   stop_ = stop;
-  metrics_->journal->SetState(options_.id, metrics::PipelineState::kStarting);
+  metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kStarting);
   FERRY_RETURN_IF_ERROR(committer_->LoadDedupIndex());
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
-  metrics_->journal->SetState(options_.id, metrics::PipelineState::kRunning);
+  metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kRunning);
   Status result;
   book_.NoteContact();
   while (true) {

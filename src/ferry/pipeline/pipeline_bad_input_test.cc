@@ -83,9 +83,9 @@ TEST_F(PipelineTest, ARegistryOutageHoldsMessagesAndSkipsNone) {
   WaitUntil([&] { return Metric("ferry_decode_unavailable_total") >= 5; });
   // The ten messages before the outage are committed while the rest wait.
   WaitUntil([&] { return Metric("ferry_rows_written_total") == 10; });
-  EXPECT_EQ(registry_.journal()->Read().at("events").state,
+  EXPECT_EQ(registry_.journal()->Read().at({"events"}).state,
             metrics::PipelineState::kWaitingForRegistry);
-  EXPECT_NE(registry_.journal()->Read().at("events").error.find("connection refused"),
+  EXPECT_NE(registry_.journal()->Read().at({"events"}).error.find("connection refused"),
             std::string::npos);
   down = false;
   run.join();

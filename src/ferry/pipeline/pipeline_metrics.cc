@@ -9,7 +9,11 @@ using metrics::Labels;
 
 PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id,
                                  const std::string& table_label)
-    : registry(r), journal(r->journal()), pipeline(id), table(table_label) {
+    : registry(r),
+      journal(r->journal()),
+      journal_key{id, table_label},
+      pipeline(id),
+      table(table_label) {
   const Labels l = With();
   up = r->GetGauge("ferry_pipeline_up", "1 while the pipeline runs", l);
   rows = r->GetCounter("ferry_rows_written_total", "Rows committed to the table", l);
@@ -50,6 +54,7 @@ PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id,
   committer.commit_seconds = r->GetHistogram("ferry_commit_duration_seconds",
                                              "Writing a batch's files and committing them", l);
   committer.journal = journal;
+  committer.journal_key = journal_key;
   committer.schema_changes =
       r->GetCounter("ferry_schema_changes_total",
                     "Commits that changed the table's schema (schema_evolution)", l);

@@ -43,6 +43,9 @@ struct PipelineMetrics {
 
   metrics::Registry* registry;
   metrics::Journal* journal;  // what the status page lists: commits, state, bad records, fences
+  // This pipeline's record in `journal`: {pipeline, table}, so each table of a routed pipeline
+  // has its own.
+  metrics::JournalKey journal_key;
   std::string pipeline;
   std::string table;  // the `table` label; empty: none
   metrics::Gauge* up;

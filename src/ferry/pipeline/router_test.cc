@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "ferry/testing/router_fixture.h"
 
@@ -119,6 +122,43 @@ TEST_F(RouterTest, MetricsArePerTableAndTheRoutersOwn) {
   for (const auto& [labels, value] : registry_.Values("ferry_routing_queue_messages")) {
     EXPECT_EQ(value, 0);
   }
+}
+
+// Each table keeps its own journal record (the status page's per-table commits, state and table
+// figures): a table's commits are its own rows and versions, never another table's.
+TEST_F(RouterTest, EachTableHasAJournalOfItsOwn) {
+  auto router = MakeRouter({.until_caught_up = true, .registry = &registry_}, /*max_rows=*/100);
+  ASSERT_TRUE(router.ok()) << router.status().ToString();
+  StopSignal stop;
+  ASSERT_TRUE((*router)->Run(&stop).ok());
+  ExpectExactlyOnce(per_partition_);
+  std::map<metrics::JournalKey, metrics::PipelineRecord> journal = registry_.journal()->Read();
+  std::map<std::string, std::vector<int64_t>> ids = TableIds();
+  ASSERT_GE(ids.size(), 2u);
+  for (const auto& [table, table_ids] : ids) {
+    auto it = journal.find({"routed", table});
+    ASSERT_NE(it, journal.end()) << table;
+    const metrics::PipelineRecord& r = it->second;
+    auto snap = Reader()(table);
+    ASSERT_TRUE(snap.ok() && snap->has_value());
+    ASSERT_TRUE(r.table.has_value()) << table;
+    EXPECT_EQ(r.table->version, (*snap)->version()) << table;
+    ASSERT_FALSE(r.commits.empty()) << table;
+    ASSERT_LT(r.commits.size(), metrics::Journal::kMaxCommits) << table << ": all commits listed";
+    int64_t rows = 0;
+    int64_t version = -1;
+    for (const metrics::CommitRecord& c : r.commits) {
+      EXPECT_GT(c.version, version) << table << ": this table's versions, in order";
+      version = c.version;
+      rows += c.rows;
+    }
+    EXPECT_EQ(version, (*snap)->version()) << table;
+    EXPECT_EQ(rows, static_cast<int64_t>(table_ids.size())) << table;
+    EXPECT_EQ(r.state, metrics::PipelineState::kStopped) << table;
+  }
+  // Nothing but the tables' own records: none shared under the pipeline's id.
+  EXPECT_EQ(journal.size(), ids.size());
+  EXPECT_EQ(journal.count({"routed", ""}), 0u);
 }
 
 TEST_F(RouterTest, AbortsAtManyPointsNeitherLoseNorDuplicate) {

@@ -7,6 +7,9 @@
 
 #include <thread>
 
+#include "ferry/delta/column_mapping.h"
+#include "ferry/delta/partition_values.h"
+#include "ferry/parquet/file_reader.h"
 #include "ferry/testing/schema_evolution_fixture.h"
 
 namespace ferry::pipeline::evolution_test {
@@ -338,6 +341,56 @@ TEST_F(SchemaEvolutionTest, DeadLetterTableEvolves) {
             "pipeline STRING NOT NULL, source_partition STRING NOT NULL, position BIGINT NOT NULL, "
             "payload BINARY, key BINARY, error STRING, time TIMESTAMP");
   EXPECT_EQ(Rows("dead").size(), 1u);
+}
+
+// A table created with column mapping from the pipeline's table properties (docs/delta.md
+// "Column mapping"), partitioned: the fields a batch adds get the next ids and physical names in
+// the commit of their data, the files and partitionValues use the physical names, and the rows
+// read back under the table's names.
+TEST_F(SchemaEvolutionTest, ColumnMappedTableEvolves) {
+  Messages m;
+  for (int i = 0; i < 20; ++i) {
+    m.payloads[0].push_back(
+        i < 10 ? fmt::format(R"({{"id": {}, "p": "a", "loc": {{"lat": 1.5}}}})", i)
+               : fmt::format(
+                     R"({{"id": {}, "p": "b", "loc": {{"lat": 1.5, "alt": {}}}, "tag": "t{}"}})", i,
+                     i, i));
+  }
+  Setup setup{.ddl = "id BIGINT NOT NULL, p STRING, loc STRUCT<lat: DOUBLE>",
+              .partition_by = {"p"},
+              .properties = {{"delta.columnMapping.mode", "name"}},
+              .max_rows = 10};
+  ASSERT_TRUE(RunOnce(&m, setup).ok());
+  delta::Snapshot snap = Latest();
+  EXPECT_EQ(snap.schema()->ToString(),
+            "id BIGINT NOT NULL, p STRING, loc STRUCT<lat: DOUBLE, alt: BIGINT>, _offset BIGINT, "
+            "tag STRING");
+  // id, p, loc, loc.lat, _offset at creation; loc.alt and tag with the batch that had them.
+  EXPECT_EQ(snap.metadata().configuration.at("delta.columnMapping.maxColumnId"), "7");
+  EXPECT_EQ(MetadataVersions(), std::vector<int64_t>{2});
+  const columnar::Schema& schema = *snap.schema();
+  EXPECT_EQ(delta::ColumnMappingId(schema.field(4)), 7);
+  std::vector<std::string> rows = Rows();
+  ASSERT_EQ(rows.size(), 20u);
+  EXPECT_NE(
+      std::find(rows.begin(), rows.end(), "id=3|p=a|loc={lat:1.5,alt:null}|_offset=3|tag=null"),
+      rows.end());
+  EXPECT_NE(
+      std::find(rows.begin(), rows.end(), "id=15|p=b|loc={lat:1.5,alt:15}|_offset=15|tag=t15"),
+      rows.end());
+  auto table = delta::Table::Open(store_, "events");
+  ASSERT_TRUE(table.ok());
+  ASSERT_EQ(snap.files().size(), 2u);
+  for (const auto& [key, add] : snap.files()) {
+    EXPECT_EQ(add.partition_values.begin()->first, *delta::PhysicalName(schema.field(1)));
+    auto path = delta::DecodeUriPath(add.path);
+    ASSERT_TRUE(path.ok());
+    auto file = store_->OpenForRead((*table)->Key(*path));
+    ASSERT_TRUE(file.ok());
+    auto reader = parquet::FileReader::Open(*file);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    EXPECT_EQ((*reader)->schema()->field(0).name, *delta::PhysicalName(schema.field(0)));
+  }
 }
 
 }  // namespace

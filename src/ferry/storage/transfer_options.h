@@ -14,16 +14,27 @@
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
 #include "ferry/http/client.h"
+#include "ferry/http/retry.h"
 #include "ferry/storage/storage_options.h"
 
 namespace ferry::storage {
 
-// Fills the transfer fields of a store's options (`part_size`, `parts_in_flight`,
-// `request_timeout`, `retry_timeout`, `retry.max_attempts`: S3StoreOptions, AzureStoreOptions)
-// and `client`'s timeouts. InvalidArgument naming the option that does not parse.
-template <typename StoreOptions>
-Status ReadTransferOptions(const StorageOptions& o, StoreOptions* s,
-                           http::HttpClientOptions* client) {
+// The transfer fields of every remote store's options (S3StoreOptions, AzureStoreOptions).
+struct TransferOptions {
+  // The bounded upload pipeline (multipart_writer.h): memory about
+  // part_size x (parts_in_flight + 1).
+  size_t part_size = size_t{16} << 20;
+  int parts_in_flight = 4;
+  // One attempt, and one call with all its retries.
+  std::chrono::milliseconds request_timeout{60'000};
+  std::chrono::milliseconds retry_timeout{180'000};
+  http::RetryOptions retry;
+};
+
+// Fills the transfer fields of a store's options and `client`'s timeouts. InvalidArgument naming
+// the option that does not parse.
+inline Status ReadTransferOptions(const StorageOptions& o, TransferOptions* s,
+                                  http::HttpClientOptions* client) {
   FERRY_ASSIGN_OR_RETURN(int64_t part_size, SizeOption(o, "upload_part_size", 16LL << 20));
   s->part_size = static_cast<size_t>(part_size);
   FERRY_ASSIGN_OR_RETURN(int64_t in_flight, IntOption(o, "upload_parts_in_flight", 4));

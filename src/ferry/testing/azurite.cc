@@ -12,6 +12,7 @@
 
 #include "ferry/testing/loopback.h"
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/test_server.h"
 
 namespace ferry::testing {
 namespace {
@@ -30,53 +31,16 @@ Result<std::unique_ptr<Azurite>> Azurite::Start(Options options) {
   if (access(main.c_str(), R_OK) != 0) {
     return NotFound("{} not found: run `make setup-npm` (npm ci in tests/azurite)", main);
   }
-  Status last;
-  for (int attempt = 1; attempt <= kServerStartAttempts; ++attempt) {
-    char tmpl[] = "/tmp/ferry-azurite-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) {
-      return ErrnoStatus(errno, "mkdtemp", tmpl);
-    }
-    Result<int> port = PickFreePort();
-    if (!port.ok()) {
-      std::filesystem::remove_all(tmpl);
-      return port.status();
-    }
-    std::unique_ptr<Azurite> server(new Azurite(options, tmpl, *port));
-    last = server->Spawn(node, main);
-    if (last.ok()) {
-      return server;
-    }
-    if (server->Log().find("EADDRINUSE") == std::string::npos) {
-      return last;
-    }
-  }
-  return last.WithContext("azurite: {} attempts lost their port to another process",
-                          kServerStartAttempts);
+  return StartOnFreePort<Azurite>(
+      "azurite", "EADDRINUSE",
+      [&](std::string dir, int port) {
+        return std::unique_ptr<Azurite>(new Azurite(options, std::move(dir), port));
+      },
+      [&](Azurite& server) { return server.Spawn(node, main); });
 }
 
 Result<Azurite*> Azurite::Shared() {
-  static std::mutex mu;
-  static std::unique_ptr<Azurite> server;  // destroyed at exit: process killed, dir removed
-  static Status failure;
-  static bool started = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!started) {
-    started = true;
-    Result<std::unique_ptr<Azurite>> result = Start();
-    if (result.ok()) {
-      server = std::move(result).value();
-    } else {
-      failure = result.status();
-    }
-  }
-  if (!failure.ok()) {
-    return failure;
-  }
-  if (!server->Alive()) {
-    return Unavailable("the shared azurite at {} has died; log:\n{}", server->endpoint(),
-                       server->Log());
-  }
-  return server.get();
+  return SharedServer<Azurite>("azurite", [] { return Start(); });
 }
 
 Azurite::Azurite(Options options, std::string dir, int port)

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -20,7 +21,9 @@
 namespace ferry::testing {
 namespace {
 
-Result<std::string> FindNatsServer() {
+constexpr char kServerEnv[] = "FERRY_NATS_SERVER";
+
+Result<std::string> FindDebianNatsServer() {
   std::vector<std::string> candidates;
   if (const char* path = getenv("PATH"); path != nullptr) {
     std::stringstream dirs(path);
@@ -38,7 +41,27 @@ Result<std::string> FindNatsServer() {
       return candidate;
     }
   }
-  return NotFound("nats-server not found on PATH or in /usr/sbin (Debian package nats-server)");
+  return NotFound(
+      "nats-server not found on PATH or in /usr/sbin (Debian package nats-server: make setup-deb)");
+}
+
+Result<std::string> FindCurrentNatsServer() {
+  std::string cache;
+  if (const char* dir = getenv("FERRY_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    cache = dir;
+  } else if (const char* home = getenv("HOME"); home != nullptr && *home != '\0') {
+    cache = std::string(home) + "/.cache/ferry";
+  } else {
+    return NotFound("nats-server {}: neither FERRY_CACHE_DIR nor HOME is set", kCurrentNatsServer);
+  }
+  std::string binary = cache + "/nats-server-" + std::string(kCurrentNatsServer) + "/nats-server";
+  if (access(binary.c_str(), X_OK) != 0) {
+    return NotFound(
+        "nats-server {} is not installed at {}: run `make setup-nats` (part of `make setup`; it "
+        "builds the pinned release with `go install` from the Go module proxy)",
+        kCurrentNatsServer, binary);
+  }
+  return binary;
 }
 
 bool Accepts(int port) {
@@ -52,6 +75,42 @@ bool Accepts(int port) {
 
 }  // namespace
 
+std::vector<std::string> TestedNatsServers() {
+  return {kDebianNatsServer, kCurrentNatsServer};
+}
+
+Result<std::string> NatsServerBinary(const std::string& server) {
+  std::string choice = server;
+  if (choice.empty()) {
+    const char* env = getenv(kServerEnv);
+    choice = env != nullptr && *env != '\0' ? env : kDebianNatsServer;
+  }
+  if (choice == kDebianNatsServer) {
+    return FindDebianNatsServer();
+  }
+  if (choice == kCurrentNatsServer) {
+    return FindCurrentNatsServer();
+  }
+  if (choice.find('/') != std::string::npos) {
+    if (access(choice.c_str(), X_OK) != 0) {
+      return NotFound("nats-server binary {} does not exist or is not executable{}", choice,
+                      server.empty() ? " (from FERRY_NATS_SERVER)" : "");
+    }
+    return choice;
+  }
+  return InvalidArgument("unknown nats-server '{}'{}: name '{}', '{}' or a path to a binary",
+                         choice, server.empty() ? " (from FERRY_NATS_SERVER)" : "",
+                         kDebianNatsServer, kCurrentNatsServer);
+}
+
+std::string NatsServerTestName(const std::string& server) {
+  std::string name;
+  for (char c : server) {
+    name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  }
+  return name;
+}
+
 Result<int> PickFreePort() {
   FERRY_ASSIGN_OR_RETURN(int fd, ListenOnLoopback(0));
   Result<int> port = LocalPort(fd);
@@ -60,7 +119,7 @@ Result<int> PickFreePort() {
 }
 
 Result<std::unique_ptr<NatsServer>> NatsServer::Start(Options options) {
-  FERRY_ASSIGN_OR_RETURN(std::string binary, FindNatsServer());
+  FERRY_ASSIGN_OR_RETURN(std::string binary, NatsServerBinary(options.server));
   char tmpl[] = "/tmp/ferry-nats-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) {
     return ErrnoStatus(errno, "mkdtemp", tmpl);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ferry/testing/loopback.h"
+#include "ferry/testing/test_server.h"
 
 namespace ferry::testing {
 namespace {
@@ -120,28 +121,7 @@ Result<std::unique_ptr<RadosGw>> RadosGw::Start(Options options) {
 }
 
 Result<RadosGw*> RadosGw::Shared() {
-  static std::mutex mu;
-  static std::unique_ptr<RadosGw> server;  // destroyed at exit: daemons killed, dir removed
-  static Status failure;
-  static bool started = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!started) {
-    started = true;
-    Result<std::unique_ptr<RadosGw>> result = Start();
-    if (result.ok()) {
-      server = std::move(result).value();
-    } else {
-      failure = result.status();
-    }
-  }
-  if (!failure.ok()) {
-    return failure;
-  }
-  if (!server->Alive()) {
-    return Unavailable("the shared radosgw at {} has died; log:\n{}", server->endpoint(),
-                       server->Log());
-  }
-  return server.get();
+  return SharedServer<RadosGw>("radosgw", [] { return Start(); });
 }
 
 RadosGw::RadosGw(Options options, std::string dir, int mon_port, int rgw_port)

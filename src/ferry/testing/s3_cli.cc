@@ -110,19 +110,22 @@ Result<HttpReply> S3Cli::Request(std::string_view method, std::string_view path_
   if (!out.ok()) {
     return out.status();
   }
-  const std::string what =
-      std::string(method) + " " + config_.endpoint + std::string(path_and_query);
-  if (out->exit_code != 0) {
-    std::string message = fmt::format("curl {}: exit code {}: {}", what, out->exit_code, out->err);
-    return Unreachable(out->exit_code) ? Unavailable(message) : Internal(message);
+  return CurlReply(*out,
+                   std::string(method) + " " + config_.endpoint + std::string(path_and_query));
+}
+
+Result<HttpReply> CurlReply(const ProgramOutput& out, const std::string& what) {
+  if (out.exit_code != 0) {
+    std::string message = fmt::format("curl {}: exit code {}: {}", what, out.exit_code, out.err);
+    return Unreachable(out.exit_code) ? Unavailable(message) : Internal(message);
   }
-  size_t newline = out->out.rfind('\n');
+  size_t newline = out.out.rfind('\n');
   if (newline == std::string::npos) {
     return Internal("curl {}: no status code in its output", what);
   }
   HttpReply reply;
-  reply.status = atoi(out->out.c_str() + newline + 1);
-  reply.body = out->out.substr(0, newline);
+  reply.status = atoi(out.out.c_str() + newline + 1);
+  reply.body = out.out.substr(0, newline);
   return reply;
 }
 

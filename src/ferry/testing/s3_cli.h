@@ -75,6 +75,12 @@ class S3Cli {
   const Config config_;
 };
 
+struct ProgramOutput;
+
+// The reply of a curl run with `--output - --write-out "\n%{http_code}"` for `what` ("GET URL"):
+// Unavailable when curl could not connect or timed out, Internal for another curl failure.
+Result<HttpReply> CurlReply(const ProgramOutput& out, const std::string& what);
+
 // The text between the first <tag> and its </tag> in an XML reply ("" when absent), and every
 // such text in order; enough for tests to read S3 answers (no entities decoded).
 std::string XmlText(std::string_view xml, std::string_view tag);

@@ -64,6 +64,7 @@ class SchemaEvolutionTest : public ::testing::Test {
     OnBadRecord on_bad_record = OnBadRecord::kFail;
     TransformSpec transform;
     std::vector<std::string> partition_by;
+    std::map<std::string, std::string> properties;  // table_properties of a new table
     delta::SchemaEvolutionLimits limits;
     int64_t max_rows = 1000;
     int max_in_flight = 1;
@@ -81,6 +82,7 @@ class SchemaEvolutionTest : public ::testing::Test {
                            OpenOrCreateTable(store, "events",
                                              {.schema_ddl = setup.ddl,
                                               .partition_by = setup.partition_by,
+                                              .properties = setup.properties,
                                               .metadata_columns = metadata_,
                                               .transform = setup.transform}));
     std::set<std::string> metadata_names;

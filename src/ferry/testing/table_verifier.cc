@@ -5,6 +5,7 @@
 
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/column_conform.h"
+#include "ferry/delta/column_mapping.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/stats.h"
 #include "ferry/delta/value_format.h"
@@ -102,8 +103,15 @@ std::vector<std::string> RenderRows(const columnar::RecordBatch& batch) {
 Result<std::vector<std::string>> ReadTableRows(const delta::Table& table,
                                                const delta::Snapshot& snapshot) {
   const columnar::Schema& schema = *snapshot.schema();
+  FERRY_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping,
+                         delta::GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
   std::vector<std::string> rows;
   for (const auto& [key, add] : snapshot.files()) {
+    if (add.deletion_vector) {
+      // Reading the whole file would show the rows the DV deletes: use delta/file_scan.h.
+      return NotSupported("live file {} of version {} has a deletion vector", add.path,
+                          snapshot.version());
+    }
     FERRY_ASSIGN_OR_RETURN(std::string path, DecodedPath(add));
     auto file = table.store().OpenForRead(table.Key(path));
     if (!file.ok()) {
@@ -120,10 +128,14 @@ Result<std::vector<std::string>> ReadTableRows(const delta::Table& table,
     std::vector<std::unique_ptr<Column>> file_columns = data.ReleaseColumns();
     std::vector<std::unique_ptr<Column>> columns;
     for (const columnar::Field& field : schema.fields()) {
-      std::optional<size_t> i = columnar::FindFieldIgnoringCase(file_schema->fields(), field.name);
+      std::optional<size_t> i = delta::FindFileField(file_schema->fields(), field, mapping);
       if (i.has_value() && file_columns[*i] != nullptr) {
+        std::unique_ptr<Column> from = std::move(file_columns[*i]);
+        if (mapping != delta::ColumnMappingMode::kNone) {
+          from = delta::RenameFileColumn(std::move(from), *field.type, mapping);
+        }
         Result<std::unique_ptr<Column>> column =
-            columnar::ConformColumn(std::move(file_columns[*i]), field.type, field.name);
+            columnar::ConformColumn(std::move(from), field.type, field.name);
         if (!column.ok()) {
           return DataLoss("live file {}: {}", add.path, column.status().message());
         }
@@ -132,7 +144,9 @@ Result<std::vector<std::string>> ReadTableRows(const delta::Table& table,
       }
       auto column = columnar::MakeColumn(field.type);
       for (int64_t row = 0; row < num_rows; ++row) {
-        auto it = add.partition_values.find(field.name);
+        auto it = add.partition_values.find(mapping == delta::ColumnMappingMode::kNone
+                                                ? field.name
+                                                : delta::PhysicalColumnName(schema, field.name));
         FERRY_RETURN_IF_ERROR(delta::AppendPartitionValue(
             it == add.partition_values.end() ? std::nullopt : it->second, column.get()));
       }

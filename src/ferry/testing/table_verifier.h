@@ -1,8 +1,9 @@
 // TableVerifier helpers: read a Delta table back the way a query engine would, for tests that
 // check what ferry wrote (round trips, crash and concurrency tests). Every live file of a
 // snapshot is read with the Parquet reader, the partition columns are rebuilt from the log's
-// partitionValues, and each row is rendered as text, so two tables (or a table and the batches
-// that were written to it) compare as sorted lists of strings.
+// partitionValues (column mapping followed: delta/column_mapping.h), and each row is rendered
+// as text, so two tables (or a table and the batches that were written to it) compare as sorted
+// lists of strings.
 //
 // Thread-safety: stateless functions.
 #pragma once

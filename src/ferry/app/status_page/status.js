@@ -162,7 +162,7 @@ function pipelineSection(p) {
     const blocks = {};
     for (const [key, title] of [['partitions', 'Partitions'], ['commits', 'Last commits'],
                                 ['bad', 'Bad records'], ['events', 'Fencing and maintenance'],
-                                ['table', 'Table']]) {
+                                ['table', 'Table'], ['tables', 'Routed tables']]) {
       blocks[key] = el('div', {class: 'block'});
       sec.append(el('details', {open: key !== 'events', 'data-block': key}, el('summary', {text: title}), blocks[key]));
     }
@@ -207,14 +207,7 @@ function drawPipeline(p, now) {
     ? table(['Partition', 'Committed', 'Broker head', 'Lag (messages)', 'Lag (time)', 'Rate-limit pauses', 'Lag, 15 min'], prow, [1, 2, 3, 4, 5])
     : el('p', {class: 'empty', text: 'No partition assigned yet.'}));
   // Commits.
-  const crow = p.commits.map((c) => el('tr', {},
-    cell(num(c.version), {class: 'num'}), cell(ago(c.time_ms, now), {title: iso(c.time_ms), class: 'nowrap'}),
-    cell(num(c.rows), {class: 'num'}), cell(num(c.files), {class: 'num'}), cell(bytes(c.bytes), {class: 'num'}),
-    cell(seconds(c.commit_seconds), {class: 'num'}), cell(seconds(c.batch_seconds), {class: 'num'}),
-    cell(c.positions.map((x) => `${x.partition} ${x.first}..${x.last}`).join(', '), {class: 'mono'})));
-  block('commits').replaceChildren(p.commits.length
-    ? table(['Version', 'When', 'Rows', 'Files', 'Bytes', 'Commit', 'Batch', 'Positions'], crow, [0, 2, 3, 4, 5, 6])
-    : el('p', {class: 'empty', text: 'No commit by this process yet.'}));
+  block('commits').replaceChildren(commitsTable(p.commits, now));
   // Bad records.
   const b = p.bad_records;
   const reasons = b.by_reason.map((r) => el('tr', {}, cell(r.reason), cell(r.action), cell(num(r.count), {class: 'num'})));
@@ -242,14 +235,43 @@ function drawPipeline(p, now) {
     el('h3', {text: `Maintenance runs (${p.maintenance.length})`}),
     p.maintenance.length ? table(['When', 'Operation', 'Outcome', 'Took', 'What'], mrow, [3]) : el('p', {class: 'empty', text: 'None scheduled or run yet ([pipeline.maintenance]).'}));
   // Table.
-  const t = p.table;
+  block('table').replaceChildren(tableFigures(p.table, now));
+  // A routed pipeline's tables, each with its own state, commits and figures.
+  const tablesBlock = block('tables');
+  tablesBlock.closest('details').hidden = p.tables.length === 0;
+  tablesBlock.replaceChildren(...p.tables.map((t) => {
+    const open = tablesBlock.querySelector(`details[data-table="${CSS.escape(t.table_uri)}"]`);
+    const parts = [el('summary', {}, el('code', {text: t.table_uri}), ' ',
+                      el('span', {class: `state ${t.state}`, 'data-field': 'state', text: STATE_TEXT[t.state] || t.state}))];
+    if (t.error && t.state !== 'running' && t.state !== 'stopped') {
+      parts.push(el('div', {class: `error${t.state === 'failed' ? '' : ' recovering'}`, 'data-field': 'error',
+                            text: `${t.state === 'failed' ? 'Failed' : 'Last error'} ${ago(t.error_ms, now)}: ${t.error}`}));
+    }
+    const bad = t.bad_records.by_reason.map((r) => `${num(r.count)} ${r.reason} (${r.action})`).join(', ');
+    parts.push(el('h3', {text: 'Last commits'}), commitsTable(t.commits, now),
+               el('p', {class: 'muted', text: `Bad records: ${bad || 'none'}. Fencing events: ${t.fences.length}. Maintenance runs: ${t.maintenance.length}.`}),
+               el('h3', {text: 'Table'}), tableFigures(t.table, now));
+    return el('details', {'data-table': t.table_uri, open: open ? open.open : true}, ...parts);
+  }));
+}
+function commitsTable(commits, now) {
+  const crow = commits.map((c) => el('tr', {},
+    cell(num(c.version), {class: 'num'}), cell(ago(c.time_ms, now), {title: iso(c.time_ms), class: 'nowrap'}),
+    cell(num(c.rows), {class: 'num'}), cell(num(c.files), {class: 'num'}), cell(bytes(c.bytes), {class: 'num'}),
+    cell(seconds(c.commit_seconds), {class: 'num'}), cell(seconds(c.batch_seconds), {class: 'num'}),
+    cell(c.positions.map((x) => `${x.partition} ${x.first}..${x.last}`).join(', '), {class: 'mono'})));
+  return commits.length
+    ? table(['Version', 'When', 'Rows', 'Files', 'Bytes', 'Commit', 'Batch', 'Positions'], crow, [0, 2, 3, 4, 5, 6])
+    : el('p', {class: 'empty', text: 'No commit by this process yet.'});
+}
+function tableFigures(t, now) {
   const trow = (k, v, title) => el('tr', {}, el('th', {scope: 'row', text: k}), cell(v, {class: 'num', title}));
-  block('table').replaceChildren(table(['', ''], [
+  return table(['', ''], [
     trow('Version', num(t.version)), trow('Size', bytes(t.size_bytes)), trow('Files', num(t.files)),
     trow(`Small files (< ${bytes(t.small_file_bytes)})`, num(t.small_files)),
     trow('Last optimize', t.optimize_ms ? `${ago(t.optimize_ms, now)} (version ${t.optimize_version})` : 'none in the recent log', iso(t.optimize_ms)),
     trow('Last checkpoint', t.checkpoint_version === null ? 'none' : `${t.checkpoint_ms ? ago(t.checkpoint_ms, now) : 'time unknown'} (version ${t.checkpoint_version})`, iso(t.checkpoint_ms)),
-  ], [1]));
+  ], [1]);
 }
 function last(values) {
   for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null) return values[i];

@@ -83,12 +83,12 @@ void StatusHistory::Probe() {
     return;
   }
   // The journal's table figures say which versions to read; the reads happen without mu_.
-  std::map<std::string, metrics::PipelineRecord> journal = registry_->journal()->Read();
+  std::map<metrics::JournalKey, metrics::PipelineRecord> journal = registry_->journal()->Read();
   std::vector<std::pair<std::string, TableProbe::Times>> results;
   for (const auto& p : state_.pipelines) {  // the list itself never changes after construction
     std::optional<int64_t> version;
     std::optional<int64_t> checkpoint;
-    if (auto it = journal.find(p->info.id); it != journal.end() && it->second.table) {
+    if (auto it = journal.find({p->info.id, ""}); it != journal.end() && it->second.table) {
       version = it->second.table->version;
       checkpoint = it->second.table->checkpoint_version;
     }

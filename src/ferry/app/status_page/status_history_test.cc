@@ -75,6 +75,7 @@ TEST(StatusHistoryTest, RatesAreCounterDifferencesOverTheSampleInterval) {
   EXPECT_EQ(p["partitions"][0]["series"]["lag_messages"], json::array({0, 40, 0}));
   // No journal entry yet: the pipeline has not started.
   EXPECT_EQ(p["state"], "starting");
+  EXPECT_EQ(p["tables"], json::array());  // one table: no routed tables
 }
 
 // A routed pipeline: its tables' series carry a `table` label; the router's do not.
@@ -146,7 +147,7 @@ TEST(StatusHistoryTest, SinceReturnsOnlyNewPointsAndRingsStayBounded) {
 TEST(StatusHistoryTest, StateErrorsAndEventsComeFromTheJournal) {
   Fixture f;
   metrics::Journal* j = f.registry.journal();
-  j->SetState("events", metrics::PipelineState::kRunning);
+  j->SetState({"events"}, metrics::PipelineState::kRunning);
   f.lag->Set(12);
   f.history.Sample(1000);
   EXPECT_EQ(f.Render()["pipelines"][0]["state"], "catching_up");
@@ -154,32 +155,33 @@ TEST(StatusHistoryTest, StateErrorsAndEventsComeFromTheJournal) {
   f.history.Sample(2000);
   EXPECT_EQ(f.Render()["pipelines"][0]["state"], "running");
 
-  j->RecordCommit("events", {.version = 7,
-                             .time_ms = 5,
-                             .rows = 10,
-                             .files = 1,
-                             .bytes = 1234,
-                             .commit_seconds = 0.0123456,
-                             .positions = {{"kafka/events/0", 3, 12}}});
+  j->RecordCommit({"events"}, {.version = 7,
+                               .time_ms = 5,
+                               .rows = 10,
+                               .files = 1,
+                               .bytes = 1234,
+                               .commit_seconds = 0.0123456,
+                               .positions = {{"kafka/events/0", 3, 12}}});
   f.registry
       .GetCounter("ferry_bad_records_total", "h",
                   {{"pipeline", "events"}, {"action", "skipped"}, {"reason", "malformed"}})
       ->Increment(2);
-  j->RecordBadRecord("events",
+  j->RecordBadRecord({"events"},
                      {.partition = "kafka/events/0",
                       .position = 4,
                       .action = "skipped",
                       .reason = "malformed",
                       .error = "malformed JSON"},
                      "{\"card\": \"4111");
-  j->RecordFence("events", {.time_ms = 6, .reason = "Aborted: another writer", .rows_dropped = 3});
-  j->RecordDroppedField("events", {.time_ms = 8, .writer = "schema id 3", .field = "loc.alt"});
+  j->RecordFence({"events"},
+                 {.time_ms = 6, .reason = "Aborted: another writer", .rows_dropped = 3});
+  j->RecordDroppedField({"events"}, {.time_ms = 8, .writer = "schema id 3", .field = "loc.alt"});
   f.registry
       .GetCounter("ferry_dropped_fields_total", "h", {{"pipeline", "events"}, {"field", "loc.alt"}})
       ->Increment(5);
-  j->RecordMaintenance("events", {.time_ms = 7, .operation = "optimize", .detail = "4 files"});
-  j->SetTable("events", {.version = 7, .num_files = 4, .size_bytes = 4096, .small_files = 4});
-  j->SetState("events", metrics::PipelineState::kFailed, "InvalidArgument: bad message");
+  j->RecordMaintenance({"events"}, {.time_ms = 7, .operation = "optimize", .detail = "4 files"});
+  j->SetTable({"events"}, {.version = 7, .num_files = 4, .size_bytes = 4096, .small_files = 4});
+  j->SetState({"events"}, metrics::PipelineState::kFailed, "InvalidArgument: bad message");
 
   json p = f.Render()["pipelines"][0];
   EXPECT_EQ(p["state"], "failed");
@@ -202,6 +204,64 @@ TEST(StatusHistoryTest, StateErrorsAndEventsComeFromTheJournal) {
   EXPECT_EQ(p["table"]["version"], 7);
   EXPECT_EQ(p["table"]["small_files"], 4);
   EXPECT_EQ(p["table"]["optimize_ms"], nullptr);
+}
+
+// A routed pipeline's tables each have a journal record of their own: /api/status lists them
+// under `tables`, each with its own commits, state and figures; the pipeline's state is its most
+// urgent table's while it has no record of its own.
+TEST(StatusHistoryTest, EachRoutedTableListsItsOwnCommitsAndState) {
+  Fixture f;
+  metrics::Journal* j = f.registry.journal();
+  const metrics::JournalKey a{"events", "/lake/a"};
+  const metrics::JournalKey b{"events", "/lake/b"};
+  j->SetState(a, metrics::PipelineState::kRunning);
+  j->SetState(b, metrics::PipelineState::kRunning);
+  j->RecordCommit(a, {.version = 3, .rows = 30, .positions = {{"kafka/events/0", 0, 40}}});
+  j->RecordCommit(b, {.version = 9, .rows = 12, .positions = {{"kafka/events/0", 2, 41}}});
+  j->RecordCommit(a, {.version = 4, .rows = 5, .positions = {{"kafka/events/0", 42, 50}}});
+  j->SetTable(a, {.version = 4, .num_files = 2});
+  j->SetTable(b, {.version = 9, .num_files = 7});
+  j->RecordMaintenance(b, {.time_ms = 7, .operation = "vacuum", .detail = "/lake/b: 0 files"});
+  f.registry
+      .GetCounter("ferry_bad_records_total", "h",
+                  {{"pipeline", "events"},
+                   {"table", "/lake/b"},
+                   {"action", "skipped"},
+                   {"reason", "malformed"}})
+      ->Increment(3);
+  f.history.Sample(1000);
+
+  json p = f.Render()["pipelines"][0];
+  EXPECT_EQ(p["state"], "running");
+  EXPECT_TRUE(p["commits"].empty()) << "no commit of the pipeline's own";
+  ASSERT_EQ(p["tables"].size(), 2u) << p["tables"].dump();
+  const json& ta = p["tables"][0];
+  const json& tb = p["tables"][1];
+  EXPECT_EQ(ta["table_uri"], "/lake/a");
+  ASSERT_EQ(ta["commits"].size(), 2u);
+  EXPECT_EQ(ta["commits"][0]["version"], 4);  // newest first
+  EXPECT_EQ(ta["commits"][0]["rows"], 5);
+  EXPECT_EQ(ta["commits"][1]["version"], 3);
+  EXPECT_EQ(ta["table"]["version"], 4);
+  EXPECT_TRUE(ta["maintenance"].empty());
+  EXPECT_TRUE(ta["bad_records"]["by_reason"].empty());
+  EXPECT_EQ(tb["table_uri"], "/lake/b");
+  ASSERT_EQ(tb["commits"].size(), 1u);
+  EXPECT_EQ(tb["commits"][0]["version"], 9);
+  EXPECT_EQ(tb["commits"][0]["rows"], 12);
+  EXPECT_EQ(tb["table"]["version"], 9);
+  EXPECT_EQ(tb["table"]["files"], 7);
+  EXPECT_EQ(tb["maintenance"][0]["operation"], "vacuum");
+  EXPECT_EQ(tb["bad_records"]["by_reason"][0]["count"], 3);
+
+  j->SetState(b, metrics::PipelineState::kRetrying, "EIO writing to /lake/b");
+  p = f.Render()["pipelines"][0];
+  EXPECT_EQ(p["state"], "retrying");
+  EXPECT_EQ(p["error"], "EIO writing to /lake/b");
+  EXPECT_EQ(p["tables"][0]["state"], "running");
+  EXPECT_EQ(p["tables"][0]["error"], nullptr);
+  EXPECT_EQ(p["tables"][1]["state"], "retrying");
+  EXPECT_EQ(p["tables"][1]["error"], "EIO writing to /lake/b");
 }
 
 TEST(TableProbeTest, FindsTheLastOptimizeAndTheCheckpointTime) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -77,12 +78,13 @@ json Commits(const metrics::PipelineRecord* r) {
   return out;
 }
 
-json BadRecords(const metrics::Registry& registry, const std::string& id,
+// `table`: only that table's counts (a routed pipeline's table); empty: the pipeline's, all tables.
+json BadRecords(const metrics::Registry& registry, const metrics::JournalKey& key,
                 const metrics::PipelineRecord* r) {
   json by_reason = json::array();
   for (const auto& [labels, value] : registry.Values("ferry_bad_records_total")) {
     std::map<std::string, std::string> l(labels.begin(), labels.end());
-    if (l["pipeline"] == id) {
+    if (l["pipeline"] == key.pipeline && (key.table.empty() || l["table"] == key.table)) {
       by_reason.push_back(
           {{"action", l["action"]}, {"reason", l["reason"]}, {"count", Number(value)}});
     }
@@ -102,15 +104,19 @@ json BadRecords(const metrics::Registry& registry, const std::string& id,
 }
 
 // The writer fields the pipeline drops, newest first, with the messages counted for each.
-json DroppedFieldsJson(const metrics::Registry& registry, const std::string& id,
+json DroppedFieldsJson(const metrics::Registry& registry, const metrics::JournalKey& key,
                        const metrics::PipelineRecord* r) {
   json out = json::array();
   if (r == nullptr) {
     return out;
   }
   for (auto it = r->dropped_fields.rbegin(); it != r->dropped_fields.rend(); ++it) {
-    double messages =
-        registry.Value("ferry_dropped_fields_total", {{"pipeline", id}, {"field", it->field}});
+    metrics::Labels labels = {{"pipeline", key.pipeline}};
+    if (!key.table.empty()) {
+      labels.emplace_back("table", key.table);  // PipelineMetrics::With's order
+    }
+    labels.emplace_back("field", it->field);
+    double messages = registry.Value("ferry_dropped_fields_total", labels);
     out.push_back({{"time_ms", it->time_ms},
                    {"writer", it->writer},
                    {"field", it->field},
@@ -168,11 +174,50 @@ json Table(const metrics::PipelineRecord* r, const TableProbe::Times& probe) {
   return t;
 }
 
+// The more urgent of a routed pipeline's tables' states names the pipeline's while it has no
+// record of its own: failed, retrying, waiting, running, starting, stopped.
+int Urgency(metrics::PipelineState state) {
+  using S = metrics::PipelineState;
+  constexpr S kLeastUrgentFirst[] = {
+      S::kStopped,  S::kStarting, S::kRunning, S::kWaitingForBroker, S::kWaitingForRegistry,
+      S::kRetrying, S::kFailed};
+  return static_cast<int>(
+      std::find(std::begin(kLeastUrgentFirst), std::end(kLeastUrgentFirst), state) -
+      std::begin(kLeastUrgentFirst));
+}
+
+// A routed pipeline's tables, one record each (metrics/journal.h JournalKey), in table order: what
+// each table's inner pipeline told the journal (its state, commits, bad records, fences,
+// maintenance runs and figures), and its bad-record and dropped-field counts.
+json Tables(const metrics::Registry& registry,
+            const std::map<metrics::JournalKey, metrics::PipelineRecord>& journal,
+            const std::string& id) {
+  json out = json::array();
+  for (auto it = journal.upper_bound({id, ""}); it != journal.end() && it->first.pipeline == id;
+       ++it) {
+    const metrics::PipelineRecord& r = it->second;
+    json events = Events(&r);
+    out.push_back({{"table_uri", it->first.table},
+                   {"state", metrics::PipelineStateName(r.state)},
+                   {"state_since_ms", r.state_since_ms},
+                   {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+                   {"error_ms", r.error.empty() ? json(nullptr) : json(r.error_ms)},
+                   {"commits", Commits(&r)},
+                   {"bad_records", BadRecords(registry, it->first, &r)},
+                   {"dropped_fields", DroppedFieldsJson(registry, it->first, &r)},
+                   {"fences", std::move(events["fences"])},
+                   {"maintenance", std::move(events["maintenance"])},
+                   {"table", Table(&r, TableProbe::Times{})}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& query,
                              int64_t now_ms) {
-  std::map<std::string, metrics::PipelineRecord> journal = history.registry()->journal()->Read();
+  std::map<metrics::JournalKey, metrics::PipelineRecord> journal =
+      history.registry()->journal()->Read();
   json out;
   history.Read([&](const StatusHistory::State& s) {
     int64_t first = s.first_tick();
@@ -199,8 +244,21 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
              {"times_ms", std::move(times)}}},
            {"pipelines", json::array()}};
     for (const auto& p : s.pipelines) {
-      auto it = journal.find(p->info.id);
+      const metrics::JournalKey own{p->info.id, ""};
+      auto it = journal.find(own);
       const metrics::PipelineRecord* r = it == journal.end() ? nullptr : &it->second;
+      json tables = Tables(*history.registry(), journal, p->info.id);
+      // A routed pipeline (no record of its own): its state, and that state's error, are its most
+      // urgent table's.
+      const metrics::PipelineRecord* state_of = r;
+      if (r == nullptr) {
+        for (auto t = journal.upper_bound(own);
+             t != journal.end() && t->first.pipeline == own.pipeline; ++t) {
+          if (state_of == nullptr || Urgency(t->second.state) > Urgency(state_of->state)) {
+            state_of = &t->second;
+          }
+        }
+      }
       json partitions = json::array();
       double max_lag = 0;
       for (const auto& [key, part] : p->partitions) {
@@ -217,22 +275,22 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
                                {{"lag_messages", Series(part->lag_messages_series, first, next)},
                                 {"lag_seconds", Series(part->lag_seconds_series, first, next)}}}});
       }
-      std::string state(
-          metrics::PipelineStateName(r ? r->state : metrics::PipelineState::kStarting));
+      std::string state(metrics::PipelineStateName(state_of ? state_of->state
+                                                            : metrics::PipelineState::kStarting));
       if (state == "running" && max_lag > 0) {
         state = "catching_up";
       }
-      bool has_error = r != nullptr && !r->error.empty();
+      bool has_error = state_of != nullptr && !state_of->error.empty();
       json events = Events(r);
       out["pipelines"].push_back(
           {{"id", p->info.id},
            {"source", p->info.source},
            {"table_uri", p->info.table},
            {"state", state},
-           {"state_since_ms", r ? json(r->state_since_ms) : json(nullptr)},
+           {"state_since_ms", state_of ? json(state_of->state_since_ms) : json(nullptr)},
            {"up", p->up},
-           {"error", has_error ? json(r->error) : json(nullptr)},
-           {"error_ms", has_error ? json(r->error_ms) : json(nullptr)},
+           {"error", has_error ? json(state_of->error) : json(nullptr)},
+           {"error_ms", has_error ? json(state_of->error_ms) : json(nullptr)},
            {"now",
             {{"rows_per_s", Number(Recent(p->rows_per_s, s.first_tick(), next))},
              {"mb_per_s", Number(Recent(p->mb_per_s, s.first_tick(), next))},
@@ -255,11 +313,12 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
              {"commit_seconds", Series(p->commit_seconds, first, next)}}},
            {"partitions", std::move(partitions)},
            {"commits", Commits(r)},
-           {"bad_records", BadRecords(*history.registry(), p->info.id, r)},
-           {"dropped_fields", DroppedFieldsJson(*history.registry(), p->info.id, r)},
+           {"bad_records", BadRecords(*history.registry(), own, r)},
+           {"dropped_fields", DroppedFieldsJson(*history.registry(), own, r)},
            {"fences", std::move(events["fences"])},
            {"maintenance", std::move(events["maintenance"])},
-           {"table", Table(r, p->probe)}});
+           {"table", Table(r, p->probe)},
+           {"tables", std::move(tables)}});
     }
   });
   return out.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -44,6 +44,29 @@ Status CheckRetention(const jsStreamInfo& info, const std::string& stream) {
   return InvalidArgument("jetstream stream '{}' has an unknown retention policy", stream);
 }
 
+// nats-server 2.9 refuses a consumer whose filter matches none of the stream's subjects; 2.10
+// and later accept it (for streams fed through sources or subject transforms) and the consumer
+// then waits forever for messages that can never come. So ferry refuses such a filter itself, on
+// every server, for a stream whose own subjects are all its messages' subjects: no mirror and no
+// sources (whose messages keep their origin's subjects).
+Status CheckFilterInStream(const jsStreamConfig& config, const std::string& stream,
+                           const std::string& filter) {
+  if (config.SubjectsLen == 0 || config.Mirror != nullptr || config.SourcesLen > 0) {
+    return Status::OK();
+  }
+  std::string subjects;
+  for (int i = 0; i < config.SubjectsLen; ++i) {
+    if (SubjectFiltersOverlap(filter, config.Subjects[i])) {
+      return Status::OK();
+    }
+    subjects += fmt::format("{}'{}'", i == 0 ? "" : ", ", config.Subjects[i]);
+  }
+  return InvalidArgument(
+      "{}: filter '{}' matches none of stream '{}''s subjects ({}): it would never receive a "
+      "message; name a subject of the stream in `subjects`",
+      PartitionKey(stream, filter), filter, stream, subjects);
+}
+
 uint64_t ReconnectCount(natsConnection* connection, natsStatistics* stats) {
   uint64_t reconnects = 0;
   if (natsConnection_GetStats(connection, stats) == NATS_OK) {
@@ -105,6 +128,9 @@ Status JetStreamSource::Start(PartitionListener* listener) {
     FERRY_RETURN_IF_ERROR(Connect());
     FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
     FERRY_RETURN_IF_ERROR(CheckRetention(*info, options_.stream));
+    for (const std::string& filter : options_.filters) {
+      FERRY_RETURN_IF_ERROR(CheckFilterInStream(*info->Config, options_.stream, filter));
+    }
     std::vector<std::string> subjects(info->Config->Subjects,
                                       info->Config->Subjects + info->Config->SubjectsLen);
     filters_.reserve(options_.filters.size());

@@ -4,7 +4,9 @@
 //
 // How it keeps exactly-once (DESIGN.md, "JetStream"; docs/jetstream.md for users):
 //   1. Start() connects, reads the stream's info and refuses WorkQueue and Interest retention
-//      (those delete messages on ack or delivery, so nothing could be replayed from a position).
+//      (those delete messages on ack or delivery, so nothing could be replayed from a position),
+//      and filters that match none of the stream's own subjects (nats-server 2.9 refused such a
+//      consumer; 2.10 and later accept it, and it would wait forever).
 //   2. For each filter it asks the listener for the table's position p (OnAssigned, called from
 //      Start: the partitions of a stream are fixed) and compares p + 1 with the stream's first and
 //      last sequence itself, because nats-server 2.9 clips a start sequence silently

@@ -35,7 +35,7 @@ std::string RandomBoundary() {
 }
 
 Status DeleteOne(const AzureCore& core, const std::string& blob) {
-  http::HttpOutcome r = core.Send(AzureCall{.method = "DELETE", .blob = blob});
+  http::HttpOutcome r = core.Send(HttpCall{.method = "DELETE", .object = blob});
   if (r.ok() || r.status_code() == 404) {
     return Status::OK();
   }
@@ -129,7 +129,7 @@ std::map<size_t, int> SubResponseStatuses(std::string_view body, std::string_vie
 Result<std::vector<std::string>> DeleteBatch(const AzureCore& core,
                                              const std::vector<std::string>& blobs, bool* refused) {
   const std::string boundary = RandomBoundary();
-  const http::Deadline deadline = http::DeadlineAfter(core.options.request_timeout);
+  const http::Deadline deadline = http::DeadlineAfter(core.options.transfer.request_timeout);
   std::string body;
   for (size_t i = 0; i < blobs.size(); ++i) {
     http::HttpRequest sub;
@@ -147,7 +147,7 @@ Result<std::vector<std::string>> DeleteBatch(const AzureCore& core,
     body += "Content-Length: 0\r\n\r\n";
   }
   body += fmt::format("--{}--\r\n", boundary);
-  AzureCall call{
+  HttpCall call{
       .method = "POST", .query = {{"restype", "container"}, {"comp", "batch"}}, .body = body};
   call.headers.Set("Content-Type", "multipart/mixed; boundary=" + boundary);
   http::HttpOutcome r = core.Send(call);
@@ -177,22 +177,22 @@ Result<std::vector<std::string>> DeleteBatch(const AzureCore& core,
 
 }  // namespace
 
-Status DeleteBlobs(const std::shared_ptr<AzureCore>& core, const std::vector<std::string>& blobs) {
+Status DeleteBlobs(const AzureCore& core, const std::vector<std::string>& blobs) {
   for (size_t start = 0; start < blobs.size(); start += kBatchSize) {
     std::vector<std::string> chunk(
         blobs.begin() + static_cast<std::ptrdiff_t>(start),
         blobs.begin() + static_cast<std::ptrdiff_t>(std::min(blobs.size(), start + kBatchSize)));
-    if (core->batch_refused.load() || chunk.size() == 1) {
-      FERRY_RETURN_IF_ERROR(DeleteSingly(*core, chunk));
+    if (core.batch_refused.load() || chunk.size() == 1) {
+      FERRY_RETURN_IF_ERROR(DeleteSingly(core, chunk));
       continue;
     }
     bool refused = false;
-    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> left, DeleteBatch(*core, chunk, &refused));
+    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> left, DeleteBatch(core, chunk, &refused));
     if (refused) {
-      core->batch_refused.store(true);
+      core.batch_refused.store(true);
     }
     // What the batch left (a subrequest that failed): one by one, with their own errors.
-    FERRY_RETURN_IF_ERROR(DeleteSingly(*core, left));
+    FERRY_RETURN_IF_ERROR(DeleteSingly(core, left));
   }
   return Status::OK();
 }

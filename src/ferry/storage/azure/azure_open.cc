@@ -88,7 +88,7 @@ Result<std::unique_ptr<AzureBlobStore>> OpenAzureStore(const TableUri& location,
         s.endpoint);
   }
   http::HttpClientOptions client_options;
-  FERRY_RETURN_IF_ERROR(ReadTransferOptions(o, &s, &client_options));
+  FERRY_RETURN_IF_ERROR(ReadTransferOptions(o, &s.transfer, &client_options));
   client_options.allow_http = allow_http;
   client_options.ca_file = OptionOr(o, "aws_ca_bundle");
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<http::HttpClient> client,

@@ -15,9 +15,6 @@
 namespace ferry::storage::azure {
 namespace {
 
-// The first read of OpenForRead: the whole of a log file or checkpoint header in one request.
-constexpr uint64_t kFirstRead = 64 * 1024;
-
 // Hierarchical-namespace accounts mark directories with this metadata (and, in newer API
 // versions, ResourceType "directory").
 bool IsFolderMetadata(std::string_view value) {
@@ -29,30 +26,29 @@ bool IsFolder(const http::HttpResponse& r) {
          http::EqualsIgnoreCase(r.headers.GetOr("x-ms-resource-type"), "directory");
 }
 
+// The shared settings of the Azure options (http_object_store.h).
+HttpStoreSettings Settings(const AzureStoreOptions& o) {
+  HttpStoreSettings settings{.root = o.root, .transfer = o.transfer};
+  settings.noun = "blob";
+  settings.range_header = "x-ms-range";
+  return settings;
+}
+
 }  // namespace
 
 AzureCore::AzureCore(AzureStoreOptions o, std::shared_ptr<http::HttpClient> c,
                      std::shared_ptr<AzureCredentialProvider> creds, std::string url)
-    : options(std::move(o)),
-      client(std::move(c)),
-      credentials(std::move(creds)),
-      policy(options.retry, &counters,
-             [](const http::RetryEvent& e) {
-               FERRY_LOG_DEBUG("azure: attempt {} failed ({}); retrying in {} ms", e.attempt,
-                               e.cause.ToString(), e.delay.count());
-             }),
-      container_url(std::move(url)) {}
-
-std::string AzureCore::BlobName(std::string_view key) const {
-  return JoinKey(options.root, key);
-}
+    : HttpStoreCore(Settings(o), std::move(c)),
+      options(std::move(o)),
+      credentials_(std::move(creds)),
+      container_url_(std::move(url)) {}
 
 std::string AzureCore::DescribeBlob(std::string_view blob) const {
-  return blob.empty() ? container_url : container_url + "/" + std::string(blob);
+  return blob.empty() ? container_url_ : container_url_ + "/" + std::string(blob);
 }
 
 std::string AzureCore::BlobUrl(std::string_view blob) const {
-  return blob.empty() ? container_url : container_url + "/" + http::UriEncodePath(blob);
+  return blob.empty() ? container_url_ : container_url_ + "/" + http::UriEncodePath(blob);
 }
 
 Status AzureCore::Authorize(http::HttpRequest* request, http::Deadline deadline,
@@ -61,30 +57,52 @@ Status AzureCore::Authorize(http::HttpRequest* request, http::Deadline deadline,
   if (!batch_subrequest) {
     request->headers.Set("x-ms-version", kApiVersion);
   }
-  FERRY_ASSIGN_OR_RETURN(AzureCredential credential, credentials->Get(deadline));
+  FERRY_ASSIGN_OR_RETURN(AzureCredential credential, credentials_->Get(deadline));
   return AuthorizeAzureRequest(request, credential, options.account);
 }
 
-http::HttpOutcome AzureCore::Send(const AzureCall& call) const {
-  http::HttpRequest request;
-  request.method = call.method;
-  request.url = BlobUrl(call.blob);
+std::string AzureCore::Url(const HttpCall& call) const {
+  std::string url = BlobUrl(call.object);
   if (!call.query.empty()) {
-    request.url += "?" + http::BuildQuery(call.query);
+    url += "?" + http::BuildQuery(call.query);
   }
-  request.headers = call.headers;
-  request.body = call.body;
-  request.idempotent = call.idempotent;
-  request.response_buffer = call.response_buffer;
-  request.deadline = http::DeadlineAfter(options.retry_timeout);
-  const std::chrono::milliseconds per_attempt = options.request_timeout;
-  return http::SendWithRetry(*client, policy, std::move(request),
-                             {.prepare = [&](http::HttpRequest* r) -> Status {
-                                r->deadline =
-                                    std::min(r->deadline, http::DeadlineAfter(per_attempt));
-                                return Authorize(r, r->deadline);
-                              },
-                              .parse_error = ParseAzureError});
+  return url;
+}
+
+Status AzureCore::Authorize(http::HttpRequest* request, const HttpCall&) const {
+  return Authorize(request, request->deadline);
+}
+
+http::ServiceError AzureCore::ParseError(const http::HttpResponse& response) const {
+  return ParseAzureError(response);
+}
+
+Status AzureCore::Error(const http::HttpOutcome& outcome, std::string_view what) const {
+  return AzureError(outcome, what);
+}
+
+HttpCall AzureCore::PutCall(std::string blob, std::string_view data, bool if_absent) const {
+  HttpCall call{.method = "PUT", .object = std::move(blob), .body = data, .idempotent = !if_absent};
+  call.headers.Set("x-ms-blob-type", "BlockBlob");
+  if (if_absent) {
+    call.headers.Set("If-None-Match", "*");
+  }
+  call.headers.Set("Content-MD5", http::ContentMd5(data));
+  return call;
+}
+
+bool AzureCore::Taken(const http::HttpOutcome& outcome) const {
+  return (outcome.status_code() == 409 && AzureErrorCode(outcome) == "BlobAlreadyExists") ||
+         outcome.status_code() == 412;
+}
+
+std::unique_ptr<MultipartUpload> AzureCore::NewUpload(std::string blob) const {
+  return NewAzureUpload(std::static_pointer_cast<const AzureCore>(shared_from_this()),
+                        std::move(blob));
+}
+
+Status AzureCore::CheckObject(const http::HttpResponse& response, std::string_view name) const {
+  return IsFolder(response) ? NotFound("{}: a directory, not a blob", name) : Status::OK();
 }
 
 http::ServiceError ParseAzureError(const http::HttpResponse& response) {
@@ -119,7 +137,8 @@ Status AzureError(const http::HttpOutcome& outcome, std::string_view what) {
   return named ? outcome.status : outcome.status.WithContext("{}", what);
 }
 
-AzureBlobStore::AzureBlobStore(std::shared_ptr<AzureCore> core) : core_(std::move(core)) {}
+AzureBlobStore::AzureBlobStore(std::shared_ptr<AzureCore> core)
+    : HttpObjectStore(std::move(core)) {}
 AzureBlobStore::~AzureBlobStore() = default;
 
 Result<std::unique_ptr<AzureBlobStore>> AzureBlobStore::Create(
@@ -131,13 +150,14 @@ Result<std::unique_ptr<AzureBlobStore>> AzureBlobStore::Create(
   if (options.container.empty()) {
     return InvalidArgument("Azure store: no container");
   }
-  if (options.part_size < (size_t{64} << 10) || options.part_size > (size_t{4000} << 20)) {
+  if (options.transfer.part_size < (size_t{64} << 10) ||
+      options.transfer.part_size > (size_t{4000} << 20)) {
     return InvalidArgument(
         "Azure store: upload_part_size {} is outside the block sizes Azure takes (64 KiB to "
         "4000 MiB)",
-        options.part_size);
+        options.transfer.part_size);
   }
-  if (options.parts_in_flight < 1) {
+  if (options.transfer.parts_in_flight < 1) {
     return InvalidArgument("Azure store: upload_parts_in_flight must be at least 1");
   }
   if (options.list_page_size < 1 || options.list_page_size > 5000) {
@@ -158,198 +178,70 @@ Result<std::unique_ptr<AzureBlobStore>> AzureBlobStore::Create(
   return std::unique_ptr<AzureBlobStore>(new AzureBlobStore(std::move(core)));
 }
 
-const http::RetryCounters& AzureBlobStore::counters() const {
-  return core_->counters;
-}
-
 std::string AzureBlobStore::Describe(std::string_view key) const {
   // The root itself (a table at the store's root describes itself as ".").
-  if (key.empty() || key == ".") {
-    return core_->DescribeBlob(core_->options.root);
+  return HttpObjectStore::Describe(key == "." ? std::string_view() : key);
+}
+
+Result<ListedPage> AzureCore::ListPage(const std::string& prefix, bool recursive,
+                                       const std::string&, const std::string& token,
+                                       const std::string& what) const {
+  HttpCall call{.method = "GET"};
+  call.query = {{"restype", "container"},
+                {"comp", "list"},
+                {"prefix", prefix},
+                {"maxresults", std::to_string(options.list_page_size)},
+                {"include", "metadata"}};
+  if (!recursive) {
+    call.query.push_back({"delimiter", "/"});
   }
-  return core_->DescribeBlob(core_->BlobName(key));
-}
-
-Result<std::vector<ObjectInfo>> AzureBlobStore::List(std::string_view prefix,
-                                                     const ListOptions& options) {
-  FERRY_RETURN_IF_ERROR(ValidatePrefix(prefix));
-  const std::string root = core_->options.root.empty() ? "" : core_->options.root + "/";
-  const std::string full_prefix = root + std::string(prefix);
-  const std::string what = "list " + core_->DescribeBlob(full_prefix);
-  std::vector<ObjectInfo> out;
-  std::string marker;
-  while (true) {
-    AzureCall call{.method = "GET"};
-    call.query = {{"restype", "container"},
-                  {"comp", "list"},
-                  {"prefix", full_prefix},
-                  {"maxresults", std::to_string(core_->options.list_page_size)},
-                  {"include", "metadata"}};
-    if (!options.recursive) {
-      call.query.push_back({"delimiter", "/"});
-    }
-    if (!marker.empty()) {
-      call.query.push_back({"marker", marker});
-    }
-    http::HttpOutcome r = core_->Send(call);
-    if (!r.ok()) {
-      return AzureError(r, what);
-    }
-    Result<http::XmlElement> doc = http::ParseXml(r.response.body);
-    if (!doc.ok()) {
-      return DataLoss("{}: unreadable List Blobs answer: {}", what, doc.status().message());
-    }
-    const http::XmlElement* blobs = doc->Child("Blobs");
-    for (const http::XmlElement* b :
-         blobs == nullptr ? std::vector<const http::XmlElement*>() : blobs->Children("Blob")) {
-      const http::XmlElement* name_element = b->Child("Name");
-      if (name_element == nullptr) {
-        continue;
-      }
-      std::string name = name_element->text;
-      if (name_element->Attribute("Encoded").value_or("") == "true") {
-        // Names with characters XML cannot carry come percent-encoded.
-        FERRY_ASSIGN_OR_RETURN(name, http::UriDecode(name));
-      }
-      const http::XmlElement* properties = b->Child("Properties");
-      const http::XmlElement* metadata = b->Child("Metadata");
-      if ((metadata != nullptr &&
-           IsFolderMetadata(metadata->ChildText("hdi_isfolder").value_or(""))) ||
-          (properties != nullptr &&
-           properties->ChildText("ResourceType").value_or("") == "directory")) {
-        continue;  // a directory of a hierarchical namespace, not an object
-      }
-      if (name.size() <= root.size() || name.compare(0, root.size(), root) != 0) {
-        continue;
-      }
-      ObjectInfo info;
-      info.key = name.substr(root.size());
-      if (!options.start_after.empty() && info.key <= options.start_after) {
-        continue;
-      }
-      if (properties != nullptr) {
-        std::string_view size = properties->ChildText("Content-Length").value_or("0");
-        std::from_chars(size.data(), size.data() + size.size(), info.size);
-        info.modification_time_ms =
-            http::ParseHttpDateMillis(properties->ChildText("Last-Modified").value_or(""));
-      }
-      out.push_back(std::move(info));
-    }
-    marker = std::string(doc->ChildText("NextMarker").value_or(""));
-    if (marker.empty()) {
-      break;
-    }
+  if (!token.empty()) {
+    call.query.push_back({"marker", token});
   }
-  // The service sorts by name; the contract wants bytewise order, which this guarantees.
-  std::sort(out.begin(), out.end(),
-            [](const ObjectInfo& a, const ObjectInfo& b) { return a.key < b.key; });
-  return out;
-}
-
-Result<std::shared_ptr<const RandomAccessFile>> AzureBlobStore::OpenForRead(std::string_view key) {
-  FERRY_RETURN_IF_ERROR(ValidateKey(key));
-  const std::string blob = core_->BlobName(key);
-  RangedGets gets{
-      .name = core_->DescribeBlob(blob),
-      .noun = "blob",
-      .get =
-          [core = core_, blob](uint64_t offset, uint64_t n, const std::string& etag,
-                               std::span<char> into) {
-            AzureCall call{.method = "GET", .blob = blob};
-            call.headers.Set("x-ms-range", fmt::format("bytes={}-{}", offset, offset + n - 1));
-            if (!etag.empty()) {
-              call.headers.Set("If-Match", etag);
-            }
-            call.response_buffer = into;
-            return core->Send(call);
-          },
-      .error = [](const http::HttpOutcome& r,
-                  const std::string& what) { return AzureError(r, what); },
-  };
-  const std::string name = gets.name;
-  return OpenRangedReadFile(
-      std::move(gets), kFirstRead,
-      [&]() -> Result<uint64_t> {
-        FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Stat(key));
-        return info.size;
-      },
-      [&](const http::HttpResponse& first) {
-        return IsFolder(first) ? NotFound("GET {}: a directory, not a blob", name) : Status::OK();
-      });
-}
-
-Result<ObjectInfo> AzureBlobStore::Stat(std::string_view key) {
-  FERRY_RETURN_IF_ERROR(ValidateKey(key));
-  const std::string blob = core_->BlobName(key);
-  http::HttpOutcome r = core_->Send(AzureCall{.method = "HEAD", .blob = blob});
+  http::HttpOutcome r = Send(call);
   if (!r.ok()) {
-    return AzureError(r, "HEAD " + core_->DescribeBlob(blob));
+    return AzureError(r, what);
   }
-  if (IsFolder(r.response)) {
-    return NotFound("HEAD {}: a directory, not a blob", core_->DescribeBlob(blob));
+  Result<http::XmlElement> doc = http::ParseXml(r.response.body);
+  if (!doc.ok()) {
+    return DataLoss("{}: unreadable List Blobs answer: {}", what, doc.status().message());
   }
-  ObjectInfo info{.key = std::string(key)};
-  info.size = http::ContentLength(r.response).value_or(0);
-  info.modification_time_ms = http::ParseHttpDateMillis(r.response.headers.GetOr("Last-Modified"));
-  return info;
+  ListedPage page;
+  const http::XmlElement* blobs = doc->Child("Blobs");
+  for (const http::XmlElement* b :
+       blobs == nullptr ? std::vector<const http::XmlElement*>() : blobs->Children("Blob")) {
+    const http::XmlElement* name_element = b->Child("Name");
+    if (name_element == nullptr) {
+      continue;
+    }
+    ObjectInfo info;
+    info.key = name_element->text;
+    if (name_element->Attribute("Encoded").value_or("") == "true") {
+      // Names with characters XML cannot carry come percent-encoded.
+      FERRY_ASSIGN_OR_RETURN(info.key, http::UriDecode(info.key));
+    }
+    const http::XmlElement* properties = b->Child("Properties");
+    const http::XmlElement* metadata = b->Child("Metadata");
+    if ((metadata != nullptr &&
+         IsFolderMetadata(metadata->ChildText("hdi_isfolder").value_or(""))) ||
+        (properties != nullptr &&
+         properties->ChildText("ResourceType").value_or("") == "directory")) {
+      continue;  // a directory of a hierarchical namespace, not an object
+    }
+    if (properties != nullptr) {
+      std::string_view size = properties->ChildText("Content-Length").value_or("0");
+      std::from_chars(size.data(), size.data() + size.size(), info.size);
+      info.modification_time_ms =
+          http::ParseHttpDateMillis(properties->ChildText("Last-Modified").value_or(""));
+    }
+    page.objects.push_back(std::move(info));
+  }
+  page.next_token = std::string(doc->ChildText("NextMarker").value_or(""));
+  return page;
 }
 
-Status AzureBlobStore::PutIfAbsent(std::string_view key, std::string_view data) {
-  FERRY_RETURN_IF_ERROR(ValidateKey(key));
-  const std::string blob = core_->BlobName(key);
-  const std::string name = core_->DescribeBlob(blob);
-  AzureCall call{.method = "PUT", .blob = blob, .body = data, .idempotent = false};
-  call.headers.Set("x-ms-blob-type", "BlockBlob");
-  call.headers.Set("If-None-Match", "*");
-  call.headers.Set("Content-MD5", http::ContentMd5(data));
-  http::HttpOutcome r = core_->Send(call);
-  if (r.ok()) {
-    return Status::OK();
-  }
-  if ((r.status_code() == 409 && AzureErrorCode(r) == "BlobAlreadyExists") ||
-      r.status_code() == 412) {
-    return AlreadyExists("put-if-absent {}: blob exists (another writer won)", name);
-  }
-  if (r.maybe_applied) {
-    return Unavailable("put-if-absent {}: outcome unknown ({}); read it back to settle", name,
-                       r.status.message());
-  }
-  return AzureError(r, "PUT " + name);
-}
-
-Status AzureBlobStore::Put(std::string_view key, std::string_view data) {
-  FERRY_RETURN_IF_ERROR(ValidateKey(key));
-  const std::string blob = core_->BlobName(key);
-  AzureCall call{.method = "PUT", .blob = blob, .body = data};
-  call.headers.Set("x-ms-blob-type", "BlockBlob");
-  call.headers.Set("Content-MD5", http::ContentMd5(data));
-  http::HttpOutcome r = core_->Send(call);
-  return r.ok() ? Status::OK() : AzureError(r, "PUT " + core_->DescribeBlob(blob));
-}
-
-Status AzureBlobStore::Delete(std::string_view key) {
-  FERRY_RETURN_IF_ERROR(ValidateKey(key));
-  const std::string blob = core_->BlobName(key);
-  http::HttpOutcome r = core_->Send(AzureCall{.method = "DELETE", .blob = blob});
-  if (r.ok() || r.status_code() == 404) {
-    return Status::OK();
-  }
-  return AzureError(r, "DELETE " + core_->DescribeBlob(blob));
-}
-
-Status AzureBlobStore::DeleteMany(const std::vector<std::string>& keys) {
-  std::vector<std::string> blobs;
-  blobs.reserve(keys.size());
-  for (const std::string& key : keys) {
-    FERRY_RETURN_IF_ERROR(ValidateKey(key));
-    blobs.push_back(core_->BlobName(key));
-  }
-  return DeleteBlobs(core_, blobs);
-}
-
-Result<std::unique_ptr<OutputStream>> AzureBlobStore::OpenAtomicWriter(std::string_view key) {
-  FERRY_RETURN_IF_ERROR(ValidateKey(key));
-  return NewAzureWriter(core_, core_->BlobName(key));
+Status AzureCore::DeleteObjects(const std::vector<std::string>& blobs) const {
+  return DeleteBlobs(*this, blobs);
 }
 
 }  // namespace ferry::storage::azure

@@ -27,6 +27,11 @@
 //     atomically. A failed or abandoned writer sends nothing more: its uncommitted blocks are
 //     invisible and the service discards them (after a week, or at the blob's next commit).
 //
+// The shared operations (PutIfAbsent, Put, Delete, Stat, OpenForRead, OpenAtomicWriter) are
+// HttpObjectStore's (storage/http_object_store.h); this store adds the Azure protocol
+// (azure_internal.h: authorization, URLs, errors, listing pages, Blob Batch deletes) and
+// Describe.
+//
 // Thread-safety: thread-safe; files and writers as object_store.h says.
 #pragma once
 
@@ -39,9 +44,11 @@
 #include "ferry/http/client.h"
 #include "ferry/http/retry.h"
 #include "ferry/storage/azure/azure_credentials.h"
+#include "ferry/storage/http_object_store.h"
 #include "ferry/storage/object_store.h"
 #include "ferry/storage/storage_options.h"
 #include "ferry/storage/table_uri.h"
+#include "ferry/storage/transfer_options.h"
 
 namespace ferry::storage::azure {
 
@@ -55,19 +62,14 @@ struct AzureStoreOptions {
   // "https://myaccount.blob.core.windows.net", or an emulator's "http://127.0.0.1:10000/
   // devstoreaccount1".
   std::string endpoint;
-  size_t part_size = size_t{16} << 20;
-  int parts_in_flight = 4;
+  TransferOptions transfer;
   // Blobs per List Blobs page (the service's maximum is 5000; tests use small pages).
   int list_page_size = 5000;
-  // One attempt, and one call with all its retries.
-  std::chrono::milliseconds request_timeout{60'000};
-  std::chrono::milliseconds retry_timeout{180'000};
-  http::RetryOptions retry;
 };
 
-struct AzureCore;
+class AzureCore;
 
-class AzureBlobStore final : public ObjectStore {
+class AzureBlobStore final : public HttpObjectStore {
  public:
   // InvalidArgument for options that cannot work (no account or container, a part size outside
   // 64 KiB .. 4000 MiB, a bad endpoint URL).
@@ -76,27 +78,12 @@ class AzureBlobStore final : public ObjectStore {
       std::shared_ptr<AzureCredentialProvider> credentials);
   ~AzureBlobStore() override;
 
-  using ObjectStore::List;
-  Result<std::vector<ObjectInfo>> List(std::string_view prefix,
-                                       const ListOptions& options) override;
-  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override;
-  Result<ObjectInfo> Stat(std::string_view key) override;
-  Status PutIfAbsent(std::string_view key, std::string_view data) override;
-  Status Put(std::string_view key, std::string_view data) override;
-  Status Delete(std::string_view key) override;
-  Status DeleteMany(const std::vector<std::string>& keys) override;
-  Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override;
   // "<endpoint>/<container>/<root>/<key>" ("<endpoint>/<container>/<root>" for "." or ""), e.g.
   // "https://myaccount.blob.core.windows.net/lake/events/_delta_log/00000000000000000000.json".
   std::string Describe(std::string_view key) const override;
 
-  // Attempts, retries and throttled retries of every request so far.
-  const http::RetryCounters& counters() const;
-
  private:
   explicit AzureBlobStore(std::shared_ptr<AzureCore> core);
-
-  std::shared_ptr<AzureCore> core_;
 };
 
 // The store of an Azure table location (table_uri.h: az://, abfs[s]://, https://) with the

@@ -101,9 +101,9 @@ class AzureStoreStandInTest : public ::testing::Test {
                           .container = "c",
                           .root = "lake/t",
                           .endpoint = blobs_.endpoint(),
-                          .retry = {.max_attempts = 5,
-                                    .initial_backoff = std::chrono::milliseconds(1),
-                                    .max_backoff = std::chrono::milliseconds(5)}},
+                          .transfer = {.retry = {.max_attempts = 5,
+                                                 .initial_backoff = std::chrono::milliseconds(1),
+                                                 .max_backoff = std::chrono::milliseconds(5)}}},
         std::move(client).value(), std::shared_ptr<AzureCredentialProvider>(std::move(*provider)));
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return std::move(store).value();

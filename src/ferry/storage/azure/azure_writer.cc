@@ -1,7 +1,8 @@
 // OpenAtomicWriter of AzureBlobStore (azure_store.h): the Azure calls of the store-neutral
-// multipart writer (storage/multipart_writer.h), which buffers the bytes and sends the parts on
-// background threads while the writer takes the next bytes. One Put Blob below the part size;
-// above it one Put Block per part and a Put Block List that commits them in order.
+// multipart writer (storage/multipart_writer.h, opened by storage/http_object_store.h), which
+// buffers the bytes and sends the parts on background threads while the writer takes the next
+// bytes. One Put Blob below the part size; above it one Put Block per part and a Put Block List
+// that commits them in order.
 //
 // Block ids: base64 of "ferry-<16 hex of this writer>-<6-digit part number>", one length for
 // every block of every writer (Azure demands equal lengths within a blob), and a fresh random
@@ -32,14 +33,11 @@ std::string RandomHex16() {
 
 class AzureBlockUpload final : public MultipartUpload {
  public:
-  AzureBlockUpload(std::shared_ptr<AzureCore> core, std::string blob)
+  AzureBlockUpload(std::shared_ptr<const AzureCore> core, std::string blob)
       : core_(std::move(core)), blob_(std::move(blob)), name_(core_->DescribeBlob(blob_)) {}
 
   Status PutWhole(std::string_view data) override {
-    AzureCall call{.method = "PUT", .blob = blob_, .body = data};
-    call.headers.Set("x-ms-blob-type", "BlockBlob");
-    call.headers.Set("Content-MD5", http::ContentMd5(data));
-    http::HttpOutcome r = core_->Send(call);
+    http::HttpOutcome r = core_->Send(core_->PutCall(blob_, data, /*if_absent=*/false));
     return r.ok() ? Status::OK() : AzureError(r, "PUT " + name_);
   }
 
@@ -56,10 +54,10 @@ class AzureBlockUpload final : public MultipartUpload {
           kMaxBlocks);
     }
     std::string id = http::Base64Encode(fmt::format("ferry-{}-{:06d}", writer_id_, number));
-    AzureCall call{.method = "PUT",
-                   .blob = blob_,
-                   .query = {{"comp", "block"}, {"blockid", id}},
-                   .body = data};
+    HttpCall call{.method = "PUT",
+                  .object = blob_,
+                  .query = {{"comp", "block"}, {"blockid", id}},
+                  .body = data};
     call.headers.Set("Content-MD5", http::ContentMd5(data));
     http::HttpOutcome r = core_->Send(call);
     if (!r.ok()) {
@@ -77,7 +75,7 @@ class AzureBlockUpload final : public MultipartUpload {
       body += "</Latest>";
     }
     body += "</BlockList>";
-    AzureCall call{.method = "PUT", .blob = blob_, .query = {{"comp", "blocklist"}}, .body = body};
+    HttpCall call{.method = "PUT", .object = blob_, .query = {{"comp", "blocklist"}}, .body = body};
     call.headers.Set("Content-Type", "application/xml");
     call.headers.Set("Content-MD5", http::ContentMd5(body));
     http::HttpOutcome r = core_->Send(call);
@@ -89,7 +87,7 @@ class AzureBlockUpload final : public MultipartUpload {
   }
 
  private:
-  const std::shared_ptr<AzureCore> core_;
+  const std::shared_ptr<const AzureCore> core_;
   const std::string blob_;
   const std::string name_;
   std::string writer_id_;  // set by Start, before any block
@@ -97,12 +95,9 @@ class AzureBlockUpload final : public MultipartUpload {
 
 }  // namespace
 
-std::unique_ptr<OutputStream> NewAzureWriter(std::shared_ptr<AzureCore> core, std::string blob) {
-  std::string name = core->DescribeBlob(blob);
-  const MultipartWriterOptions options{.part_size = core->options.part_size,
-                                       .parts_in_flight = core->options.parts_in_flight};
-  return NewMultipartWriter(std::make_unique<AzureBlockUpload>(std::move(core), std::move(blob)),
-                            std::move(name), options);
+std::unique_ptr<MultipartUpload> NewAzureUpload(std::shared_ptr<const AzureCore> core,
+                                                std::string blob) {
+  return std::make_unique<AzureBlockUpload>(std::move(core), std::move(blob));
 }
 
 }  // namespace ferry::storage::azure

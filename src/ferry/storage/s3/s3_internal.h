@@ -1,82 +1,63 @@
-// The shared state of an S3Store, its files and its writers (s3_store.h): options, the HTTP
-// client, credentials, the retry policy, and Send(), which builds, signs and sends one S3 call
-// with retries. Files and writers hold it by shared_ptr, so they outlive nothing they use.
+// The S3 protocol of an S3Store (s3_store.h) on the shared shape of the HTTP stores
+// (storage/http_object_store.h): S3Core supplies the URLs (path-style or virtual-hosted), AWS
+// Signature V4 with fresh credentials on every attempt, the S3 error parser and mapping, the
+// PutObject of a whole object and the multipart upload (s3_writer.cc). Files and writers hold it
+// by shared_ptr, so they outlive nothing they use.
 //
-// Internal to storage/s3. Thread-safety: immutable after construction but for the atomic
-// counters; Send may be called from any thread.
+// Internal to storage/s3. Thread-safety: immutable after construction but for the counters of
+// the shared core; Send may be called from any thread.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <memory>
-#include <mutex>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ferry/http/client.h"
-#include "ferry/http/headers.h"
-#include "ferry/http/retry.h"
-#include "ferry/http/url.h"
+#include "ferry/storage/http_object_store.h"
 #include "ferry/storage/s3/credentials.h"
 #include "ferry/storage/s3/s3_store.h"
 
 namespace ferry::storage::s3 {
 
-struct S3Call {
-  std::string method = "GET";
-  // The full key inside the bucket ("" for a call on the bucket).
-  std::string object_key;
-  std::vector<http::QueryParam> query;
-  http::HttpHeaders headers;
-  std::string_view body;
-  http::BodyReader* body_reader = nullptr;
-  bool idempotent = true;
-  std::span<char> response_buffer;
-  // Hex SHA-256 of the body, or kUnsignedPayload; empty: hashed from `body`.
-  std::string payload_hash;
-};
-
-struct S3Core {
-  S3StoreOptions options;
-  std::shared_ptr<http::HttpClient> client;
-  std::shared_ptr<AwsCredentialProvider> credentials;
-  http::RetryCounters counters;
-  // Retries are logged at WARN, at most one line a second per store (a throttling storm would
-  // flood the log otherwise); the retries in between are counted in the next line.
-  std::atomic<int64_t> last_retry_log_ms{0};
-  std::atomic<int64_t> retries_not_logged{0};
-  http::RetryPolicy policy;
-  // Everything before the key: "http://host:port/bucket" or "https://bucket.host".
-  std::string base_url;
-  // The conditional-write check (s3_store.h), done once per store.
-  std::mutex conditional_mu;
-  bool conditional_checked = false;  // guarded by conditional_mu
-  Status conditional_status;         // guarded by conditional_mu
-
+class S3Core final : public HttpStoreCore {
+ public:
   S3Core(S3StoreOptions o, std::shared_ptr<http::HttpClient> c,
          std::shared_ptr<AwsCredentialProvider> creds, std::string base);
 
-  // The retry policy's callback: the WARN line above.
-  void LogRetry(const http::RetryEvent& event);
+  const S3StoreOptions& options() const { return options_; }
 
-  // The key inside the bucket of a store key: root + '/' + key.
-  std::string ObjectKey(std::string_view key) const;
+  std::string Url(const HttpCall& call) const override;
+  // SigV4 (sigv4.h) with the call's payload hash (UNSIGNED-PAYLOAD for a streamed body).
+  Status Authorize(http::HttpRequest* request, const HttpCall& call) const override;
+  http::ServiceError ParseError(const http::HttpResponse& response) const override;
+  // InvalidArgument for a bucket that does not exist (NoSuchBucket), NotFound for another 404,
+  // the classification's code otherwise, with the S3 error in the message.
+  Status Error(const http::HttpOutcome& outcome, std::string_view what) const override;
   // "s3://bucket/<object key>".
-  std::string DescribeObject(std::string_view object_key) const;
-  // Builds the URL, signs each attempt with fresh credentials, retries by the policy within
-  // retry_timeout (each attempt within request_timeout). The outcome as http/outcome.h
-  // classifies it, with the S3 error code and message parsed from the body.
-  http::HttpOutcome Send(const S3Call& call) const;
+  std::string Describe(std::string_view object) const override;
+  // PutObject with Content-MD5 (and If-None-Match: *).
+  HttpCall PutCall(std::string object, std::string_view data, bool if_absent) const override;
+  // 412 PreconditionFailed.
+  bool Taken(const http::HttpOutcome& outcome) const override;
+  std::unique_ptr<MultipartUpload> NewUpload(std::string object) const override;
+  // ListObjectsV2 (delimiter '/' unless recursive, start-after, continuation tokens,
+  // url-encoded keys).
+  Result<ListedPage> ListPage(const std::string& prefix, bool recursive,
+                              const std::string& start_after, const std::string& token,
+                              const std::string& what) const override;
+  // DeleteObjects, 1000 keys a request, Content-MD5.
+  Status DeleteObjects(const std::vector<std::string>& objects) const override;
+
+ private:
+  const S3StoreOptions options_;
+  const std::shared_ptr<AwsCredentialProvider> credentials_;
+  // Everything before the key: "http://host:port/bucket" or "https://bucket.host".
+  const std::string base_url_;
 };
 
-// The status of a failed S3 call for `what` ("GET s3://b/k"): InvalidArgument for a bucket that
-// does not exist (NoSuchBucket), NotFound for another 404, the classification's code otherwise,
-// with the S3 error in the message.
-Status S3Error(const http::HttpOutcome& outcome, std::string_view what);
-
-// The multipart / single-PUT writer of OpenAtomicWriter (s3_writer.cc).
-std::unique_ptr<OutputStream> NewS3Writer(std::shared_ptr<S3Core> core, std::string object_key);
+// The multipart / single-PUT upload of OpenAtomicWriter (s3_writer.cc).
+std::unique_ptr<MultipartUpload> NewS3Upload(std::shared_ptr<const S3Core> core,
+                                             std::string object_key);
 
 }  // namespace ferry::storage::s3

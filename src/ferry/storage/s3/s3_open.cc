@@ -53,7 +53,7 @@ Result<std::unique_ptr<S3Store>> OpenS3Store(const std::string& bucket, const st
   }
   FERRY_ASSIGN_OR_RETURN(s.allow_unsafe_rename, BoolOption(o, "aws_s3_allow_unsafe_rename", false));
   http::HttpClientOptions client_options;
-  FERRY_RETURN_IF_ERROR(ReadTransferOptions(o, &s, &client_options));
+  FERRY_RETURN_IF_ERROR(ReadTransferOptions(o, &s.transfer, &client_options));
   client_options.allow_http = allow_http;
   client_options.ca_file = OptionOr(o, "aws_ca_bundle", env("AWS_CA_BUNDLE").value_or(""));
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<http::HttpClient> client,

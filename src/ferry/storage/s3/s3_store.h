@@ -8,9 +8,9 @@
 //     ConditionalRequestConflict is retried; an outcome that may have been applied (a timeout
 //     after sending, a 5xx) is Unavailable, and the caller settles it by reading back
 //     (object_store.h; delta/transaction.cc does).
-//     Before the first of them, the store proves that it honours the condition (step 1-4 below)
-//     and refuses to create anything conditionally when it does not, unless `allow_unsafe_rename`
-//     (one writer per table) is set.
+//     Before the first of them, the store proves that it honours the condition
+//     (http_object_store.h) and refuses to create anything conditionally when it does not, unless
+//     `allow_unsafe_rename` (one writer per table) is set.
 //   - Put: PutObject with Content-MD5. Delete: DeleteObject. DeleteMany: DeleteObjects, 1000 keys
 //     a request, Content-MD5.
 //   - OpenForRead: a GET of the first 64 KiB (Range) gives the size, the ETag and, for the small
@@ -29,13 +29,9 @@
 //     (the object appears atomically); a failure or a writer destroyed without Close() aborts
 //     it, so no upload lingers.
 //
-// The conditional-write check, numbered:
-//   1. PUT `_ferry/probe/conditional-put-<random>` with If-None-Match: * (must succeed);
-//   2. PUT it again the same way: a store that honours the header answers 412;
-//   3. DELETE it (nothing is left in the table; a failed delete is only logged);
-//   4. a 2xx in step 2 means the store ignored the condition: every later PutIfAbsent fails with
-//      FailedPrecondition-like NotSupported naming the store and the override. An Unavailable
-//      step is not remembered: the next PutIfAbsent tries again.
+// The shared operations (PutIfAbsent with its conditional-write check, Put, Delete, Stat,
+// OpenForRead, OpenAtomicWriter) are HttpObjectStore's (storage/http_object_store.h); this store
+// adds the S3 protocol (s3_internal.h: signing, URLs, errors, listing pages, batched deletes).
 //
 // Thread-safety: thread-safe; files and writers as object_store.h says.
 #pragma once
@@ -48,9 +44,11 @@
 
 #include "ferry/http/client.h"
 #include "ferry/http/retry.h"
+#include "ferry/storage/http_object_store.h"
 #include "ferry/storage/object_store.h"
 #include "ferry/storage/s3/credentials.h"
 #include "ferry/storage/storage_options.h"
+#include "ferry/storage/transfer_options.h"
 
 namespace ferry::storage::s3 {
 
@@ -67,17 +65,12 @@ struct S3StoreOptions {
   // Skip the conditional-write check (one writer per table; delta-rs's
   // aws_s3_allow_unsafe_rename).
   bool allow_unsafe_rename = false;
-  size_t part_size = size_t{16} << 20;
-  int parts_in_flight = 4;
-  // One attempt, and one call with all its retries.
-  std::chrono::milliseconds request_timeout{60'000};
-  std::chrono::milliseconds retry_timeout{180'000};
-  http::RetryOptions retry;
+  TransferOptions transfer;
 };
 
-struct S3Core;
+class S3Core;
 
-class S3Store final : public ObjectStore {
+class S3Store final : public HttpObjectStore {
  public:
   // InvalidArgument for options that cannot work (no bucket, a part size under 5 MiB, a bad
   // endpoint URL).
@@ -86,27 +79,8 @@ class S3Store final : public ObjectStore {
       std::shared_ptr<AwsCredentialProvider> credentials);
   ~S3Store() override;
 
-  using ObjectStore::List;
-  Result<std::vector<ObjectInfo>> List(std::string_view prefix,
-                                       const ListOptions& options) override;
-  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override;
-  Result<ObjectInfo> Stat(std::string_view key) override;
-  Status PutIfAbsent(std::string_view key, std::string_view data) override;
-  Status Put(std::string_view key, std::string_view data) override;
-  Status Delete(std::string_view key) override;
-  Status DeleteMany(const std::vector<std::string>& keys) override;
-  Result<std::unique_ptr<OutputStream>> OpenAtomicWriter(std::string_view key) override;
-  // "s3://bucket/root/key".
-  std::string Describe(std::string_view key) const override;
-
-  // Attempts, retries and throttled retries of every request so far.
-  const http::RetryCounters& counters() const;
-
  private:
   explicit S3Store(std::shared_ptr<S3Core> core);
-  Status CheckConditionalWrites();
-
-  std::shared_ptr<S3Core> core_;
 };
 
 // The store of `s3://bucket/root` with the storage options (storage_options.h): endpoint,

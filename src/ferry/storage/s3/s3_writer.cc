@@ -1,7 +1,8 @@
 // OpenAtomicWriter of S3Store (s3_store.h): the S3 calls of the store-neutral multipart writer
-// (storage/multipart_writer.h), which buffers the bytes and sends the parts on background threads
-// while the writer takes the next bytes. One PutObject below the part size; above it a multipart
-// upload (CreateMultipartUpload, UploadPart, CompleteMultipartUpload), aborted on failure.
+// (storage/multipart_writer.h, opened by storage/http_object_store.h), which buffers the bytes and
+// sends the parts on background threads while the writer takes the next bytes. One PutObject below
+// the part size; above it a multipart upload (CreateMultipartUpload, UploadPart,
+// CompleteMultipartUpload), aborted on failure.
 #include <fmt/format.h>
 
 #include "ferry/base/failpoint.h"
@@ -17,26 +18,26 @@ namespace {
 
 class S3MultipartUpload final : public MultipartUpload {
  public:
-  S3MultipartUpload(std::shared_ptr<S3Core> core, std::string object_key)
+  S3MultipartUpload(std::shared_ptr<const S3Core> core, std::string object_key)
       : core_(std::move(core)),
         object_key_(std::move(object_key)),
-        name_(core_->DescribeObject(object_key_)) {}
+        name_(core_->Describe(object_key_)) {}
 
   Status PutWhole(std::string_view data) override {
-    S3Call call{.method = "PUT",
-                .object_key = object_key_,
-                .body = data,
-                .payload_hash = std::string(kUnsignedPayload)};
+    HttpCall call{.method = "PUT",
+                  .object = object_key_,
+                  .body = data,
+                  .payload_hash = std::string(kUnsignedPayload)};
     call.headers.Set("Content-MD5", http::ContentMd5(data));
     http::HttpOutcome r = core_->Send(call);
-    return r.ok() ? Status::OK() : S3Error(r, "PUT " + name_);
+    return r.ok() ? Status::OK() : core_->Error(r, "PUT " + name_);
   }
 
   Status Start() override {
-    S3Call call{.method = "POST", .object_key = object_key_, .query = {{"uploads", ""}}};
+    HttpCall call{.method = "POST", .object = object_key_, .query = {{"uploads", ""}}};
     http::HttpOutcome r = core_->Send(call);
     if (!r.ok()) {
-      return S3Error(r, "start multipart upload of " + name_);
+      return core_->Error(r, "start multipart upload of " + name_);
     }
     Result<http::XmlElement> doc = http::ParseXml(r.response.body);
     std::optional<std::string_view> id =
@@ -52,15 +53,15 @@ class S3MultipartUpload final : public MultipartUpload {
   Result<std::string> UploadPart(int number, std::string_view data) override {
     FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("storage.s3.before_upload_part")
                               .WithContext("upload part {} of {}", number, name_));
-    S3Call call{.method = "PUT",
-                .object_key = object_key_,
-                .query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id_}},
-                .body = data,
-                .payload_hash = std::string(kUnsignedPayload)};
+    HttpCall call{.method = "PUT",
+                  .object = object_key_,
+                  .query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id_}},
+                  .body = data,
+                  .payload_hash = std::string(kUnsignedPayload)};
     call.headers.Set("Content-MD5", http::ContentMd5(data));
     http::HttpOutcome r = core_->Send(call);
     if (!r.ok()) {
-      return S3Error(r, fmt::format("upload part {} of {}", number, name_));
+      return core_->Error(r, fmt::format("upload part {} of {}", number, name_));
     }
     std::optional<std::string_view> etag = r.response.headers.Get("ETag");
     if (!etag || etag->empty()) {
@@ -77,10 +78,8 @@ class S3MultipartUpload final : public MultipartUpload {
       body += "</ETag></Part>";
     }
     body += "</CompleteMultipartUpload>";
-    S3Call call{.method = "POST",
-                .object_key = object_key_,
-                .query = {{"uploadId", upload_id_}},
-                .body = body};
+    HttpCall call{
+        .method = "POST", .object = object_key_, .query = {{"uploadId", upload_id_}}, .body = body};
     call.headers.Set("Content-Type", "application/xml");
     http::HttpOutcome r = core_->Send(call);
     if (r.ok()) {
@@ -96,19 +95,19 @@ class S3MultipartUpload final : public MultipartUpload {
     if (r.status_code() == 404) {
       // NoSuchUpload after a retry: an earlier attempt may have completed it. The key is this
       // writer's own (data files have unique names): the object with our size is our upload.
-      http::HttpOutcome head = core_->Send(S3Call{.method = "HEAD", .object_key = object_key_});
+      http::HttpOutcome head = core_->Send(HttpCall{.method = "HEAD", .object = object_key_});
       std::optional<std::string_view> length = head.response.headers.Get("Content-Length");
       if (head.ok() && length && *length == std::to_string(total_size)) {
         return Status::OK();
       }
     }
-    return S3Error(r, "complete multipart upload of " + name_);
+    return core_->Error(r, "complete multipart upload of " + name_);
   }
 
   // Aborts the upload so that S3 frees its parts.
   void Abort() override {
     http::HttpOutcome r = core_->Send(
-        S3Call{.method = "DELETE", .object_key = object_key_, .query = {{"uploadId", upload_id_}}});
+        HttpCall{.method = "DELETE", .object = object_key_, .query = {{"uploadId", upload_id_}}});
     if (!r.ok() && r.status_code() != 404) {
       FERRY_LOG_WARN(
           "abort multipart upload {} of {}: {} (a bucket lifecycle rule for "
@@ -118,7 +117,7 @@ class S3MultipartUpload final : public MultipartUpload {
   }
 
  private:
-  const std::shared_ptr<S3Core> core_;
+  const std::shared_ptr<const S3Core> core_;
   const std::string object_key_;
   const std::string name_;
   std::string upload_id_;  // set by Start, before any part
@@ -126,13 +125,9 @@ class S3MultipartUpload final : public MultipartUpload {
 
 }  // namespace
 
-std::unique_ptr<OutputStream> NewS3Writer(std::shared_ptr<S3Core> core, std::string object_key) {
-  std::string name = core->DescribeObject(object_key);
-  const MultipartWriterOptions options{.part_size = core->options.part_size,
-                                       .parts_in_flight = core->options.parts_in_flight};
-  return NewMultipartWriter(
-      std::make_unique<S3MultipartUpload>(std::move(core), std::move(object_key)), std::move(name),
-      options);
+std::unique_ptr<MultipartUpload> NewS3Upload(std::shared_ptr<const S3Core> core,
+                                             std::string object_key) {
+  return std::make_unique<S3MultipartUpload>(std::move(core), std::move(object_key));
 }
 
 }  // namespace ferry::storage::s3

@@ -1,0 +1,313 @@
+#include "ferry/storage/gcs/gcs_store.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/base/log.h"
+#include "ferry/http/header_values.h"
+#include "ferry/http/url.h"
+
+namespace ferry::storage::gcs {
+namespace {
+
+// Resumable chunks but the last are multiples of this (GCS's rule).
+constexpr size_t kChunkGranularity = 256 * 1024;
+
+HttpStoreSettings Settings(const GcsStoreOptions& o) {
+  HttpStoreSettings settings{.root = o.root, .transfer = o.transfer};
+  settings.conditional_writes = ConditionalWrites::kProbe;
+  settings.condition = "ifGenerationMatch=0";
+  settings.unsafe_option = "(none: GCS stores must enforce the precondition)";
+  settings.transfer.parts_in_flight = 1;  // a resumable session is sequential
+  return settings;
+}
+
+// The value of `name` in a query string ("" when absent; no decoding: upload ids need none).
+std::string QueryValue(std::string_view url, std::string_view name) {
+  const size_t mark = url.find('?');
+  std::string_view query = mark == std::string_view::npos ? "" : url.substr(mark + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    if (pair.size() > name.size() && pair.substr(0, name.size()) == name &&
+        pair[name.size()] == '=') {
+      return std::string(pair.substr(name.size() + 1));
+    }
+    query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
+  }
+  return "";
+}
+
+}  // namespace
+
+// The GCS protocol (http_object_store.h). A call names its object in `object` for the object
+// resource (/storage/v1/b/B/o/NAME; GET and HEAD read the media), or is an upload when its query
+// has uploadType (/upload/storage/v1/b/B/o, the name in the query), or a listing (no object).
+class GcsCore final : public HttpStoreCore {
+ public:
+  GcsCore(GcsStoreOptions o, std::shared_ptr<http::HttpClient> c, std::string bucket_url,
+          std::string upload_url)
+      : HttpStoreCore(Settings(o), std::move(c)),
+        options(std::move(o)),
+        bucket_url_(std::move(bucket_url)),
+        upload_url_(std::move(upload_url)) {}
+
+  const GcsStoreOptions options;
+
+  std::string Url(const HttpCall& call) const override {
+    bool upload = false;
+    for (const http::QueryParam& p : call.query) {
+      upload = upload || p.key == "uploadType";
+    }
+    std::vector<http::QueryParam> query = call.query;
+    std::string url;
+    if (upload) {
+      url = upload_url_;
+    } else if (call.object.empty()) {
+      url = bucket_url_;
+    } else {
+      url = bucket_url_ + "/" + http::UriEncode(call.object);
+      if (call.method == "GET" || call.method == "HEAD") {
+        query.insert(query.begin(), {"alt", "media"});
+      }
+    }
+    return query.empty() ? url : url + "?" + http::BuildQuery(query);
+  }
+
+  // Anonymous: no credentials yet (gcs_store.h).
+  Status Authorize(http::HttpRequest*, const HttpCall&) const override { return Status::OK(); }
+
+  // {"error":{"code":412,"message":"...","errors":[{"reason":"conditionNotMet",...}]}}
+  http::ServiceError ParseError(const http::HttpResponse& response) const override {
+    http::ServiceError e;
+    nlohmann::json j = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+      const nlohmann::json& error = j["error"];
+      if (error.contains("message") && error["message"].is_string()) {
+        e.message = error["message"].get<std::string>();
+      }
+      if (error.contains("errors") && error["errors"].is_array() && !error["errors"].empty() &&
+          error["errors"][0].is_object() && error["errors"][0].contains("reason") &&
+          error["errors"][0]["reason"].is_string()) {
+        e.code = error["errors"][0]["reason"].get<std::string>();
+      }
+    }
+    return e;
+  }
+
+  Status Error(const http::HttpOutcome& outcome, std::string_view what) const override {
+    if (outcome.status_code() == 404) {
+      return Status(StatusCode::kNotFound, fmt::format("{}: {}", what, outcome.status.message()));
+    }
+    return outcome.status.WithContext("{}", what);
+  }
+
+  std::string Describe(std::string_view object) const override {
+    return fmt::format("gs://{}/{}", options.bucket, object);
+  }
+
+  HttpCall PutCall(std::string object, std::string_view data, bool if_absent) const override {
+    HttpCall call{.method = "POST",
+                  .query = {{"uploadType", "media"}, {"name", object}},
+                  .body = data,
+                  .idempotent = !if_absent};
+    if (if_absent) {
+      call.query.push_back({"ifGenerationMatch", "0"});
+    }
+    call.headers.Set("Content-Type", "application/octet-stream");
+    return call;
+  }
+
+  bool Taken(const http::HttpOutcome& outcome) const override {
+    return outcome.status_code() == 412;
+  }
+
+  std::unique_ptr<MultipartUpload> NewUpload(std::string object) const override;
+
+  Result<ListedPage> ListPage(const std::string& prefix, bool recursive,
+                              const std::string& start_after, const std::string& token,
+                              const std::string& what) const override {
+    HttpCall call{.method = "GET"};
+    call.query = {{"prefix", prefix},
+                  {"maxResults", std::to_string(options.list_page_size)},
+                  {"fields", "items(name,size,updated),nextPageToken"}};
+    if (!recursive) {
+      call.query.push_back({"delimiter", "/"});
+    }
+    if (!start_after.empty()) {
+      call.query.push_back({"startOffset", start_after});  // inclusive: the caller filters
+    }
+    if (!token.empty()) {
+      call.query.push_back({"pageToken", token});
+    }
+    http::HttpOutcome r = Send(call);
+    if (!r.ok()) {
+      return Error(r, what);
+    }
+    nlohmann::json j = nlohmann::json::parse(r.response.body, nullptr, false);
+    if (!j.is_object()) {
+      return DataLoss("{}: unreadable listing answer", what);
+    }
+    ListedPage page;
+    if (j.contains("items") && j["items"].is_array()) {
+      for (const nlohmann::json& item : j["items"]) {
+        if (!item.is_object() || !item.contains("name") || !item["name"].is_string()) {
+          continue;
+        }
+        ObjectInfo info;
+        info.key = item["name"].get<std::string>();
+        if (item.contains("size") && item["size"].is_string()) {
+          info.size = std::stoull(item["size"].get<std::string>());
+        }
+        if (item.contains("updated") && item["updated"].is_string()) {
+          info.modification_time_ms = ParseIsoMillis(item["updated"].get<std::string>());
+        }
+        page.objects.push_back(std::move(info));
+      }
+    }
+    if (j.contains("nextPageToken") && j["nextPageToken"].is_string()) {
+      page.next_token = j["nextPageToken"].get<std::string>();
+    }
+    return page;
+  }
+
+  Status DeleteObjects(const std::vector<std::string>& objects) const override {
+    for (const std::string& object : objects) {
+      http::HttpOutcome r = Send(HttpCall{.method = "DELETE", .object = object});
+      if (!r.ok() && r.status_code() != 404) {
+        return Error(r, "DELETE " + Describe(object));
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  // ".../storage/v1/b/BUCKET/o" and ".../upload/storage/v1/b/BUCKET/o".
+  const std::string bucket_url_;
+  const std::string upload_url_;
+};
+
+namespace {
+
+// A resumable upload, one chunk per part: parts come one at a time and in order
+// (parts_in_flight is 1). A part that is not a multiple of 256 KiB can only be the last, so it
+// is held back and sent by Complete with the total size; otherwise Complete sends no bytes and
+// only the size.
+class GcsResumableUpload final : public MultipartUpload {
+ public:
+  GcsResumableUpload(std::shared_ptr<const GcsCore> core, std::string object)
+      : core_(std::move(core)), object_(std::move(object)), name_(core_->Describe(object_)) {}
+
+  Status PutWhole(std::string_view data) override {
+    http::HttpOutcome r = core_->Send(core_->PutCall(object_, data, /*if_absent=*/false));
+    return r.ok() ? Status::OK() : core_->Error(r, "upload " + name_);
+  }
+
+  Status Start() override {
+    HttpCall call{
+        .method = "POST", .query = {{"uploadType", "resumable"}, {"name", object_}}, .body = "{}"};
+    call.headers.Set("Content-Type", "application/json; charset=UTF-8");
+    http::HttpOutcome r = core_->Send(call);
+    if (!r.ok()) {
+      return core_->Error(r, "start resumable upload of " + name_);
+    }
+    upload_id_ = QueryValue(r.response.headers.GetOr("Location"), "upload_id");
+    if (upload_id_.empty()) {
+      return Unavailable("start resumable upload of {}: no session (upload_id) in the answer",
+                         name_);
+    }
+    return Status::OK();
+  }
+
+  Result<std::string> UploadPart(int number, std::string_view data) override {
+    if (data.size() % kChunkGranularity != 0) {
+      held_back_.assign(data);  // the last part
+      return std::string("held");
+    }
+    FERRY_RETURN_IF_ERROR(SendChunk(data, "*").WithContext("chunk {} of {}", number, name_));
+    return std::string("sent");
+  }
+
+  Status Complete(const std::vector<UploadedPart>&, uint64_t total_size) override {
+    return SendChunk(held_back_, std::to_string(total_size))
+        .WithContext("finish resumable upload of {}", name_);
+  }
+
+  void Abort() override {
+    http::HttpOutcome r = core_->Send(Session("DELETE"));
+    if (!r.ok() && r.status_code() != 499 && r.status_code() != 404) {
+      FERRY_LOG_WARN("cancel resumable upload of {}: {}", name_, r.status.ToString());
+    }
+  }
+
+ private:
+  HttpCall Session(std::string method) const {
+    return HttpCall{.method = std::move(method),
+                    .query = {{"uploadType", "resumable"}, {"upload_id", upload_id_}}};
+  }
+
+  // PUT of bytes [sent_, sent_ + data.size()) with the total ("*" while unknown). A chunk of a
+  // session that is not finished is answered 308.
+  Status SendChunk(std::string_view data, const std::string& total) {
+    HttpCall call = Session("PUT");
+    call.body = data;
+    call.headers.Set("Content-Range", data.empty() ? fmt::format("bytes */{}", total)
+                                                   : fmt::format("bytes {}-{}/{}", sent_,
+                                                                 sent_ + data.size() - 1, total));
+    http::HttpOutcome r = core_->Send(call);
+    if (!r.ok() && r.status_code() != 308) {
+      return core_->Error(r, "PUT " + name_);
+    }
+    sent_ += data.size();
+    return Status::OK();
+  }
+
+  const std::shared_ptr<const GcsCore> core_;
+  const std::string object_;
+  const std::string name_;
+  std::string upload_id_;  // set by Start
+  uint64_t sent_ = 0;      // bytes the session holds
+  std::string held_back_;  // the last part, when it is not a whole number of chunks
+};
+
+}  // namespace
+
+std::unique_ptr<MultipartUpload> GcsCore::NewUpload(std::string object) const {
+  return std::make_unique<GcsResumableUpload>(
+      std::static_pointer_cast<const GcsCore>(shared_from_this()), std::move(object));
+}
+
+GcsStore::GcsStore(std::shared_ptr<GcsCore> core) : HttpObjectStore(std::move(core)) {}
+GcsStore::~GcsStore() = default;
+
+Result<std::unique_ptr<GcsStore>> GcsStore::Create(GcsStoreOptions options,
+                                                   std::shared_ptr<http::HttpClient> client) {
+  if (options.bucket.empty()) {
+    return InvalidArgument("GCS store: no bucket");
+  }
+  if (options.transfer.part_size == 0 || options.transfer.part_size % kChunkGranularity != 0) {
+    return InvalidArgument("GCS store: upload_part_size {} is not a multiple of 256 KiB",
+                           options.transfer.part_size);
+  }
+  if (options.list_page_size < 1 || options.list_page_size > 1000) {
+    return InvalidArgument("GCS store: a listing page holds 1 to 1000 objects, not {}",
+                           options.list_page_size);
+  }
+  if (!options.root.empty()) {
+    FERRY_RETURN_IF_ERROR(ValidateKey(options.root));
+  }
+  FERRY_RETURN_IF_ERROR(http::ParseUrl(options.endpoint).status());
+  std::string_view endpoint = options.endpoint;
+  while (!endpoint.empty() && endpoint.back() == '/') {
+    endpoint.remove_suffix(1);
+  }
+  const std::string bucket = http::UriEncode(options.bucket);
+  std::string bucket_url = fmt::format("{}/storage/v1/b/{}/o", endpoint, bucket);
+  std::string upload_url = fmt::format("{}/upload/storage/v1/b/{}/o", endpoint, bucket);
+  auto core = std::make_shared<GcsCore>(std::move(options), std::move(client),
+                                        std::move(bucket_url), std::move(upload_url));
+  return std::unique_ptr<GcsStore>(new GcsStore(std::move(core)));
+}
+
+}  // namespace ferry::storage::gcs

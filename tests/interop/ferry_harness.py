@@ -1,0 +1,171 @@
+"""Makes ferry write Delta tables for the interop suite, the way a user would: the real `ferry`
+binary, an embedded mock Kafka cluster (`ferry mock-kafka`, librdkafka's mock speaking the real
+protocol on loopback), messages published with `ferry produce kafka` from a template whose values
+the test knows, then `ferry run --until-caught-up` on a TOML config.
+
+Nothing here reads a table: judging what ferry wrote is left to Spark and delta-rs
+(readers.py). The only facts taken from the table's directory are file names (which versions
+and checkpoints exist), never their contents.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# One `ferry` command may take this long before the test fails naming it (a wedged process must
+# not eat the suite's CTest TIMEOUT silently).
+COMMAND_TIMEOUT_S = 120
+
+
+class FerryError(AssertionError):
+    pass
+
+
+def run_ferry(ferry: str, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> str:
+    """Runs `ferry ARGS...`; returns its stdout, or fails with its exit status and output."""
+    argv = [ferry, *args]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise FerryError(f"`{' '.join(argv)}` still running after {timeout} s; stderr:\n"
+                         f"{e.stderr}") from None
+    if done.returncode != 0:
+        raise FerryError(f"`{' '.join(argv)}` exited {done.returncode}\nstdout:\n{done.stdout}\n"
+                         f"stderr:\n{done.stderr}")
+    return done.stdout
+
+
+class MockKafka:
+    """`ferry mock-kafka` in a child process: a one-broker cluster holding `topics`
+    (NAME:PARTITIONS). It keeps its state in memory, so it lives as long as the test module;
+    closing its stdin stops it (--exit-on-eof), and close() makes sure it is gone."""
+
+    def __init__(self, ferry: str, topics: list[str], log_path: Path):
+        argv = [ferry, "mock-kafka", "--brokers", "1", "--exit-on-eof"]
+        for t in topics:
+            argv += ["--topic", t]
+        self._log = open(log_path, "wb")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._log)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 30)
+        line = self.proc.stdout.readline().decode().strip() if ready else ""
+        if not re.match(r"^127\.0\.0\.1:\d+", line):
+            self.close()
+            raise FerryError(f"`ferry mock-kafka` printed no bootstrap address ({line!r}); "
+                             f"its log: {log_path.read_text(errors='replace')[-2000:]}")
+        self.bootstrap = line
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (subprocess.TimeoutExpired, OSError):
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+@dataclass
+class Pipeline:
+    """One [[pipeline]] of a ferry config: a Kafka topic into a table. The Kafka partition and
+    offset of each message are stored in `_partition` and `_offset`, declared after `schema`."""
+
+    table: Path
+    topic: str
+    schema: str
+    partition_by: list[str] = field(default_factory=list)
+    table_properties: dict[str, str] = field(default_factory=dict)
+    schema_evolution: str = "none"
+    # [[pipeline.columns]]: (name, Spark SQL expression)
+    columns: list[tuple[str, str]] = field(default_factory=list)
+    max_rows: int = 100000
+
+    def toml(self, brokers: str) -> str:
+        def strings(values):
+            return "[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+        props = ", ".join(f'"{k}" = "{v}"' for k, v in self.table_properties.items())
+        text = f"""
+[log]
+level = "warn"
+
+[[pipeline]]
+id = "interop"
+table = "{self.table}"
+schema = "{self.schema}, _partition INT, _offset BIGINT"
+schema_evolution = "{self.schema_evolution}"
+partition_by = {strings(self.partition_by)}
+table_properties = {{ {props} }}
+metadata_columns = {{ partition = "_partition", offset = "_offset" }}
+on_bad_record = "fail"
+
+[pipeline.kafka]
+brokers = "{brokers}"
+topics = ["{self.topic}"]
+assignment = "manual"
+start = "earliest"
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = {self.max_rows}
+max_latency = "60s"
+"""
+        for name, expr in self.columns:
+            text += f'\n[[pipeline.columns]]\nname = "{name}"\nexpr = "{expr}"\n'
+        return text
+
+
+class Ferry:
+    """The ferry binary and the mock cluster of one test module, and a scratch directory."""
+
+    def __init__(self, binary: str, kafka: MockKafka, workdir: Path):
+        self.binary = binary
+        self.kafka = kafka
+        self.workdir = workdir
+
+    def produce(self, topic: str, template: str, first: int, count: int) -> None:
+        """Publishes messages `first` .. `first + count - 1` of `template` ({{seq}} is the id)."""
+        run_ferry(self.binary, "produce", "kafka", "--brokers", self.kafka.bootstrap, "--topic",
+                  topic, "--template", template, "--start", str(first), "--count", str(count))
+
+    def run_until_caught_up(self, pipeline: Pipeline) -> None:
+        config = self.workdir / f"{pipeline.topic}.toml"
+        config.write_text(pipeline.toml(self.kafka.bootstrap))
+        run_ferry(self.binary, "run", "--config", str(config), "--until-caught-up",
+                  "--max-wait", "60s")
+
+    def __call__(self, *args: str) -> str:
+        return run_ferry(self.binary, *args)
+
+
+def log_versions(table: Path) -> list[int]:
+    """The commit versions whose JSON files are in the table's _delta_log, in order."""
+    return sorted(int(p.name[:20]) for p in (table / "_delta_log").glob("*.json")
+                  if re.fullmatch(r"\d{20}\.json", p.name))
+
+
+def checkpoint_versions(table: Path) -> list[int]:
+    """The versions that have a classic (single-file) Parquet checkpoint."""
+    return sorted(int(p.name[:20]) for p in (table / "_delta_log").glob("*.checkpoint.parquet"))
+
+
+def data_files_on_disk(table: Path) -> set[str]:
+    """Every Parquet data file under the table, relative to it, outside hidden directories
+    (`_delta_log`, ferry's `_ferry`) as Delta readers and VACUUM see them."""
+    out = set()
+    for root, dirs, files in os.walk(table):
+        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+        for f in files:
+            if f.endswith(".parquet") and not f.startswith(("_", ".")):
+                out.add(os.path.relpath(os.path.join(root, f), table))
+    return out
+

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# setup_gcs.sh LOG: installs the pinned Google Cloud Storage emulator, fake-gcs-server, into
+# ~/.cache/ferry/fake-gcs-server-<version>/ when it is not there yet, built from the Go module
+# proxy with the machine's Go (`go install`, nothing downloaded by URL, nothing written into the
+# tree). The build's output goes to LOG through tools/quietly.sh and is shown only on failure.
+# The tests find the binary at the same path (src/ferry/testing/fake_gcs.cc) or in FERRY_FAKE_GCS.
+set -euo pipefail
+log=${1:-/tmp/ferry-setup-$(id -u).log}
+version=v1.56.1
+dir="${HOME}/.cache/ferry/fake-gcs-server-${version}"
+if [ -x "${dir}/fake-gcs-server" ]; then
+  exit 0
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "setup: go is missing: fake-gcs-server ${version} (the GCS emulator) is built with it" >&2
+  exit 1
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+echo "setup: go install fake-gcs-server@${version} into ${dir} (log: ${log})"
+mkdir -p "${dir}"
+GOBIN="${dir}" "${here}/quietly.sh" "${log}" go install "github.com/fsouza/fake-gcs-server@${version}"
