@@ -16,7 +16,8 @@ TEST_JOBS ?= $(shell echo $$(( 3 * $(JOBS) )))
 # libavro-dev (avro-c) is the Avro decoding benchmark's peer only (bench/avro_decode_bench.cc).
 # openjdk-17-jre-headless runs the Apache Kafka broker of the tests and maven fetches its jars
 # (setup-kafka).
-# The interop suite's (docs/interop.md): Java 17 for Spark, Maven for Delta's jars, python3-venv.
+# The interop suite's (docs/interop.md): Java 17 for Spark, Maven for Delta's jars, python3-venv
+# (also the venv of the Kafka tests' transactional producer, tests/kafka).
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git openssl procps \
   openjdk-17-jre-headless maven \
   clang-14 libclang-rt-14-dev clang-format clang-tidy \
@@ -103,9 +104,12 @@ setup-npm:
 
 # The Apache Kafka broker of the tests (src/ferry/testing/kafka_broker.h): the jars pinned by
 # tests/kafka/pom.xml (the newest 4.x and the last 3.x line), fetched from Maven Central into
-# ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree).
+# ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree);
+# and the transactional producer's venv (confluent-kafka pinned by tests/kafka/requirements.txt)
+# in ~/.cache/ferry/kafka-py-venv when missing or its pin changed (tools/setup_kafka_py.sh).
 setup-kafka: setup-deb
 	@tools/setup_kafka.sh $(SETUP_LOG) kafka-4 kafka-3
+	@tools/setup_kafka_py.sh $(SETUP_LOG)
 
 # The interop suite's Python venv (pinned pyspark, delta-spark, deltalake: tests/interop/
 # requirements.txt) and Delta's jars (tests/interop/pom.xml), in ~/.cache/ferry; redone only when

@@ -88,3 +88,16 @@ if(TARGET kafka_real_broker_test)
   set_tests_properties(kafka_real_broker_test_kafka3 PROPERTIES LABELS integration TIMEOUT 900
     COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
 endif()
+
+# Transactions on the real broker (issue 38, proof 4): committed and aborted transactions of an
+# independent producer (tests/kafka/txn_produce.py, Confluent's Python client in the venv of
+# `make setup-kafka`), a SIGKILL and restart, and an open transaction holding the last stable
+# offset. One broker for the binary.
+ferry_cc_test(NAME kafka_txn_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_txn_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker nlohmann_json::nlohmann_json
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+add_dependencies(kafka_txn_test ferry)
+if(TARGET kafka_txn_test)
+  target_compile_definitions(kafka_txn_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+endif()

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ferry/app/pipeline_factory.h"
 #include "ferry/source/jetstream/nats_connect.h"
@@ -28,7 +29,12 @@ constexpr int kTimeoutMs = 10000;
 
 Result<std::vector<PartitionHead>> KafkaHeads(const config::PipelineConfig& c) {
   FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaSourceOptionsFor(c));
-  FERRY_ASSIGN_OR_RETURN(kafka::ConfPtr conf, kafka::NewConf(kafka::ConsumerProperties(o)));
+  // Watermarks asked with read_uncommitted: the high watermark, not the last stable offset (what
+  // a read_committed client gets), so the records of an open transaction, which hold ferry at
+  // the last stable offset, show as lag (docs/kafka.md).
+  std::vector<std::pair<std::string, std::string>> properties = kafka::ConsumerProperties(o);
+  properties.emplace_back("isolation.level", "read_uncommitted");
+  FERRY_ASSIGN_OR_RETURN(kafka::ConfPtr conf, kafka::NewConf(properties));
   // A consumer that never subscribes: it does not join the group, so a running `ferry run` of
   // the same group is not rebalanced.
   FERRY_ASSIGN_OR_RETURN(kafka::KafkaPtr client,

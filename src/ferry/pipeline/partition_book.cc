@@ -68,9 +68,14 @@ std::vector<source::CommittedPosition> PartitionBook::Committed(const SealedBatc
     state.committed_timestamp_us = part.last_timestamp_us;
     positions.push_back({.partition = p, .position = part.last});
     if (state.caught_up_at) {
-      // Lag against the last head seen, so it falls with each commit, not only at head refresh.
+      // Lag against the last head seen, so it falls with each commit, not only at head refresh;
+      // what the source read through past the last delivered message counts once that is in.
+      int64_t last = part.last;
+      if (state.read_through && state.delivered == state.committed) {
+        last = std::max(last, *state.read_through);
+      }
       double head = metrics_->Position(kHeadPosition, kHeadPositionHelp, state.key)->value();
-      SetLag(state, std::max(0.0, head - static_cast<double>(part.last)));
+      SetLag(state, std::max(0.0, head - static_cast<double>(last)));
     }
   }
   return positions;
@@ -130,6 +135,14 @@ Status PartitionBook::UpdateHeads(source::Source* source) {
     }
     metrics_->Position(kHeadPosition, kHeadPositionHelp, state.key)->Set(static_cast<double>(last));
     int64_t committed = state.committed.value_or(head->first_position.value_or(0) - 1);
+    if (head->read_through) {
+      // Read through positions that hold nothing to deliver (Kafka transaction markers, aborted
+      // transactions): they count as delivered, and as committed once everything delivered is.
+      state.read_through = std::max(state.read_through.value_or(-1), *head->read_through);
+      if (state.committed == state.delivered) {
+        committed = std::max(committed, *head->read_through);
+      }
+    }
     SetLag(state, static_cast<double>(std::max<int64_t>(0, last - committed)));
   }
   heads_known_ = all_known;
@@ -141,7 +154,8 @@ bool PartitionBook::CaughtUp() const {
     return false;
   }
   for (const auto& [p, state] : partitions_) {
-    if (!state.caught_up_at || state.delivered.value_or(-1) < *state.caught_up_at) {
+    if (!state.caught_up_at || std::max(state.delivered.value_or(-1),
+                                        state.read_through.value_or(-1)) < *state.caught_up_at) {
       return false;
     }
   }

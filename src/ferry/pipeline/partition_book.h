@@ -38,6 +38,9 @@ struct PartitionState {
   std::optional<int64_t> dead_sealed;     // ... of the newest sealed batch (or dead_committed)
   int64_t committed_timestamp_us = 0;     // broker timestamp of the last committed message
   int64_t rate_limit_pauses = 0;          // the source's RateLimitPauses() already counted
+  // The source read through here with nothing more to deliver (PartitionHead::read_through:
+  // Kafka transaction markers, aborted transactions).
+  std::optional<int64_t> read_through;
 };
 
 class PartitionBook {
@@ -66,8 +69,12 @@ class PartitionBook {
   // Asks the source for the broker's heads: lag metrics, the caught-up goal, contact. The
   // source's error (Unavailable: the broker is unreachable) is returned for the caller to report.
   Status UpdateHeads(source::Source* source);
+  // With until_caught_up, short of the goal: every 500 ms, as the source's read_through (Kafka
+  // transaction markers) may be all that is missing.
   bool HeadsDue(bool until_caught_up, std::chrono::milliseconds interval) const {
-    return (!heads_known_ && until_caught_up) || Clock::now() - last_heads_ >= interval;
+    const auto since = Clock::now() - last_heads_;
+    return (!heads_known_ && until_caught_up) || since >= interval ||
+           (until_caught_up && since >= std::chrono::milliseconds(500) && !CaughtUp());
   }
   // Every partition has been delivered up to the head the broker reported when first seen.
   bool CaughtUp() const;

@@ -82,6 +82,7 @@ Status Router::StartSource() {
     assigned_.clear();
     polled_high_.clear();
     goals_.clear();
+    read_through_.clear();
     goals_known_ = false;
     FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
     Status st = source_->Start(this);
@@ -138,6 +139,7 @@ Result<std::optional<int64_t>> Router::OnAssigned(const source::PartitionInfo& p
   last_contact_ = RouterClock::now();
   assigned_[partition.index] = partition;
   polled_high_.erase(partition.index);
+  read_through_.erase(partition.index);
   if (resume) {
     polled_high_[partition.index] = *resume;
   }
@@ -158,6 +160,7 @@ void Router::OnRevoked(const source::PartitionInfo& partition) {
   assigned_.erase(partition.index);
   polled_high_.erase(partition.index);
   goals_.erase(partition.index);
+  read_through_.erase(partition.index);
   acked_.erase(partition.index);
   ledger_.Forget(partition.index);
   size_t dropped = 0;
@@ -260,6 +263,7 @@ void Router::UpdateMetrics(const std::map<int32_t, int64_t>& lows) {
 }
 
 void Router::UpdateGoals() {
+  last_goals_ = RouterClock::now();
   Result<std::vector<source::PartitionHead>> heads = source_->Heads();
   if (!heads.ok()) {
     last_source_error_ = heads.status().message();
@@ -270,6 +274,9 @@ void Router::UpdateGoals() {
     for (const auto& [index, info] : assigned_) {
       if (info.key == h.key && goals_.count(index) == 0) {
         goals_[index] = h.last_position.value_or(-1);
+      }
+      if (info.key == h.key && h.read_through) {
+        read_through_[index] = std::max(read_through_[index], *h.read_through);
       }
     }
   }
@@ -283,17 +290,23 @@ bool Router::CaughtUp() {
   if (!goals_known_) {
     UpdateGoals();
   }
+  bool short_of_goal = false;
   for (const auto& [index, info] : assigned_) {
     auto goal = goals_.find(index);
     if (goal == goals_.end()) {
       return false;
     }
     auto high = polled_high_.find(index);
-    if ((high == polled_high_.end() ? -1 : high->second) < goal->second) {
-      return false;
+    auto through = read_through_.find(index);
+    if (std::max(high == polled_high_.end() ? -1 : high->second,
+                 through == read_through_.end() ? -1 : through->second) < goal->second) {
+      short_of_goal = true;
     }
   }
-  return true;
+  if (short_of_goal && RouterClock::now() - last_goals_ >= kGoalsEvery) {
+    UpdateGoals();  // the source may have read through markers since
+  }
+  return !short_of_goal;
 }
 
 Status Router::CheckMaxWait(RouterClock::time_point since, std::string_view what) const {

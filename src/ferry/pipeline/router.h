@@ -208,6 +208,12 @@ class Router final : private source::PartitionListener {
   std::map<int32_t, int64_t> polled_high_;  // the highest position polled since the assignment
   std::map<int32_t, int64_t> goals_;        // until_caught_up: the head when first seen
   bool goals_known_ = false;
+  // until_caught_up: the source read through here with nothing more to deliver
+  // (PartitionHead::read_through: Kafka transaction markers, aborted transactions); asked again
+  // at most every kGoalsEvery while a partition is short of its goal.
+  std::map<int32_t, int64_t> read_through_;
+  static constexpr std::chrono::milliseconds kGoalsEvery{500};
+  std::chrono::steady_clock::time_point last_goals_;
   std::map<int32_t, int64_t> acked_;
   std::chrono::steady_clock::time_point last_contact_;  // with the broker (max_wait)
   // Once everything is polled (until_caught_up): when the outstanding count last moved.

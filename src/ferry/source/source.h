@@ -82,10 +82,16 @@ class PartitionListener {
 // The broker's view of a partition, for lag metrics and `ferry status`.
 struct PartitionHead {
   std::string key;
-  // Position of the last message the broker holds (Kafka: high watermark - 1; JetStream: the
-  // stream's last sequence matching the filter). nullopt if unknown.
+  // Position of the last message the broker holds for the reader (Kafka: the end offset - 1,
+  // where the end is the last stable offset under read_committed, the high watermark otherwise;
+  // JetStream: the stream's last sequence matching the filter). nullopt if unknown.
   std::optional<int64_t> last_position;
   std::optional<int64_t> first_position;
+  // The source has read the partition through this position and delivered every message at or
+  // below it: positions between the last delivered message and it held nothing to deliver
+  // (Kafka: transaction markers and aborted transactions under read_committed). nullopt if the
+  // source does not say.
+  std::optional<int64_t> read_through;
 };
 
 // Positions the broker no longer holds that were skipped instead of failing (step 5). The range

@@ -629,64 +629,107 @@ Result<std::vector<PartitionHead>> KafkaSource::Heads() {
   if (closed_) {
     return Internal("kafka: Heads after Close");
   }
-  // The watermarks librdkafka keeps from fetch responses; the partitions it has none for yet
-  // (before their first fetch) are asked together: the log ends, then the log starts, each one
-  // ListOffsets request per broker (rd_kafka_offsets_for_times with the special timestamps),
-  // instead of two requests per partition in turn (128 partitions took 0.1-0.7 s).
+  // The log start librdkafka keeps from fetch responses, and the end: the cached high watermark
+  // for a partition read through it, else asked of the brokers for those partitions together,
+  // one ListOffsets request per broker (rd_kafka_offsets_for_times with the special timestamps;
+  // asking each partition in turn took 0.1-0.7 s for 128 partitions). Under read_committed
+  // ListOffsets answers the last stable offset, the first offset of the oldest open transaction,
+  // beyond which the consumer cannot read (the high watermark would hold --until-caught-up
+  // forever behind an open transaction, tests/integration/kafka_txn_test.cc). Partitions without
+  // a cached log start (before their first fetch) ask for it the same way.
   struct Mark {
     const PartitionState* state;
     int64_t low = -1;
     int64_t high = -1;
+    int64_t cached_high = -1;  // the high watermark of the last fetch: if ListOffsets fails
+    int64_t read_through = -1;
   };
   std::vector<Mark> marks;
-  std::vector<size_t> missing;  // into marks
+  std::vector<size_t> no_end;  // into marks
+  std::vector<size_t> no_low;  // into marks
   for (size_t i = 0; i < table_.size(); ++i) {
     const PartitionState& s = table_.at(static_cast<int32_t>(i));
     if (!s.assigned) {
       continue;
     }
     Mark m{.state = &s};
-    rd_kafka_resp_err_t err =
-        rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(), s.partition, &m.low, &m.high);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR || m.low < 0 || m.high < 0) {
+    rd_kafka_resp_err_t err = rd_kafka_get_watermark_offsets(rk_.get(), s.topic.c_str(),
+                                                             s.partition, &m.low, &m.cached_high);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR || m.low < 0) {
       m.low = -1;
-      m.high = -1;
-      missing.push_back(marks.size());
+      no_low.push_back(marks.size());
     }
     marks.push_back(m);
   }
-  if (!missing.empty()) {
-    const int64_t deadline_us = MonotonicMicros() + options_.request_timeout.count() * 1000;
-    for (int64_t which : {int64_t{RD_KAFKA_OFFSET_END}, int64_t{RD_KAFKA_OFFSET_BEGINNING}}) {
-      const int64_t left_ms = (deadline_us - MonotonicMicros()) / 1000;
-      if (left_ms <= 0) {
-        break;
-      }
-      PartitionListPtr list = NewList(missing.size());
-      for (size_t k : missing) {
-        AddTo(list.get(), *marks[k].state)->offset = which;  // the timestamp asked for
-      }
-      if (rd_kafka_offsets_for_times(rk_.get(), list.get(), static_cast<int>(left_ms)) !=
-          RD_KAFKA_RESP_ERR_NO_ERROR) {
-        continue;  // unknown: the heads stay without positions
-      }
-      for (size_t j = 0; j < missing.size(); ++j) {
-        const rd_kafka_topic_partition_t& e = list->elems[j];
-        if (e.err == RD_KAFKA_RESP_ERR_NO_ERROR && e.offset >= 0) {
-          (which == RD_KAFKA_OFFSET_END ? marks[missing[j]].high : marks[missing[j]].low) =
-              e.offset;
+  if (!marks.empty()) {
+    // How far Poll has read each partition: librdkafka's application position is the offset
+    // after the last message or control record (commit/abort marker) the consumer returned,
+    // aborted records being skipped below a marker. With nothing held back by the rate limit,
+    // everything below it was delivered.
+    PartitionListPtr positions = NewList(marks.size());
+    for (const Mark& m : marks) {
+      AddTo(positions.get(), *m.state);
+    }
+    if (rd_kafka_position(rk_.get(), positions.get()) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      for (size_t j = 0; j < marks.size(); ++j) {
+        const rd_kafka_topic_partition_t& e = positions->elems[j];
+        if (e.err == RD_KAFKA_RESP_ERR_NO_ERROR && e.offset >= 0 && marks[j].state->held.empty()) {
+          marks[j].read_through = e.offset - 1;
         }
+      }
+    }
+  }
+  bool all_cached = true;
+  for (size_t j = 0; j < marks.size(); ++j) {
+    Mark& m = marks[j];
+    if (m.cached_high >= 0 && m.low >= 0 && m.read_through >= m.cached_high - 1) {
+      m.high = m.cached_high;  // read through the high watermark: no open transaction holds it
+    } else {
+      all_cached = all_cached && m.cached_high >= 0;
+      no_end.push_back(j);
+    }
+  }
+  const int64_t deadline_us = MonotonicMicros() + options_.request_timeout.count() * 1000;
+  for (int64_t which : {int64_t{RD_KAFKA_OFFSET_END}, int64_t{RD_KAFKA_OFFSET_BEGINNING}}) {
+    const std::vector<size_t>& ask = which == RD_KAFKA_OFFSET_END ? no_end : no_low;
+    int64_t left_ms = (deadline_us - MonotonicMicros()) / 1000;
+    if (which == RD_KAFKA_OFFSET_END && all_cached) {
+      // A broker that does not answer soon leaves the cached high watermarks (a pipeline thread
+      // must not wait request_timeout at each heads refresh of an outage).
+      left_ms = std::min<int64_t>(left_ms, 1000);
+    }
+    if (ask.empty() || left_ms <= 0) {
+      continue;
+    }
+    PartitionListPtr list = NewList(ask.size());
+    for (size_t k : ask) {
+      AddTo(list.get(), *marks[k].state)->offset = which;  // the timestamp asked for
+    }
+    if (rd_kafka_offsets_for_times(rk_.get(), list.get(), static_cast<int>(left_ms)) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      continue;  // unknown: the cached high watermark, or no positions
+    }
+    for (size_t j = 0; j < ask.size(); ++j) {
+      const rd_kafka_topic_partition_t& e = list->elems[j];
+      if (e.err == RD_KAFKA_RESP_ERR_NO_ERROR && e.offset >= 0) {
+        (which == RD_KAFKA_OFFSET_END ? marks[ask[j]].high : marks[ask[j]].low) = e.offset;
       }
     }
   }
   std::vector<PartitionHead> heads;
   heads.reserve(marks.size());
-  for (const Mark& m : marks) {
+  for (Mark& m : marks) {
+    if (m.high < 0 && m.cached_high >= 0 && m.low >= 0) {
+      m.high = m.cached_high;
+    }
     PartitionHead head;
     head.key = m.state->info.key;
     if (m.low >= 0 && m.high >= 0) {
       head.first_position = m.low;
       head.last_position = m.high - 1;
+    }
+    if (m.read_through >= 0) {
+      head.read_through = m.read_through;
     }
     heads.push_back(std::move(head));
   }

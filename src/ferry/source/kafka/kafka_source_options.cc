@@ -20,7 +20,9 @@ struct ManagedProperty {
 
 // Properties the exactly-once protocol depends on (DESIGN.md, "Kafka"): offsets are stored only
 // by Acknowledge, a gap is an error rather than a silent reset, aborted transactions are never
-// read. group.id comes from KafkaSourceOptions::group_id.
+// read. group.id comes from KafkaSourceOptions::group_id. One exception: isolation.level may be
+// set to "read_uncommitted" (kReadUncommitted), which ingests the records of aborted and open
+// transactions too (docs/kafka.md).
 constexpr std::array<ManagedProperty, 5> kManaged = {{
     {"enable.auto.commit", "false"},
     {"enable.auto.offset.store", "false"},
@@ -28,6 +30,9 @@ constexpr std::array<ManagedProperty, 5> kManaged = {{
     {"auto.offset.reset", "error"},
     {"enable.partition.eof", "false"},
 }};
+
+constexpr std::string_view kIsolation = "isolation.level";
+constexpr std::string_view kReadUncommitted = "read_uncommitted";
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -42,6 +47,9 @@ Status ValidateProperties(const KafkaSourceOptions& o) {
       return InvalidArgument("kafka properties: empty property name");
     }
     for (const ManagedProperty& m : kManaged) {
+      if (key == kIsolation && Lower(value) == kReadUncommitted) {
+        continue;  // allowed, at the cost of exactly-once for aborted transactions
+      }
       if (key == m.key && Lower(value) != m.value) {
         return InvalidArgument(
             "kafka property '{}' is managed by ferry (it must be '{}' for exactly-once ingestion)",
@@ -110,6 +118,11 @@ std::vector<std::pair<std::string, std::string>> ConsumerProperties(const KafkaS
   p.emplace_back("group.id", o.group_id);
   for (const ManagedProperty& m : kManaged) {
     p.emplace_back(m.key, m.value);
+  }
+  for (const auto& [key, value] : o.properties) {
+    if (key == kIsolation && Lower(value) == kReadUncommitted) {
+      p.emplace_back(kIsolation, kReadUncommitted);
+    }
   }
   return p;
 }

@@ -67,7 +67,11 @@ TEST(KafkaSourceOptionsTest, ManagedPropertiesMustKeepFerrysValue) {
   EXPECT_TRUE(o.Validate().ok());
   o.properties = {{"auto.offset.reset", "earliest"}};
   EXPECT_FALSE(o.Validate().ok());
-  o.properties = {{"isolation.level", "read_uncommitted"}};
+  o.properties = {{"isolation.level", "read_uncommitted"}};  // allowed: docs/kafka.md
+  EXPECT_TRUE(o.Validate().ok());
+  EXPECT_EQ(ConsumerProperties(o).back(),
+            (std::pair<std::string, std::string>{"isolation.level", "read_uncommitted"}));
+  o.properties = {{"isolation.level", "snapshot"}};
   EXPECT_FALSE(o.Validate().ok());
   o.properties = {{"group.id", "other"}};
   EXPECT_FALSE(o.Validate().ok());
