@@ -19,6 +19,17 @@
 # from BUILD_DIR, memstore MEMSTORE_MIB, reached with the standard AWS_* variables alone), and
 # the script prints every run and the ratio of the medians, S3 / local (target >= 0.7).
 #
+# BROKER=real (issue 38): a real single-broker Apache Kafka (KRaft, the tests' broker: `test_object_server
+# kafka` from BUILD_DIR, jars from `make setup-kafka`, default 4.4.0; group.initial.rebalance.delay.ms=0)
+# instead of the mock. The topic is created with the tests' confluent-kafka venv (AdminClient), the
+# COUNT messages (PAYLOAD 165 -> ~280-285 B) are produced with keys ("k{{seq}}") so they spread over the
+# partitions, then ROUNDS rounds each run, in turn, `kcat -C -e -o beginning -q > /dev/null`, `ferry run
+# --until-caught-up` with assignment = "manual" and the same with assignment = "group", each into a
+# fresh local table, under /usr/bin/time -v. Per run: wall, CPU user + sys, peak RSS, messages/s, the
+# ferry / kcat ratio against the same round's kcat (targets >= 0.9 manual, >= 0.7 group), and the
+# broker's CPU during the run (utime + stime of /proc/<broker pid>/stat before and after, as a share of
+# one core and of the machine). The broker is stopped at exit (trap).
+#
 # Environment: COUNT, PARTITIONS (128), PAYLOAD (random letters per message, 285 -> ~400 B),
 # MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap of read and write), CODEC (zstd), LEVEL (the codec default), ASSIGNMENT (group or manual), KAFKA_PROPERTIES (TOML inline-table body for
 # [pipeline.kafka] properties, e.g. '"queued.max.messages.kbytes" = "262144"'), FETCH_WAKEUP (true, false:
@@ -32,7 +43,8 @@ BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")
 COUNT=${COUNT:-1000000}
 PARTITIONS=${PARTITIONS:-128}
-PAYLOAD=${PAYLOAD:-285}
+BROKER=${BROKER:-mock}  # mock (ferry mock-kafka) or real (Apache Kafka, test_object_server kafka)
+if [ "$BROKER" = real ]; then PAYLOAD=${PAYLOAD:-165}; else PAYLOAD=${PAYLOAD:-285}; fi
 MAX_ROWS=${MAX_ROWS:-100000}
 MAX_LATENCY=${MAX_LATENCY:-5s}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1}
@@ -46,17 +58,58 @@ source "$(dirname "$0")/bench_radosgw.sh"
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
 
 source "$(dirname "$0")/bench_lib.sh"
-bench_extra_cleanup() { stop_radosgw; }
+KAFKA_SERVER_PID=""
+stop_real_kafka() {
+  if [ -n "$KAFKA_SERVER_PID" ]; then
+    # SIGTERM: test_object_server stops the broker and removes its directory.
+    kill "$KAFKA_SERVER_PID" 2>/dev/null || true
+    wait "$KAFKA_SERVER_PID" 2>/dev/null || true
+    KAFKA_SERVER_PID=""
+  fi
+  if [ -n "${BROKER_PID:-}" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
+    kill "$BROKER_PID" 2>/dev/null || true
+  fi
+}
+bench_extra_cleanup() { stop_radosgw; stop_real_kafka; }
 bench_dir kafka
 rate() { printf '%.0f' "$(echo "$1 / $2" | bc -l)"; }
 
 echo "ferry Kafka ingestion benchmark: $COUNT messages, $PARTITIONS partitions ($FERRY)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-bench_start_mock --topic "bench:$PARTITIONS"
+if [ "$BROKER" = real ]; then
+  SERVER=$(realpath "$BUILD_DIR/src/ferry/testing/test_object_server")
+  KAFKA_PY=${KAFKA_PY:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry/kafka-py-venv/bin/python}
+  [ -x "$KAFKA_PY" ] || { echo "$KAFKA_PY is missing (make setup-kafka)" >&2; exit 2; }
+  "$SERVER" kafka >"$DIR/kafka.out" 2>&1 </dev/null &
+  KAFKA_SERVER_PID=$!
+  for _ in $(seq 1200); do
+    grep -q '^# bootstrap servers' "$DIR/kafka.out" 2>/dev/null && break
+    kill -0 "$KAFKA_SERVER_PID" 2>/dev/null || { cat "$DIR/kafka.out" >&2; exit 1; }
+    sleep 0.1
+  done
+  BROKERS=$(sed -n 's/^# bootstrap servers (PLAINTEXT): \([^;]*\);.*/\1/p' "$DIR/kafka.out")
+  KAFKA_DIR=$(sed -n 's/.*data and log (server.log) in //p' "$DIR/kafka.out")
+  # The broker's JVM: the one process whose command line names its server.properties.
+  BROKER_PID=$(pgrep -f "kafka.Kafka $KAFKA_DIR/server.properties" | head -1)
+  [ -n "$BROKER_PID" ] || { echo "no broker process for $KAFKA_DIR" >&2; exit 1; }
+  echo "broker: $(grep '^# Kafka' "$DIR/kafka.out" | sed 's/^# //'), pid $BROKER_PID, $BROKERS;" \
+    "$(grep -h '^group.initial.rebalance.delay.ms' "$KAFKA_DIR/server.properties")"
+  "$KAFKA_PY" - "$BROKERS" bench "$PARTITIONS" <<'PY'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+admin = AdminClient({"bootstrap.servers": sys.argv[1]})
+for f in admin.create_topics([NewTopic(sys.argv[2], int(sys.argv[3]), 1)]).values():
+    f.result(60)
+PY
+  KEY=(--key 'k{{seq}}')
+else
+  bench_start_mock --topic "bench:$PARTITIONS"
+  KEY=()
+fi
 
 t0=$(now)
-"$FERRY" produce kafka --brokers "$BROKERS" --topic bench --count "$COUNT" --timeout 600 \
+"$FERRY" produce kafka --brokers "$BROKERS" --topic bench --count "$COUNT" --timeout 600 "${KEY[@]}" \
   -X linger.ms=50 -X batch.size=1000000 \
   --template "{\"id\": {{seq}}, \"dateTime\": \"{{now:MM/dd/yyyy - HH:mm:ss Z}}\", \"user\": \"{{uuid}}\", \"payload\": \"{{rand:$PAYLOAD}}\"}" \
   2>"$DIR/produce.log"
@@ -132,6 +185,61 @@ TOML
   fi
 }
 
+if [ "$BROKER" = real ]; then
+  TICK=$(getconf CLK_TCK)
+  broker_cpu() { awk -v t="$TICK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$BROKER_PID/stat"; }
+  # One kcat -C over the whole topic under /usr/bin/time -v; sets kcat_s, rss_kb, cpu_user, cpu_sys.
+  run_kcat_timed() {
+    local a b
+    a=$(now)
+    /usr/bin/time -v -o "$DIR/time-kcat-$1.txt" \
+      kcat -C -b "$BROKERS" -t bench -e -o beginning -q >/dev/null
+    b=$(now)
+    kcat_s=$(elapsed "$a" "$b")
+    rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$DIR/time-kcat-$1.txt")
+    cpu_user=$(sed -n 's/.*User time (seconds): *//p' "$DIR/time-kcat-$1.txt")
+    cpu_sys=$(sed -n 's/.*System time (seconds): *//p' "$DIR/time-kcat-$1.txt")
+  }
+  row() {  # round, what, seconds, broker CPU s during the run, ratio
+    local cpu
+    cpu=$(echo "$cpu_user + $cpu_sys" | bc -l)
+    printf '| %d | %s | %.2f | %s | %.2f | %d | %.2f (%.0f %% of a core, %.0f %% of the machine) | %s |\n' \
+      "$1" "$2" "$3" "$(rate "$COUNT" "$3")" "$cpu" $((rss_kb / 1024)) "$4" \
+      "$(echo "100 * $4 / $3" | bc -l)" "$(echo "100 * $4 / $3 / $(nproc)" | bc -l)" "$5"
+  }
+  echo "warm-up kcat -C (before the rounds): $(printf '%.2f' "$kcat1") s"
+  printf '\n| round | what | seconds | messages/s | CPU user + sys s | peak RSS MiB | broker CPU s during the run | ferry / kcat |\n|---|---|---|---|---|---|---|---|\n'
+  : >"$DIR/manual.ratios"
+  : >"$DIR/group.ratios"
+  : >"$DIR/kcat.times" >"$DIR/manual.times" >"$DIR/group.times"
+  for round in $(seq "$ROUNDS"); do
+    b0=$(broker_cpu)
+    run_kcat_timed "$round"
+    b1=$(broker_cpu)
+    row "$round" "kcat -C -e" "$kcat_s" "$(echo "$b1 - $b0" | bc -l)" "-"
+    echo "$kcat_s" >>"$DIR/kcat.times"
+    for ASSIGNMENT in manual group; do
+      b0=$(broker_cpu)
+      run_ferry "$DIR/delta/$ASSIGNMENT-$round" "$ASSIGNMENT-$round"
+      b1=$(broker_cpu)
+      ratio=$(printf '%.2f' "$(echo "$kcat_s / $ferry_s" | bc -l)")
+      echo "$ratio" >>"$DIR/$ASSIGNMENT.ratios"
+      echo "$ferry_s" >>"$DIR/$ASSIGNMENT.times"
+      row "$round" "ferry, $ASSIGNMENT ($files files)" "$ferry_s" "$(echo "$b1 - $b0" | bc -l)" "$ratio"
+      rm -rf "$DIR/delta/$ASSIGNMENT-$round"
+    done
+  done
+  printf '\nferry / kcat (messages/s, same round), median of %d rounds: manual %.2f (target >= 0.9), group %.2f (target >= 0.7)\n' \
+    "$ROUNDS" "$(median <"$DIR/manual.ratios")" "$(median <"$DIR/group.ratios")"
+  kcat_median=$(median <"$DIR/kcat.times")
+  printf 'medians of the seconds: kcat %.2f, ferry manual %.2f, group %.2f; ratio of the medians: manual %.2f, group %.2f\n' \
+    "$kcat_median" "$(median <"$DIR/manual.times")" "$(median <"$DIR/group.times")" \
+    "$(echo "$kcat_median / $(median <"$DIR/manual.times")" | bc -l)" \
+    "$(echo "$kcat_median / $(median <"$DIR/group.times")" | bc -l)"
+  echo "broker RSS at the end: $(awk '/VmRSS/ {printf "%d MiB", $2 / 1024}' "/proc/$BROKER_PID/status")"
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 
 if [ "$STORE" = s3 ]; then
   kcat2=$(run_kcat)
