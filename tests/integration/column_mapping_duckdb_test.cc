@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "duckdb_statements.h"
 #include <nlohmann/json.hpp>
 
 #include "ferry/columnar/column.h"
@@ -33,44 +34,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Runs SQL statements through DuckDB; returns the rows of the last one.
 std::vector<Json> Duck(const std::vector<std::string>& statements) {
-  std::string cmd = "node " + std::string(FERRY_SOURCE_DIR) + "/tests/duckdb/query.mjs";
-  for (const std::string& sql : statements) {
-    cmd += " '";
-    for (char c : sql) {
-      cmd += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    cmd += "'";
-  }
-  cmd += " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-    out.append(buf, n);
-  }
-  int rc = pclose(p);
-  EXPECT_EQ(WEXITSTATUS(rc), 0) << statements.back().substr(0, 2000) << "\n" << out.substr(0, 2000);
-  std::vector<Json> rows;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (!line.empty()) {
-      rows.push_back(Json::parse(line, nullptr, false));
-    }
-  }
-  return rows;
+  return duckdb_statements::Run(statements);
 }
 
 std::string Lit(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    out += c == '\'' ? std::string("''") : std::string(1, c);
-  }
-  return out + "'";
+  return duckdb_statements::Literal(s);
 }
 
 std::string Quoted(const std::string& name) {
