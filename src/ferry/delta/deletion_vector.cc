@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ferry/base/endian.h"
+#include "ferry/base/hex.h"
 #include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
 
@@ -48,18 +49,7 @@ uint32_t Crc32(std::string_view bytes) {
 
 Result<std::string> UuidBytes(std::string_view uuid) {
   std::string out;
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    return -1;
-  };
+  auto hex = HexDigitValue;
   for (size_t i = 0; i < uuid.size();) {
     if (uuid[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23)) {
       ++i;

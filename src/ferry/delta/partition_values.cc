@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "ferry/base/hex.h"
 #include "ferry/delta/value_format.h"
 
 namespace ferry::delta {
@@ -51,19 +52,6 @@ void AppendEscaped(std::string* out, unsigned char c) {
   out->push_back('%');
   out->push_back(kHex[c >> 4]);
   out->push_back(kHex[c & 0xF]);
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
 }
 
 std::string IntegerText(const columnar::Column& column, int64_t row) {
@@ -127,9 +115,10 @@ std::string UnescapePartitionPathName(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
-        HexValue(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2])));
+    if (text[i] == '%' && i + 2 < text.size() && HexDigitValue(text[i + 1]) >= 0 &&
+        HexDigitValue(text[i + 2]) >= 0) {
+      out.push_back(
+          static_cast<char>(HexDigitValue(text[i + 1]) * 16 + HexDigitValue(text[i + 2])));
       i += 2;
     } else {
       out.push_back(text[i]);
@@ -160,10 +149,10 @@ Result<std::string> DecodeUriPath(std::string_view path) {
       out.push_back(path[i]);
       continue;
     }
-    if (i + 2 >= path.size() || HexValue(path[i + 1]) < 0 || HexValue(path[i + 2]) < 0) {
+    if (i + 2 >= path.size() || HexDigitValue(path[i + 1]) < 0 || HexDigitValue(path[i + 2]) < 0) {
       return InvalidArgument("path '{}': '%' at {} is not followed by two hex digits", path, i);
     }
-    out.push_back(static_cast<char>(HexValue(path[i + 1]) * 16 + HexValue(path[i + 2])));
+    out.push_back(static_cast<char>(HexDigitValue(path[i + 1]) * 16 + HexDigitValue(path[i + 2])));
     i += 2;
   }
   return out;

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 
+#include "ferry/base/hex.h"
 #include "ferry/http/headers.h"
 
 namespace ferry::http {
@@ -12,19 +13,6 @@ namespace {
 bool IsUnreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '_' || c == '.' || c == '~';
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  return -1;
 }
 
 // Query parameters whose values carry no secret and help to tell requests apart in a message.
@@ -78,8 +66,8 @@ Result<std::string> UriDecode(std::string_view s) {
       out.push_back(s[i]);
       continue;
     }
-    int hi = i + 2 < s.size() ? HexValue(s[i + 1]) : -1;
-    int lo = i + 2 < s.size() ? HexValue(s[i + 2]) : -1;
+    int hi = i + 2 < s.size() ? HexDigitValue(s[i + 1]) : -1;
+    int lo = i + 2 < s.size() ? HexDigitValue(s[i + 2]) : -1;
     if (hi < 0 || lo < 0) {
       return InvalidArgument("malformed percent-escape at offset {} of '{}'", i, s);
     }
