@@ -11,11 +11,4 @@ dir="${HOME}/.cache/ferry/fake-gcs-server-${version}"
 if [ -x "${dir}/fake-gcs-server" ]; then
   exit 0
 fi
-if ! command -v go >/dev/null 2>&1; then
-  echo "setup: go is missing: fake-gcs-server ${version} (the GCS emulator) is built with it" >&2
-  exit 1
-fi
-here=$(cd "$(dirname "$0")" && pwd)
-echo "setup: go install fake-gcs-server@${version} into ${dir} (log: ${log})"
-mkdir -p "${dir}"
-GOBIN="${dir}" "${here}/quietly.sh" "${log}" go install "github.com/fsouza/fake-gcs-server@${version}"
+"$(dirname "$0")/go_install.sh" "${log}" "${dir}" "github.com/fsouza/fake-gcs-server@${version}"

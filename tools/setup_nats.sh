@@ -15,17 +15,4 @@ log=$1
 version=${NATS_SERVER_VERSION:-v2.15.3}
 dir=${FERRY_CACHE_DIR:-$HOME/.cache/ferry}/nats-server-$version
 [ -x "$dir/nats-server" ] && exit 0
-go=$(command -v go || true)
-if [ -z "$go" ] && [ -x /usr/local/go/bin/go ]; then
-  go=/usr/local/go/bin/go
-fi
-if [ -z "$go" ]; then
-  echo "setup: nats-server $version needs Go >= 1.24 (go not found on PATH or in /usr/local/go/bin)" >&2
-  exit 1
-fi
-echo "setup: go install nats-server $version into $dir (log: $log)"
-mkdir -p "$dir"
-# GOFLAGS=-modcacherw: the module cache stays deletable by rm -rf (go makes it read-only).
-"$(dirname "$0")/quietly.sh" "$log" env GOBIN="$dir" GOFLAGS="-modcacherw -buildvcs=false" \
-  "$go" install "github.com/nats-io/nats-server/v2@$version"
-"$dir/nats-server" --version >>"$log" 2>&1
+"$(dirname "$0")/go_install.sh" "$log" "$dir" "github.com/nats-io/nats-server/v2@$version"
