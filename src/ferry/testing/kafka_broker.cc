@@ -193,6 +193,10 @@ std::string KafkaBroker::Kafka3Version() {
   return FERRY_KAFKA3_VERSION;
 }
 
+std::string KafkaBroker::NewClusterId() {
+  return ::ferry::testing::NewClusterId();
+}
+
 Result<std::unique_ptr<KafkaBroker>> KafkaBroker::Start(Options options) {
   FERRY_ASSIGN_OR_RETURN(std::string libs, FindLibs(options));
   FERRY_ASSIGN_OR_RETURN(
@@ -206,7 +210,10 @@ Result<std::unique_ptr<KafkaBroker>> KafkaBroker::Start(Options options) {
     if (mkdtemp(tmpl) == nullptr) {
       return ErrnoStatus(errno, "mkdtemp", tmpl);
     }
-    Result<std::pair<int, int>> ports = TwoFreePorts();
+    // A cluster's node: the ports the cluster picked (the other nodes' configurations name
+    // them, so a port race is the cluster's to retry).
+    Result<std::pair<int, int>> ports =
+        options.port != 0 ? std::make_pair(options.port, options.controller_port) : TwoFreePorts();
     if (!ports.ok()) {
       std::filesystem::remove_all(tmpl);
       return ports.status();
@@ -218,12 +225,12 @@ Result<std::unique_ptr<KafkaBroker>> KafkaBroker::Start(Options options) {
       last = broker->Format();
     }
     if (last.ok()) {
-      last = broker->Spawn();
+      last = broker->Spawn(options.wait_until_ready);
     }
     if (last.ok()) {
       return broker;
     }
-    if (!broker->PortRace()) {
+    if (!broker->PortRace() || options.port != 0) {
       return last;
     }
     // A port was taken between picking it and the JVM binding it: again with new ports.
@@ -352,9 +359,10 @@ std::vector<std::string> KafkaBroker::JavaCommand(const std::string& main_class,
 }
 
 Status KafkaBroker::Format() const {
-  std::vector<std::string> cmd =
-      JavaCommand("kafka.tools.StorageTool",
-                  {"format", "-t", NewClusterId(), "-c", dir_ + "/server.properties"});
+  std::vector<std::string> cmd = JavaCommand(
+      "kafka.tools.StorageTool",
+      {"format", "-t", options_.cluster_id.empty() ? NewClusterId() : options_.cluster_id, "-c",
+       dir_ + "/server.properties"});
   FERRY_ASSIGN_OR_RETURN(ProgramOutput out, RunProgram(cmd, milliseconds(120000)));
   if (out.exit_code != 0) {
     return Unavailable("Kafka {} StorageTool format exited with {}:\n{}{}", version_, out.exit_code,
@@ -363,14 +371,18 @@ Status KafkaBroker::Format() const {
   return Status::OK();
 }
 
-Status KafkaBroker::Spawn() {
+Status KafkaBroker::Spawn(bool wait) {
   std::vector<std::string> cmd = JavaCommand("kafka.Kafka", {dir_ + "/server.properties"});
-  const auto start = steady_clock::now();
+  spawned_at_ = steady_clock::now();
   FERRY_ASSIGN_OR_RETURN(process_, Subprocess::Start(cmd, log_path_));
   pid_ = process_.pid();
   stopping_ = false;
+  return wait ? WaitUntilReady() : Status::OK();
+}
+
+Status KafkaBroker::WaitUntilReady() {
   Status ready = WaitReady();
-  last_start_time_ = std::chrono::duration_cast<milliseconds>(steady_clock::now() - start);
+  last_start_time_ = std::chrono::duration_cast<milliseconds>(steady_clock::now() - spawned_at_);
   return ready;
 }
 
@@ -417,10 +429,12 @@ Result<int64_t> KafkaBroker::RssBytes() const {
 }
 
 Status KafkaBroker::CreateTopic(const std::string& name, int partitions,
-                                const std::map<std::string, std::string>& configs) const {
+                                const std::map<std::string, std::string>& configs,
+                                int replication_factor) const {
   FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
   char err[512];
-  rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(name.c_str(), partitions, 1, err, sizeof(err));
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(name.c_str(), partitions, replication_factor, err, sizeof(err));
   if (topic == nullptr) {
     return InvalidArgument("topic {}: {}", name, err);
   }
@@ -491,7 +505,47 @@ Status KafkaBroker::Restart() {
   if (process_.Alive()) {
     return Internal("Kafka broker on {} is still running", bootstrap());
   }
-  return Spawn();
+  return Spawn(/*wait=*/true);
+}
+
+Result<std::vector<KafkaBroker::PartitionReplicas>> KafkaBroker::DescribeTopic(
+    const std::string& name) const {
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(client.get(), name.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(client.get(), 0, rkt, &md, 5000);
+  rd_kafka_topic_destroy(rkt);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Unavailable("metadata of {} from {}: {}", name, bootstrap(), rd_kafka_err2str(err));
+  }
+  std::vector<PartitionReplicas> out;
+  Status status = Unavailable("metadata from {} names no topic {}", bootstrap(), name);
+  for (int t = 0; t < md->topic_cnt; ++t) {
+    const rd_kafka_metadata_topic_t& mt = md->topics[t];
+    if (strcmp(mt.topic, name.c_str()) != 0) {
+      continue;
+    }
+    if (mt.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      status =
+          Unavailable("metadata of {} from {}: {}", name, bootstrap(), rd_kafka_err2str(mt.err));
+      continue;
+    }
+    status = Status::OK();
+    out.resize(static_cast<size_t>(mt.partition_cnt));
+    for (int p = 0; p < mt.partition_cnt; ++p) {
+      const rd_kafka_metadata_partition_t& mp = mt.partitions[p];
+      if (mp.id < 0 || mp.id >= mt.partition_cnt) {
+        continue;
+      }
+      PartitionReplicas& r = out[static_cast<size_t>(mp.id)];
+      r.leader = mp.leader;
+      r.replicas.assign(mp.replicas, mp.replicas + mp.replica_cnt);
+      r.in_sync.assign(mp.isrs, mp.isrs + mp.isr_cnt);
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  FERRY_RETURN_IF_ERROR(status);
+  return out;
 }
 
 std::string KafkaBroker::Log(int lines) const {

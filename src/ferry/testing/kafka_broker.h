@@ -57,6 +57,17 @@ class KafkaBroker {
     std::vector<std::string> properties;
     // How long the broker may take from process start until metadata answers.
     std::chrono::milliseconds ready_timeout{120000};
+
+    // A node of a KafkaCluster (kafka_cluster.h) rather than a broker of its own. The cluster
+    // picks every node's ports and formats them all with one cluster id; node.id and
+    // controller.quorum.voters come in `properties`. No node answers metadata before a majority
+    // of the quorum runs, so Start only spawns the JVM when `wait_until_ready` is false and the
+    // cluster calls WaitUntilReady once every node runs (Restart always waits). Defaults: free
+    // ports, a new cluster id, Start waits.
+    std::string cluster_id;
+    int port = 0;
+    int controller_port = 0;
+    bool wait_until_ready = true;
   };
 
   // Formats the storage and starts the broker (steps above). NotFound, naming `make
@@ -76,6 +87,8 @@ class KafkaBroker {
   // The newest 4.x and the last 3.x pinned in tests/kafka/pom.xml.
   static std::string DefaultVersion();
   static std::string Kafka3Version();
+  // A new KRaft cluster id (Kafka's Uuid.toString), for Options::cluster_id.
+  static std::string NewClusterId();
 
   // "127.0.0.1:PORT", the PLAINTEXT listener.
   std::string bootstrap() const;
@@ -96,8 +109,23 @@ class KafkaBroker {
   // Creates a topic with replication factor 1 and the given topic configurations
   // (e.g. {"segment.bytes", "65536"}), then waits until every partition has a leader.
   // AlreadyExists when the topic exists.
+  // `replication_factor` > 1 on a KafkaCluster's node.
   Status CreateTopic(const std::string& name, int partitions,
-                     const std::map<std::string, std::string>& configs = {}) const;
+                     const std::map<std::string, std::string>& configs = {},
+                     int replication_factor = 1) const;
+
+  // A partition as this broker's metadata describes it: its leader's and the in-sync replicas'
+  // node ids (-1: no leader).
+  struct PartitionReplicas {
+    int32_t leader = -1;
+    std::vector<int32_t> replicas;
+    std::vector<int32_t> in_sync;
+  };
+  // Every partition of `topic`, indexed by partition. Unavailable when metadata does not
+  // answer within 5 s or names no such topic.
+  Result<std::vector<PartitionReplicas>> DescribeTopic(const std::string& name) const;
+  // After Start with `wait_until_ready` false: waits until metadata answers (Start's step 3).
+  Status WaitUntilReady();
 
   // SIGKILL, then reap; the data stays.
   Status Kill9();
@@ -117,7 +145,7 @@ class KafkaBroker {
               std::string dir, int port, int controller_port);
   Status WriteConfig() const;
   Status Format() const;
-  Status Spawn();
+  Status Spawn(bool wait);
   Status WaitReady();
   bool PortRace() const;
   std::vector<std::string> JavaCommand(const std::string& main_class,
@@ -137,6 +165,7 @@ class KafkaBroker {
   std::atomic<pid_t> pid_{-1};
   std::atomic<bool> stopping_{false};
   std::chrono::milliseconds last_start_time_{0};
+  std::chrono::steady_clock::time_point spawned_at_;
 };
 
 }  // namespace ferry::testing

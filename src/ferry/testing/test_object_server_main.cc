@@ -4,7 +4,7 @@
 // it (for Kafka: the bootstrap servers); then runs until Ctrl-C (or at once stops with --exit),
 // and cleans up as the tests do.
 //
-//   test_object_server radosgw|azurite|kafka [--exit] [--memstore-mib N]
+//   test_object_server radosgw|azurite|kafka|kafka-cluster [--exit] [--memstore-mib N]
 //
 // --memstore-mib: radosgw's OSD capacity (memstore keeps every object in memory; default
 // RadosGw::Options'), for benchmarks that write more than a test does.
@@ -21,6 +21,7 @@
 
 #include "ferry/testing/azurite.h"
 #include "ferry/testing/kafka_broker.h"
+#include "ferry/testing/kafka_cluster.h"
 #include "ferry/testing/radosgw.h"
 
 namespace {
@@ -67,7 +68,8 @@ int main(int argc, char** argv) {
   bool exit_at_once = false;
   ferry::testing::RadosGw::Options rgw_options;
   const std::string_view which = argc < 2 ? "" : argv[1];
-  bool usage = which != "radosgw" && which != "azurite" && which != "kafka";
+  bool usage =
+      which != "radosgw" && which != "azurite" && which != "kafka" && which != "kafka-cluster";
   for (int i = 2; i < argc && !usage; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--exit") {
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
     }
   }
   if (usage) {
-    fprintf(stderr, "usage: %s radosgw|azurite|kafka [--exit] [--memstore-mib N]\n", argv[0]);
+    fprintf(stderr, "usage: %s radosgw|azurite|kafka|kafka-cluster [--exit] [--memstore-mib N]\n",
+            argv[0]);
     return 2;
   }
   auto start = std::chrono::steady_clock::now();
@@ -95,6 +98,25 @@ int main(int argc, char** argv) {
     Report("Kafka " + s.version() + " (format and start)", took, {s.pid()});
     printf("# bootstrap servers (PLAINTEXT): %s; data and log (server.log) in %s\n",
            s.bootstrap().c_str(), s.dir().c_str());
+    if (!exit_at_once) {
+      WaitForSignal();
+    }
+  } else if (which == "kafka-cluster") {
+    auto cluster = ferry::testing::KafkaCluster::Start();
+    if (!cluster.ok()) {
+      fprintf(stderr, "%s\n", cluster.status().ToString().c_str());
+      return 1;
+    }
+    auto took = std::chrono::steady_clock::now() - start;
+    ferry::testing::KafkaCluster& c = **cluster;
+    std::vector<pid_t> pids;
+    for (int i = 0; i < c.size(); ++i) {
+      pids.push_back(c.node(i)->pid());
+    }
+    Report("Kafka " + c.node(0)->version() + " cluster of " + std::to_string(c.size()) +
+               " (format and start)",
+           took, pids);
+    printf("# bootstrap servers (PLAINTEXT): %s\n", c.bootstrap().c_str());
     if (!exit_at_once) {
       WaitForSignal();
     }
