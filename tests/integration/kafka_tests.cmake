@@ -89,6 +89,14 @@ if(TARGET kafka_real_broker_test)
     COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
 endif()
 
+# Consumer groups on the real broker (issue 38, proof 2): three processes in one group joining,
+# leaving and SIGKILLed, under range, roundrobin and cooperative-sticky; one broker for the binary.
+ferry_cc_test(NAME kafka_real_group_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_real_group_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 900 WHOLE_BINARY)
+add_dependencies(kafka_real_group_test ferry)
+
 # Transactions on the real broker (issue 38, proof 4): committed and aborted transactions of an
 # independent producer (tests/kafka/txn_produce.py, Confluent's Python client in the venv of
 # `make setup-kafka`), a SIGKILL and restart, and an open transaction holding the last stable
