@@ -222,8 +222,10 @@ bench: setup release
 # The torture harness's long form (docs/RELIABILITY.md): per source 1 M ids, 100 SIGKILLs, every
 # failpoint with every action, into a local table and again into an S3 table on a radosgw the
 # tests start (with store faults); then Kafka groups (three processes on a local table, two on
-# S3); schema evolution under kills with a tenth of the ids (at most 100,000); routing under
-# kills with a tenth of the ids (at most 200,000) and all the kills. The short form
+# S3); Kafka on a three-node Apache Kafka cluster (partition leaders SIGKILLed among ferry's
+# kills, a broker stalled; no failpoint steps); schema evolution under kills with a tenth of the
+# ids (at most 100,000); routing under kills with a tenth of the ids (at most 200,000) and all
+# the kills. The short form
 # is part of `make test` (label `fault`). FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
 # TORTURE and are collected in build/dev/torture.log.
 TORTURE_MESSAGES ?= 1000000
@@ -231,11 +233,11 @@ TORTURE_KILLS ?= 100
 
 torture: setup-deb
 	cmake --preset dev >/dev/null
-	cmake --build --preset dev --target ferry kafka_torture_test jetstream_torture_test \
-	  schema_evolution_torture_test routing_torture_test -j $(JOBS)
+	cmake --build --preset dev --target ferry kafka_torture_test kafka_failover_torture_test \
+	  jetstream_torture_test schema_evolution_torture_test routing_torture_test -j $(JOBS)
 	@rm -f build/dev/torture.log; set -o pipefail; rc=0; \
-	for t in kafka_torture_test jetstream_torture_test schema_evolution_torture_test \
-	    routing_torture_test; do \
+	for t in kafka_torture_test kafka_failover_torture_test jetstream_torture_test \
+	    schema_evolution_torture_test routing_torture_test; do \
 	  FERRY_TORTURE_MESSAGES=$(TORTURE_MESSAGES) FERRY_TORTURE_KILLS=$(TORTURE_KILLS) \
 	    FERRY_TORTURE_CHILD_LIMIT_S=$${FERRY_TORTURE_CHILD_LIMIT_S:-3600} \
 	    build/dev/tests/fault/$$t 2>&1 | tee -a build/dev/torture.log || rc=1; \

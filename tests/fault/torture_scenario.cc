@@ -147,6 +147,7 @@ void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
       (*ferry)->Signal(SIGKILL);
       EXPECT_EQ((*ferry)->Wait(), 128 + SIGKILL);
       ++figures.kills;
+      source->AfterKill(k);
     }
     for (auto& producer : producers) {
       EXPECT_EQ(producer->Wait(), 0) << Tail(logs + "/producer.log");

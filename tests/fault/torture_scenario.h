@@ -58,6 +58,9 @@ class TortureSource {
   // them; returns the number of faults injected.
   virtual int BrokerFaults(Process* ferry, const TableLocation& table, int64_t first, int64_t count,
                            const std::string& log) = 0;
+  // In the kill loop, after the `kill`-th SIGKILL of ferry (0-based): a source may fail its
+  // brokers there too (the Kafka cluster kills and restarts partition leaders). Default: nothing.
+  virtual void AfterKill(int kill) { (void)kill; }
   // After a failpoint step (ferry stopped): EXPECTs that the broker was told of no position
   // the table does not hold (Kafka: the offsets run `run` committed to its group); `what`
   // names the step.
