@@ -19,8 +19,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr int64_t kBadIds = 1'000'000'000;  // numbers of bad records (keys, payloads)
-constexpr char kTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
+constexpr int64_t kFirstBadId = 1'000'000'000;  // numbers of bad records (keys, payloads)
 
 }  // namespace
 
@@ -87,7 +86,7 @@ std::vector<std::unique_ptr<Process>> KafkaTortureSource::StartProducers(int64_t
                                                                          int64_t rate,
                                                                          const std::string& log) {
   std::vector<std::unique_ptr<Process>> out;
-  auto p = Process::Start(ProducerArgs(first, count, rate, kTemplate), {}, log);
+  auto p = Process::Start(ProducerArgs(first, count, rate, kKafkaTortureTemplate), {}, log);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   if (p.ok()) {
     out.push_back(std::move(*p));
@@ -96,12 +95,12 @@ std::vector<std::unique_ptr<Process>> KafkaTortureSource::StartProducers(int64_t
 }
 
 bool KafkaTortureSource::Produce(int64_t first, int64_t count, const std::string& log) {
-  return RunToExit(ProducerArgs(first, count, 0, kTemplate), {}, log) == 0;
+  return RunToExit(ProducerArgs(first, count, 0, kKafkaTortureTemplate), {}, log) == 0;
 }
 
 bool KafkaTortureSource::ProduceBad(int64_t count, const std::string& log) {
   bad_ += count;
-  return RunToExit(ProducerArgs(kBadIds + bad_ - count + 1, count, 0, "not json #{{seq}}"), {},
+  return RunToExit(ProducerArgs(kFirstBadId + bad_ - count + 1, count, 0, "not json #{{seq}}"), {},
                    log) == 0;
 }
 

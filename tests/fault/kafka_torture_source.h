@@ -25,6 +25,8 @@
 namespace ferry::fault {
 
 inline constexpr char kKafkaTortureTopic[] = "events";
+// What the producers send: {"id": N, "payload": "test #N"}.
+inline constexpr char kKafkaTortureTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
 
 // The group's committed offsets of partitions 0..partitions-1 of `topic`
 // (RD_KAFKA_OFFSET_INVALID when none), read by a consumer that never joins the group.

@@ -36,7 +36,6 @@ using std::chrono::seconds;
 constexpr int kPartitions = 32;
 constexpr const char* kTopic = kKafkaTortureTopic;
 constexpr char kGroup[] = "ferry-torture";
-constexpr char kTemplate[] = R"({"id": {{seq}}, "payload": "test #{{seq}}"})";
 // radosgw's in-memory OSD for the S3 runs: room for the long form's tables and the files
 // optimize replaced (nothing is vacuumed).
 constexpr int64_t kMemstoreBytes = int64_t{2} << 30;
@@ -81,7 +80,8 @@ class MockKafkaTortureSource : public KafkaTortureSource {
     ++faults;
     // One broker down while the producer sends: its partitions wait until it is back.
     EXPECT_EQ(Control("down 1"), "ok");
-    auto producer = Process::Start(ProducerArgs(first + half, count - half, 0, kTemplate), {}, log);
+    auto producer =
+        Process::Start(ProducerArgs(first + half, count - half, 0, kKafkaTortureTemplate), {}, log);
     EXPECT_TRUE(producer.ok());
     std::this_thread::sleep_for(seconds(2));
     EXPECT_EQ(Control("up 1"), "ok");
