@@ -11,8 +11,9 @@
 // The time from the SIGKILL to the survivors' first new assignment is printed (the figure in
 // docs/kafka.md), not asserted: no wall-clock thresholds in tests.
 //
-// One broker serves the whole binary (WHOLE_BINARY); each test has its own topic, group and
-// table. Label: integration. Needs `make setup-kafka`.
+// One broker serves the whole binary (WHOLE_BINARY), which CTest runs on Kafka 4.4.0 and again
+// on 3.9.2 (kafka_real_group_test_kafka3); each test has its own topic, group and table.
+// Label: integration. Needs `make setup-kafka`.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>

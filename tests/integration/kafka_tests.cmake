@@ -90,12 +90,19 @@ if(TARGET kafka_real_broker_test)
 endif()
 
 # Consumer groups on the real broker (issue 38, proof 2): three processes in one group joining,
-# leaving and SIGKILLed, under range, roundrobin and cooperative-sticky; one broker for the binary.
+# leaving and SIGKILLed, under range, roundrobin and cooperative-sticky; one broker for the binary,
+# on 4.x and again on the 3.x line.
 ferry_cc_test(NAME kafka_real_group_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_real_group_test.cc
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
   LABELS integration TIMEOUT 900 WHOLE_BINARY)
 add_dependencies(kafka_real_group_test ferry)
+if(TARGET kafka_real_group_test)
+  add_test(NAME kafka_real_group_test_kafka3 COMMAND kafka_real_group_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(kafka_real_group_test_kafka3 PROPERTIES LABELS integration TIMEOUT 900
+    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
+endif()
 
 # Transactions on the real broker (issue 38, proof 4): committed and aborted transactions of an
 # independent producer (tests/kafka/txn_produce.py, Confluent's Python client in the venv of
