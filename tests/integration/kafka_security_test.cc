@@ -131,9 +131,10 @@ class KafkaSecurityTest : public e2e::KafkaE2eTest {
   // Runs `ferry run` (a daemon: it stops only on its own) and expects exit 2 with an error that
   // names the broker's address and contains each of `expected`.
   CommandResult ExpectRefused(Listener listener, const std::string& properties,
-                              const std::vector<std::string>& expected) {
+                              const std::vector<std::string>& expected,
+                              const std::string& kafka_keys = "") {
     brokers_ = broker_->bootstrap(listener);
-    std::string config = WriteConfig({}, properties);
+    std::string config = WriteConfig({}, properties, kafka_keys);
     CommandResult r = RunCommand({kFerry, "run", "--config", config});
     EXPECT_EQ(r.exit_code, 2) << r.err << BrokerLog();
     EXPECT_NE(r.err.find("PermissionDenied: "), std::string::npos) << r.err;
@@ -208,6 +209,13 @@ TEST_F(KafkaSecurityTest, WrongPasswordIsRefused) {
   fprintf(stderr, "KAFKA_SECURITY wrong_password_attempts=%d\n", attempts);
   EXPECT_GE(attempts, 1);
   EXPECT_LE(attempts, kMaxAttempts) << BrokerLog();
+}
+
+// Without a group (assignment = "manual") the login fails the same way.
+TEST_F(KafkaSecurityTest, WrongPasswordIsRefusedWithManualAssignment) {
+  ExpectRefused(Listener::kSaslSsl, SaslSsl("PLAIN", "alice", kWrongPassword),
+                {"SASL login of user 'alice' (mechanism PLAIN)", "[_AUTHENTICATION]"},
+                R"(assignment = "manual")");
 }
 
 TEST_F(KafkaSecurityTest, UntrustedCertificateIsRefused) {
