@@ -116,3 +116,20 @@ add_dependencies(kafka_txn_test ferry)
 if(TARGET kafka_txn_test)
   target_compile_definitions(kafka_txn_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endif()
+
+# Security on the real broker (issue 38, proof 7): SASL/PLAIN and SCRAM-SHA-512 over TLS and
+# mutual TLS ingest; a wrong password, an untrusted certificate and missing topic or group ACLs
+# end `ferry run` with exit 2, a few attempts and no password in its log. One broker (with
+# every security listener) for the binary; again on the 3.x line, where librdkafka 2.0.2's SCRAM
+# is accepted.
+ferry_cc_test(NAME kafka_security_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_security_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+add_dependencies(kafka_security_test ferry)
+if(TARGET kafka_security_test)
+  add_test(NAME kafka_security_test_kafka3 COMMAND kafka_security_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(kafka_security_test_kafka3 PROPERTIES LABELS integration TIMEOUT 600
+    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
+endif()

@@ -185,7 +185,9 @@ int Run(const RunArgs& args) {
     }
     if (!st.ok()) {
       FERRY_LOG_ERROR("pipeline {}: {}", p.id, st.ToString());
-      return st.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+      return st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kPermissionDenied
+                 ? kExitUsage
+                 : kExitFailed;
     }
     pipelines.push_back(std::move(runnable));
   }
@@ -302,13 +304,20 @@ int Run(const RunArgs& args) {
   server.Stop();
 
   int code = 0;
+  bool refused = false;
   for (const Status& st : results) {
     if (!st.ok()) {
       code = std::max(code, st.code() == StatusCode::kCancelled ? kExitAborted : kExitFailed);
+      refused = refused || st.code() == StatusCode::kPermissionDenied;
     }
   }
   if (code == kExitAborted && any_failed.load()) {
     code = kExitFailed;
+  }
+  // A broker refused the credentials, certificate or an ACL: a restart cannot help until the
+  // configuration or the grants change, as with bad configuration.
+  if (refused && code == kExitFailed) {
+    code = kExitUsage;
   }
   return code;
 }
@@ -358,7 +367,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "Run the pipelines of a configuration file until SIGTERM/SIGINT.\n"
       "The first signal commits the open batches and exits 0 (within each pipeline's\n"
       "drain_timeout); a second one exits at once with 130, still exactly-once.\n"
-      "Exit codes: 0 stopped cleanly, 1 a pipeline failed, 2 bad configuration,\n"
+      "Exit codes: 0 stopped cleanly, 1 a pipeline failed, 2 bad configuration or a\n"
+      "broker refused the credentials, certificate or ACLs (do not restart until fixed),\n"
       "130 stopped before open batches were committed.");
   run->add_option("-c,--config", args->config, "The TOML configuration (docs/configuration.md)")
       ->required();

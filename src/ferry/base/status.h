@@ -40,6 +40,10 @@ enum class StatusCode : int {
   kCancelled = 10,
   // A bug in ferry.
   kInternal = 11,
+  // A server refused the credentials, certificate or permissions ferry presented (a failed SASL
+  // login, an untrusted TLS certificate, a missing ACL): fix the configuration or the grants;
+  // retrying will not help. `ferry run` exits 2 on it, as on bad configuration.
+  kPermissionDenied = 12,
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -105,6 +109,7 @@ FERRY_STATUS_FACTORY(NotSupported)
 FERRY_STATUS_FACTORY(ResourceExhausted)
 FERRY_STATUS_FACTORY(Cancelled)
 FERRY_STATUS_FACTORY(Internal)
+FERRY_STATUS_FACTORY(PermissionDenied)
 #undef FERRY_STATUS_FACTORY
 
 // Whether retrying the failed call may succeed: the store or the disk did not answer

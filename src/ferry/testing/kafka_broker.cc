@@ -15,69 +15,20 @@
 #include <sstream>
 #include <thread>
 
+#include "ferry/testing/kafka_broker_internal.h"
 #include "ferry/testing/loopback.h"
+#include "ferry/testing/test_server.h"
 
 namespace ferry::testing {
 namespace {
 
+using kafka_internal::MetadataAnswers;
+using kafka_internal::NewClient;
+using kafka_internal::RdKafkaPtr;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 constexpr char kSetupHint[] = "run `make setup-kafka` (tests/kafka/pom.xml, tools/setup_kafka.sh)";
-
-struct RdKafkaDeleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
-};
-using RdKafkaPtr = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
-
-// A producer handle (never used to produce) for metadata and admin requests.
-Result<RdKafkaPtr> NewClient(const std::string& bootstrap) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char err[512];
-  for (const auto& [key, value] :
-       std::vector<std::pair<const char*, std::string>>{{"bootstrap.servers", bootstrap},
-                                                        {"client.id", "ferry-test-kafka-broker"},
-                                                        {"log_level", "0"},
-                                                        {"reconnect.backoff.max.ms", "200"}}) {
-    if (rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return Internal("librdkafka {}: {}", key, err);
-    }
-  }
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (rk == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    return Internal("rd_kafka_new: {}", err);
-  }
-  return RdKafkaPtr(rk);
-}
-
-// Whether a metadata request answers and names at least one broker; with `topic`, whether that
-// topic exists with `partitions` partitions, each with a leader.
-bool MetadataAnswers(rd_kafka_t* rk, const char* topic = nullptr, int partitions = 0) {
-  const rd_kafka_metadata_t* md = nullptr;
-  if (rd_kafka_metadata(rk, 1, nullptr, &md, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return false;
-  }
-  bool ok = md->broker_cnt > 0;
-  if (topic != nullptr) {
-    ok = false;
-    for (int t = 0; t < md->topic_cnt; ++t) {
-      const rd_kafka_metadata_topic_t& mt = md->topics[t];
-      if (strcmp(mt.topic, topic) != 0 || mt.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
-          mt.partition_cnt != partitions) {
-        continue;
-      }
-      ok = true;
-      for (int p = 0; p < mt.partition_cnt; ++p) {
-        ok = ok && mt.partitions[p].leader >= 0 &&
-             mt.partitions[p].err == RD_KAFKA_RESP_ERR_NO_ERROR;
-      }
-    }
-  }
-  rd_kafka_metadata_destroy(md);
-  return ok;
-}
 
 // A KRaft cluster id: 16 random bytes in unpadded URL-safe base64 (Kafka's Uuid.toString).
 std::string NewClusterId() {
@@ -137,19 +88,31 @@ Result<std::string> FindLibs(const KafkaBroker::Options& options) {
   return libs;
 }
 
-Result<std::pair<int, int>> TwoFreePorts() {
-  FERRY_ASSIGN_OR_RETURN(int a, ListenOnLoopback(0));
-  Result<int> b = ListenOnLoopback(0);
-  Result<int> port_a = LocalPort(a);
-  close(a);
-  if (!b.ok()) {
-    return b.status();
+// `n` distinct free loopback ports, none equal to `taken` (all sockets are open at once, so the
+// kernel hands out distinct ones).
+Result<std::vector<int>> FreePorts(size_t n, int taken) {
+  std::vector<int> fds;
+  std::vector<int> ports;
+  Status status;
+  while (ports.size() < n && status.ok()) {
+    Result<int> fd = ListenOnLoopback(0);
+    if (!fd.ok()) {
+      status = fd.status();
+      break;
+    }
+    fds.push_back(*fd);
+    Result<int> port = LocalPort(*fd);
+    if (!port.ok()) {
+      status = port.status();
+    } else if (*port != taken) {
+      ports.push_back(*port);
+    }
   }
-  Result<int> port_b = LocalPort(*b);
-  close(*b);
-  FERRY_RETURN_IF_ERROR(port_a.status());
-  FERRY_RETURN_IF_ERROR(port_b.status());
-  return std::make_pair(*port_a, *port_b);
+  for (int fd : fds) {
+    close(fd);
+  }
+  FERRY_RETURN_IF_ERROR(status);
+  return ports;
 }
 
 Status WriteFile(const std::string& path, const std::string& text) {
@@ -160,6 +123,15 @@ Status WriteFile(const std::string& path, const std::string& text) {
     return ErrnoStatus(errno, "write", path);
   }
   return Status::OK();
+}
+
+Result<std::string> ReadWhole(const std::string& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) {
+    return ErrnoStatus(errno, "read", path);
+  }
+  return text;
 }
 
 // Logging to stdout (server.log), INFO for the broker and WARN for the format tool; log4j 2
@@ -183,6 +155,37 @@ std::string Log4j1Config(const char* level) {
       level);
 }
 
+// The server.properties lines of Options::security (kafka_broker.h).
+std::string SecurityProperties(const std::string& tls,
+                               const std::map<std::string, std::string>& users) {
+  std::string plain = "org.apache.kafka.common.security.plain.PlainLoginModule required";
+  for (const auto& [name, password] : users) {
+    plain += fmt::format(" user_{}=\"{}\"", name, password);
+  }
+  plain += ";";
+  const std::string scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+  std::string text = "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512\n";
+  for (const char* listener : {"sasl_plaintext", "sasl_ssl"}) {
+    text += fmt::format("listener.name.{}.plain.sasl.jaas.config={}\n", listener, plain);
+    for (const char* mechanism : {"scram-sha-256", "scram-sha-512"}) {
+      text += fmt::format("listener.name.{}.{}.sasl.jaas.config={}\n", listener, mechanism, scram);
+    }
+  }
+  text += fmt::format(
+      "ssl.keystore.type=PEM\n"
+      "ssl.keystore.location={0}/broker-keystore.pem\n"
+      "ssl.truststore.type=PEM\n"
+      "ssl.truststore.location={0}/ferry-ca.pem\n"
+      "listener.name.mtls.ssl.client.auth=required\n"
+      // CN=carol -> User:carol; any other subject stays its whole DN.
+      "ssl.principal.mapping.rules=RULE:^CN=([^,]*)$/$1/,DEFAULT\n"
+      "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
+      "allow.everyone.if.no.acl.found=false\n"
+      "super.users=User:ANONYMOUS\n",
+      tls);
+  return text;
+}
+
 }  // namespace
 
 std::string KafkaBroker::DefaultVersion() {
@@ -204,68 +207,38 @@ Result<std::unique_ptr<KafkaBroker>> KafkaBroker::Start(Options options) {
       FindProgram("java", {"/usr/lib/jvm/java-17-openjdk-amd64/bin/java"},
                   "Debian package openjdk-17-jre-headless; `make setup` installs it"));
   std::string version = JarVersion(libs);
-  Status last;
-  for (int attempt = 1; attempt <= kServerStartAttempts; ++attempt) {
-    char tmpl[] = "/tmp/ferry-kafka-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) {
-      return ErrnoStatus(errno, "mkdtemp", tmpl);
-    }
-    // A cluster's node: the ports the cluster picked (the other nodes' configurations name
-    // them, so a port race is the cluster's to retry).
-    Result<std::pair<int, int>> ports =
-        options.port != 0 ? std::make_pair(options.port, options.controller_port) : TwoFreePorts();
-    if (!ports.ok()) {
-      std::filesystem::remove_all(tmpl);
-      return ports.status();
-    }
-    std::unique_ptr<KafkaBroker> broker(
-        new KafkaBroker(options, java, libs, version, tmpl, ports->first, ports->second));
-    last = broker->WriteConfig();
-    if (last.ok()) {
-      last = broker->Format();
-    }
-    if (last.ok()) {
-      last = broker->Spawn(options.wait_until_ready);
-    }
-    if (last.ok()) {
-      return broker;
-    }
-    if (!broker->PortRace() || options.port != 0) {
-      return last;
-    }
-    // A port was taken between picking it and the JVM binding it: again with new ports.
-  }
-  return last.WithContext("Kafka broker: {} attempts lost a port to another process",
-                          kServerStartAttempts);
+  // The CONTROLLER port, and one per security listener.
+  const size_t more = options.security ? 5 : 1;
+  return StartOnFreePort<KafkaBroker>(
+      "kafka", "Address already in use",
+      [&](std::string dir, int port) {
+        // A cluster's node: the ports the cluster picked (the other nodes' configurations name
+        // them); its own port race is the cluster's to retry.
+        if (options.port != 0) {
+          std::vector<int> given(more, -1);
+          given[0] = options.controller_port;
+          return std::unique_ptr<KafkaBroker>(new KafkaBroker(
+              options, java, libs, version, std::move(dir), options.port, std::move(given)));
+        }
+        Result<std::vector<int>> ports = FreePorts(more, port);
+        // Without ports the start fails in WriteConfig, naming the reason.
+        return std::unique_ptr<KafkaBroker>(
+            new KafkaBroker(options, java, libs, version, std::move(dir), port,
+                            ports.ok() ? *ports : std::vector<int>(more, -1)));
+      },
+      [](KafkaBroker& broker) { return broker.FirstStart(); });
 }
 
 Result<KafkaBroker*> KafkaBroker::Shared() {
-  static std::mutex mu;
-  static std::unique_ptr<KafkaBroker> broker;  // destroyed at exit: JVM killed, dir removed
-  static Status failure;
-  static bool started = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!started) {
-    started = true;
-    Result<std::unique_ptr<KafkaBroker>> result = Start();
-    if (result.ok()) {
-      broker = std::move(result).value();
-    } else {
-      failure = result.status();
-    }
-  }
-  if (!failure.ok()) {
-    return failure;
-  }
-  if (!broker->Alive()) {
-    return Unavailable("the shared Kafka broker at {} has died; log:\n{}", broker->bootstrap(),
-                       broker->Log());
-  }
-  return broker.get();
+  return Shared(Options{});
+}
+
+Result<KafkaBroker*> KafkaBroker::Shared(const Options& options) {
+  return SharedServer<KafkaBroker>("Kafka broker", [&] { return Start(options); });
 }
 
 KafkaBroker::KafkaBroker(Options options, std::string java, std::string libs, std::string version,
-                         std::string dir, int port, int controller_port)
+                         std::string dir, int port, std::vector<int> more_ports)
     : options_(std::move(options)),
       java_(std::move(java)),
       libs_(std::move(libs)),
@@ -273,7 +246,8 @@ KafkaBroker::KafkaBroker(Options options, std::string java, std::string libs, st
       dir_(std::move(dir)),
       log_path_(dir_ + "/server.log"),
       port_(port),
-      controller_port_(controller_port) {}
+      controller_port_(more_ports.at(0)),
+      secure_ports_(more_ports.begin() + 1, more_ports.end()) {}
 
 KafkaBroker::~KafkaBroker() {
   Kill9().IgnoreError();
@@ -285,20 +259,74 @@ std::string KafkaBroker::bootstrap() const {
   return "127.0.0.1:" + std::to_string(port_);
 }
 
+std::string KafkaBroker::bootstrap(Listener listener) const {
+  const size_t index = static_cast<size_t>(listener);
+  if (index == 0 || index > secure_ports_.size()) {
+    return bootstrap();
+  }
+  return "127.0.0.1:" + std::to_string(secure_ports_[index - 1]);
+}
+
+Status KafkaBroker::FirstStart() {
+  if (port_ <= 0 || controller_port_ <= 0) {
+    return Unavailable("Kafka broker: no free loopback ports");
+  }
+  if (options_.security) {
+    FERRY_RETURN_IF_ERROR(MakeTls());
+  }
+  FERRY_RETURN_IF_ERROR(WriteConfig());
+  FERRY_RETURN_IF_ERROR(Format());
+  return Spawn(options_.wait_until_ready);
+}
+
+Status KafkaBroker::MakeTls() {
+  const std::string tls = dir_ + "/tls";
+  std::error_code ec;
+  std::filesystem::create_directories(tls, ec);
+  if (ec) {
+    return IOError("mkdir {}: {}", tls, ec.message());
+  }
+  FERRY_ASSIGN_OR_RETURN(TestCa ca, TestCa::Create(tls, "ferry"));
+  FERRY_ASSIGN_OR_RETURN(TestCa::Files server, ca.IssueServer("broker"));
+  // Kafka's PEM keystore: the private key (unencrypted PKCS#8) and then the certificate chain.
+  FERRY_ASSIGN_OR_RETURN(std::string key, ReadWhole(server.key));
+  FERRY_ASSIGN_OR_RETURN(std::string cert, ReadWhole(server.cert));
+  std::string keystore = key + cert;
+  FERRY_RETURN_IF_ERROR(WriteFile(tls + "/broker-keystore.pem", keystore));
+  ca_ = std::move(ca);
+  return Status::OK();
+}
+
 Status KafkaBroker::WriteConfig() const {
-  const std::string listener = "127.0.0.1:" + std::to_string(port_);
-  const std::string controller = "127.0.0.1:" + std::to_string(controller_port_);
+  const std::string host = "127.0.0.1:";
+  const std::string controller = host + std::to_string(controller_port_);
+  std::string listeners = "PLAINTEXT://" + bootstrap();
+  std::string map = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT";
+  if (options_.security) {
+    for (int port : secure_ports_) {
+      if (port <= 0) {
+        return Unavailable("Kafka broker: no free loopback ports");
+      }
+    }
+    listeners += ",SASL_PLAINTEXT://" + bootstrap(Listener::kSaslPlaintext) + ",SSL://" +
+                 bootstrap(Listener::kSsl) + ",MTLS://" + bootstrap(Listener::kMutualTls) +
+                 ",SASL_SSL://" + bootstrap(Listener::kSaslSsl);
+    map += ",SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_SSL:SASL_SSL";
+  }
   std::string text = fmt::format(
       "process.roles=broker,controller\n"
       "node.id=1\n"
       "controller.quorum.voters=1@{1}\n"
-      "listeners=PLAINTEXT://{0},CONTROLLER://{1}\n"
-      "advertised.listeners=PLAINTEXT://{0}\n"
+      "listeners={0},CONTROLLER://{1}\n"
+      "advertised.listeners={0}\n"
       "controller.listener.names=CONTROLLER\n"
       "inter.broker.listener.name=PLAINTEXT\n"
-      "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+      "listener.security.protocol.map={3}\n"
       "log.dirs={2}/data\n",
-      listener, controller, dir_);
+      listeners, controller, dir_, map);
+  if (options_.security) {
+    text += SecurityProperties(dir_ + "/tls", options_.sasl_users);
+  }
   // One broker: every internal topic with one replica and one partition (a consumer group's
   // first FindCoordinator would otherwise create the 50 partitions of __consumer_offsets).
   text +=
@@ -359,10 +387,18 @@ std::vector<std::string> KafkaBroker::JavaCommand(const std::string& main_class,
 }
 
 Status KafkaBroker::Format() const {
-  std::vector<std::string> cmd = JavaCommand(
-      "kafka.tools.StorageTool",
-      {"format", "-t", options_.cluster_id.empty() ? NewClusterId() : options_.cluster_id, "-c",
-       dir_ + "/server.properties"});
+  std::vector<std::string> args = {
+      "format", "-t", options_.cluster_id.empty() ? NewClusterId() : options_.cluster_id, "-c",
+      dir_ + "/server.properties"};
+  if (options_.security) {
+    for (const auto& [name, password] : options_.sasl_users) {
+      for (const char* mechanism : {"SCRAM-SHA-256", "SCRAM-SHA-512"}) {
+        args.push_back("--add-scram");
+        args.push_back(fmt::format("{}=[name={},password={}]", mechanism, name, password));
+      }
+    }
+  }
+  std::vector<std::string> cmd = JavaCommand("kafka.tools.StorageTool", args);
   FERRY_ASSIGN_OR_RETURN(ProgramOutput out, RunProgram(cmd, milliseconds(120000)));
   if (out.exit_code != 0) {
     return Unavailable("Kafka {} StorageTool format exited with {}:\n{}{}", version_, out.exit_code,
@@ -406,12 +442,6 @@ Status KafkaBroker::WaitReady() {
                      version_, bootstrap(), options_.ready_timeout.count(), Log());
 }
 
-bool KafkaBroker::PortRace() const {
-  std::ifstream in(log_path_);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("Address already in use") != std::string::npos;
-}
-
 bool KafkaBroker::Alive() const {
   return process_.Alive();
 }
@@ -426,65 +456,6 @@ Result<int64_t> KafkaBroker::RssBytes() const {
     }
   }
   return Unavailable("no VmRSS for the Kafka broker (pid {})", pid);
-}
-
-Status KafkaBroker::CreateTopic(const std::string& name, int partitions,
-                                const std::map<std::string, std::string>& configs,
-                                int replication_factor) const {
-  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
-  char err[512];
-  rd_kafka_NewTopic_t* topic =
-      rd_kafka_NewTopic_new(name.c_str(), partitions, replication_factor, err, sizeof(err));
-  if (topic == nullptr) {
-    return InvalidArgument("topic {}: {}", name, err);
-  }
-  for (const auto& [key, value] : configs) {
-    rd_kafka_NewTopic_set_config(topic, key.c_str(), value.c_str());
-  }
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(client.get());
-  rd_kafka_AdminOptions_t* options =
-      rd_kafka_AdminOptions_new(client.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  rd_kafka_AdminOptions_set_operation_timeout(options, 30000, err, sizeof(err));
-  rd_kafka_CreateTopics(client.get(), &topic, 1, options, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
-  Status status;
-  if (event == nullptr) {
-    status = Unavailable("CreateTopics {} on {}: no answer within 60 s", name, bootstrap());
-  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    status = Unavailable("CreateTopics {} on {}: {}", name, bootstrap(),
-                         rd_kafka_event_error_string(event));
-  } else {
-    size_t n = 0;
-    const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
-    for (size_t i = 0; i < n; ++i) {
-      rd_kafka_resp_err_t code = rd_kafka_topic_result_error(results[i]);
-      const char* message = rd_kafka_topic_result_error_string(results[i]);
-      if (code == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-        status = AlreadyExists("topic {} exists on {}", name, bootstrap());
-      } else if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        status = Unavailable("CreateTopics {} on {}: {}", name, bootstrap(),
-                             message != nullptr ? message : rd_kafka_err2str(code));
-      }
-    }
-  }
-  if (event != nullptr) {
-    rd_kafka_event_destroy(event);
-  }
-  rd_kafka_AdminOptions_destroy(options);
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_NewTopic_destroy(topic);
-  FERRY_RETURN_IF_ERROR(status);
-  // The controller has committed the topic; the broker learns its leadership a moment later.
-  const auto deadline = steady_clock::now() + milliseconds(30000);
-  while (!MetadataAnswers(client.get(), name.c_str(), partitions)) {
-    if (steady_clock::now() > deadline) {
-      return Unavailable("topic {} on {}: partitions without a leader after 30 s", name,
-                         bootstrap());
-    }
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return Status::OK();
 }
 
 Status KafkaBroker::Kill9() {

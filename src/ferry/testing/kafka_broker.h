@@ -1,9 +1,11 @@
 // KafkaBroker: a real Apache Kafka broker for integration tests (DESIGN.md, "Testing against the
 // real thing"): one JVM running a combined broker and controller in KRaft mode, on free loopback
 // ports, with a PLAINTEXT listener for clients and a CONTROLLER listener for its own quorum of
-// one. The jars come from `make setup-kafka` (tests/kafka/pom.xml, ~/.cache/ferry/kafka-<version>);
-// Java is Debian's OpenJDK 17. Tests create their topics (auto-creation is off) with
-// CreateTopic, which uses librdkafka's admin API as an independent client would.
+// one; with Options::security also SASL_PLAINTEXT, SSL, mutual TLS and SASL_SSL listeners and
+// the ACL authorizer (below). The jars come from `make setup-kafka` (tests/kafka/pom.xml,
+// ~/.cache/ferry/kafka-<version>); Java is Debian's OpenJDK 17. Tests create their topics
+// (auto-creation is off) with CreateTopic, which uses librdkafka's admin API as an independent
+// client would.
 //
 // Start-up (numbered as in Start(); docs/testing-servers.md has the figures):
 //   1. A temp dir /tmp/ferry-kafka-XXXXXX holds server.properties, the log4j configurations,
@@ -14,7 +16,23 @@
 //   3. `java -cp 'libs/*' kafka.Kafka server.properties`, then wait until a metadata request
 //      through librdkafka names the broker (the port accepting connections is not enough: the
 //      broker listener answers only once the broker has registered with the controller).
-// A start whose port another process took meanwhile is retried from step 1 with new ports.
+// A start whose port another process took meanwhile is retried from step 1 with new ports
+// (StartOnFreePort, test_server.h).
+//
+// Security (Options::security; docs/testing-servers.md): one listener per kind, each on a port
+// of its own (bootstrap(Listener)):
+//   - SASL_PLAINTEXT and SASL_SSL with the mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+//     Every user of Options::sasl_users gets a PLAIN password (the listeners' JAAS
+//     configuration) and SCRAM-SHA-256/512 credentials (written at format time, StorageTool's
+//     --add-scram), all with the same password.
+//   - SSL (the broker's certificate only) and MTLS (SSL with `ssl.client.auth=required`).
+//     Certificates come from a TestCa made in dir()/tls at start (ca()); the broker's keystore
+//     and truststore are PEM files. A client certificate's CN is its principal (User:<cn>,
+//     through ssl.principal.mapping.rules).
+//   - The StandardAuthorizer with no ACL allowing nothing (allow.everyone.if.no.acl.found is
+//     false): AllowRead grants READ on a topic or a group. super.users is User:ANONYMOUS, the
+//     principal of the PLAINTEXT and CONTROLLER listeners, so the broker itself, CreateTopic,
+//     AllowRead and any PLAINTEXT client may do anything.
 //
 // Lifetime: the JVM is started with PR_SET_PDEATHSIG(SIGKILL) from the thread that called Start
 // (it must outlive the broker: the main thread, or Shared()); the destructor SIGKILLs it, reaps
@@ -38,11 +56,15 @@
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
 #include "ferry/testing/subprocess.h"
+#include "ferry/testing/test_ca.h"
 
 namespace ferry::testing {
 
 class KafkaBroker {
  public:
+  enum class Listener { kPlaintext, kSaslPlaintext, kSsl, kMutualTls, kSaslSsl };
+  enum class AclResource { kTopic, kGroup };
+
   struct Options {
     // The folder holding libs/ (the jars). Empty: $FERRY_KAFKA_HOME, else
     // ~/.cache/ferry/kafka-<version> (`make setup-kafka`).
@@ -68,6 +90,10 @@ class KafkaBroker {
     int port = 0;
     int controller_port = 0;
     bool wait_until_ready = true;
+    // The security listeners, a test CA and the ACL authorizer (above).
+    bool security = false;
+    // With `security`: SASL users, name -> password (letters, digits, '-' and '_' only).
+    std::map<std::string, std::string> sasl_users;
   };
 
   // Formats the storage and starts the broker (steps above). NotFound, naming `make
@@ -75,10 +101,12 @@ class KafkaBroker {
   // answer in time (the message holds the end of its log).
   static Result<std::unique_ptr<KafkaBroker>> Start(Options options);
   static Result<std::unique_ptr<KafkaBroker>> Start() { return Start(Options{}); }
-  // One broker for the whole test binary, started on the first call and stopped when the
-  // process exits; later calls return it, or the first call's error again. Unavailable when it
-  // has died since (a test that kills the broker must Start its own).
+  // One broker for the whole test binary (SharedServer, test_server.h), started on the first
+  // call and stopped when the process exits; later calls return it, or the first call's error
+  // again. Unavailable when it has died since (a test that kills the broker must Start its own).
+  // The first call's options hold for the whole binary.
   static Result<KafkaBroker*> Shared();
+  static Result<KafkaBroker*> Shared(const Options& options);
   ~KafkaBroker();
 
   KafkaBroker(const KafkaBroker&) = delete;
@@ -92,7 +120,14 @@ class KafkaBroker {
 
   // "127.0.0.1:PORT", the PLAINTEXT listener.
   std::string bootstrap() const;
+  std::string endpoint() const { return bootstrap(); }
+  // "127.0.0.1:PORT" of a listener; REQUIRES: options.security, or kPlaintext.
+  std::string bootstrap(Listener listener) const;
   int port() const { return port_; }
+  // The test CA that signed the broker's certificate; nullptr without options.security.
+  const TestCa* ca() const { return ca_ ? &*ca_ : nullptr; }
+  // The broker's log file (stdout and stderr of every start).
+  const std::string& log_path() const { return log_path_; }
   int controller_port() const { return controller_port_; }
   // The Kafka version of the jars (from the kafka_2.13-<version>.jar name).
   const std::string& version() const { return version_; }
@@ -126,6 +161,11 @@ class KafkaBroker {
   Result<std::vector<PartitionReplicas>> DescribeTopic(const std::string& name) const;
   // After Start with `wait_until_ready` false: waits until metadata answers (Start's step 3).
   Status WaitUntilReady();
+  // An ACL: ALLOW READ (which implies DESCRIBE) on the topic or group `name` (literal) to
+  // `principal` ("User:alice") from any host; returns once the broker's authorizer has it
+  // (DescribeAcls lists it), so a client started next is allowed. REQUIRES: options.security.
+  Status AllowRead(const std::string& principal, AclResource resource,
+                   const std::string& name) const;
 
   // SIGKILL, then reap; the data stays.
   Status Kill9();
@@ -142,12 +182,14 @@ class KafkaBroker {
 
  private:
   KafkaBroker(Options options, std::string java, std::string libs, std::string version,
-              std::string dir, int port, int controller_port);
+              std::string dir, int port, std::vector<int> more_ports);
+  // Writes the configuration, formats the storage and starts the JVM (steps 1 to 3).
+  Status FirstStart();
+  Status MakeTls();
   Status WriteConfig() const;
   Status Format() const;
   Status Spawn(bool wait);
   Status WaitReady();
-  bool PortRace() const;
   std::vector<std::string> JavaCommand(const std::string& main_class,
                                        const std::vector<std::string>& args) const;
 
@@ -159,6 +201,9 @@ class KafkaBroker {
   const std::string log_path_;
   const int port_;
   const int controller_port_;
+  // With security: the ports of kSaslPlaintext, kSsl, kMutualTls and kSaslSsl, in this order.
+  const std::vector<int> secure_ports_;
+  std::optional<TestCa> ca_;
   Subprocess process_;
   // Copies of the running JVM's pid and of "the test stopped it", for the thread-safe
   // accessors (ExitReport from a watchdog thread).

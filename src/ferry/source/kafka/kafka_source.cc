@@ -8,6 +8,7 @@
 
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
+#include "ferry/source/kafka/access_refusal.h"
 #include "ferry/source/kafka/gap_report.h"
 #include "ferry/source/kafka/kafka_conf.h"
 
@@ -507,6 +508,11 @@ Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
       return Internal("kafka: fatal consumer error {}: {}", rd_kafka_err2name(cause), reason);
     }
     default: {
+      if (IsAccessRefusal(message.err)) {
+        return AccessRefusal(message.err, rd_kafka_message_errstr(&message),
+                             message.rkt != nullptr ? rd_kafka_topic_name(message.rkt) : "",
+                             options_);
+      }
       std::string where =
           message.rkt != nullptr
               ? KafkaPartitionKey(rd_kafka_topic_name(message.rkt), message.partition) + ": "
@@ -525,6 +531,14 @@ void KafkaSource::ErrorCallback(rd_kafka_t* rk, int err, const char* reason, voi
     FERRY_LOG_ERROR("kafka: fatal error: {} ({})", reason, cause);
     if (self->deferred_error_.ok()) {
       self->deferred_error_ = Internal("kafka: fatal error: {} ({})", reason, cause);
+    }
+    return;
+  }
+  // A refused login, certificate or ACL: stop instead of letting librdkafka retry forever
+  // (access_refusal.h).
+  if (const auto code = static_cast<rd_kafka_resp_err_t>(err); IsAccessRefusal(code)) {
+    if (self->deferred_error_.ok()) {
+      self->deferred_error_ = AccessRefusal(code, reason, "", self->options_);
     }
     return;
   }

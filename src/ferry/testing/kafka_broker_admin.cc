@@ -1,0 +1,214 @@
+// KafkaBroker's admin requests (CreateTopic, AllowRead) and the librdkafka client they and the
+// start-up check share (kafka_broker_internal.h).
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "ferry/testing/kafka_broker.h"
+#include "ferry/testing/kafka_broker_internal.h"
+
+namespace ferry::testing {
+namespace kafka_internal {
+
+Result<RdKafkaPtr> NewClient(const std::string& bootstrap) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& [key, value] :
+       std::vector<std::pair<const char*, std::string>>{{"bootstrap.servers", bootstrap},
+                                                        {"client.id", "ferry-test-kafka-broker"},
+                                                        {"log_level", "0"},
+                                                        {"reconnect.backoff.max.ms", "200"}}) {
+    if (rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return Internal("librdkafka {}: {}", key, err);
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return Internal("rd_kafka_new: {}", err);
+  }
+  return RdKafkaPtr(rk);
+}
+
+bool MetadataAnswers(rd_kafka_t* rk, const char* topic, int partitions) {
+  const rd_kafka_metadata_t* md = nullptr;
+  if (rd_kafka_metadata(rk, 1, nullptr, &md, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return false;
+  }
+  bool ok = md->broker_cnt > 0;
+  if (topic != nullptr) {
+    ok = false;
+    for (int t = 0; t < md->topic_cnt; ++t) {
+      const rd_kafka_metadata_topic_t& mt = md->topics[t];
+      if (strcmp(mt.topic, topic) != 0 || mt.err != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          mt.partition_cnt != partitions) {
+        continue;
+      }
+      ok = true;
+      for (int p = 0; p < mt.partition_cnt; ++p) {
+        ok = ok && mt.partitions[p].leader >= 0 &&
+             mt.partitions[p].err == RD_KAFKA_RESP_ERR_NO_ERROR;
+      }
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return ok;
+}
+
+}  // namespace kafka_internal
+
+namespace {
+
+using kafka_internal::MetadataAnswers;
+using kafka_internal::NewClient;
+using kafka_internal::RdKafkaPtr;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+// Runs one admin request on `client` and waits for its result event (nullptr after 60 s).
+struct EventDeleter {
+  void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
+};
+using EventPtr = std::unique_ptr<rd_kafka_event_t, EventDeleter>;
+
+template <typename Send>
+EventPtr AdminCall(rd_kafka_t* client, rd_kafka_admin_op_t op, const Send& send) {
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client);
+  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(client, op);
+  char err[512];
+  rd_kafka_AdminOptions_set_request_timeout(options, 30000, err, sizeof(err));
+  send(options, queue);
+  EventPtr event(rd_kafka_queue_poll(queue, 60000));
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_queue_destroy(queue);
+  return event;
+}
+
+}  // namespace
+
+Status KafkaBroker::CreateTopic(const std::string& name, int partitions,
+                                const std::map<std::string, std::string>& configs,
+                                int replication_factor) const {
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  char err[512];
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(name.c_str(), partitions, replication_factor, err, sizeof(err));
+  if (topic == nullptr) {
+    return InvalidArgument("topic {}: {}", name, err);
+  }
+  for (const auto& [key, value] : configs) {
+    rd_kafka_NewTopic_set_config(topic, key.c_str(), value.c_str());
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client.get());
+  rd_kafka_AdminOptions_t* options =
+      rd_kafka_AdminOptions_new(client.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_operation_timeout(options, 30000, err, sizeof(err));
+  rd_kafka_CreateTopics(client.get(), &topic, 1, options, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
+  Status status;
+  if (event == nullptr) {
+    status = Unavailable("CreateTopics {} on {}: no answer within 60 s", name, bootstrap());
+  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = Unavailable("CreateTopics {} on {}: {}", name, bootstrap(),
+                         rd_kafka_event_error_string(event));
+  } else {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
+    for (size_t i = 0; i < n; ++i) {
+      rd_kafka_resp_err_t code = rd_kafka_topic_result_error(results[i]);
+      const char* message = rd_kafka_topic_result_error_string(results[i]);
+      if (code == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+        status = AlreadyExists("topic {} exists on {}", name, bootstrap());
+      } else if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        status = Unavailable("CreateTopics {} on {}: {}", name, bootstrap(),
+                             message != nullptr ? message : rd_kafka_err2str(code));
+      }
+    }
+  }
+  if (event != nullptr) {
+    rd_kafka_event_destroy(event);
+  }
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy(topic);
+  FERRY_RETURN_IF_ERROR(status);
+  // The controller has committed the topic; the broker learns its leadership a moment later.
+  const auto deadline = steady_clock::now() + milliseconds(30000);
+  while (!MetadataAnswers(client.get(), name.c_str(), partitions)) {
+    if (steady_clock::now() > deadline) {
+      return Unavailable("topic {} on {}: partitions without a leader after 30 s", name,
+                         bootstrap());
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Status::OK();
+}
+
+Status KafkaBroker::AllowRead(const std::string& principal, AclResource resource,
+                              const std::string& name) const {
+  if (!options_.security) {
+    return Internal("AllowRead on a Kafka broker started without Options::security");
+  }
+  const rd_kafka_ResourceType_t type =
+      resource == AclResource::kTopic ? RD_KAFKA_RESOURCE_TOPIC : RD_KAFKA_RESOURCE_GROUP;
+  const std::string what = fmt::format("ACL READ on {} '{}' for {} on {}",
+                                       resource == AclResource::kTopic ? "topic" : "group", name,
+                                       principal, bootstrap());
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  char err[512] = {};
+  rd_kafka_AclBinding_t* acl = rd_kafka_AclBinding_new(
+      type, name.c_str(), RD_KAFKA_RESOURCE_PATTERN_LITERAL, principal.c_str(), "*",
+      RD_KAFKA_ACL_OPERATION_READ, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, err, sizeof(err));
+  if (acl == nullptr) {
+    return InvalidArgument("{}: {}", what, err);
+  }
+  EventPtr created = AdminCall(client.get(), RD_KAFKA_ADMIN_OP_CREATEACLS,
+                               [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                                 rd_kafka_CreateAcls(client.get(), &acl, 1, options, queue);
+                               });
+  rd_kafka_AclBinding_destroy(acl);
+  if (created == nullptr) {
+    return Unavailable("{}: CreateAcls had no answer within 60 s", what);
+  }
+  if (rd_kafka_event_error(created.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Unavailable("{}: {}", what, rd_kafka_event_error_string(created.get()));
+  }
+  size_t n = 0;
+  const rd_kafka_acl_result_t** results =
+      rd_kafka_CreateAcls_result_acls(rd_kafka_event_CreateAcls_result(created.get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    if (const rd_kafka_error_t* e = rd_kafka_acl_result_error(results[i]); e != nullptr) {
+      return Unavailable("{}: {}", what, rd_kafka_error_string(e));
+    }
+  }
+  // The controller has the ACL; the broker's authorizer applies it when it replays the record.
+  const auto deadline = steady_clock::now() + milliseconds(30000);
+  while (steady_clock::now() < deadline) {
+    rd_kafka_AclBindingFilter_t* filter = rd_kafka_AclBindingFilter_new(
+        type, name.c_str(), RD_KAFKA_RESOURCE_PATTERN_LITERAL, principal.c_str(), nullptr,
+        RD_KAFKA_ACL_OPERATION_READ, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, err, sizeof(err));
+    EventPtr described = AdminCall(client.get(), RD_KAFKA_ADMIN_OP_DESCRIBEACLS,
+                                   [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                                     rd_kafka_DescribeAcls(client.get(), filter, options, queue);
+                                   });
+    rd_kafka_AclBinding_destroy(filter);
+    size_t found = 0;
+    if (described != nullptr &&
+        rd_kafka_event_error(described.get()) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_DescribeAcls_result_acls(rd_kafka_event_DescribeAcls_result(described.get()),
+                                        &found);
+    }
+    if (found > 0) {
+      return Status::OK();
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Unavailable("{}: created, but DescribeAcls did not list it within 30 s", what);
+}
+
+}  // namespace ferry::testing
