@@ -19,6 +19,7 @@
 // Thread-safety: thread-safe; files and writers as object_store.h says.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,8 @@ struct GcsStoreOptions {
   TransferOptions transfer;
   // Objects per listing page (GCS's maximum is 1000; tests use small pages).
   int list_page_size = 1000;
+  // The OAuth 2.0 access token for each request's "Authorization: Bearer"; empty = anonymous.
+  std::function<Result<std::string>()> access_token;
 };
 
 class GcsCore;
