@@ -324,7 +324,10 @@ Result<std::function<Result<std::string>()>> MakeGcsAccessToken(const StorageOpt
       .env = env};
   const bool configured = !o.service_account_key.empty() || !o.service_account_path.empty() ||
                           !o.application_credentials.empty();
-  if (!configured && NonEmpty(env, "STORAGE_EMULATOR_HOST")) {
+  FERRY_ASSIGN_OR_RETURN(bool skip_signature, BoolOption(options, "google_skip_signature", false));
+  const bool emulator =
+      !OptionOr(options, "storage_emulator_host").empty() || NonEmpty(env, "STORAGE_EMULATOR_HOST");
+  if (skip_signature || (emulator && !configured)) {
     return std::function<Result<std::string>()>();  // anonymous, as Google's clients
   }
   // Its own client: the metadata server and token endpoints may be plain http.

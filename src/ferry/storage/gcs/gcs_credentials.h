@@ -90,8 +90,9 @@ Result<std::unique_ptr<GcsCredentialProvider>> MakeGcsCredentialChain(
 
 // The access token for every GCS request, from the chain, for GcsStoreOptions::access_token:
 // the options of step 1 are read from `options` (canonical names, and the alias
-// google_service_account_path). An empty function (anonymous) when STORAGE_EMULATOR_HOST is set
-// (in `env`) and none of them is, as Google's clients talk to an emulator.
+// google_service_account_path). An empty function (anonymous) with google_skip_signature=true, or
+// when an emulator is named (storage_emulator_host, or STORAGE_EMULATOR_HOST in `env`) and none
+// of the options of step 1 is set, as Google's clients talk to an emulator.
 Result<std::function<Result<std::string>()>> MakeGcsAccessToken(const StorageOptions& options,
                                                                 const EnvLookup& env);
 

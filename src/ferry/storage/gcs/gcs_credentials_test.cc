@@ -435,6 +435,12 @@ TEST_F(GcsCredentialsTest, AccessTokenFunctionForTheStore) {
                                      {"GOOGLE_APPLICATION_CREDENTIALS", "/ignored.json"}}));
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_FALSE(*f);
+  f = MakeGcsAccessToken({{"storage_emulator_host", "127.0.0.1:1"}}, MapEnv({}));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_FALSE(*f);
+  f = MakeGcsAccessToken({{"google_skip_signature", "true"}}, MapEnv({}));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_FALSE(*f);
   // An option configures tokens even beside the emulator.
   const std::string key = Write("key.json", ServiceAccountJson());
   f = MakeGcsAccessToken({{"google_service_account_path", key}},
