@@ -21,6 +21,20 @@ class RefreshingProvider final : public GcsCredentialProvider {
   RefreshingProvider(std::string description, TokenFetch fetch, CredentialRefreshOptions options)
       : description_(std::move(description)),
         cache_("Google token from " + description_, std::move(fetch), options) {}
+  // Step 4 now: InvalidArgument when there is no metadata server; other errors are left for Get.
+  Status ProbeNow() {
+    std::lock_guard lock(mu_);
+    Result<std::unique_ptr<GcsCredentialProvider>> resolved =
+        ResolveMetadata(http::DeadlineAfter(options_.metadata_probe_timeout));
+    if (resolved.ok()) {
+      chosen_ = std::move(resolved).value();
+      FERRY_LOG_INFO("GCS credentials: {}", chosen_->Describe());
+      return Status::OK();
+    }
+    return resolved.status().code() == StatusCode::kInvalidArgument ? resolved.status()
+                                                                    : Status::OK();
+  }
+
   Result<GoogleAccessToken> Get(http::Deadline deadline) override { return cache_.Get(deadline); }
   std::string Describe() const override { return description_; }
 
@@ -200,6 +214,20 @@ class ChainProvider final : public GcsCredentialProvider {
                 std::string metadata_host)
       : options_(options), tried_(std::move(tried)), metadata_host_(std::move(metadata_host)) {}
 
+  // Step 4 now: InvalidArgument when there is no metadata server; other errors are left for Get.
+  Status ProbeNow() {
+    std::lock_guard lock(mu_);
+    Result<std::unique_ptr<GcsCredentialProvider>> resolved =
+        ResolveMetadata(http::DeadlineAfter(options_.metadata_probe_timeout));
+    if (resolved.ok()) {
+      chosen_ = std::move(resolved).value();
+      FERRY_LOG_INFO("GCS credentials: {}", chosen_->Describe());
+      return Status::OK();
+    }
+    return resolved.status().code() == StatusCode::kInvalidArgument ? resolved.status()
+                                                                    : Status::OK();
+  }
+
   Result<GoogleAccessToken> Get(http::Deadline deadline) override {
     GcsCredentialProvider* chosen = nullptr;
     {
@@ -229,7 +257,10 @@ class ChainProvider final : public GcsCredentialProvider {
       for (const std::string& t : tried_) {
         list += t + "; ";
       }
-      return InvalidArgument("no Google credentials found: {}{}", list, first.status().message());
+      return InvalidArgument(
+          "no Google credentials found: {}{}. For an emulator set storage_emulator_host "
+          "(STORAGE_EMULATOR_HOST); for a public bucket google_skip_signature=true",
+          list, first.status().message());
     }
     if (!first.ok()) {
       return CredentialCallerStatus(first.status(), "GCE metadata server at " + metadata_host_);
@@ -309,8 +340,11 @@ Result<std::unique_ptr<GcsCredentialProvider>> MakeGcsCredentialChain(
   std::string host =
       NonEmpty(env, "GCE_METADATA_HOST")
           .value_or(NonEmpty(env, "GCE_METADATA_ROOT").value_or("metadata.google.internal"));
-  return std::unique_ptr<GcsCredentialProvider>(
-      std::make_unique<ChainProvider>(o, std::move(tried), std::move(host)));
+  auto chain = std::make_unique<ChainProvider>(o, std::move(tried), std::move(host));
+  if (o.probe_metadata_now) {
+    FERRY_RETURN_IF_ERROR(chain->ProbeNow());
+  }
+  return std::unique_ptr<GcsCredentialProvider>(std::move(chain));
 }
 
 Result<std::function<Result<std::string>()>> MakeGcsAccessToken(const StorageOptions& options,
@@ -321,7 +355,8 @@ Result<std::function<Result<std::string>()>> MakeGcsAccessToken(const StorageOpt
       .service_account_path = OptionOr(options, "google_service_account",
                                        OptionOr(options, "google_service_account_path")),
       .application_credentials = OptionOr(options, "google_application_credentials"),
-      .env = env};
+      .env = env,
+      .probe_metadata_now = true};
   const bool configured = !o.service_account_key.empty() || !o.service_account_path.empty() ||
                           !o.application_credentials.empty();
   FERRY_ASSIGN_OR_RETURN(bool skip_signature, BoolOption(options, "google_skip_signature", false));

@@ -81,18 +81,24 @@ struct GcsCredentialOptions {
   CredentialRefreshOptions refresh;
   // How long the metadata server may take to answer the first time before it is taken as absent.
   std::chrono::milliseconds metadata_probe_timeout{2000};
+  // Ask the metadata server (step 4) already in MakeGcsCredentialChain, so that "no Google
+  // credentials found" comes when the store is opened; otherwise on the first Get.
+  bool probe_metadata_now = false;
 };
 
 // The chain above. Files are read and checked here (InvalidArgument naming the option or
-// variable and the file); the metadata server is asked on the first Get.
+// variable and the file); the metadata server is asked on the first Get or, with
+// probe_metadata_now, here (a metadata server that answers but fails is then asked again on the
+// first Get).
 Result<std::unique_ptr<GcsCredentialProvider>> MakeGcsCredentialChain(
     const GcsCredentialOptions& options);
 
 // The access token for every GCS request, from the chain, for GcsStoreOptions::access_token:
 // the options of step 1 are read from `options` (canonical names, and the alias
-// google_service_account_path). An empty function (anonymous) with google_skip_signature=true, or
-// when an emulator is named (storage_emulator_host, or STORAGE_EMULATOR_HOST in `env`) and none
-// of the options of step 1 is set, as Google's clients talk to an emulator.
+// google_service_account_path); the metadata server is probed now (probe_metadata_now). An empty
+// function (anonymous) with google_skip_signature=true, or when an emulator is named
+// (storage_emulator_host, or STORAGE_EMULATOR_HOST in `env`) and none of the options of step 1 is
+// set, as Google's clients talk to an emulator.
 Result<std::function<Result<std::string>()>> MakeGcsAccessToken(const StorageOptions& options,
                                                                 const EnvLookup& env);
 

@@ -75,8 +75,15 @@ class GcsCore final : public HttpStoreCore {
     return query.empty() ? url : url + "?" + http::BuildQuery(query);
   }
 
-  // Anonymous: no credentials yet (gcs_store.h).
-  Status Authorize(http::HttpRequest*, const HttpCall&) const override { return Status::OK(); }
+  // A bearer token when the options have a source of them; anonymous otherwise.
+  Status Authorize(http::HttpRequest* request, const HttpCall&) const override {
+    if (!options.access_token) {
+      return Status::OK();
+    }
+    FERRY_ASSIGN_OR_RETURN(std::string token, options.access_token());
+    request->headers.Set("Authorization", "Bearer " + token);
+    return Status::OK();
+  }
 
   // {"error":{"code":412,"message":"...","errors":[{"reason":"conditionNotMet",...}]}}
   http::ServiceError ParseError(const http::HttpResponse& response) const override {
