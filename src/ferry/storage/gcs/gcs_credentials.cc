@@ -21,20 +21,6 @@ class RefreshingProvider final : public GcsCredentialProvider {
   RefreshingProvider(std::string description, TokenFetch fetch, CredentialRefreshOptions options)
       : description_(std::move(description)),
         cache_("Google token from " + description_, std::move(fetch), options) {}
-  // Step 4 now: InvalidArgument when there is no metadata server; other errors are left for Get.
-  Status ProbeNow() {
-    std::lock_guard lock(mu_);
-    Result<std::unique_ptr<GcsCredentialProvider>> resolved =
-        ResolveMetadata(http::DeadlineAfter(options_.metadata_probe_timeout));
-    if (resolved.ok()) {
-      chosen_ = std::move(resolved).value();
-      FERRY_LOG_INFO("GCS credentials: {}", chosen_->Describe());
-      return Status::OK();
-    }
-    return resolved.status().code() == StatusCode::kInvalidArgument ? resolved.status()
-                                                                    : Status::OK();
-  }
-
   Result<GoogleAccessToken> Get(http::Deadline deadline) override { return cache_.Get(deadline); }
   std::string Describe() const override { return description_; }
 

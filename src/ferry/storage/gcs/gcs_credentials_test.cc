@@ -327,6 +327,17 @@ TEST_F(GcsCredentialsTest, NoSourceListsWhatWasTried) {
   EXPECT_TRUE(Contains(s, "no gcloud credentials file " + dir_ + "/.config/gcloud/"))
       << s.ToString();
   EXPECT_TRUE(Contains(s, "no GCE metadata server at " + closed)) << s.ToString();
+  EXPECT_TRUE(Contains(s, "STORAGE_EMULATOR_HOST")) << s.ToString();
+  // Probed when the chain is made: the same error then, as a store reports it when opened.
+  auto eager = Chain({{"GCE_METADATA_HOST", closed}, {"HOME", dir_}}, {.probe_metadata_now = true});
+  ASSERT_FALSE(eager.ok());
+  EXPECT_TRUE(Contains(eager.status(), "no Google credentials found")) << eager.status().ToString();
+  eager = Chain({{"GCE_METADATA_HOST", stand_in_->metadata_host()}}, {.probe_metadata_now = true});
+  ASSERT_TRUE(eager.ok()) << eager.status().ToString();
+  EXPECT_EQ(stand_in_->issued("gce"), 1);  // the probe's token, handed to the first Get
+  Result<GoogleAccessToken> seeded = (*eager)->Get(Soon());
+  ASSERT_TRUE(seeded.ok()) << seeded.status().ToString();
+  EXPECT_EQ(seeded->token, "ya29.gce.1");
   // Something that answers without Metadata-Flavor: Google is not the metadata server.
   testing::HttpStandIn impostor;
   impostor.server().Get(".*", [](const httplib::Request&, httplib::Response& res) {
