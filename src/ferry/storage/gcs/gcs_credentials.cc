@@ -9,6 +9,7 @@
 
 #include "ferry/base/file.h"
 #include "ferry/base/log.h"
+#include "ferry/http/url.h"
 #include "ferry/storage/gcs/gcs_credentials_internal.h"
 
 namespace ferry::storage::gcs {
@@ -56,6 +57,22 @@ Status RequireFields(const nlohmann::json& j, std::initializer_list<const char*>
   return Status::OK();
 }
 
+// A token endpoint from a credentials file: https, or plain http only on this machine (a local
+// stand-in), since assertions, refresh tokens and subject tokens are sent to it.
+Status CheckEndpoint(const std::string& url, std::string_view field, std::string_view source) {
+  Result<http::Url> parsed = http::ParseUrl(url);
+  if (!parsed.ok()) {
+    return InvalidArgument("{}: {} '{}' is not a URL", source, field, http::RedactUrl(url));
+  }
+  const bool loopback =
+      parsed->host == "127.0.0.1" || parsed->host == "localhost" || parsed->host == "::1";
+  if (parsed->scheme != "https" && !loopback) {
+    return InvalidArgument("{}: {} '{}' must be https (plain http only to this machine)", source,
+                           field, http::RedactUrl(url));
+  }
+  return Status::OK();
+}
+
 std::unique_ptr<GcsCredentialProvider> Refreshing(std::string description, TokenFetch fetch,
                                                   const GcsCredentialOptions& o) {
   return std::make_unique<RefreshingProvider>(std::move(description), std::move(fetch), o.refresh);
@@ -73,6 +90,7 @@ Result<std::unique_ptr<GcsCredentialProvider>> ServiceAccount(const nlohmann::js
   if (key.token_uri.empty()) {
     key.token_uri = internal::kDefaultTokenUri;
   }
+  FERRY_RETURN_IF_ERROR(CheckEndpoint(key.token_uri, "token_uri", source));
   // A key that cannot sign is a configuration error now, not at the first request.
   FERRY_RETURN_IF_ERROR(MakeServiceAccountAssertion(key.private_key, key.private_key_id,
                                                     key.client_email, o.scope, key.token_uri,
@@ -96,6 +114,7 @@ Result<std::unique_ptr<GcsCredentialProvider>> AuthorizedUser(const nlohmann::js
   if (user.token_uri.empty()) {
     user.token_uri = internal::kDefaultTokenUri;
   }
+  FERRY_RETURN_IF_ERROR(CheckEndpoint(user.token_uri, "token_uri", source));
   std::string description = fmt::format("authorized user ({})", source);
   return Refreshing(std::move(description),
                     internal::MakeAuthorizedUserFetch(o.client, std::move(user)), o);
@@ -131,6 +150,11 @@ Result<std::unique_ptr<GcsCredentialProvider>> ExternalAccount(const nlohmann::j
                               .impersonation_url = Field(j, "service_account_impersonation_url"),
                               .client_id = Field(j, "client_id"),
                               .client_secret = Field(j, "client_secret")};
+  FERRY_RETURN_IF_ERROR(CheckEndpoint(a.token_url, "token_url", source));
+  if (!a.impersonation_url.empty()) {
+    FERRY_RETURN_IF_ERROR(
+        CheckEndpoint(a.impersonation_url, "service_account_impersonation_url", source));
+  }
   if (cs->contains("format") && (*cs)["format"].is_object()) {
     const nlohmann::json& format = (*cs)["format"];
     if (Field(format, "type") == "json") {

@@ -391,6 +391,11 @@ TEST_F(GcsCredentialsTest, FileErrorsNameTheFileNeverTheSecret) {
   const std::string url_path = Write("url.json", url_sourced.dump());
   expect_error({{"GOOGLE_APPLICATION_CREDENTIALS", url_path}}, StatusCode::kNotSupported,
                {url_path, "credential_source.url"});
+  nlohmann::json plain = nlohmann::json::parse(ServiceAccountJson());
+  plain["token_uri"] = "http://oauth2.example.com/token";
+  const std::string plain_path = Write("plain.json", plain.dump());
+  expect_error({{"GOOGLE_APPLICATION_CREDENTIALS", plain_path}}, StatusCode::kInvalidArgument,
+               {plain_path, "token_uri 'http://oauth2.example.com/token' must be https"});
   const std::string odd = Write("odd.json", R"({"type":"api_key"})");
   expect_error({{"GOOGLE_APPLICATION_CREDENTIALS", odd}}, StatusCode::kInvalidArgument,
                {odd, "unknown credentials type 'api_key'"});
