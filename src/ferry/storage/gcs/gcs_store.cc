@@ -128,8 +128,16 @@ class GcsCore final : public HttpStoreCore {
     return outcome.status.WithContext("{}", what);
   }
 
+  // "gs://bucket/name"; the root itself (a key of "." or "") without a trailing "/.".
   std::string Describe(std::string_view object) const override {
-    return fmt::format("gs://{}/{}", options.bucket, object);
+    if (object == "." || object.ends_with("/.")) {
+      object.remove_suffix(object.size() == 1 ? 1 : 2);
+    }
+    while (object.ends_with('/')) {
+      object.remove_suffix(1);
+    }
+    return object.empty() ? fmt::format("gs://{}", options.bucket)
+                          : fmt::format("gs://{}/{}", options.bucket, object);
   }
 
   // A multipart upload (metadata, then the bytes), so that the object's CRC32C travels in its
