@@ -2,16 +2,20 @@
 // root), through the JSON API, on the shared shape of the HTTP stores
 // (storage/http_object_store.h), which does the request loop, put-if-absent, ranged reads and
 // the upload pipeline. This file adds the GCS protocol:
-//   - PutIfAbsent: a media upload (`uploadType=media`) with `ifGenerationMatch=0`; 412 is
-//     AlreadyExists. The conditional-write check of http_object_store.h runs before the first
-//     one (a store that ignores the precondition is refused).
+//   - PutIfAbsent: a multipart upload (`uploadType=multipart`: the metadata with the object's
+//     CRC32C, then the bytes) with `ifGenerationMatch=0`; 412 is AlreadyExists. GCS refuses
+//     bytes whose CRC32C differs from the metadata's (400). The conditional-write check of
+//     http_object_store.h runs before the first one (a store that ignores the precondition is
+//     refused; there is no override).
 //   - OpenForRead / Stat: `GET` and `HEAD .../o/NAME?alt=media`, ranged by `Range`.
 //   - List: `GET .../o` pages (prefix, delimiter '/' unless recursive, startOffset, pageToken).
 //   - Delete: `DELETE .../o/NAME` (404 is success); DeleteMany: one request per object.
-//   - OpenAtomicWriter: one media upload below the part size; above it a resumable upload, one
-//     chunk per part, in order (a resumable session takes its bytes sequentially, so one part is
-//     in flight while the writer takes the next bytes), finished by the last chunk naming the
-//     size; abandoned sessions are cancelled with DELETE.
+//   - OpenAtomicWriter: one multipart upload below the part size; above it a resumable upload,
+//     one chunk per part, in order (a resumable session takes its bytes sequentially, so one part
+//     is in flight while the writer takes the next bytes), finished by the last chunk naming the
+//     size and carrying the CRC32C of the whole object (`x-goog-hash`); the CRC32C the answer
+//     reports must be the same, or the object is deleted and the writer fails. Abandoned sessions
+//     are cancelled with DELETE.
 // Each attempt carries "Authorization: Bearer <token>" from `access_token` when it is set (the
 // function is asked afresh per attempt, so a refreshed token is picked up); without it the
 // store is anonymous, as Google's clients are when STORAGE_EMULATOR_HOST points them at an
