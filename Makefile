@@ -73,9 +73,12 @@ setup-nats:
 	@NATS_SERVER_VERSION=$(NATS_SERVER_VERSION) tools/setup_nats.sh $(SETUP_LOG)
 
 # The Google Cloud Storage emulator (fake-gcs-server), built with the machine's Go from the Go
-# module proxy into ~/.cache/ferry/ (tools/setup_gcs.sh; nothing written into the tree).
-setup-gcs:
+# module proxy into ~/.cache/ferry/ (tools/setup_gcs.sh; nothing written into the tree), and the
+# venv of Google's google-cloud-storage client (pinned by tests/gcs/requirements.txt) in
+# ~/.cache/ferry/gcs-py-venv when missing or its pin changed (tools/setup_gcs_py.sh).
+setup-gcs: setup-deb
 	@tools/setup_gcs.sh $(SETUP_LOG)
+	@tools/setup_gcs_py.sh $(SETUP_LOG)
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \

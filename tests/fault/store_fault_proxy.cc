@@ -207,7 +207,40 @@ bool RelayResponse(Reader* upstream, std::string_view method,
   }
 }
 
+// `head` with the query parameter `name` (and its value) removed from the request target.
+std::string WithoutQueryParameter(const std::string& head, const std::string& name) {
+  const size_t target_start = head.find(' ') + 1;
+  const size_t target_end = head.find(' ', target_start);
+  const size_t query = head.find('?', target_start);
+  if (name.empty() || query == std::string::npos || query > target_end) {
+    return head;
+  }
+  std::string kept;
+  size_t at = query + 1;
+  while (at < target_end) {
+    size_t amp = head.find('&', at);
+    if (amp == std::string::npos || amp > target_end) {
+      amp = target_end;
+    }
+    const std::string pair = head.substr(at, amp - at);
+    if (pair.substr(0, pair.find('=')) != name) {
+      kept += (kept.empty() ? "" : "&") + pair;
+    }
+    at = amp + 1;
+  }
+  return head.substr(0, query) + (kept.empty() ? "" : "?" + kept) + head.substr(target_end);
+}
+
 std::string SlowDownResponse(StoreDialect dialect, std::string_view target) {
+  if (dialect == StoreDialect::kGcs) {
+    const std::string body =
+        R"({"error":{"code":503,"message":"Backend Error","errors":[{"domain":"global",)"
+        R"("reason":"backendError","message":"Backend Error"}]}})";
+    return fmt::format(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=UTF-8\r\n"
+        "Content-Length: {}\r\nConnection: keep-alive\r\n\r\n{}",
+        body.size(), body);
+  }
   if (dialect == StoreDialect::kAzure) {
     // As Azure Storage throttles: 503 with the code in the body and in x-ms-error-code.
     const std::string body =
@@ -294,6 +327,11 @@ void StoreFaultProxy::SetDown(bool down) {
       ::shutdown(fd, SHUT_RDWR);  // each connection's thread sees it end and closes it
     }
   }
+}
+
+void StoreFaultProxy::StripQueryParameter(std::string name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  strip_ = std::move(name);
 }
 
 ProxyCounts StoreFaultProxy::counts() const {
@@ -436,7 +474,13 @@ void StoreFaultProxy::Serve(int client) {
       reset_client = true;
       break;
     }
-    if (!WriteAll(upstream, *head) || !from_client.Copy(body, to(upstream))) {
+    std::string strip;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      strip = strip_;
+    }
+    if (!WriteAll(upstream, WithoutQueryParameter(*head, strip)) ||
+        !from_client.Copy(body, to(upstream))) {
       reset_client = true;
       break;
     }

@@ -1,10 +1,10 @@
 // StoreFaultProxy: an HTTP/1.1 relay on 127.0.0.1 between ferry and an object store (radosgw for
-// S3, Azurite for Azure Blob) that breaks requests the way a flaky network and a throttling store
-// do. It reads each request's
-// head (and its Content-Length) and decides, by a seeded draw against the current FaultMix, what
-// happens to it:
+// S3, Azurite for Azure Blob, fake-gcs-server for GCS) that breaks requests the way a flaky network
+// and a throttling store do. It reads each request's head (and its Content-Length) and decides, by
+// a seeded draw against the current FaultMix, what happens to it:
 //   - kSlowDown: the proxy answers 503 itself in the store's dialect (S3's `SlowDown` XML error,
-//     or Azure's `ServerBusy` with its x-ms-error-code header); the server never sees the request
+//     Azure's `ServerBusy` with its x-ms-error-code header, or GCS's JSON error with reason
+//     `backendError`); the server never sees the request
 //     (as S3 throttling a prefix, or an Azure account over its request rate);
 //   - kResetBefore: the client's connection is reset (RST) before anything is forwarded: the
 //     request was not sent;
@@ -19,6 +19,8 @@
 // client connection is reset (counted as `refused`). SetDown(true) makes the proxy behave the same
 // with the server still up (an outage of a store whose data must survive it: Azurite keeps its
 // blobs in memory): open connections are cut and every new request is reset until SetDown(false).
+// StripQueryParameter(name) removes `name=...` from every forwarded request's target: a store
+// that ignores a precondition (GCS's `ifGenerationMatch`), made from one that enforces it.
 //
 // Thread-safety: thread-safe. One accepting thread and one detached thread per client
 // connection; the destructor shuts every socket down and waits for all of them to end.
@@ -60,7 +62,7 @@ struct ProxyCounts {
 };
 
 // The store whose error answers the proxy speaks.
-enum class StoreDialect { kS3, kAzure };
+enum class StoreDialect { kS3, kAzure, kGcs };
 
 class StoreFaultProxy {
  public:
@@ -78,6 +80,8 @@ class StoreFaultProxy {
   // Down: cuts every open connection and resets each new one (counted as `refused`) until
   // SetDown(false).
   void SetDown(bool down);
+  // From now on, forwarded requests lose the query parameter `name` ("" keeps every parameter).
+  void StripQueryParameter(std::string name);
   ProxyCounts counts() const;
 
  private:
@@ -105,6 +109,7 @@ class StoreFaultProxy {
   std::set<int> sockets_;  // guarded by mu_: every open client and upstream socket
   bool stopping_ = false;  // guarded by mu_
   bool down_ = false;      // guarded by mu_
+  std::string strip_;      // guarded by mu_: the query parameter removed from requests
   int serving_ = 0;        // guarded by mu_: connection threads (detached) still running
   std::condition_variable served_;
   std::thread accept_thread_;

@@ -32,6 +32,7 @@
 #include "ferry/storage/store_factory.h"
 #include "ferry/storage/table_uri.h"
 #include "ferry/testing/azure_test_store.h"
+#include "ferry/testing/gcs_test_store.h"
 #include "ferry/testing/radosgw.h"
 #include "ferry/testing/s3_test_store.h"
 #include "ferry/testing/table_verifier.h"
@@ -200,7 +201,9 @@ TEST_F(DeltaProcessTest, ConcurrentBlindAppendsAllLandAtContiguousVersions) {
 
 // Where the race runs: "Local" (a temp dir), "S3" (a table on the test binary's radosgw,
 // reached by the writers through the standard AWS variables alone) or "Azure" (a table on the
-// test binary's Azurite, reached through AZURE_STORAGE_USE_EMULATOR and AZURE_STORAGE_ENDPOINT).
+// test binary's Azurite, reached through AZURE_STORAGE_USE_EMULATOR and AZURE_STORAGE_ENDPOINT)
+// or "Gcs" (a table on the test binary's fake-gcs-server, reached through STORAGE_EMULATOR_HOST
+// alone).
 class CommitRaceTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -232,6 +235,20 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
                                            storage::OpenMode::kCreate);
       ASSERT_TRUE(azure.ok()) << azure.status().ToString();
       store = std::move(*azure);
+    } else if (GetParam() == "Gcs") {
+      Result<testing::FakeGcs*> gcs = testing::FakeGcs::Shared();
+      ASSERT_TRUE(gcs.ok()) << gcs.status().ToString();
+      gcs_ = *gcs;
+      Result<std::string> bucket = testing::NewFakeGcsBucket(*gcs_);
+      ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+      location_ = "gs://" + *bucket + "/race/t";
+      env_ = {"STORAGE_EMULATOR_HOST=" + gcs_->endpoint()};
+      auto uri = storage::ParseTableUri(location_);
+      ASSERT_TRUE(uri.ok()) << uri.status().ToString();
+      auto store_or = storage::OpenTableStore(*uri, testing::FakeGcsStorageOptions(*gcs_),
+                                              storage::OpenMode::kCreate);
+      ASSERT_TRUE(store_or.ok()) << store_or.status().ToString();
+      store = std::move(*store_or);
     } else {
       char tmpl[] = "/tmp/ferry-delta-race-XXXXXX";
       ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -253,6 +270,9 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
     }
     if (azurite_ != nullptr) {
       EXPECT_TRUE(azurite_->Alive()) << azurite_->Log();
+    }
+    if (gcs_ != nullptr) {
+      EXPECT_TRUE(gcs_->Alive()) << gcs_->Log();
     }
   }
 
@@ -281,6 +301,7 @@ class CommitRaceTest : public ::testing::TestWithParam<std::string> {
 
   testing::RadosGw* rgw_ = nullptr;
   testing::Azurite* azurite_ = nullptr;
+  testing::FakeGcs* gcs_ = nullptr;
   std::string dir_;
   std::string location_;
   std::vector<std::string> env_;
@@ -348,7 +369,7 @@ TEST_P(CommitRaceTest, SameAppIdExactlyOneWinnerPerRound) {
   std::printf("%s: rounds won by%s\n", GetParam().c_str(), spread.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, CommitRaceTest, ::testing::Values("Local", "S3", "Azure"),
+INSTANTIATE_TEST_SUITE_P(Stores, CommitRaceTest, ::testing::Values("Local", "S3", "Azure", "Gcs"),
                          [](const auto& p) { return p.param; });
 
 // ---- `ferry table inspect|history` on a table with positions (the real binary).

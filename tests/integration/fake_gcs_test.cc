@@ -181,6 +181,45 @@ TEST_F(FakeGcsTest, EveryUploadPathWithIfGenerationMatch0Answers412OnAnExistingN
   ExpectAlive();
 }
 
+// What the pinned emulator verifies of an upload's checksums (the GCS store relies on the first
+// two): the crc32c (and md5Hash) of a multipart upload's metadata, and of a resumable upload's
+// start, are checked against the bytes (400 `invalid`, nothing stored); a media upload's
+// `x-goog-hash` and the one on a resumable upload's last chunk are ignored (real GCS checks them).
+TEST_F(FakeGcsTest, ChecksumsInUploadMetadataAreVerifiedAndXGoogHashIsIgnored) {
+  // "hello\n": crc32c NT3Yvg==, md5 sZRqySSS0jR8YjW00mERhA==.
+  auto multipart = [&](const std::string& name, const std::string& extra) {
+    const std::string body =
+        "--B\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{\"name\":\"" + name + "\"" +
+        extra + "}\r\n--B\r\nContent-Type: application/octet-stream\r\n\r\nhello\n\r\n--B--\r\n";
+    return Send("POST", "/upload/storage/v1/b/" + bucket_ + "/o?uploadType=multipart",
+                {"Content-Type: multipart/related; boundary=B"}, body);
+  };
+  HttpReply bad_crc = multipart("bad-crc", ",\"crc32c\":\"AAAAAA==\"");
+  EXPECT_EQ(bad_crc.status, 400) << bad_crc.body;
+  EXPECT_NE(bad_crc.body.find("CRC32C"), std::string::npos) << bad_crc.body;
+  EXPECT_EQ(multipart("bad-md5", ",\"md5Hash\":\"AAAAAAAAAAAAAAAAAAAAAA==\"").status, 400);
+  HttpReply good = multipart("good", ",\"crc32c\":\"NT3Yvg==\"");
+  EXPECT_EQ(good.status, 200) << good.body;
+  int status = 0;
+  Get("bad-crc", &status);
+  EXPECT_EQ(status, 404);
+  EXPECT_EQ(Get("good"), "hello\n");
+  // A resumable upload whose start names a crc32c is refused when its bytes do not match.
+  std::string headers;
+  Send("POST", "/upload/storage/v1/b/" + bucket_ + "/o?uploadType=resumable&name=r",
+       {"Content-Type: application/json"}, "{\"crc32c\":\"AAAAAA==\"}", &headers);
+  const std::string location = Header(headers, "location");
+  ASSERT_EQ(location.rfind(gcs_->endpoint(), 0), 0u) << headers;
+  EXPECT_EQ(Send("PUT", location.substr(gcs_->endpoint().size()), {}, "hello\n").status, 400);
+  // Ignored: x-goog-hash on a media upload.
+  EXPECT_EQ(Send("POST", "/upload/storage/v1/b/" + bucket_ + "/o?uploadType=media&name=m",
+                 {"x-goog-hash: crc32c=AAAAAA=="}, "hello\n")
+                .status,
+            200);
+  EXPECT_EQ(Get("m"), "hello\n");
+  ExpectAlive();
+}
+
 TEST_F(FakeGcsTest, AResumableUploadOfAnExistingNameStartsAndIsRefusedWhenItFinishes) {
   ASSERT_EQ(ConditionalUpload(UploadPath::kMedia, "taken", "first"), 200);
   int started = 0;

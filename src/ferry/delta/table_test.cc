@@ -451,6 +451,24 @@ TEST_P(TableTest, AmbiguousPutOutcomeIsResolvedByReadingBack) {
   EXPECT_EQ(*ReadTableRows(*table_, *loaded), Sorted(RenderRows(WideBatch(0, 30))));
 }
 
+// A store that refuses the put-if-absent as NotSupported (it ignores the condition) wrote
+// nothing: the commit fails at once with that reason, no read-back, no retry.
+TEST_P(TableTest, PutRefusedAsNotSupportedFailsTheCommitAtOnce) {
+  auto faulty = std::make_shared<FaultInjectingStore>(store_);
+  table_ = *Table::Open(faulty, "db/events");
+  Snapshot base = CreateWide();
+  faulty->InjectError(FaultInjectingStore::Op::kPutIfAbsent, FaultInjectingStore::When::kBefore,
+                      NotSupported("the store ignored the condition"));
+  auto refused = Append(base, WideBatch(0, 10), {{"p", 9}});
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotSupported) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("the store ignored the condition"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("commit of version 1"), std::string::npos);
+  EXPECT_EQ(table_->LoadSnapshot()->version(), 0);
+  auto next = Append(base, WideBatch(0, 10), {{"p", 9}});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->attempts, 1);
+}
+
 TEST_P(TableTest, CheckpointsEveryIntervalAndCarryPositions) {
   Snapshot snap = CreateWide({{"delta.checkpointInterval", "3"}});
   std::vector<std::string> expected;

@@ -351,6 +351,11 @@ Result<CommitResult> Transaction::Commit() {
       FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.after_put"));
       return Finish(version, attempts);
     }
+    if (put.code() == StatusCode::kNotSupported) {
+      // The store refused before writing (one that ignores the put-if-absent condition): the
+      // outcome is known, and no retry can change it.
+      return put.WithContext("commit of version {} to {}", version, table_.Describe());
+    }
     std::optional<std::vector<Action>> existing;
     if (put.code() == StatusCode::kAlreadyExists) {
       FERRY_ASSIGN_OR_RETURN(existing, ReadVersion(version));

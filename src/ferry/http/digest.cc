@@ -62,6 +62,55 @@ Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
   return out;
 }
 
+namespace {
+
+// Slice-by-8 tables of the reflected Castagnoli polynomial 0x82F63B78.
+struct Crc32cTables {
+  uint32_t t[8][256];
+  Crc32cTables() {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) {
+        c = (c & 1) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+      }
+      t[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; ++i) {
+      for (int s = 1; s < 8; ++s) {
+        t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFF];
+      }
+    }
+  }
+};
+
+}  // namespace
+
+uint32_t Crc32c(std::string_view data, uint32_t crc) {
+  static const Crc32cTables kTables;
+  const auto& t = kTables.t;
+  auto p = reinterpret_cast<const uint8_t*>(data.data());
+  size_t n = data.size();
+  crc = ~crc;
+  while (n >= 8) {
+    const uint32_t lo =
+        crc ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+          t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) {
+    crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xFF];
+  }
+  return ~crc;
+}
+
+std::string Crc32cBase64(uint32_t crc) {
+  const char bytes[4] = {static_cast<char>(crc >> 24), static_cast<char>(crc >> 16),
+                         static_cast<char>(crc >> 8), static_cast<char>(crc)};
+  return Base64Encode(std::string_view(bytes, 4));
+}
+
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -1,5 +1,6 @@
 // Digests and encodings that request signing and upload integrity need: SHA-256 and
 // HMAC-SHA256 (AWS Signature V4, Azure Shared Key), MD5 (Content-MD5 on S3 and Azure uploads),
+// CRC32C (GCS uploads),
 // lower-case hex and base64 (RFC 4648, standard alphabet, padded). OpenSSL's libcrypto does the
 // hashing.
 //
@@ -45,6 +46,13 @@ bool Base64Decode(std::string_view text, std::string* out);
 inline std::string ContentMd5(std::string_view data) {
   return Base64Encode(Md5(data));
 }
+
+// CRC32C (Castagnoli, as iSCSI and Google Cloud Storage use it) of `data`, continuing from `crc`
+// (the value of the bytes before it; 0 to start), so that a stream is checksummed piece by piece.
+uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
+// The form GCS writes it in (`crc32c` metadata, `x-goog-hash: crc32c=`): base64 of the four
+// bytes, most significant first.
+std::string Crc32cBase64(uint32_t crc);
 
 // MD5 over data that arrives in pieces (a multipart part streamed from a writer).
 class Md5Stream {

@@ -38,6 +38,26 @@ TEST(DigestTest, Md5StreamMatchesOneShot) {
   EXPECT_EQ(HexEncode(s.Finish()), "f96b697d7cb7938d525a2f31aaf161d0");
 }
 
+// RFC 3720's check value, and what GCS (fake-gcs-server) reports for "hello\n"; any split of
+// the data gives the same CRC.
+TEST(DigestTest, Crc32cKnownValuesAndPieces) {
+  EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
+  EXPECT_EQ(Crc32c(""), 0u);
+  EXPECT_EQ(Crc32c(std::string(32, '\0')), 0x8A9136AAu);
+  EXPECT_EQ(Crc32cBase64(Crc32c("hello\n")), "NT3Yvg==");
+  std::string data;
+  for (int i = 0; i < 1000; ++i) {
+    data.push_back(static_cast<char>(i * 31 + i / 7));
+  }
+  const uint32_t whole = Crc32c(data);
+  for (size_t cut : {0, 1, 7, 8, 9, 500, 999, 1000}) {
+    EXPECT_EQ(
+        Crc32c(std::string_view(data).substr(cut), Crc32c(std::string_view(data).substr(0, cut))),
+        whole)
+        << cut;
+  }
+}
+
 TEST(HttpBase64Test, RoundTripsEveryLength) {
   // RFC 4648 section 10.
   EXPECT_EQ(Base64Encode(std::string_view("")), "");

@@ -177,12 +177,15 @@ Status HttpObjectStore::CheckConditionalWrites() {
   http::HttpOutcome second = core_->Send(put);
   Status verdict;
   if (second.ok()) {
+    const std::string& unsafe = core_->settings().unsafe_option;
     verdict = NotSupported(
         "{}: the store ignored {} (a second conditional PUT of {} succeeded), so two writers "
-        "could both win one commit version and lose data. ferry refuses to commit to it. If "
-        "only one process ever writes this table, set the storage option {}=true",
+        "could both win one commit version and lose data. ferry refuses to commit to it.{}",
         core_->Describe(core_->settings().root), core_->settings().condition, name,
-        core_->settings().unsafe_option);
+        unsafe.empty() ? std::string(" There is no override for this kind of store.")
+                       : fmt::format(" If only one process ever writes this table, set the "
+                                     "storage option {}=true",
+                                     unsafe));
   } else if (!core_->Taken(second)) {
     return core_->Error(second, "conditional-write check: second PUT " + name);
   }

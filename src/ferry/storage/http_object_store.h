@@ -63,6 +63,9 @@ struct HttpCall {
   std::vector<http::QueryParam> query;
   http::HttpHeaders headers;
   std::string_view body;
+  // The storage behind `body` when the protocol builds the body itself (GCS's multipart upload);
+  // copies of the call share it, so `body` stays valid as long as any of them.
+  std::shared_ptr<const std::string> owned_body;
   http::BodyReader* body_reader = nullptr;
   bool idempotent = true;
   std::span<char> response_buffer;
@@ -89,7 +92,8 @@ struct HttpStoreSettings {
   ConditionalWrites conditional_writes = ConditionalWrites::kTrusted;
   // The condition in messages ("`If-None-Match: *`").
   std::string condition = "`If-None-Match: *`";
-  // With kProbe: the storage option that skips the check, named when the store fails it.
+  // With kProbe: the storage option that skips the check, named when the store fails it ("":
+  // there is none).
   std::string unsafe_option;
   TransferOptions transfer;
 };

@@ -114,6 +114,34 @@ const std::vector<StorageOptionSpec>& KnownStorageOptions() {
        false,
        "the local storage emulator (Azurite): its account and key, http://127.0.0.1:10000 or "
        "AZURITE_BLOB_STORAGE_URL (default false)"},
+      // Google Cloud Storage.
+      {"google_bucket",
+       {"google_bucket_name", "bucket", "bucket_name"},
+       false,
+       "bucket (the gs:// location names it; when both are given they must agree)"},
+      {"google_service_account",
+       {"service_account", "google_service_account_path", "service_account_path"},
+       false,
+       "path of a service account key file (JSON)"},
+      {"google_service_account_key",
+       {"service_account_key"},
+       true,
+       "a service account key (the JSON itself)"},
+      {"google_application_credentials",
+       {},
+       false,
+       "path of an Application Default Credentials file (a service account key, an authorized "
+       "user or an external account file), as GOOGLE_APPLICATION_CREDENTIALS"},
+      {"google_skip_signature",
+       {"skip_signature"},
+       false,
+       "send GCS requests without credentials (public buckets; default false)"},
+      {"storage_emulator_host",
+       {},
+       false,
+       "a GCS emulator (fake-gcs-server), host:port or http://host:port, as "
+       "STORAGE_EMULATOR_HOST: every GCS request goes there, anonymously unless credentials are "
+       "configured"},
       // Every store.
       {"allow_invalid_certificates",
        {"aws_allow_invalid_certificates"},
@@ -219,18 +247,23 @@ StorageOptions StorageOptionsFromEnvironment(const EnvLookup& env) {
   StorageOptions out;
   for (const StorageOptionSpec& spec : KnownStorageOptions()) {
     // The canonical name, then the azure_ aliases (AZURE_CLIENT_ID and the other names the AKS
-    // workload identity webhook sets).
+    // workload identity webhook sets) and the google_ ones (GOOGLE_SERVICE_ACCOUNT_PATH, as the
+    // object_store crate reads every GOOGLE_* variable).
     std::vector<std::string_view> names;
     if (spec.name.starts_with("aws_") && spec.name != "aws_access_key_id" &&
         spec.name != "aws_secret_access_key" && spec.name != "aws_session_token" &&
         spec.name != "aws_profile") {
       // (AWS credentials and the profile: the credential chain reads them in its order.)
       names.push_back(spec.name);
-    } else if (spec.name.starts_with("azure_")) {
+    } else if (spec.name.starts_with("azure_") || spec.name == "storage_emulator_host" ||
+               (spec.name.starts_with("google_") &&
+                spec.name != "google_application_credentials")) {
+      // (GOOGLE_APPLICATION_CREDENTIALS: the credential chain reads it in its order, and not
+      // with an emulator, as Google's clients do.)
       names.push_back(spec.name);
     }
     for (std::string_view alias : spec.aliases) {
-      if (alias.starts_with("azure_")) {
+      if (alias.starts_with("azure_") || alias.starts_with("google_")) {
         names.push_back(alias);
       }
     }

@@ -1,9 +1,9 @@
 // Storage options: how a table's store is reached (credentials, endpoint, region, addressing,
-// transfer sizes). Names follow delta-rs / the Rust object_store crate, so that a user's existing
-// `storage_options` carry over: `aws_access_key_id`, `aws_endpoint_url`,
-// `azure_storage_account_key`,
-// ... Keys are case-insensitive (`AWS_REGION` = `aws_region`), and the short aliases those crates
-// accept (`region`, `endpoint`, `access_key_id`, ...) map to the canonical name.
+// transfer sizes) of S3, Azure and Google Cloud Storage. Names follow delta-rs / the Rust
+// object_store crate, so that a user's existing `storage_options` carry over: `aws_access_key_id`,
+// `aws_endpoint_url`, `azure_storage_account_key`, `google_service_account`, ... Keys are
+// case-insensitive (`AWS_REGION` = `aws_region`), and the short aliases those crates accept
+// (`region`, `endpoint`, `access_key_id`, ...) map to the canonical name.
 //
 // Where they come from, the first that sets a key winning:
 //   1. `--storage-option KEY=VALUE` on the command line;
@@ -12,9 +12,12 @@
 //   4. the environment: each canonical `aws_*` / `azure_*` name read as its upper-case variable
 //      (AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP, AZURE_STORAGE_ACCOUNT_NAME, ...), and the
 //      `azure_*` aliases likewise (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE,
-//      AZURE_AUTHORITY_HOST, as AKS sets them), plus AWS_DEFAULT_REGION for the region. (The AWS
-//      credential variables are read by the credential chain itself, in its order:
-//      storage/s3/credentials.h.)
+//      AZURE_AUTHORITY_HOST, as AKS sets them), each `google_*` name and alias likewise
+//      (GOOGLE_SERVICE_ACCOUNT, GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_BUCKET, ... as the
+//      object_store crate reads them), STORAGE_EMULATOR_HOST as Google's clients read it, plus
+//      AWS_DEFAULT_REGION for the region. (The AWS credential variables and
+//      GOOGLE_APPLICATION_CREDENTIALS are read by the credential chains themselves, in their
+//      order: storage/s3/credentials.h, storage/gcs/.)
 //
 // Thread-safety: values and pure functions.
 #pragma once

@@ -98,6 +98,47 @@ TEST(StorageOptionsTest, AzureOptionsComeFromTheEnvironmentUnderTheirAksNames) {
   }
 }
 
+// GOOGLE_* variables (as the object_store crate reads them) and STORAGE_EMULATOR_HOST;
+// GOOGLE_APPLICATION_CREDENTIALS is left to the credential chain (it does not apply to an
+// emulator, as in Google's clients).
+TEST(StorageOptionsTest, GoogleOptionsByEveryNameAndFromTheEnvironment) {
+  auto o = NormalizeStorageOptions({{"GOOGLE_SERVICE_ACCOUNT_PATH", "/k.json"},
+                                    {"Service_Account_Key", "{}"},
+                                    {"bucket_name", "lake"},
+                                    {"Google_Application_Credentials", "/adc.json"},
+                                    {"STORAGE_EMULATOR_HOST", "127.0.0.1:4443"},
+                                    {"skip_signature", "false"}},
+                                   "test");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(*o, (StorageOptions{{"google_service_account", "/k.json"},
+                                {"google_service_account_key", "{}"},
+                                {"google_bucket", "lake"},
+                                {"google_application_credentials", "/adc.json"},
+                                {"storage_emulator_host", "127.0.0.1:4443"},
+                                {"google_skip_signature", "false"}}));
+  const std::map<std::string, std::string> vars = {
+      {"GOOGLE_SERVICE_ACCOUNT_PATH", "/var/secrets/key.json"},
+      {"GOOGLE_SERVICE_ACCOUNT_KEY", "{\"private_key\":\"pk\"}"},
+      {"GOOGLE_BUCKET", "lake"},
+      {"GOOGLE_APPLICATION_CREDENTIALS", "/adc.json"},
+      {"STORAGE_EMULATOR_HOST", "localhost:9023"}};
+  StorageOptions env =
+      StorageOptionsFromEnvironment([&](std::string_view name) -> std::optional<std::string> {
+        auto it = vars.find(std::string(name));
+        return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+      });
+  EXPECT_EQ(env, (StorageOptions{{"google_service_account", "/var/secrets/key.json"},
+                                 {"google_service_account_key", "{\"private_key\":\"pk\"}"},
+                                 {"google_bucket", "lake"},
+                                 {"storage_emulator_host", "localhost:9023"}}));
+  const std::string text = DescribeStorageOptions(env);
+  EXPECT_EQ(text.find("private_key"), std::string::npos) << text;
+  EXPECT_NE(text.find("google_service_account_key=<redacted>"), std::string::npos) << text;
+  EXPECT_TRUE(IsSecretStorageOption("SERVICE_ACCOUNT_KEY"));
+  EXPECT_FALSE(IsSecretStorageOption("google_service_account"));
+  EXPECT_FALSE(IsSecretStorageOption("google_application_credentials"));
+}
+
 TEST(StorageOptionsTest, BooleansAndRedaction) {
   StorageOptions o{{"aws_allow_http", "TRUE"},
                    {"aws_virtual_hosted_style_request", "maybe"},

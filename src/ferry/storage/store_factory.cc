@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "ferry/storage/azure/azure_store.h"
+#include "ferry/storage/gcs/gcs_store.h"
 #include "ferry/storage/local_store.h"
 #include "ferry/storage/s3/s3_store.h"
 
@@ -21,6 +22,10 @@ Result<std::shared_ptr<ObjectStore>> OpenTableStore(const TableUri& uri,
     case StoreKind::kAzure: {
       FERRY_ASSIGN_OR_RETURN(std::unique_ptr<azure::AzureBlobStore> store,
                              azure::OpenAzureStore(uri, options));
+      return std::shared_ptr<ObjectStore>(std::move(store));
+    }
+    case StoreKind::kGcs: {
+      FERRY_ASSIGN_OR_RETURN(std::unique_ptr<gcs::GcsStore> store, gcs::OpenGcsStore(uri, options));
       return std::shared_ptr<ObjectStore>(std::move(store));
     }
     case StoreKind::kLocal:

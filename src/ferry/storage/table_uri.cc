@@ -205,12 +205,65 @@ Result<TableUri> ParseAzureHttpsUri(TableUri uri, std::string_view rest, std::st
   return uri;
 }
 
+// GCS bucket names: 3 to 63 of a-z 0-9 '-' '_' '.', beginning and ending with a letter or digit;
+// names with dots may be up to 222 long, in dot-separated parts of at most 63.
+bool IsGcsBucketName(std::string_view name) {
+  if (name.size() < 3 || name.size() > 222 ||
+      std::isalnum(static_cast<unsigned char>(name.front())) == 0 ||
+      std::isalnum(static_cast<unsigned char>(name.back())) == 0) {
+    return false;
+  }
+  if (name.size() > 63 && name.find('.') == std::string_view::npos) {
+    return false;
+  }
+  size_t part = 0;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) {
+      return false;
+    }
+    part = c == '.' ? 0 : part + 1;
+    if (part > 63) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// gs://bucket[/prefix]: the object name prefix made of valid key segments.
+Result<TableUri> ParseGcsUri(TableUri uri, std::string_view rest, std::string_view what) {
+  if (!rest.starts_with("//")) {
+    return InvalidArgument("{}: a gs URI is gs://BUCKET/PREFIX", Subject(what, uri.original));
+  }
+  rest.remove_prefix(2);
+  const size_t slash = rest.find('/');
+  uri.bucket = std::string(rest.substr(0, slash));
+  std::string_view prefix = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  while (!prefix.empty() && prefix.back() == '/') {
+    prefix.remove_suffix(1);
+  }
+  uri.key_prefix = std::string(prefix);
+  if (!IsGcsBucketName(uri.bucket)) {
+    return InvalidArgument(
+        "{}: '{}' is not a bucket name (3 to 63 lower-case letters, digits, '-', '_' and '.', "
+        "beginning and ending with a letter or digit)",
+        Subject(what, uri.original), uri.bucket);
+  }
+  if (!uri.key_prefix.empty() && !ValidateKey(uri.key_prefix).ok()) {
+    return InvalidArgument("{}: the object name prefix '{}' has an empty, '.' or '..' segment",
+                           Subject(what, uri.original), uri.key_prefix);
+  }
+  uri.kind = StoreKind::kGcs;
+  return uri;
+}
+
 }  // namespace
 
 std::string TableUri::Canonical() const {
   switch (kind) {
     case StoreKind::kS3:
       return key_prefix.empty() ? "s3://" + bucket : "s3://" + bucket + "/" + key_prefix;
+    case StoreKind::kGcs:
+      return key_prefix.empty() ? "gs://" + bucket : "gs://" + bucket + "/" + key_prefix;
     case StoreKind::kAzure: {
       std::string out = host.empty() ? "az://" + bucket : "https://" + host + "/" + bucket;
       return key_prefix.empty() ? out : out + "/" + key_prefix;
@@ -223,7 +276,7 @@ std::string TableUri::Canonical() const {
 
 std::string SupportedTableSchemes() {
   return "file:// (or a plain local path), s3://, s3a://, az://, azure://, abfs://, abfss://, "
-         "https://ACCOUNT.blob.core.windows.net/";
+         "https://ACCOUNT.blob.core.windows.net/, gs://";
 }
 
 Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
@@ -249,6 +302,9 @@ Result<TableUri> ParseTableUri(std::string_view text, std::string_view what) {
   if (uri.scheme == "az" || uri.scheme == "azure" || uri.scheme == "abfs" ||
       uri.scheme == "abfss") {
     return ParseAzureUri(std::move(uri), rest, what);
+  }
+  if (uri.scheme == "gs") {
+    return ParseGcsUri(std::move(uri), rest, what);
   }
   if (uri.scheme == "https") {
     return ParseAzureHttpsUri(std::move(uri), rest, what);

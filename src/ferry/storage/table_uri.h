@@ -1,8 +1,8 @@
 // TableUri: where a Delta table lives, parsed from what a user writes as `table = ...` in the
 // configuration or as a table argument on the command line. A plain path or `file://` URI names
 // a local directory; every other scheme must be one this build serves, or the table is refused
-// with the scheme named (a `gs://` table is never taken for a relative local directory
-// `gs:/...`).
+// with the scheme named (an `hdfs://` table is never taken for a relative local directory
+// `hdfs:/...`).
 //
 //   /data/delta/events, ./events, events      local path (relative to the working directory)
 //   file:///data/delta/events                  local path, absolute (file://localhost/... too)
@@ -15,6 +15,7 @@
 //                                              abfs://, and az://container@account.<host>/...)
 //   https://account.blob.core.windows.net/container/prefix/events
 //                                              the same, as a Blob (or .dfs.) endpoint URL
+//   gs://bucket/prefix/events                  Google Cloud Storage (storage/gcs/)
 //
 // Azure locations always reach the account through its Blob endpoint (account.blob.<suffix>),
 // also when written with the ADLS Gen2 (dfs) host, as delta-rs does.
@@ -29,7 +30,7 @@
 
 namespace ferry::storage {
 
-enum class StoreKind { kLocal, kS3, kAzure };
+enum class StoreKind { kLocal, kS3, kAzure, kGcs };
 
 struct TableUri {
   StoreKind kind = StoreKind::kLocal;
@@ -39,7 +40,7 @@ struct TableUri {
   std::string scheme;
   // kLocal: the directory, with `file://` removed and trailing slashes trimmed.
   std::string path;
-  // kS3: the bucket; kAzure: the container. And the table's key (blob name) prefix inside it
+  // kS3, kGcs: the bucket; kAzure: the container. And the table's key (blob name) prefix inside it
   // (no leading or trailing '/').
   std::string bucket;
   std::string key_prefix;

@@ -1,5 +1,6 @@
-// Table locations: local paths and file:// URIs are served; every other scheme is refused with
-// its name and the list of supported ones (never taken for a relative local directory).
+// Table locations: local paths and file:// URIs, s3://, Azure's and gs:// are served; every other
+// scheme is refused with its name and the list of supported ones (never taken for a relative
+// local directory).
 #include "ferry/storage/table_uri.h"
 
 #include <gtest/gtest.h>
@@ -44,8 +45,8 @@ TEST(TableUriTest, FileUrisAreLocal) {
 }
 
 TEST(TableUriTest, UnsupportedSchemesAreRefusedByName) {
-  for (const char* text : {"gs://bucket/events", "hdfs://nn:8020/events",
-                           "wasbs://c@a.blob.core.windows.net/t", "ftp://h/t", "events:"}) {
+  for (const char* text :
+       {"hdfs://nn:8020/events", "wasbs://c@a.blob.core.windows.net/t", "ftp://h/t", "events:"}) {
     auto uri = ParseTableUri(text, "dead_letter_table");
     ASSERT_FALSE(uri.ok()) << text;
     const std::string message = uri.status().message();
@@ -54,8 +55,9 @@ TEST(TableUriTest, UnsupportedSchemesAreRefusedByName) {
     EXPECT_NE(message.find(text), std::string::npos) << message;
     EXPECT_NE(message.find("supported: " + SupportedTableSchemes()), std::string::npos) << message;
   }
-  auto gs = ParseTableUri("gs://bucket/events");
-  EXPECT_NE(gs.status().message().find("scheme 'gs'"), std::string::npos) << gs.status().message();
+  auto hdfs = ParseTableUri("hdfs://nn/events");
+  EXPECT_NE(hdfs.status().message().find("scheme 'hdfs'"), std::string::npos)
+      << hdfs.status().message();
   EXPECT_FALSE(ParseTableUri("").ok());
 }
 
@@ -86,6 +88,77 @@ TEST(TableUriTest, S3UrisNameABucketAndAPrefix) {
     ASSERT_FALSE(uri.ok()) << text;
     EXPECT_NE(uri.status().message().find(message), std::string::npos) << uri.status().message();
   }
+}
+
+TEST(TableUriTest, GcsUrisNameABucketAndAPrefix) {
+  for (const auto& [text, bucket, prefix] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"gs://lake/raw/events", "lake", "raw/events"},
+           {"GS://lake/raw/events/", "lake", "raw/events"},
+           {"gs://my_lake-1.example.com", "my_lake-1.example.com", ""},
+       }) {
+    auto uri = ParseTableUri(text);
+    ASSERT_TRUE(uri.ok()) << text << ": " << uri.status().ToString();
+    EXPECT_EQ(uri->kind, StoreKind::kGcs) << text;
+    EXPECT_EQ(uri->scheme, "gs") << text;
+    EXPECT_EQ(uri->bucket, bucket) << text;
+    EXPECT_EQ(uri->key_prefix, prefix) << text;
+  }
+  EXPECT_EQ(ParseTableUri("gs://lake/raw/events/")->Canonical(), "gs://lake/raw/events");
+  EXPECT_EQ(SiblingLocation("gs://lake/raw/events/", "_dead_letter"),
+            "gs://lake/raw/events_dead_letter");
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"gs:/x", "a gs URI is gs://BUCKET/PREFIX"},
+           {"gs://Lake/t", "'Lake' is not a bucket name"},
+           {"gs://ab/t", "'ab' is not a bucket name"},
+           {"gs://-lake/t", "'-lake' is not a bucket name"},
+           {"gs://" + std::string(64, 'a') + "/t", "is not a bucket name"},
+           {"gs://lake//t", "has an empty, '.' or '..' segment"},
+           {"gs://lake/a/../t", "has an empty, '.' or '..' segment"},
+       }) {
+    auto uri = ParseTableUri(text, "dead_letter_table");
+    ASSERT_FALSE(uri.ok()) << text;
+    EXPECT_EQ(uri.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(uri.status().message().find(message), std::string::npos) << uri.status().message();
+    EXPECT_NE(uri.status().message().find("dead_letter_table"), std::string::npos);
+  }
+}
+
+// A gs:// table is opened without a request: on an emulator anonymously, otherwise only with
+// credentials; what cannot work is refused naming the table and what is missing.
+TEST(StoreFactoryTest, GcsLocationsOpenOnAnEmulatorOrAskForCredentials) {
+  auto gs = ParseTableUri("gs://lake/raw/t");
+  ASSERT_TRUE(gs.ok());
+  for (const char* host : {"127.0.0.1:4443", "http://127.0.0.1:4443/"}) {
+    auto store = OpenTableStore(*gs, {{"storage_emulator_host", host}}, OpenMode::kExisting);
+    ASSERT_TRUE(store.ok()) << host << ": " << store.status().ToString();
+    EXPECT_EQ((*store)->Describe("_delta_log/0.json"), "gs://lake/raw/t/_delta_log/0.json");
+  }
+  EXPECT_TRUE(OpenTableStore(*gs, {{"google_skip_signature", "true"}}, OpenMode::kExisting).ok());
+  auto none = OpenTableStore(*gs, {}, OpenMode::kExisting);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  for (const char* part :
+       {"table gs://lake/raw/t: no Google credentials found", "google_service_account",
+        "google_service_account_key", "google_application_credentials",
+        "GOOGLE_APPLICATION_CREDENTIALS", "metadata server", "STORAGE_EMULATOR_HOST"}) {
+    EXPECT_NE(none.status().message().find(part), std::string::npos)
+        << part << " / " << none.status().ToString();
+  }
+  auto conflict =
+      OpenTableStore(*gs, {{"google_bucket", "other"}, {"storage_emulator_host", "127.0.0.1:1"}},
+                     OpenMode::kExisting);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_NE(
+      conflict.status().message().find("names the bucket 'lake' but google_bucket is 'other'"),
+      std::string::npos)
+      << conflict.status().ToString();
+  auto secret = OpenTableStore(
+      *gs, {{"google_service_account_key", "{\"private_key\":\"s3cr3t\"}"}}, OpenMode::kExisting);
+  ASSERT_FALSE(secret.ok());
+  EXPECT_EQ(secret.status().message().find("s3cr3t"), std::string::npos)
+      << secret.status().ToString();
+  EXPECT_NE(secret.status().message().find("gs://lake/raw/t"), std::string::npos);
 }
 
 TEST(TableUriTest, AzureUrisNameAContainerAPrefixAndMaybeTheAccount) {

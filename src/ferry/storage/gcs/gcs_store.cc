@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <random>
+
 #include <nlohmann/json.hpp>
 
 #include "ferry/base/log.h"
+#include "ferry/http/digest.h"
 #include "ferry/http/header_values.h"
 #include "ferry/http/url.h"
 
@@ -18,7 +21,7 @@ HttpStoreSettings Settings(const GcsStoreOptions& o) {
   HttpStoreSettings settings{.root = o.root, .transfer = o.transfer};
   settings.conditional_writes = ConditionalWrites::kProbe;
   settings.condition = "ifGenerationMatch=0";
-  settings.unsafe_option = "(none: GCS stores must enforce the precondition)";
+  settings.unsafe_option = "";            // no override: GCS enforces the precondition
   settings.transfer.parts_in_flight = 1;  // a resumable session is sequential
   return settings;
 }
@@ -37,6 +40,21 @@ std::string QueryValue(std::string_view url, std::string_view name) {
     query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
   }
   return "";
+}
+
+// A multipart/related boundary: random, so that no object's bytes contain it in practice (a
+// collision would only make the upload fail: the server checks the CRC32C).
+std::string Boundary() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("ferry_{:016x}{:016x}", rng(), rng());
+}
+
+// The crc32c of an object resource (an upload's answer), "" when absent.
+std::string ResponseCrc32c(const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("crc32c") && j["crc32c"].is_string()
+             ? j["crc32c"].get<std::string>()
+             : std::string();
 }
 
 }  // namespace
@@ -75,8 +93,15 @@ class GcsCore final : public HttpStoreCore {
     return query.empty() ? url : url + "?" + http::BuildQuery(query);
   }
 
-  // Anonymous: no credentials yet (gcs_store.h).
-  Status Authorize(http::HttpRequest*, const HttpCall&) const override { return Status::OK(); }
+  // A bearer token when the options have a source of them; anonymous otherwise.
+  Status Authorize(http::HttpRequest* request, const HttpCall&) const override {
+    if (!options.access_token) {
+      return Status::OK();
+    }
+    FERRY_ASSIGN_OR_RETURN(std::string token, options.access_token());
+    request->headers.Set("Authorization", "Bearer " + token);
+    return Status::OK();
+  }
 
   // {"error":{"code":412,"message":"...","errors":[{"reason":"conditionNotMet",...}]}}
   http::ServiceError ParseError(const http::HttpResponse& response) const override {
@@ -103,19 +128,41 @@ class GcsCore final : public HttpStoreCore {
     return outcome.status.WithContext("{}", what);
   }
 
+  // "gs://bucket/name"; the root itself (a key of "." or "") without a trailing "/.".
   std::string Describe(std::string_view object) const override {
-    return fmt::format("gs://{}/{}", options.bucket, object);
+    if (object == "." || object.ends_with("/.")) {
+      object.remove_suffix(object.size() == 1 ? 1 : 2);
+    }
+    while (object.ends_with('/')) {
+      object.remove_suffix(1);
+    }
+    return object.empty() ? fmt::format("gs://{}", options.bucket)
+                          : fmt::format("gs://{}/{}", options.bucket, object);
   }
 
+  // A multipart upload (metadata, then the bytes), so that the object's CRC32C travels in its
+  // metadata, where GCS checks it against the bytes it received (400 when they differ).
   HttpCall PutCall(std::string object, std::string_view data, bool if_absent) const override {
+    const std::string boundary = Boundary();
+    nlohmann::json metadata = {{"name", object},
+                               {"crc32c", http::Crc32cBase64(http::Crc32c(data))}};
+    auto body = std::make_shared<std::string>();
+    body->reserve(data.size() + 512);
+    *body += fmt::format(
+        "--{}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{}\r\n--{}\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n",
+        boundary, metadata.dump(), boundary);
+    body->append(data);
+    *body += fmt::format("\r\n--{}--\r\n", boundary);
     HttpCall call{.method = "POST",
-                  .query = {{"uploadType", "media"}, {"name", object}},
-                  .body = data,
+                  .query = {{"uploadType", "multipart"}},
+                  .body = *body,
+                  .owned_body = body,
                   .idempotent = !if_absent};
     if (if_absent) {
       call.query.push_back({"ifGenerationMatch", "0"});
     }
-    call.headers.Set("Content-Type", "application/octet-stream");
+    call.headers.Set("Content-Type", "multipart/related; boundary=" + boundary);
     return call;
   }
 
@@ -221,6 +268,7 @@ class GcsResumableUpload final : public MultipartUpload {
   }
 
   Result<std::string> UploadPart(int number, std::string_view data) override {
+    crc_ = http::Crc32c(data, crc_);  // parts come in order (parts_in_flight is 1)
     if (data.size() % kChunkGranularity != 0) {
       held_back_.assign(data);  // the last part
       return std::string("held");
@@ -248,7 +296,10 @@ class GcsResumableUpload final : public MultipartUpload {
                     .query = {{"uploadType", "resumable"}, {"upload_id", upload_id_}}};
   }
 
-  // PUT of bytes [sent_, sent_ + data.size()) with the total ("*" while unknown). A chunk of a
+  // PUT of bytes [sent_, sent_ + data.size()) with the total ("*" while unknown). The last one
+  // carries the object's CRC32C in `x-goog-hash` (GCS checks it; fake-gcs-server ignores it),
+  // and the CRC32C the answer reports for the stored object must be ours: otherwise the object
+  // is deleted and the upload fails Unavailable (the writer writes the file again). A chunk of a
   // session that is not finished is answered 308, whose Range header ("bytes=0-N") says how much
   // the session holds: GCS may keep less than a chunk, so anything but exactly what was sent is an
   // error (Unavailable: the writer starts the file again), never a silent gap. The last PUT must
@@ -256,6 +307,10 @@ class GcsResumableUpload final : public MultipartUpload {
   Status SendChunk(std::string_view data, const std::string& total, bool last) {
     HttpCall call = Session("PUT");
     call.body = data;
+    const std::string crc = http::Crc32cBase64(crc_);
+    if (last) {
+      call.headers.Set("x-goog-hash", "crc32c=" + crc);
+    }
     call.headers.Set("Content-Range", data.empty() ? fmt::format("bytes */{}", total)
                                                    : fmt::format("bytes {}-{}/{}", sent_,
                                                                  sent_ + data.size() - 1, total));
@@ -273,6 +328,15 @@ class GcsResumableUpload final : public MultipartUpload {
       }
     } else if (!r.ok()) {
       return core_->Error(r, "PUT " + name_);
+    } else if (last) {
+      const std::string stored = ResponseCrc32c(r.response.body);
+      if (!stored.empty() && stored != crc) {
+        http::HttpOutcome removed =
+            core_->Send(HttpCall{.method = "DELETE", .object = object_, .idempotent = true});
+        (void)removed;
+        return Unavailable("PUT {}: the store holds bytes whose CRC32C is {}, not {} as sent",
+                           name_, stored, crc);
+      }
     }
     sent_ = expected;
     return Status::OK();
@@ -300,6 +364,7 @@ class GcsResumableUpload final : public MultipartUpload {
   std::string upload_id_;  // set by Start
   uint64_t sent_ = 0;      // bytes the session holds
   std::string held_back_;  // the last part, when it is not a whole number of chunks
+  uint32_t crc_ = 0;       // CRC32C of the parts so far
 };
 
 }  // namespace
