@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -312,6 +313,71 @@ TEST_P(JetStreamElasticTest, JoinLeaveKillPauseEveryIdOnce) {
   EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
   e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
   std::cout << "[elastic] " << published << " messages, " << t.rows.size() << " rows" << std::endl;
+}
+
+// The zombie: a process paused in the middle of a commit (its writer thread held by a failpoint
+// before the commit, then SIGSTOP) past its lease. Another process takes its partitions and
+// commits them; the paused one, resumed, finishes its commit against positions that moved: the
+// Delta commit fences it (its log says so), it drops the batch, and every id is in the table once.
+TEST_P(JetStreamElasticTest, APausedProcessMidCommitIsFenced) {
+  ASSERT_TRUE(client_->AddStream({.name = kStream, .subjects = {"orders.>"}}).ok());
+  config_ = WriteConfig();
+  int next = 1;
+  auto publish = [&](int per_partition) {
+    for (int p = 0; p < kPartitions; ++p) {
+      ASSERT_TRUE(
+          client_->Publish(fmt::format("orders.{}.x", p), per_partition, "test #", next).ok());
+      next += per_partition;
+    }
+  };
+  publish(20);
+  setenv("FERRY_FAILPOINTS", "pipeline.before_commit=sleep(1500)@1", 1);
+  pid_t zombie = StartFerry();
+  unsetenv("FERRY_FAILPOINTS");
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return ferries_[zombie]->Log(1 << 22).find("failpoint pipeline.before_commit: sleep") !=
+               std::string::npos;
+      },
+      seconds(60)))
+      << ferries_[zombie]->Log();
+  kill(zombie, SIGSTOP);
+  live_.erase(zombie);
+  pid_t other = StartFerry();
+  WaitBalanced("the zombie paused mid-commit");
+  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(next - 1), seconds(120)),
+            static_cast<size_t>(next - 1));
+  kill(zombie, SIGCONT);
+  live_.insert(zombie);
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return ferries_[zombie]->Log(1 << 22).find("another writer committed positions") !=
+               std::string::npos;
+      },
+      seconds(60)))
+      << ferries_[zombie]->Log();
+  WaitBalanced("the zombie resumed");
+  publish(10);
+  const int published = next - 1;
+  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(published), seconds(120)),
+            static_cast<size_t>(published));
+  for (pid_t pid : {zombie, other}) {
+    kill(pid, SIGTERM);
+    EXPECT_EQ(ferries_[pid]->Wait(), 0) << ferries_[pid]->Log();
+  }
+  ferries_.clear();
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::multiset<std::string> payloads;
+  for (const std::string& row : t.rows) {
+    payloads.insert(e2e::Field(row, "payload"));
+  }
+  std::multiset<std::string> expected;
+  for (int i = 1; i <= published; ++i) {
+    expected.insert("test #" + std::to_string(i));
+  }
+  EXPECT_EQ(payloads.size(), expected.size());
+  EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
+  e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, JetStreamElasticTest,
