@@ -144,7 +144,18 @@ Status JetStreamSource::Start(PartitionListener* listener) {
     FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
     FERRY_RETURN_IF_ERROR(CheckRetention(*info, options_.stream));
     for (const std::string& filter : options_.filters) {
-      FERRY_RETURN_IF_ERROR(CheckFilterInStream(*info->Config, options_.stream, filter));
+      Status in_stream = CheckFilterInStream(*info->Config, options_.stream, filter);
+      if (!in_stream.ok() && leases_ != nullptr) {
+        // Elastic partitions are often made by the stream's subject transform (2.10+:
+        // "orders.*" stored as "orders.{{partition(16,1)}}.{{wildcard(1)}}"), which nats.c 3.4.1
+        // does not read from the stream info: say so once, do not refuse.
+        FERRY_LOG_WARN(
+            "{}; reading it anyway: elastic partitions may come from a subject transform of the "
+            "stream, which this client cannot see",
+            in_stream.message());
+        break;
+      }
+      FERRY_RETURN_IF_ERROR(in_stream);
     }
     std::vector<std::string> subjects(info->Config->Subjects,
                                       info->Config->Subjects + info->Config->SubjectsLen);
