@@ -41,9 +41,11 @@ std::string KafkaSection(const KafkaToml& kafka) {
 }
 
 std::string JetStreamSection(const JetStreamToml& jetstream) {
-  std::string out =
-      fmt::format("[pipeline.jetstream]\nservers = \"{}\"\nstream = \"{}\"\nsubjects = {}\n",
-                  jetstream.servers, jetstream.stream, TomlStrings(jetstream.subjects));
+  std::string out = fmt::format("[pipeline.jetstream]\nservers = \"{}\"\nstream = \"{}\"\n",
+                                jetstream.servers, jetstream.stream);
+  if (!jetstream.subjects.empty()) {  // none: `partitions` in `extra` (elastic mode)
+    out += fmt::format("subjects = {}\n", TomlStrings(jetstream.subjects));
+  }
   out += OptionalString("start", jetstream.start);
   return out + Lines(jetstream.extra);
 }

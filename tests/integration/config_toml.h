@@ -30,9 +30,9 @@ std::string KafkaSection(const KafkaToml& kafka);
 struct JetStreamToml {
   std::string servers;
   std::string stream;
-  std::vector<std::string> subjects;
-  std::string start;  // empty: left out
-  std::string extra;  // more lines of the section, verbatim
+  std::vector<std::string> subjects;  // empty: left out (elastic mode names `partitions`)
+  std::string start;                  // empty: left out
+  std::string extra;                  // more lines of the section, verbatim
 };
 std::string JetStreamSection(const JetStreamToml& jetstream);
 

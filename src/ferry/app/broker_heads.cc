@@ -13,6 +13,7 @@
 #include "ferry/source/jetstream/nats_connect.h"
 #include "ferry/source/jetstream/nats_error.h"
 #include "ferry/source/jetstream/nats_handles.h"
+#include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/source/jetstream/subject_filter.h"
 #include "ferry/source/kafka/kafka_conf.h"
 #include "ferry/source/kafka/kafka_handles.h"
@@ -142,6 +143,30 @@ Result<std::vector<PartitionHead>> QueryBrokerHeads(const config::PipelineConfig
     return JetStreamHeads(config);
   }
   return InvalidArgument("pipeline {} has no source", config.id);
+}
+
+Result<std::map<std::string, PartitionLease>> QueryLeases(const config::PipelineConfig& c) {
+  std::map<std::string, PartitionLease> out;
+  if (!c.jetstream || c.jetstream->partition_count == 0) {
+    return out;
+  }
+  FERRY_ASSIGN_OR_RETURN(jetstream::JetStreamOptions o, JetStreamOptionsFor(c));
+  jetstream::LeaseOptions lo = LeaseOptionsFor(c, o);
+  FERRY_ASSIGN_OR_RETURN(jetstream::NatsConnectionPtr connection,
+                         jetstream::ConnectNats(o.connection));
+  FERRY_ASSIGN_OR_RETURN(jetstream::JsCtxPtr js,
+                         jetstream::OpenJetStream(connection.get(), o.connection.api_timeout_ms));
+  FERRY_ASSIGN_OR_RETURN(
+      jetstream::LeaseListing listing,
+      jetstream::ReadLeases(js.get(), lo.bucket, jetstream::LeaseScope(lo.pipeline, lo.stream),
+                            lo.partitions));
+  for (const jetstream::LeaseView& v : listing.leases) {
+    out[jetstream::PartitionKey(o.stream, o.filters[static_cast<size_t>(v.partition)])] =
+        PartitionLease{.owner = v.owner,
+                       .taken_unix_ms = v.taken_unix_ms,
+                       .renewed_unix_ms = v.renewed_unix_ms};
+  }
+  return out;
 }
 
 }  // namespace ferry::app

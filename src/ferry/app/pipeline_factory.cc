@@ -20,6 +20,7 @@
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/jetstream/jetstream_source.h"
+#include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/source/kafka/kafka_source.h"
 #include "ferry/storage/store_factory.h"
 #include "ferry/transform/json_decoder.h"
@@ -145,6 +146,22 @@ Result<jetstream::JetStreamOptions> JetStreamOptions(const PipelineConfig& c) {
   return o;
 }
 
+}  // namespace
+
+jetstream::LeaseOptions LeaseOptionsFor(const PipelineConfig& c,
+                                        const jetstream::JetStreamOptions& o) {
+  const config::JetStreamConfig& j = *c.jetstream;
+  return jetstream::LeaseOptions{.connection = o.connection,
+                                 .bucket = j.lease_bucket,
+                                 .pipeline = c.id,
+                                 .stream = j.stream,
+                                 .partitions = static_cast<int>(j.partition_count),
+                                 .ttl = std::chrono::milliseconds(j.lease_ttl.count()),
+                                 .member = {}};
+}
+
+namespace {
+
 pipeline::TransformSpec TransformSpecOf(const PipelineConfig& c) {
   pipeline::TransformSpec spec{.where = c.where, .time_zone = c.time_zone};
   spec.where_origin =
@@ -264,8 +281,19 @@ Result<pipeline::SourceFactory> SourceFactoryFor(const PipelineConfig& c) {
   }
   if (c.jetstream) {
     FERRY_ASSIGN_OR_RETURN(jetstream::JetStreamOptions o, JetStreamOptions(c));
-    return pipeline::SourceFactory([o]() -> Result<std::unique_ptr<source::Source>> {
-      FERRY_ASSIGN_OR_RETURN(auto s, jetstream::JetStreamSource::Create(o));
+    std::shared_ptr<jetstream::PartitionLeases> leases;
+    if (c.jetstream->partition_count > 0) {
+      // Elastic mode: the leases outlive each source the pipeline makes (fencing makes a new
+      // one) and are released when the pipeline, which holds this factory, goes.
+      Result<std::shared_ptr<jetstream::PartitionLeases>> made =
+          jetstream::PartitionLeases::Create(LeaseOptionsFor(c, o));
+      if (!made.ok()) {
+        return AtKey(c.jetstream->location, "partitions", made.status());
+      }
+      leases = std::move(*made);
+    }
+    return pipeline::SourceFactory([o, leases]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, jetstream::JetStreamSource::Create(o, leases));
       return std::unique_ptr<source::Source>(std::move(s));
     });
   }

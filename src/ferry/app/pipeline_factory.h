@@ -14,6 +14,7 @@
 #include "ferry/metrics/metrics.h"
 #include "ferry/pipeline/pipeline.h"
 #include "ferry/source/jetstream/jetstream_options.h"
+#include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/source/kafka/kafka_source_options.h"
 
 namespace ferry::app {
@@ -46,5 +47,9 @@ Result<pipeline::SourceFactory> SourceFactoryFor(const config::PipelineConfig& c
 // asks the broker for heads without joining a group or creating consumers).
 Result<source::kafka::KafkaSourceOptions> KafkaSourceOptionsFor(const config::PipelineConfig& c);
 Result<source::jetstream::JetStreamOptions> JetStreamOptionsFor(const config::PipelineConfig& c);
+// Elastic JetStream (`partitions = {...}`): the leases' options. REQUIRES: c.jetstream, and `o`
+// is JetStreamOptionsFor(c).
+source::jetstream::LeaseOptions LeaseOptionsFor(const config::PipelineConfig& c,
+                                                const source::jetstream::JetStreamOptions& o);
 
 }  // namespace ferry::app

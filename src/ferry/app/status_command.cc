@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -54,6 +55,10 @@ struct Row {
   std::optional<int64_t> head;
   std::optional<int64_t> lag;
   std::optional<int64_t> last_commit_ms;
+  // Elastic JetStream: the process holding the partition's lease ("" when free) and how long it
+  // has held it.
+  std::optional<std::string> owner;
+  std::optional<int64_t> lease_age_ms;
 };
 
 std::string Time(int64_t millis) {
@@ -148,12 +153,29 @@ Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
   }
   FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table, p.storage));
   FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, QueryBrokerHeads(p));
+  Result<std::map<std::string, PartitionLease>> leases = QueryLeases(p);
+  if (!leases.ok() && leases.status().code() != StatusCode::kNotFound) {
+    return leases.status().WithContext("pipeline {}: partition leases", p.id);
+  }
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
   std::vector<Row> rows;
   std::set<std::string> seen;
   for (const source::PartitionHead& h : heads) {
     std::string app_id = p.id + "/" + h.key;
     seen.insert(app_id);
     Row row{.pipeline = p.id, .partition = h.key, .head = h.last_position};
+    if (p.jetstream && p.jetstream->partition_count > 0) {
+      row.owner = "";  // free, or no process created the bucket yet
+      if (leases.ok()) {
+        auto lease = leases->find(h.key);
+        if (lease != leases->end() && !lease->second.owner.empty()) {
+          row.owner = lease->second.owner;
+          row.lease_age_ms = std::max<int64_t>(0, now_ms - lease->second.taken_unix_ms);
+        }
+      }
+    }
     if (table.snapshot) {
       row.position = table.snapshot->position(app_id);
     }
@@ -229,6 +251,10 @@ void Print(const std::vector<Row>& rows, bool json) {
         line["table"] = *r.table;
         line["resume"] = opt(r.resume);
       }
+      if (r.owner) {
+        line["owner"] = r.owner->empty() ? nlohmann::json(nullptr) : nlohmann::json(*r.owner);
+        line["lease_age_ms"] = opt(r.lease_age_ms);
+      }
       std::printf("%s\n", line.dump().c_str());
     }
     return;
@@ -246,6 +272,28 @@ std::string Format(const std::vector<Row>& rows) {
     if (r.table) {
       w_table = std::max({w_table, size_t{5}, r.table->size()});
     }
+  }
+  size_t w_owner = 0;  // 0: no elastic pipeline, no OWNER and LEASE AGE columns
+  for (const Row& r : rows) {
+    if (r.owner) {
+      w_owner = std::max({w_owner, size_t{5}, r.owner->size()});
+    }
+  }
+  if (w_owner > 0) {
+    std::string out = fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {:<{}}  {:>9}  {}\n",
+                                  "PIPELINE", w_pipeline, "PARTITION", w_partition, "POSITION",
+                                  "HEAD", "LAG", "OWNER", w_owner, "LEASE AGE", "LAST COMMIT");
+    for (const Row& r : rows) {
+      std::string owner = r.owner && !r.owner->empty() ? *r.owner : "-";
+      std::string age = r.lease_age_ms
+                            ? fmt::format("{:.1f}s", static_cast<double>(*r.lease_age_ms) / 1000.0)
+                            : "-";
+      out += fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {:<{}}  {:>9}  {}\n", r.pipeline,
+                         w_pipeline, r.partition, w_partition, Cell(r.position), Cell(r.head),
+                         Cell(r.lag), owner, w_owner, age,
+                         r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
+    }
+    return out;
   }
   if (w_table == 0) {
     std::string out =

@@ -21,7 +21,10 @@
 //
 // --json prints one object per partition per line with the keys pipeline, partition, position,
 // head, lag (null when unknown) and last_commit (ISO-8601 UTC, null when the table is empty);
-// a routed pipeline's rows have two keys more: table and resume.
+// a routed pipeline's rows have two keys more: table and resume; an elastic JetStream
+// pipeline's (`partitions = {...}`) rows two others: owner (the process holding the partition's
+// lease, null when free) and lease_age_ms (how long it has held it), read from the lease bucket
+// (columns OWNER and LEASE AGE).
 //
 // Exit codes: 0 ok, 1 some partition's lag exceeds --max-lag, 2 an error (configuration, table
 // or broker).

@@ -72,6 +72,13 @@ struct JetStreamConfig {
   std::vector<std::string> servers;
   std::string stream;
   std::vector<std::string> subjects;  // each filter is one source partition
+  // Elastic mode (`partitions = { subject = "orders.{partition}.>", count = 16 }`): `subjects`
+  // is the pattern expanded for 0..count-1, and the processes running this pipeline share them
+  // through leases in a JetStream key-value bucket (docs/jetstream.md, "Elastic scale-out").
+  std::string partition_subject;  // the pattern, with one `{partition}` token
+  int64_t partition_count = 0;    // 0: not elastic
+  Duration lease_ttl{10000};
+  std::string lease_bucket = "ferry_leases";
   Start start = Start::kAll;
   int64_t start_sequence = 0;  // kSequence: first sequence to read
   int64_t start_time_ms = 0;   // kTime

@@ -1,6 +1,8 @@
 // The source readers of config_internal.h: [pipeline.kafka] and [pipeline.jetstream].
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <set>
 
@@ -152,6 +154,80 @@ Status ReadKafka(TomlTable& t, const std::string& pipeline_id, KafkaConfig* k) {
   return t.Finish();
 }
 
+namespace {
+
+constexpr std::string_view kPartitionToken = "{partition}";
+constexpr int64_t kMaxPartitions = 4096;
+
+// `partitions = { subject = "orders.{partition}.>", count = 16 }`, `lease_ttl`, `lease_bucket`.
+Status ReadPartitions(TomlTable& t, bool has_subjects, JetStreamConfig* j) {
+  FERRY_ASSIGN_OR_RETURN(auto ttl, t.DurationValue("lease_ttl"));
+  FERRY_ASSIGN_OR_RETURN(auto bucket, t.String("lease_bucket"));
+  FERRY_ASSIGN_OR_RETURN(std::optional<TomlTable> p, t.Table("partitions"));
+  if (!p) {
+    if (ttl || bucket) {
+      return t.Error(ttl ? "lease_ttl" : "lease_bucket",
+                     "leases are for elastic mode only: add partitions = { subject = "
+                     "\"orders.{partition}.>\", count = N }");
+    }
+    return Status::OK();
+  }
+  if (has_subjects) {
+    return t.Error(
+        "partitions",
+        "give either 'subjects' (fixed filters) or 'partitions' (elastic mode), not both");
+  }
+  FERRY_ASSIGN_OR_RETURN(
+      std::string subject,
+      p->RequiredString("subject", "missing key 'subject' (e.g. \"orders.{partition}.>\")"));
+  FERRY_ASSIGN_OR_RETURN(auto count, p->Int("count"));
+  if (!count) {
+    return p->Error("", "missing key 'count' (the number of partitions, e.g. count = 16)");
+  }
+  if (*count < 1 || *count > kMaxPartitions) {
+    return p->Error("count", fmt::format("must be between 1 and {}", kMaxPartitions));
+  }
+  size_t at = subject.find(kPartitionToken);
+  bool whole_token = at != std::string::npos && (at == 0 || subject[at - 1] == '.') &&
+                     (at + kPartitionToken.size() == subject.size() ||
+                      subject[at + kPartitionToken.size()] == '.');
+  if (!whole_token || subject.find(kPartitionToken, at + 1) != std::string::npos) {
+    return p->Error("subject",
+                    fmt::format("\"{}\" must hold the token {} exactly once, as a whole subject "
+                                "token (e.g. \"orders.{}.>\")",
+                                subject, kPartitionToken, kPartitionToken));
+  }
+  FERRY_RETURN_IF_ERROR(p->Finish());
+  if (ttl) {
+    if (ttl->count() < 1000) {
+      return t.Error("lease_ttl", "must be at least 1s");
+    }
+    j->lease_ttl = *ttl;
+  }
+  if (bucket) {
+    bool valid = !bucket->empty() && std::all_of(bucket->begin(), bucket->end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+    });
+    if (!valid) {
+      return t.Error("lease_bucket", fmt::format("\"{}\" is not a key-value bucket name "
+                                                 "(letters, digits, '_' and '-')",
+                                                 *bucket));
+    }
+    j->lease_bucket = *bucket;
+  }
+  j->partition_subject = subject;
+  j->partition_count = *count;
+  j->subjects.clear();
+  for (int64_t i = 0; i < *count; ++i) {
+    std::string filter = subject;
+    filter.replace(at, kPartitionToken.size(), std::to_string(i));
+    j->subjects.push_back(std::move(filter));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
   j->location = t.Location("");
   FERRY_ASSIGN_OR_RETURN(auto servers, t.StringList("servers"));
@@ -178,8 +254,12 @@ Status ReadJetStream(TomlTable& t, JetStreamConfig* j) {
   }
   FERRY_ASSIGN_OR_RETURN(j->stream, t.RequiredString("stream", "missing key 'stream'"));
   FERRY_ASSIGN_OR_RETURN(auto subjects, t.StringList("subjects"));
+  FERRY_RETURN_IF_ERROR(ReadPartitions(t, subjects.has_value(), j));
+  if (j->partition_count > 0) {
+    subjects = j->subjects;
+  }
   if (!subjects || subjects->empty()) {
-    return t.Error("", "missing key 'subjects' (one or more subject filters)");
+    return t.Error("", "missing key 'subjects' (one or more subject filters) or 'partitions'");
   }
   std::set<std::string> seen;
   for (const std::string& s : *subjects) {

@@ -128,6 +128,62 @@ column = "payload"
   EXPECT_EQ(c->pipelines[0].decode.format, DecodeConfig::Format::kRaw);
 }
 
+// Elastic mode: the pattern expands into one filter per partition; mistakes name file and line.
+TEST(ConfigTest, JetStreamPartitions) {
+  auto parse = [](std::string_view jetstream_keys) {
+    return Parse(fmt::format(R"([[pipeline]]
+id = "nats"
+table = "/t"
+schema = "payload STRING"
+[pipeline.jetstream]
+servers = "nats://127.0.0.1:4222"
+stream = "orders"
+{}
+[pipeline.decode]
+format = "raw"
+column = "payload"
+)",
+                             jetstream_keys));
+  };
+  Result<Config> c = parse(R"(partitions = { subject = "orders.{partition}.>", count = 3 }
+lease_ttl = "2s")");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const JetStreamConfig& j = *c->pipelines[0].jetstream;
+  EXPECT_EQ(j.subjects, (std::vector<std::string>{"orders.0.>", "orders.1.>", "orders.2.>"}));
+  EXPECT_EQ(j.partition_count, 3);
+  EXPECT_EQ(j.lease_ttl.count(), 2000);
+  EXPECT_EQ(j.lease_bucket, "ferry_leases");
+
+  struct Case {
+    const char* keys;
+    const char* error;
+  };
+  for (const Case& bad : {
+           Case{R"(partitions = { subject = "orders.>", count = 3 })",
+                "ferry.toml:8:26: pipeline[0].jetstream.partitions.subject: \"orders.>\" must hold "
+                "the token {partition} exactly once"},
+           Case{R"(partitions = { subject = "orders.p{partition}", count = 3 })",
+                "must hold the token {partition} exactly once, as a whole subject token"},
+           Case{R"(partitions = { subject = "orders.{partition}", count = 0 })",
+                "ferry.toml:8:56: pipeline[0].jetstream.partitions.count: must be between 1 and "
+                "4096"},
+           Case{R"(partitions = { subject = "orders.{partition}" })", "missing key 'count'"},
+           Case{"partitions = { subject = \"o.{partition}\", count = 2 }\nsubjects = [\"o.1\"]",
+                "give either 'subjects' (fixed filters) or 'partitions' (elastic mode)"},
+           Case{"subjects = [\"o\"]\nlease_ttl = \"5s\"",
+                "ferry.toml:9:13: pipeline[0].jetstream.lease_ttl: leases are for elastic mode"},
+           Case{"partitions = { subject = \"o.{partition}\", count = 2 }\nlease_ttl = \"500ms\"",
+                "lease_ttl: must be at least 1s"},
+           Case{"partitions = { subject = \"o.{partition}\", count = 2 }\nlease_bucket = \"a.b\"",
+                "lease_bucket: \"a.b\" is not a key-value bucket name"},
+       }) {
+    Result<Config> r = parse(bad.keys);
+    ASSERT_FALSE(r.ok()) << bad.keys;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(bad.error), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(ConfigTest, UnknownKeyNamesLineAndSuggests) {
   std::string text(kIssueExample);
   text.replace(text.find("max_rows"), 8, "max_rowz");

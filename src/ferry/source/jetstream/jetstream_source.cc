@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "ferry/base/log.h"
@@ -19,6 +21,8 @@ constexpr std::string_view kMsgIdHeader = "Nats-Msg-Id";
 // subscription is waited on for at most this long before the next one's turn.
 constexpr int64_t kMultiFilterWaitSliceMs = 2;
 constexpr int64_t kNanosPerSecond = 1'000'000'000;
+// How long a Poll() of an elastic source that holds no partition waits before it returns.
+constexpr std::chrono::milliseconds kIdleLeaseWait(100);
 
 Status CheckRetention(const jsStreamInfo& info, const std::string& stream) {
   switch (info.Config->Retention) {
@@ -77,12 +81,15 @@ uint64_t ReconnectCount(natsConnection* connection, natsStatistics* stats) {
 
 }  // namespace
 
-Result<std::unique_ptr<JetStreamSource>> JetStreamSource::Create(JetStreamOptions options) {
+Result<std::unique_ptr<JetStreamSource>> JetStreamSource::Create(
+    JetStreamOptions options, std::shared_ptr<PartitionLeases> leases) {
   FERRY_RETURN_IF_ERROR(options.Validate());
-  return std::unique_ptr<JetStreamSource>(new JetStreamSource(std::move(options)));
+  return std::unique_ptr<JetStreamSource>(
+      new JetStreamSource(std::move(options), std::move(leases)));
 }
 
-JetStreamSource::JetStreamSource(JetStreamOptions options) : options_(std::move(options)) {}
+JetStreamSource::JetStreamSource(JetStreamOptions options, std::shared_ptr<PartitionLeases> leases)
+    : options_(std::move(options)), leases_(std::move(leases)) {}
 
 JetStreamSource::~JetStreamSource() {
   if (state_ != State::kClosed) {
@@ -123,13 +130,32 @@ Status JetStreamSource::Start(PartitionListener* listener) {
   }
   listener_ = listener;
   sticky_error_ = Status::OK();
-  size_t assigned = 0;
   Status status = [&]() -> Status {
+    std::vector<bool> held(options_.filters.size(), leases_ == nullptr);
+    if (leases_ != nullptr) {
+      FERRY_RETURN_IF_ERROR(leases_->Start());
+      for (int p : leases_->Owned()) {
+        if (static_cast<size_t>(p) < held.size()) {
+          held[static_cast<size_t>(p)] = true;
+        }
+      }
+    }
     FERRY_RETURN_IF_ERROR(Connect());
     FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
     FERRY_RETURN_IF_ERROR(CheckRetention(*info, options_.stream));
     for (const std::string& filter : options_.filters) {
-      FERRY_RETURN_IF_ERROR(CheckFilterInStream(*info->Config, options_.stream, filter));
+      Status in_stream = CheckFilterInStream(*info->Config, options_.stream, filter);
+      if (!in_stream.ok() && leases_ != nullptr) {
+        // Elastic partitions are often made by the stream's subject transform (2.10+:
+        // "orders.*" stored as "orders.{{partition(16,1)}}.{{wildcard(1)}}"), which nats.c 3.4.1
+        // does not read from the stream info: say so once, do not refuse.
+        FERRY_LOG_WARN(
+            "{}; reading it anyway: elastic partitions may come from a subject transform of the "
+            "stream, which this client cannot see",
+            in_stream.message());
+        break;
+      }
+      FERRY_RETURN_IF_ERROR(in_stream);
     }
     std::vector<std::string> subjects(info->Config->Subjects,
                                       info->Config->Subjects + info->Config->SubjectsLen);
@@ -145,8 +171,11 @@ Status JetStreamSource::Start(PartitionListener* listener) {
       });
     }
     for (Filter& filter : filters_) {
+      if (!held[static_cast<size_t>(filter.info.index)]) {
+        continue;  // another process's (elastic mode)
+      }
       FERRY_ASSIGN_OR_RETURN(std::optional<int64_t> position, listener_->OnAssigned(filter.info));
-      ++assigned;
+      filter.active = true;
       if (position.has_value()) {
         if (*position < 0) {
           return Internal("{}: the table returned negative position {}", filter.info.key,
@@ -159,18 +188,92 @@ Status JetStreamSource::Start(PartitionListener* listener) {
     return Status::OK();
   }();
   if (!status.ok()) {
-    for (size_t i = 0; i < filters_.size(); ++i) {
-      Unsubscribe(&filters_[i]);
-      if (i < assigned) {
-        listener_->OnRevoked(filters_[i].info);
+    for (Filter& filter : filters_) {
+      Unsubscribe(&filter);
+      if (filter.active) {
+        listener_->OnRevoked(filter.info);
       }
     }
     filters_.clear();
     js_.reset();
     connection_.reset();
+    ConfirmReading();
     return status;
   }
+  ConfirmReading();
   state_ = State::kStarted;
+  return Status::OK();
+}
+
+bool JetStreamSource::AnyActive() const {
+  return std::any_of(filters_.begin(), filters_.end(), [](const Filter& f) { return f.active; });
+}
+
+void JetStreamSource::ConfirmReading() {
+  if (leases_ == nullptr) {
+    return;
+  }
+  std::set<int> reading;
+  for (const Filter& filter : filters_) {
+    if (filter.active) {
+      reading.insert(filter.info.index);
+    }
+  }
+  leases_->Confirm(reading);
+}
+
+Status JetStreamSource::FollowLeases() {
+  if (leases_ == nullptr) {
+    return Status::OK();
+  }
+  std::vector<bool> held(filters_.size(), false);
+  for (int p : leases_->Owned()) {
+    if (static_cast<size_t>(p) < held.size()) {
+      held[static_cast<size_t>(p)] = true;
+    }
+  }
+  bool any_new = false;
+  for (Filter& filter : filters_) {
+    const bool want = held[static_cast<size_t>(filter.info.index)];
+    if (filter.active && !want) {
+      // Nothing of it is delivered after OnRevoked; the next owner starts from the table.
+      Unsubscribe(&filter);
+      filter.active = false;
+      filter.needs_restart = false;
+      filter.restart_when_drained = false;
+      filter.cursor = FilterCursor(filter.cursor.covers_stream());
+      filter.poll_start = filter.cursor;
+      listener_->OnRevoked(filter.info);
+      FERRY_LOG_INFO("{}: no longer leased to this process; stopped reading it", filter.info.key);
+    }
+    any_new = any_new || (want && !filter.active);
+  }
+  ConfirmReading();
+  if (!any_new) {
+    return Status::OK();
+  }
+  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
+  for (Filter& filter : filters_) {
+    if (filter.active || !held[static_cast<size_t>(filter.info.index)]) {
+      continue;
+    }
+    FERRY_ASSIGN_OR_RETURN(std::optional<int64_t> position, listener_->OnAssigned(filter.info));
+    filter.active = true;
+    filter.restart_when_drained = false;
+    if (position.has_value()) {
+      if (*position < 0) {
+        return Internal("{}: the table returned negative position {}", filter.info.key, *position);
+      }
+      filter.cursor.Restart(static_cast<uint64_t>(*position) + 1, /*confirmed=*/true);
+    }
+    Status st = StartFilter(&filter, info->State);
+    if (!st.ok()) {
+      filter.needs_restart = true;  // the next Poll tries again
+      ConfirmReading();
+      return st;
+    }
+  }
+  ConfirmReading();
   return Status::OK();
 }
 
@@ -349,6 +452,7 @@ Status JetStreamSource::Poll(size_t max_messages, std::chrono::milliseconds time
   header_slots_.clear();
   FERRY_RETURN_IF_ERROR(sticky_error_);
   FERRY_RETURN_IF_ERROR(CheckConnection());
+  FERRY_RETURN_IF_ERROR(FollowLeases());
   FERRY_RETURN_IF_ERROR(RestartFlaggedFilters());
   FERRY_RETURN_IF_ERROR(sticky_error_);  // a restart may have found lost data
   for (Filter& filter : filters_) {
@@ -451,6 +555,10 @@ Status JetStreamSource::WaitForOne(std::chrono::milliseconds timeout, std::vecto
       if (std::all_of(filters_.begin(), filters_.end(), [](const Filter& f) {
             return f.subscription == nullptr || f.needs_restart;
           })) {
+        if (leases_ != nullptr && !AnyActive()) {
+          // Elastic mode with no partition held: wait a little for a lease, not a busy loop.
+          std::this_thread::sleep_for(std::min(left, kIdleLeaseWait));
+        }
         return Status::OK();  // every filter waits for a restart in the next Poll()
       }
       continue;
@@ -594,6 +702,9 @@ Result<std::vector<PartitionHead>> JetStreamSource::Heads() {
   const jsStreamState& state = info->State;
   std::vector<PartitionHead> heads;
   for (const Filter& filter : filters_) {
+    if (!filter.active) {
+      continue;
+    }
     PartitionHead head;
     head.key = filter.info.key;
     if (state.Msgs > 0) {
@@ -632,7 +743,9 @@ Status JetStreamSource::Close() {
   headers_.clear();
   for (Filter& filter : filters_) {
     Unsubscribe(&filter);
+    filter.active = false;
   }
+  ConfirmReading();  // leases being handed over may go now
   js_.reset();
   if (connection_ != nullptr) {
     natsConnection_Close(connection_.get());

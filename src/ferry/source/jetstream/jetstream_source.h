@@ -29,6 +29,13 @@
 //   6. Acknowledge() sends nothing: the consumers are AckNone, the table is the position, and the
 //      server needs no acks to keep or drop messages of a Limits stream.
 //
+// Elastic mode (a PartitionLeases given to Create): the filters are the pipeline's partitions
+// and the source reads only those the leases say this process holds. Each Poll() first compares
+// them with the filters it reads: a filter no longer held is unsubscribed and revoked
+// (OnRevoked) before anything else is delivered, a newly held one assigned (OnAssigned, the
+// table's position) and started as in step 2; then it tells the leases what it reads (Confirm),
+// so that a lease being handed over is deleted only after the pipeline let go of it.
+//
 // Messages returned by Poll() borrow from nats.c messages the source keeps until the next Poll()
 // or Close().
 //
@@ -50,6 +57,7 @@
 #include "ferry/source/jetstream/filter_cursor.h"
 #include "ferry/source/jetstream/jetstream_options.h"
 #include "ferry/source/jetstream/nats_handles.h"
+#include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/source/source.h"
 
 namespace ferry::source::jetstream {
@@ -68,7 +76,10 @@ struct JetStreamSourceStats {
 class JetStreamSource final : public Source {
  public:
   // Validates the options; connects only in Start().
-  static Result<std::unique_ptr<JetStreamSource>> Create(JetStreamOptions options);
+  // `leases` (elastic mode) must cover options.filters.size() partitions; it may be shared by
+  // the sources a pipeline makes one after the other.
+  static Result<std::unique_ptr<JetStreamSource>> Create(
+      JetStreamOptions options, std::shared_ptr<PartitionLeases> leases = nullptr);
   ~JetStreamSource() override;
 
   JetStreamSource(const JetStreamSource&) = delete;
@@ -101,10 +112,16 @@ class JetStreamSource final : public Source {
     // buffered messages may no longer be in the stream).
     bool restart_when_drained = false;
     bool delivered_this_poll = false;
+    // Assigned to this process (always, except in elastic mode).
+    bool active = false;
     NatsSubscriptionPtr subscription;
   };
 
-  explicit JetStreamSource(JetStreamOptions options);
+  JetStreamSource(JetStreamOptions options, std::shared_ptr<PartitionLeases> leases);
+  // Elastic mode: revokes the filters no longer held and starts the newly held ones.
+  Status FollowLeases();
+  void ConfirmReading();
+  bool AnyActive() const;
 
   Status Connect();
   Result<JsStreamInfoPtr> GetStreamInfo();
@@ -128,6 +145,7 @@ class JetStreamSource final : public Source {
   enum class State { kCreated, kStarted, kClosed };
 
   const JetStreamOptions options_;
+  const std::shared_ptr<PartitionLeases> leases_;  // null unless elastic
   State state_ = State::kCreated;
   PartitionListener* listener_ = nullptr;
   Status sticky_error_;  // a DataLoss that stopped the source; every later Poll() returns it

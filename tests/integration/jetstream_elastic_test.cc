@@ -1,0 +1,441 @@
+// Elastic scale-out on JetStream (docs/jetstream.md, "Elastic scale-out"): several `ferry run`
+// processes given one config with `partitions = { subject = "orders.{partition}.>", count = 16 }`
+// share the partitions through leases in a key-value bucket, while a publisher writes to all 16.
+// Three start; a fourth joins; one leaves cleanly (SIGTERM); one is SIGKILLed; one is SIGSTOPped
+// for three lease TTLs and resumed. After each step the test reads the bucket (as `ferry status`
+// does) until every partition is owned by a live process with the spread at most
+// ceil(16 / live) + 1, and reports how long after the last renewal of a killed process its
+// partitions were taken again. At the end every id is in the table once (ferry's reader and
+// DuckDB). On Debian's nats-server 2.9.10 and the pinned current release.
+// Label: integration.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config_toml.h"
+#include "jetstream_test_client.h"
+#include "kafka_child_process.h"
+#include "pipeline_e2e_support.h"
+#include <nlohmann/json.hpp>
+
+#include "ferry/source/jetstream/partition_leases.h"
+#include "ferry/testing/nats_server.h"
+#include "ferry/testing/wait_until.h"
+
+namespace ferry {
+namespace {
+
+using source::kafka::testing::ChildProcess;
+using source::kafka::testing::CommandResult;
+using source::kafka::testing::RunCommand;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
+constexpr int kPartitions = 16;
+constexpr int64_t kTtlMs = 2000;
+constexpr char kPipeline[] = "elastic";
+constexpr char kStream[] = "orders";
+
+int Ceil(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+// The pid in a default member id "<host>-<pid>-<random>".
+pid_t PidOf(const std::string& member) {
+  size_t last = member.rfind('-');
+  if (last == std::string::npos || last == 0) {
+    return -1;
+  }
+  size_t before = member.rfind('-', last - 1);
+  if (before == std::string::npos) {
+    return -1;
+  }
+  return static_cast<pid_t>(std::stol(member.substr(before + 1, last - before - 1)));
+}
+
+class JetStreamElasticTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_, GetParam()));
+    if (IsSkipped()) {
+      return;
+    }
+    auto reader = testing::JetStreamTestClient::Connect(server_->url());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    reader_ = std::move(*reader);
+    dir_ = e2e::FreshTestDir("ferry-js-elastic");
+  }
+  void TearDown() override {
+    stop_publisher_ = true;
+    if (publisher_.joinable()) {
+      publisher_.join();
+    }
+    for (auto& [pid, p] : ferries_) {
+      kill(pid, SIGCONT);
+      kill(pid, SIGKILL);
+      p->Wait();
+    }
+    ferries_.clear();
+    reader_.reset();
+    client_.reset();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string table() const { return (dir_ / "table").string(); }
+
+  std::string WriteConfig() {
+    return e2e::WriteConfig(
+        dir_ / "ferry.toml",
+        {{.id = kPipeline,
+          .table = table(),
+          .schema = "payload STRING",
+          .metadata_columns = R"(sequence = "_sequence", subject = "_subject")",
+          .source = e2e::JetStreamSection(
+              {.servers = server_->url(),
+               .stream = kStream,
+               .subjects = {},
+               .start = "all",
+               .extra = fmt::format("partitions = {{ subject = \"orders.{{partition}}.>\", count = "
+                                    "{} }}\nlease_ttl = \"{}ms\"\nreconnect_wait = \"200ms\"",
+                                    kPartitions, kTtlMs)}),
+          .sections = "[pipeline.decode]\nformat = \"raw\"\ncolumn = \"payload\"",
+          .max_rows = 500}});
+  }
+
+  pid_t StartFerry() {
+    auto p = ChildProcess::Start({kFerry, "run", "--config", config_});
+    EXPECT_TRUE(p.ok());
+    pid_t pid = (*p)->pid();
+    ferries_[pid] = std::move(*p);
+    live_.insert(pid);
+    return pid;
+  }
+
+  // Publishes "test #<i>" round robin over the partitions' subjects until told to stop.
+  void StartPublisher() {
+    publisher_ = std::thread([this] {
+      int next = 1;
+      while (!stop_publisher_) {
+        for (int p = 0; p < kPartitions && !stop_publisher_; ++p) {
+          auto seqs = client_->Publish(fmt::format("orders.{}.x", p), 5, "test #", next);
+          if (!seqs.ok()) {
+            ADD_FAILURE() << seqs.status().ToString();
+            stop_publisher_ = true;
+            break;
+          }
+          next += 5;
+        }
+        std::this_thread::sleep_for(milliseconds(100));
+      }
+      published_ = next - 1;
+    });
+  }
+
+  source::jetstream::LeaseListing Leases() {
+    auto listing = source::jetstream::ReadLeases(reader_->js(), "ferry_leases",
+                                                 source::jetstream::LeaseScope(kPipeline, kStream),
+                                                 kPartitions);
+    if (listing.status().code() == StatusCode::kNotFound) {
+      return {};  // no process has created the bucket yet
+    }
+    EXPECT_TRUE(listing.ok()) << listing.status().ToString();
+    return listing.ok() ? *listing : source::jetstream::LeaseListing{};
+  }
+
+  // Every partition owned by a live process, none by another, and at most ceil(16/live) + 1
+  // each, with every live process holding at least one.
+  bool Balanced(const source::jetstream::LeaseListing& l, std::string* why) {
+    std::map<pid_t, int> held;
+    for (const auto& lease : l.leases) {
+      pid_t pid = lease.owner.empty() ? -1 : PidOf(lease.owner);
+      if (live_.count(pid) == 0) {
+        *why = fmt::format("partition {} owned by '{}'", lease.partition, lease.owner);
+        return false;
+      }
+      ++held[pid];
+    }
+    const int bound = Ceil(kPartitions, static_cast<int>(live_.size())) + 1;
+    for (pid_t pid : live_) {
+      if (held[pid] == 0 || held[pid] > bound) {
+        *why = fmt::format("pid {} holds {} (bound {})", pid, held[pid], bound);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Waits until the leases are balanced over the live processes; returns the listing.
+  source::jetstream::LeaseListing WaitBalanced(const std::string& step) {
+    std::string why;
+    source::jetstream::LeaseListing last;
+    bool ok = testing::WaitUntil(
+        [&] {
+          last = Leases();
+          return Balanced(last, &why);
+        },
+        seconds(60));
+    EXPECT_TRUE(ok) << step << ": not balanced: " << why;
+    std::map<pid_t, int> held;
+    for (const auto& lease : last.leases) {
+      ++held[PidOf(lease.owner)];
+    }
+    std::string spread;
+    for (auto [pid, n] : held) {
+      spread += fmt::format(" {}:{}", pid, n);
+    }
+    std::cout << "[elastic] " << step << ": " << live_.size() << " live, spread" << spread
+              << std::endl;
+    return last;
+  }
+
+  // How long after the last renewal `pid` made (before it stopped renewing) its partitions were
+  // taken by others: max over its partitions of (taken - renewed), server times.
+  void ReportTakeover(const std::string& step, const source::jetstream::LeaseListing& before,
+                      const source::jetstream::LeaseListing& after, pid_t pid) {
+    int64_t worst = 0;
+    for (const auto& lease : before.leases) {
+      if (PidOf(lease.owner) != pid) {
+        continue;
+      }
+      const auto& now = after.leases[static_cast<size_t>(lease.partition)];
+      worst = std::max(worst, now.taken_unix_ms - lease.renewed_unix_ms);
+    }
+    std::cout << "[elastic] " << step << ": partitions taken over at most " << worst
+              << " ms after the last renewal observed (lease_ttl " << kTtlMs << " ms, renewal "
+              << kTtlMs / 3 << " ms)" << std::endl;
+    // The lease TTL plus one renewal, plus what the listing before the stop may have missed
+    // (one renewal period) and the server's expiry timer.
+    EXPECT_LE(worst, kTtlMs + 2 * (kTtlMs / 3) + 1000) << step;
+  }
+
+  std::unique_ptr<testing::NatsServer> server_;
+  std::unique_ptr<testing::JetStreamTestClient> client_;
+  std::unique_ptr<testing::JetStreamTestClient> reader_;
+  std::filesystem::path dir_;
+  std::string config_;
+  std::map<pid_t, std::unique_ptr<ChildProcess>> ferries_;
+  std::set<pid_t> live_;
+  std::thread publisher_;
+  std::atomic<bool> stop_publisher_{false};
+  std::atomic<int> published_{0};
+};
+
+TEST_P(JetStreamElasticTest, JoinLeaveKillPauseEveryIdOnce) {
+  ASSERT_TRUE(client_->AddStream({.name = kStream, .subjects = {"orders.>"}}).ok());
+  config_ = WriteConfig();
+  StartPublisher();
+  pid_t a = StartFerry();
+  pid_t b = StartFerry();
+  pid_t c = StartFerry();
+  WaitBalanced("three processes");
+  {
+    // `ferry status` names each partition's owner (a live process) and its lease age.
+    CommandResult r = RunCommand({kFerry, "status", "--config", config_, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(r.out);
+    std::string line;
+    int rows = 0;
+    while (std::getline(lines, line)) {
+      nlohmann::json row = nlohmann::json::parse(line);
+      ++rows;
+      ASSERT_TRUE(row["owner"].is_string()) << line;
+      EXPECT_EQ(live_.count(PidOf(row["owner"].get<std::string>())), 1u) << line;
+      EXPECT_GE(row["lease_age_ms"].get<int64_t>(), 0) << line;
+      EXPECT_TRUE(row["lag"].is_number()) << line;
+    }
+    EXPECT_EQ(rows, kPartitions) << r.out;
+  }
+
+  pid_t d = StartFerry();
+  WaitBalanced("a fourth joined");
+
+  kill(a, SIGTERM);
+  EXPECT_EQ(ferries_[a]->Wait(), 0) << ferries_[a]->Log();
+  live_.erase(a);
+  WaitBalanced("one left cleanly");
+
+  source::jetstream::LeaseListing before_kill = Leases();
+  kill(b, SIGKILL);
+  ferries_[b]->Wait();
+  live_.erase(b);
+  ReportTakeover("SIGKILL", before_kill, WaitBalanced("one SIGKILLed"), b);
+
+  source::jetstream::LeaseListing before_stop = Leases();
+  kill(c, SIGSTOP);
+  live_.erase(c);
+  ReportTakeover("SIGSTOP", before_stop, WaitBalanced("one SIGSTOPped"), c);
+  std::this_thread::sleep_for(milliseconds(2 * kTtlMs));
+  kill(c, SIGCONT);
+  live_.insert(c);
+  WaitBalanced("the stopped one resumed");
+
+  stop_publisher_ = true;
+  publisher_.join();
+  const int published = published_;
+  ASSERT_GT(published, 0);
+  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(published), seconds(120)),
+            static_cast<size_t>(published));
+  for (pid_t pid : {c, d}) {
+    kill(pid, SIGTERM);
+    EXPECT_EQ(ferries_[pid]->Wait(), 0) << ferries_[pid]->Log();
+  }
+  ferries_.clear();
+  // A clean leave releases everything: the bucket holds no lease of the pipeline.
+  for (const auto& lease : Leases().leases) {
+    EXPECT_EQ(lease.owner, "") << "partition " << lease.partition;
+  }
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::multiset<std::string> payloads;
+  for (const std::string& row : t.rows) {
+    payloads.insert(e2e::Field(row, "payload"));
+  }
+  std::multiset<std::string> expected;
+  for (int i = 1; i <= published; ++i) {
+    expected.insert("test #" + std::to_string(i));
+  }
+  EXPECT_EQ(payloads.size(), expected.size());
+  EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
+  e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
+  std::cout << "[elastic] " << published << " messages, " << t.rows.size() << " rows" << std::endl;
+}
+
+// The zombie: a process paused in the middle of a commit (its writer thread held by a failpoint
+// before the commit, then SIGSTOP) past its lease. Another process takes its partitions and
+// commits them; the paused one, resumed, finishes its commit against positions that moved: the
+// Delta commit fences it (its log says so), it drops the batch, and every id is in the table once.
+TEST_P(JetStreamElasticTest, APausedProcessMidCommitIsFenced) {
+  ASSERT_TRUE(client_->AddStream({.name = kStream, .subjects = {"orders.>"}}).ok());
+  config_ = WriteConfig();
+  int next = 1;
+  auto publish = [&](int per_partition) {
+    for (int p = 0; p < kPartitions; ++p) {
+      ASSERT_TRUE(
+          client_->Publish(fmt::format("orders.{}.x", p), per_partition, "test #", next).ok());
+      next += per_partition;
+    }
+  };
+  publish(20);
+  setenv("FERRY_FAILPOINTS", "pipeline.before_commit=sleep(1500)@1", 1);
+  pid_t zombie = StartFerry();
+  unsetenv("FERRY_FAILPOINTS");
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return ferries_[zombie]->Log(1 << 22).find("failpoint pipeline.before_commit: sleep") !=
+               std::string::npos;
+      },
+      seconds(60)))
+      << ferries_[zombie]->Log();
+  kill(zombie, SIGSTOP);
+  live_.erase(zombie);
+  pid_t other = StartFerry();
+  WaitBalanced("the zombie paused mid-commit");
+  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(next - 1), seconds(120)),
+            static_cast<size_t>(next - 1));
+  kill(zombie, SIGCONT);
+  live_.insert(zombie);
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return ferries_[zombie]->Log(1 << 22).find("another writer committed positions") !=
+               std::string::npos;
+      },
+      seconds(60)))
+      << ferries_[zombie]->Log();
+  WaitBalanced("the zombie resumed");
+  publish(10);
+  const int published = next - 1;
+  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(published), seconds(120)),
+            static_cast<size_t>(published));
+  for (pid_t pid : {zombie, other}) {
+    kill(pid, SIGTERM);
+    EXPECT_EQ(ferries_[pid]->Wait(), 0) << ferries_[pid]->Log();
+  }
+  ferries_.clear();
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::multiset<std::string> payloads;
+  for (const std::string& row : t.rows) {
+    payloads.insert(e2e::Field(row, "payload"));
+  }
+  std::multiset<std::string> expected;
+  for (int i = 1; i <= published; ++i) {
+    expected.insert("test #" + std::to_string(i));
+  }
+  EXPECT_EQ(payloads.size(), expected.size());
+  EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
+  e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
+}
+
+// Partitions made by the server (2.10+): a stream on "orders.*" whose subject transform stores
+// "orders.<id>" as "orders.<partition(16) of id>.<id>". nats.c 3.4.1 cannot create such a stream,
+// so the test sends the JetStream API request itself.
+TEST_P(JetStreamElasticTest, PartitionsFromAStreamSubjectTransform) {
+  if (GetParam() == testing::kDebianNatsServer) {
+    GTEST_SKIP() << "subject transforms need nats-server 2.10 or later (Debian's is 2.9.10)";
+  }
+  natsConnection* nc = nullptr;
+  ASSERT_EQ(natsConnection_ConnectTo(&nc, server_->url().c_str()), NATS_OK);
+  std::string create =
+      fmt::format(R"({{"name":"{}","subjects":["orders.*"],"retention":"limits","storage":"file",)"
+                  R"("num_replicas":1,"subject_transform":{{"src":"orders.*",)"
+                  R"("dest":"orders.{{{{partition({},1)}}}}.{{{{wildcard(1)}}}}"}}}})",
+                  kStream, kPartitions);
+  natsMsg* reply = nullptr;
+  ASSERT_EQ(natsConnection_RequestString(&reply, nc, "$JS.API.STREAM.CREATE.orders", create.c_str(),
+                                         5000),
+            NATS_OK);
+  std::string answer(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply)));
+  natsMsg_Destroy(reply);
+  natsConnection_Destroy(nc);
+  ASSERT_EQ(answer.find("\"error\""), std::string::npos) << create << "\n" << answer;
+  const int kCount = 400;
+  for (int i = 1; i <= kCount; ++i) {
+    ASSERT_TRUE(client_->Publish(fmt::format("orders.{}", i), 1, "test #", i).ok());
+  }
+  config_ = WriteConfig();
+  pid_t a = StartFerry();
+  pid_t b = StartFerry();
+  WaitBalanced("two processes on transformed subjects");
+  EXPECT_EQ(e2e::WaitForRows(table(), kCount, seconds(120)), static_cast<size_t>(kCount));
+  for (pid_t pid : {a, b}) {
+    kill(pid, SIGTERM);
+    EXPECT_EQ(ferries_[pid]->Wait(), 0) << ferries_[pid]->Log();
+  }
+  ferries_.clear();
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::multiset<std::string> payloads;
+  std::set<std::string> partitions;
+  for (const std::string& row : t.rows) {
+    payloads.insert(e2e::Field(row, "payload"));
+    std::string subject = e2e::Field(row, "_subject");  // "orders.<partition>.<id>"
+    partitions.insert(subject.substr(0, subject.rfind('.')));
+  }
+  std::multiset<std::string> expected;
+  for (int i = 1; i <= kCount; ++i) {
+    expected.insert("test #" + std::to_string(i));
+  }
+  EXPECT_TRUE(payloads == expected) << "payloads differ (duplicates or missing)";
+  EXPECT_EQ(partitions.size(), static_cast<size_t>(kPartitions));
+  e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, JetStreamElasticTest,
+                         ::testing::ValuesIn(testing::TestedNatsServers()),
+                         testing::NatsServerParamName());
+
+}  // namespace
+}  // namespace ferry
