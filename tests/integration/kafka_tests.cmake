@@ -101,3 +101,13 @@ add_dependencies(kafka_txn_test ferry)
 if(TARGET kafka_txn_test)
   target_compile_definitions(kafka_txn_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endif()
+
+# Logs that change under a running ferry, on the real broker (issue 38, proofs 5 and 6): a
+# compacted topic across a restart, retention gaps (DeleteRecords) under each on_gap value,
+# partitions added, a new topic matching a regex, a topic deleted and recreated. One broker for
+# the binary.
+ferry_cc_test(NAME kafka_log_changes_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_log_changes_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+add_dependencies(kafka_log_changes_test ferry)
