@@ -847,10 +847,13 @@ Status KafkaSource::Close() {
   for (size_t i = 0; i < table_.size(); ++i) {
     table_.at(static_cast<int32_t>(i)).held.clear();
   }
-  if (rk_ != nullptr && !result.ok()) {
-    rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  if (rk_ != nullptr && !DestroyWithin(rk_.release(), options_.close_timeout)) {
+    FERRY_LOG_WARN(
+        "kafka: destroying the consumer of group '{}' did not finish within {} ms (a librdkafka "
+        "2.0.x broker thread that never ends, as after a topic was deleted under a group "
+        "consumer); its threads are left behind",
+        options_.group_id, options_.close_timeout.count());
   }
-  rk_.reset();
   FERRY_LOG_INFO("kafka: consumer of group '{}' closed", options_.group_id);
   return result;
 }
