@@ -576,6 +576,37 @@ TEST_F(KafkaSourceTest, PositionBelowLogStartIsDataLoss) {
   EXPECT_TRUE(after.messages.empty());
 }
 
+// on_gap = kContinue: the range below the log start is reported once through TakeGaps() and the
+// partition continues at the log start.
+TEST_F(KafkaSourceTest, PositionBelowLogStartWithOnGapContinueSkipsToTheLogStart) {
+  ASSERT_TRUE(cluster_->CreateTopic("big", 1).ok());
+  ASSERT_TRUE(Produce(cluster_->bootstrap_servers(), "big", 0, 12, [](int i) {
+                return std::string(600 * 1024, static_cast<char>('a' + i));
+              }).ok());
+  TestListener listener;
+  listener.positions = {{"kafka/big/0", 0}};
+  KafkaSourceOptions options = Options({"big"});
+  options.on_gap = OnGap::kContinue;
+  auto source = Make(options, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r = PollUntil(source.get(), nullptr, [](const PollResult& p) {
+    return !p.errors.empty() || (!p.messages.empty() && p.messages.back().offset == 11);
+  });
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  ASSERT_FALSE(r.messages.empty());
+  const int64_t low = r.messages.front().offset;
+  EXPECT_GT(low, 1);
+  EXPECT_EQ(OffsetsByPartition(r.messages)[0], Range(low, 11));
+  std::vector<Gap> gaps = source->TakeGaps();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].key, "kafka/big/0");
+  EXPECT_EQ(gaps[0].first_position, 1);
+  EXPECT_EQ(gaps[0].last_position, low - 1);
+  EXPECT_TRUE(source->TakeGaps().empty());  // reported once
+  EXPECT_EQ(source->stats().gaps, 1);
+  EXPECT_EQ(source->stats().lost_offsets, low - 1);
+}
+
 TEST_F(KafkaSourceTest, PositionPastLogEndIsDataLoss) {
   ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
   ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 5).ok());
@@ -587,7 +618,9 @@ TEST_F(KafkaSourceTest, PositionPastLogEndIsDataLoss) {
       PollUntil(source.get(), nullptr, [](const PollResult& p) { return !p.errors.empty(); });
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].code(), StatusCode::kDataLoss);
-  EXPECT_NE(r.errors[0].message().find("kafka/events/0: the next offset to read, 42"),
+  EXPECT_NE(r.errors[0].message().find("kafka/events/0: the table's position for topic 'events' "
+                                       "partition 0 is offset 41 (next to read: 42), but the "
+                                       "broker's log now holds offsets 0..4"),
             std::string::npos)
       << r.errors[0].ToString();
 }

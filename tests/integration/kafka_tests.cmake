@@ -133,3 +133,13 @@ if(TARGET kafka_security_test)
   set_tests_properties(kafka_security_test_kafka3 PROPERTIES LABELS integration TIMEOUT 600
     COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
 endif()
+
+# Logs that change under a running ferry, on the real broker (issue 38, proofs 5 and 6): a
+# compacted topic across a restart, retention gaps (DeleteRecords) under each on_gap value,
+# partitions added, a new topic matching a regex, a topic deleted and recreated. One broker for
+# the binary.
+ferry_cc_test(NAME kafka_log_changes_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_log_changes_test.cc
+  DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+add_dependencies(kafka_log_changes_test ferry)

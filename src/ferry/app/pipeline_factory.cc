@@ -89,6 +89,7 @@ Result<kafka::KafkaSourceOptions> KafkaOptions(const PipelineConfig& c) {
   o.queue_min_messages = c.memory.queue_min_messages;
   o.fetch_max_bytes = c.memory.fetch_max_bytes;
   o.properties = k.properties;
+  o.on_gap = c.on_gap == "continue" ? kafka::OnGap::kContinue : kafka::OnGap::kFail;
   Status st = o.Validate();
   if (!st.ok()) {
     return AtKey(k.location, "", st);

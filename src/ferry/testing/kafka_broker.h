@@ -167,6 +167,16 @@ class KafkaBroker {
   Status AllowRead(const std::string& principal, AclResource resource,
                    const std::string& name) const;
 
+  // Grows `topic` to `total` partitions (CreatePartitions), then waits until every partition has
+  // a leader.
+  Status AddPartitions(const std::string& topic, int total) const;
+  // Deletes `topic` (DeleteTopics) and waits until metadata no longer names it.
+  Status DeleteTopic(const std::string& topic) const;
+  // DeleteRecords: moves the log start of topic/partition to `before_offset` (the records
+  // below it are gone at once, as retention would remove them). Returns the new log start.
+  Result<int64_t> DeleteRecords(const std::string& topic, int32_t partition,
+                                int64_t before_offset) const;
+
   // SIGKILL, then reap; the data stays.
   Status Kill9();
   // SIGTERM (a controlled shutdown), up to 30 s, then SIGKILL; reaps it.

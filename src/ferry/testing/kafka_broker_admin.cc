@@ -1,5 +1,5 @@
-// KafkaBroker's admin requests (CreateTopic, AllowRead) and the librdkafka client they and the
-// start-up check share (kafka_broker_internal.h).
+// KafkaBroker's admin requests (CreateTopic, AllowRead, AddPartitions, DeleteTopic, DeleteRecords)
+// and the librdkafka client they and the start-up check share (kafka_broker_internal.h).
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
@@ -86,6 +86,50 @@ EventPtr AdminCall(rd_kafka_t* client, rd_kafka_admin_op_t op, const Send& send)
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_queue_destroy(queue);
   return event;
+}
+
+// AdminCall, with a missing answer or a request-level error as a status naming `what`.
+template <typename Send>
+Result<EventPtr> CheckedAdminCall(rd_kafka_t* client, rd_kafka_admin_op_t op,
+                                  const std::string& what, const std::string& bootstrap,
+                                  const Send& send) {
+  EventPtr event = AdminCall(client, op, send);
+  if (event == nullptr) {
+    return Unavailable("{} on {}: no answer within 60 s", what, bootstrap);
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Unavailable("{} on {}: {}", what, bootstrap, rd_kafka_event_error_string(event.get()));
+  }
+  return event;
+}
+
+// The first per-topic error of a CreatePartitions or DeleteTopics result.
+Status TopicResults(const rd_kafka_topic_result_t** results, size_t n, const std::string& what,
+                    const std::string& bootstrap) {
+  for (size_t i = 0; i < n; ++i) {
+    rd_kafka_resp_err_t code = rd_kafka_topic_result_error(results[i]);
+    if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* message = rd_kafka_topic_result_error_string(results[i]);
+      return Unavailable("{} on {}: {}", what, bootstrap,
+                         message != nullptr ? message : rd_kafka_err2str(code));
+    }
+  }
+  return Status::OK();
+}
+
+// Whether metadata for all topics names `topic`.
+bool TopicListed(rd_kafka_t* rk, const std::string& topic) {
+  const rd_kafka_metadata_t* md = nullptr;
+  if (rd_kafka_metadata(rk, 1, nullptr, &md, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return true;  // unknown: ask again
+  }
+  bool listed = false;
+  for (int t = 0; t < md->topic_cnt; ++t) {
+    listed = listed || (topic == md->topics[t].topic &&
+                        md->topics[t].err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  }
+  rd_kafka_metadata_destroy(md);
+  return listed;
 }
 
 }  // namespace
@@ -209,6 +253,94 @@ Status KafkaBroker::AllowRead(const std::string& principal, AclResource resource
     std::this_thread::sleep_for(milliseconds(50));
   }
   return Unavailable("{}: created, but DescribeAcls did not list it within 30 s", what);
+}
+
+Status KafkaBroker::AddPartitions(const std::string& topic, int total) const {
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  char err[512];
+  rd_kafka_NewPartitions_t* request =
+      rd_kafka_NewPartitions_new(topic.c_str(), static_cast<size_t>(total), err, sizeof(err));
+  if (request == nullptr) {
+    return InvalidArgument("partitions of {}: {}", topic, err);
+  }
+  const std::string what = fmt::format("CreatePartitions {} to {}", topic, total);
+  Result<EventPtr> event =
+      CheckedAdminCall(client.get(), RD_KAFKA_ADMIN_OP_CREATEPARTITIONS, what, bootstrap(),
+                       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                         rd_kafka_CreatePartitions(client.get(), &request, 1, options, queue);
+                       });
+  rd_kafka_NewPartitions_destroy(request);
+  FERRY_RETURN_IF_ERROR(event.status());
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results = rd_kafka_CreatePartitions_result_topics(
+      rd_kafka_event_CreatePartitions_result(event->get()), &n);
+  Status status = TopicResults(results, n, what, bootstrap());
+  FERRY_RETURN_IF_ERROR(status);
+  const auto deadline = steady_clock::now() + milliseconds(30000);
+  while (!MetadataAnswers(client.get(), topic.c_str(), total)) {
+    if (steady_clock::now() > deadline) {
+      return Unavailable("topic {} on {}: not {} partitions with leaders after 30 s", topic,
+                         bootstrap(), total);
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Status::OK();
+}
+
+Status KafkaBroker::DeleteTopic(const std::string& topic) const {
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  rd_kafka_DeleteTopic_t* request = rd_kafka_DeleteTopic_new(topic.c_str());
+  const std::string what = "DeleteTopics " + topic;
+  Result<EventPtr> event =
+      CheckedAdminCall(client.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS, what, bootstrap(),
+                       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                         rd_kafka_DeleteTopics(client.get(), &request, 1, options, queue);
+                       });
+  rd_kafka_DeleteTopic_destroy(request);
+  FERRY_RETURN_IF_ERROR(event.status());
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event->get()), &n);
+  Status status = TopicResults(results, n, what, bootstrap());
+  FERRY_RETURN_IF_ERROR(status);
+  const auto deadline = steady_clock::now() + milliseconds(30000);
+  while (TopicListed(client.get(), topic)) {
+    if (steady_clock::now() > deadline) {
+      return Unavailable("topic {} on {}: still listed 30 s after its deletion", topic,
+                         bootstrap());
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Status::OK();
+}
+
+Result<int64_t> KafkaBroker::DeleteRecords(const std::string& topic, int32_t partition,
+                                           int64_t before_offset) const {
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(offsets, topic.c_str(), partition)->offset = before_offset;
+  rd_kafka_DeleteRecords_t* request = rd_kafka_DeleteRecords_new(offsets);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  const std::string what =
+      fmt::format("DeleteRecords {}/{} before {}", topic, partition, before_offset);
+  Result<EventPtr> event =
+      CheckedAdminCall(client.get(), RD_KAFKA_ADMIN_OP_DELETERECORDS, what, bootstrap(),
+                       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                         rd_kafka_DeleteRecords(client.get(), &request, 1, options, queue);
+                       });
+  rd_kafka_DeleteRecords_destroy(request);
+  FERRY_RETURN_IF_ERROR(event.status());
+  const rd_kafka_topic_partition_list_t* result =
+      rd_kafka_DeleteRecords_result_offsets(rd_kafka_event_DeleteRecords_result(event->get()));
+  Result<int64_t> low = Unavailable("{} on {}: no partition in the answer", what, bootstrap());
+  if (result != nullptr && result->cnt == 1) {
+    const rd_kafka_topic_partition_t& e = result->elems[0];
+    low = e.err == RD_KAFKA_RESP_ERR_NO_ERROR
+              ? Result<int64_t>(e.offset)
+              : Result<int64_t>(
+                    Unavailable("{} on {}: {}", what, bootstrap(), rd_kafka_err2str(e.err)));
+  }
+  return low;
 }
 
 }  // namespace ferry::testing

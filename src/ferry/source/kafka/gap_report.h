@@ -1,24 +1,49 @@
-// DescribeGap: turns librdkafka's refusal to reset an out-of-range offset (the consumer runs with
-// auto.offset.reset=error) into the DataLoss status the pipeline stops on, naming the partition
-// and the offsets that are gone, after asking the broker for the partition's current log range.
+// Offsets the broker refused: librdkafka's refusal to reset an out-of-range offset (the consumer
+// runs with auto.offset.reset=error) turned into what ferry reports. InspectRefusal asks the
+// broker for the partition's current log range; RefusalStatus words the DataLoss status the
+// pipeline stops on, naming topic, partition, the offset wanted and the broker's log range:
+//   - below the log start (retention or DeleteRecords removed offsets before ferry ingested
+//     them): a gap, which on_gap = "continue" may skip (kafka_source.h, step 5);
+//   - past the log end (the topic was deleted and recreated under ferry, or the table belongs to
+//     another cluster): never skipped, whatever on_gap says.
 //
-// Thread-safety: a free function; call it on the consumer's thread.
+// Thread-safety: free functions; call them on the consumer's thread.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <cstdint>
+#include <string>
 
 #include "ferry/base/status.h"
 
 namespace ferry::source::kafka {
 
-// REQUIRES: error.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET. Always DataLoss:
-//   "kafka/T/P: offsets A..B are no longer on the broker (log start is now B+1): ..." when the
-//   wanted offset fell below the log start (retention),
-//   "kafka/T/P: the next offset to read, N, lies past the broker's log end H ..." when the table
-//   is ahead of the topic, or a generic message with librdkafka's reason otherwise.
-Status DescribeGap(rd_kafka_t* rk, const rd_kafka_message_t& error,
-                   std::chrono::milliseconds timeout);
+struct RefusedOffset {
+  std::string topic;  // empty when librdkafka named no partition
+  int32_t partition = -1;
+  std::string key;      // "kafka/<topic>/<partition>"
+  int64_t wanted = -1;  // the offset librdkafka tried to fetch
+  // The broker's log: offsets low..high-1; -1 when the watermark query failed.
+  int64_t low = -1;
+  int64_t high = -1;
+  std::string reason;  // librdkafka's words
+
+  bool BelowLogStart() const { return wanted >= 0 && low >= 0 && wanted < low; }
+  bool PastLogEnd() const { return wanted >= 0 && high >= 0 && wanted > high; }
+};
+
+// REQUIRES: error.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET.
+RefusedOffset InspectRefusal(rd_kafka_t* rk, const rd_kafka_message_t& error,
+                             std::chrono::milliseconds timeout);
+
+// Always DataLoss:
+//   "kafka/T/P: offsets A..B of topic 'T' partition P are no longer on the broker (log start is
+//    now B+1): retention removed them before they were ingested. Set on_gap = ..." (below),
+//   "kafka/T/P: the table's position for topic 'T' partition P is offset N-1, but the broker's
+//    log now holds offsets L..H-1: was the topic deleted and recreated? ..." (past the end),
+//   or a generic message with librdkafka's reason otherwise.
+Status RefusalStatus(const RefusedOffset& refused);
 
 }  // namespace ferry::source::kafka

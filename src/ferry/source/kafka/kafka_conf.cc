@@ -2,7 +2,10 @@
 
 #include <array>
 #include <cstdlib>
+#include <future>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "ferry/base/log.h"
 
@@ -114,6 +117,16 @@ int64_t ConfInteger(const rd_kafka_conf_t* conf, const char* name) {
   char* end = nullptr;
   long long parsed = std::strtoll(value, &end, 10);
   return end != value && *end == '\0' ? static_cast<int64_t>(parsed) : 0;
+}
+
+bool DestroyWithin(rd_kafka_t* rk, std::chrono::milliseconds timeout) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  std::thread([rk, done] {
+    rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    done->set_value();
+  }).detach();
+  return finished.wait_for(timeout) == std::future_status::ready;
 }
 
 }  // namespace ferry::source::kafka

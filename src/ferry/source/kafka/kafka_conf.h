@@ -9,6 +9,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,15 @@ void RouteLogs(rd_kafka_conf_t* conf);
 
 // Creates a client from `conf`; takes ownership of `conf` only on success (as rd_kafka_new).
 Result<KafkaPtr> NewClient(rd_kafka_type_t type, ConfPtr conf);
+
+// rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) on a thread of its own, waited
+// for at most `timeout`; false when it did not finish (the handle and its threads are then left
+// behind, and the thread ends with the process). librdkafka 2.0.x can hang there forever: a
+// partition reference taken on resume is never dropped, so a broker thread never ends
+// (confluentinc/librdkafka issues 4362 and 4674). Seen here after a group consumer's topic was
+// deleted and recreated (tests/integration/kafka_log_changes_test.cc). A consumer must be closed
+// (or never started) first: no callback of its owner runs during the destroy.
+bool DestroyWithin(rd_kafka_t* rk, std::chrono::milliseconds timeout);
 
 // Unavailable for transient errors (transport, timeouts, leader or coordinator moves),
 // InvalidArgument for configuration, authentication and unknown topics, Internal otherwise.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ferry/base/clock.h"
 #include "ferry/base/log.h"
@@ -498,8 +499,18 @@ int64_t KafkaSource::RateLimitPauses(int32_t partition) const {
 
 Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
   switch (message.err) {
-    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
-      return DescribeGap(rk_.get(), message, options_.request_timeout);
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET: {
+      RefusedOffset refused = InspectRefusal(rk_.get(), message, options_.request_timeout);
+      PartitionState* s =
+          refused.topic.empty() ? nullptr : table_.Find(refused.topic, refused.partition);
+      if (options_.on_gap == OnGap::kContinue && refused.BelowLogStart() && s != nullptr &&
+          s->assigned && message.rkt != nullptr) {
+        return SkipGap(s, refused);
+      }
+      Status lost = RefusalStatus(refused);
+      FERRY_LOG_ERROR("{}", lost.message());
+      return lost;
+    }
     case RD_KAFKA_RESP_ERR__PARTITION_EOF:
       return Status::OK();
     case RD_KAFKA_RESP_ERR__FATAL: {
@@ -521,6 +532,44 @@ Status KafkaSource::HandleConsumerError(const rd_kafka_message_t& message) {
       return Status::OK();
     }
   }
+}
+
+Status KafkaSource::SkipGap(PartitionState* s, const RefusedOffset& refused) {
+  FERRY_LOG_WARN(
+      "{}: skipping offsets {}..{}: retention removed them before they were ingested "
+      "(log start is now {}; on_gap = \"continue\")",
+      s->info.key, refused.wanted, refused.low - 1, refused.low);
+  gaps_.push_back(Gap{.partition = s->info.index,
+                      .key = s->info.key,
+                      .first_position = refused.wanted,
+                      .last_position = refused.low - 1,
+                      .reason = "removed by the topic's retention (or DeleteRecords) before "
+                                "ingestion"});
+  ++stats_.gaps;
+  stats_.lost_offsets += refused.low - refused.wanted;
+  // After the refusal librdkafka has stopped fetching the partition, and rd_kafka_seek does not
+  // start it again (2.0.2: the partition stays silent). Assigning it again at the log start does;
+  // nothing at or below last_taken is delivered twice.
+  s->start_offset = refused.low;
+  s->last_taken = refused.low - 1;
+  if (!cooperative_) {
+    return Assign({});  // eager or manual: the whole list again, each at its NextOffset()
+  }
+  PartitionListPtr list = NewList(1);
+  AddTo(list.get(), *s)->offset = refused.low;
+  ErrorPtr error(rd_kafka_incremental_unassign(rk_.get(), list.get()));
+  if (error == nullptr) {
+    error.reset(rd_kafka_incremental_assign(rk_.get(), list.get()));
+  }
+  if (error != nullptr) {
+    return Internal("{}: assigning again at the log start {} past a gap: {}", s->info.key,
+                    refused.low, rd_kafka_error_string(error.get()));
+  }
+  return Status::OK();
+}
+
+std::vector<Gap> KafkaSource::TakeGaps() {
+  return std::exchange(gaps_, {});
 }
 
 void KafkaSource::ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
@@ -812,10 +861,13 @@ Status KafkaSource::Close() {
   for (size_t i = 0; i < table_.size(); ++i) {
     table_.at(static_cast<int32_t>(i)).held.clear();
   }
-  if (rk_ != nullptr && !result.ok()) {
-    rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  if (rk_ != nullptr && !DestroyWithin(rk_.release(), options_.close_timeout)) {
+    FERRY_LOG_WARN(
+        "kafka: destroying the consumer of group '{}' did not finish within {} ms (a librdkafka "
+        "2.0.x broker thread that never ends, as after a topic was deleted under a group "
+        "consumer); its threads are left behind",
+        options_.group_id, options_.close_timeout.count());
   }
-  rk_.reset();
   FERRY_LOG_INFO("kafka: consumer of group '{}' closed", options_.group_id);
   return result;
 }

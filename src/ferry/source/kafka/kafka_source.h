@@ -22,8 +22,10 @@
 //      at/below the last offset taken are dropped (redeliveries). With a rate limit, messages
 //      beyond a partition's budget are held and the partition paused until the budget refills.
 //   5. An out-of-range fetch (the table position fell below the log start, or lies past its end)
-//      is a DataLoss status naming the partition and the missing offsets. The partition stops;
-//      nothing is skipped.
+//      is a DataLoss status naming topic, partition, the missing offsets and the broker's log
+//      range (gap_report.h). The partition stops; nothing is skipped. Except with
+//      on_gap = kContinue and a position below the log start (retention): the range is logged,
+//      reported once through TakeGaps(), and the partition is assigned again at the log start.
 //   6. Acknowledge(): rd_kafka_commit(async) of position + 1 for partitions still assigned. The
 //      outcome arrives in a later Poll and is counted in stats(); never fatal.
 //   7. Close(): rd_kafka_consumer_close_queue(), serving the revocation (OnRevoked) until the
@@ -55,6 +57,7 @@
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
 #include "ferry/source/kafka/fetch_waker.h"
+#include "ferry/source/kafka/gap_report.h"
 #include "ferry/source/kafka/kafka_handles.h"
 #include "ferry/source/kafka/kafka_source_options.h"
 #include "ferry/source/kafka/log_throttle.h"
@@ -76,6 +79,8 @@ struct KafkaSourceStats {
   int64_t broker_errors = 0;  // transient errors reported by librdkafka (it retries)
   int64_t rate_limit_pauses = 0;
   int64_t rate_limited_us = 0;  // time partitions spent paused by the rate limit (ended pauses)
+  int64_t gaps = 0;             // ranges skipped with on_gap = kContinue
+  int64_t lost_offsets = 0;     // offsets in those ranges
 };
 
 class KafkaSource final : public Source {
@@ -97,6 +102,8 @@ class KafkaSource final : public Source {
   // last_position = high - 1 (-1 for an empty partition). Cached values from fetches when
   // available, else asked of the broker within request_timeout; unknown ones stay nullopt.
   Result<std::vector<PartitionHead>> Heads() override;
+  // Ranges skipped below the log start with on_gap = kContinue since the last call (step 5).
+  std::vector<Gap> TakeGaps() override;
   // Unavailable if leaving the group took longer than close_timeout (the handle is destroyed
   // anyway; the group moves the partitions after session.timeout.ms).
   Status Close() override;
@@ -145,6 +152,8 @@ class KafkaSource final : public Source {
   int64_t MicrosUntilHeldToken(int64_t now_us);
   void SetPaused(PartitionState* state, bool paused);
   Status HandleConsumerError(const rd_kafka_message_t& message);
+  // on_gap = kContinue: records the range below the log start and restarts the partition there.
+  Status SkipGap(PartitionState* s, const RefusedOffset& refused);
   void Emit(std::vector<Message>* out);
   void NoteBrokerError(std::string_view what);
 
@@ -162,6 +171,7 @@ class KafkaSource final : public Source {
   int64_t next_discovery_us_ = 0;
   int64_t discovery_retry_us_ = 0;  // after a failed metadata request, doubled up to the refresh
   std::set<std::string> missing_topics_;  // named topics the cluster did not know at last look
+  std::vector<Gap> gaps_;                 // skipped, not yet taken by TakeGaps()
 
   // Destruction order: rk_ is declared before everything that borrows from it (messages held in
   // table_ and taken_) so that it is destroyed after them.

@@ -56,6 +56,14 @@ enum class Assignment {
   kManual,
 };
 
+// What to do when the broker no longer holds offsets the table has not ingested (retention or
+// DeleteRecords moved the log start past the next offset to read): the same choice as
+// JetStream's `on_gap` (docs/configuration.md).
+enum class OnGap {
+  kFail,      // Poll() returns DataLoss naming topic, partition and the missing offsets (default)
+  kContinue,  // skip to the log start, log it, report it through TakeGaps() (commitInfo, metrics)
+};
+
 struct KafkaSourceOptions {
   // bootstrap.servers, e.g. "host1:9092,host2:9092".
   std::string brokers;
@@ -108,6 +116,10 @@ struct KafkaSourceOptions {
   std::chrono::milliseconds request_timeout{10000};
   // Bound on Close() (leaving the group).
   std::chrono::milliseconds close_timeout{10000};
+  // Offsets below the log start (retention). An offset past the log end (the topic was deleted
+  // and recreated) is always DataLoss: skipping there would re-read or drop the new topic's
+  // records against the old positions.
+  OnGap on_gap = OnGap::kFail;
 
   // Passed to librdkafka as is, after ferry's defaults (so they win over them): SASL, SSL,
   // timeouts, partition.assignment.strategy, client.id, ... The properties ferry manages

@@ -1,0 +1,398 @@
+// `ferry run` against a real Apache Kafka broker (KRaft, ferry/testing/kafka_broker.h) while the
+// broker's logs change under it: issue 38's proofs 5 (offsets with holes) and 6 (topology
+// changes), end to end with the real binaries.
+//   - A compacted topic (small segments, cleanup.policy=compact, a low dirty ratio): a restart
+//     whose next offset was compacted away resumes at the next record the broker kept; no gap is
+//     reported, and the table holds what it read before plus exactly the records that survived
+//     compaction after its position (as kcat, an independent reader, sees them).
+//   - Retention deleting unread records (DeleteRecords through the admin API: deterministic):
+//     with on_gap unset or "fail" the run stops with DataLoss naming topic, partition and the
+//     missing range; with on_gap = "continue" it skips to the log start and records the range in
+//     the commit (`ferry table history --json`).
+//   - Partitions added to a topic while ferry runs, and a new topic matching a regex
+//     subscription, are ingested (group and manual assignment).
+//   - A topic deleted and recreated under a running ferry stops it with an error naming topic,
+//     partition, the table's offset and the new log's range (group and manual assignment);
+//     nothing of the new topic is ingested.
+//
+// One broker serves the whole binary (WHOLE_BINARY); each test has its own topics, group and
+// table. Label: integration. Needs `make setup-kafka`.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kafka_child_process.h"
+#include "kafka_e2e_fixture.h"
+#include "pipeline_e2e_support.h"
+
+#include "ferry/testing/kafka_broker.h"
+#include "ferry/testing/subprocess.h"
+
+namespace ferry {
+namespace {
+
+using e2e::kFerry;
+using source::kafka::testing::CommandResult;
+using source::kafka::testing::RunCommand;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::vector<int64_t> Ids(int64_t first, int64_t last) {
+  std::vector<int64_t> ids;
+  for (int64_t i = first; i <= last; ++i) {
+    ids.push_back(i);
+  }
+  return ids;
+}
+
+// One record as kcat prints it with -f '%o %k %s\n'.
+struct Record {
+  int64_t offset = 0;
+  std::string key;
+  int64_t id = 0;
+};
+
+class KafkaLogChangesTest : public e2e::KafkaE2eTest {
+ protected:
+  void SetUp() override {
+    Result<testing::KafkaBroker*> broker = testing::KafkaBroker::Shared();
+    ASSERT_TRUE(broker.ok()) << broker.status().ToString();
+    broker_ = *broker;
+    Result<std::string> kcat =
+        testing::FindProgram("kcat", {"/usr/bin/kcat"}, "Debian package kcat");
+    ASSERT_TRUE(kcat.ok()) << kcat.status().ToString();
+    kcat_ = *kcat;
+    dir_ = e2e::FreshTestDir("ferry-kafka-log-changes");
+    brokers_ = broker_->bootstrap();
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');
+    // A number of its own per run: --gtest_repeat must not meet an earlier run's topic.
+    static int runs = 0;
+    name += "-" + std::to_string(++runs);
+    topic_ = "lc-" + name;
+    group_ = "ferry-" + name;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string BrokerLog() const { return "\nKafka broker log:\n" + broker_->Log(40); }
+
+  // Produces records with kcat to partition 0 of `topic`, one per (key, id), each about 1 KB,
+  // in batches of at most 4 KiB (a batch larger than a small segment is refused).
+  void ProduceKeyed(const std::string& topic,
+                    const std::vector<std::pair<std::string, int64_t>>& records) {
+    const std::string file = (dir_ / "kcat-input.txt").string();
+    {
+      std::ofstream out(file, std::ios::trunc);
+      for (const auto& [key, id] : records) {
+        out << key << "|"
+            << fmt::format(R"({{"id": {}, "dateTime": "-", "payload": "{}"}})", id,
+                           std::string(900, 'x'))
+            << "\n";
+      }
+    }
+    Result<testing::ProgramOutput> r =
+        testing::RunProgram({kcat_, "-P", "-b", brokers_, "-t", topic, "-p", "0", "-K|", "-X",
+                             "acks=all", "-X", "batch.size=4096", "-l", file},
+                            milliseconds(60000));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->exit_code, 0) << r->err << BrokerLog();
+  }
+
+  // What partition 0 of `topic` holds from `from` on, read by kcat.
+  std::vector<Record> ReadWithKcat(const std::string& topic, int64_t from) {
+    Result<testing::ProgramOutput> r =
+        testing::RunProgram({kcat_, "-C", "-b", brokers_, "-t", topic, "-p", "0", "-o",
+                             std::to_string(from), "-e", "-q", "-f", "%o %k %s\\n"},
+                            milliseconds(60000));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::vector<Record> out;
+    if (!r.ok()) {
+      return out;
+    }
+    std::istringstream lines(r->out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      Record rec;
+      fields >> rec.offset >> rec.key;
+      const size_t id = line.find("\"id\": ");
+      rec.id = id == std::string::npos ? -1 : std::stoll(line.substr(id + 6));
+      out.push_back(rec);
+    }
+    return out;
+  }
+
+  void RunUntilCaughtUp(const std::string& config) {
+    CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
+    EXPECT_EQ(r.err.find("DataLoss"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("were skipped"), std::string::npos) << r.err;
+  }
+
+  // The table's ids are exactly `expected` (sorted), each once, by ferry's reader and DuckDB; the
+  // txn position of each partition of topic_ is its largest offset in the table.
+  void ExpectIds(const std::vector<int64_t>& expected) {
+    e2e::KafkaTable t = e2e::ReadKafkaTable(table());
+    EXPECT_TRUE(t.ids == expected)
+        << "ids differ: " << t.ids.size() << " rows, " << expected.size() << " expected";
+    for (const auto& [partition, offset] : t.max_offset) {
+      EXPECT_EQ(t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)], offset)
+          << "partition " << partition;
+    }
+    e2e::ExpectDuckDbCounts(t.files, "id", expected.size());
+  }
+
+  testing::KafkaBroker* broker_ = nullptr;
+  std::string kcat_;
+};
+
+// ---- Proof 5: offsets with holes ----
+
+// Keys k0..k49 are written 8 times (ids 1..400); ferry reads the first 100 (offsets 0..99), then
+// the cleaner keeps only the last record of each key (offsets 350..399) and 40 records with keys
+// of their own (ids 401..440), the last of which stay in the active segment. The restart's next
+// offset, 100, is gone, as is everything up to 349, yet the log start stays 0: not a gap.
+TEST_F(KafkaLogChangesTest, CompactedTopicRestartResumesAcrossTheHoles) {
+  Status created = broker_->CreateTopic(topic_, 1,
+                                        {{"cleanup.policy", "compact"},
+                                         {"internal.segment.bytes", "16384"},
+                                         {"segment.ms", "100"},
+                                         {"min.cleanable.dirty.ratio", "0.01"},
+                                         {"min.compaction.lag.ms", "0"}});
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  std::vector<std::pair<std::string, int64_t>> first;
+  for (int64_t id = 1; id <= 100; ++id) {
+    first.emplace_back(fmt::format("k{}", id % 50), id);
+  }
+  ASSERT_NO_FATAL_FAILURE(ProduceKeyed(topic_, first));
+  std::string config = WriteConfig({}, "", R"(assignment = "manual")");
+  ASSERT_NO_FATAL_FAILURE(RunUntilCaughtUp(config));
+  ExpectIds(Ids(1, 100));
+
+  std::vector<std::pair<std::string, int64_t>> more;
+  for (int64_t id = 101; id <= 400; ++id) {
+    more.emplace_back(fmt::format("k{}", id % 50), id);
+  }
+  for (int64_t id = 401; id <= 440; ++id) {
+    more.emplace_back(fmt::format("tail{}", id), id);
+  }
+  ASSERT_NO_FATAL_FAILURE(ProduceKeyed(topic_, more));
+  // Wait for the cleaner: from offset 100 on only ids 351..440 are left, each key once.
+  std::vector<int64_t> survivors;
+  const auto produced = std::chrono::steady_clock::now();
+  const auto deadline = produced + seconds(90);
+  while (true) {
+    std::vector<Record> left = ReadWithKcat(topic_, 100);
+    survivors.clear();
+    for (const Record& r : left) {
+      survivors.push_back(r.id);
+    }
+    if (survivors == Ids(351, 440) || std::chrono::steady_clock::now() > deadline) {
+      ASSERT_EQ(survivors, Ids(351, 440)) << "the cleaner did not compact in 90 s" << BrokerLog();
+      ASSERT_EQ(left.front().offset, 350);
+      // For docs/kafka.md: how long the cleaner took after the last record was acknowledged.
+      fprintf(stderr, "KAFKA_COMPACTION waited_ms=%lld\n",
+              static_cast<long long>(std::chrono::duration_cast<milliseconds>(
+                                         std::chrono::steady_clock::now() - produced)
+                                         .count()));
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+  std::vector<Record> all = ReadWithKcat(topic_, 0);
+  ASSERT_FALSE(all.empty());
+  EXPECT_GT(all.front().offset, 99) << "the records ferry read were not compacted";
+
+  // The restart: next offset 100, compacted away, within the log (start 0): no gap.
+  ASSERT_NO_FATAL_FAILURE(RunUntilCaughtUp(config));
+  std::vector<int64_t> expected = Ids(1, 100);
+  expected.insert(expected.end(), survivors.begin(), survivors.end());
+  ExpectIds(expected);
+  EXPECT_EQ(e2e::ReadKafkaTable(table()).txns[fmt::format("events/kafka/{}/0", topic_)], 439);
+  // Caught up: another run adds nothing.
+  ASSERT_NO_FATAL_FAILURE(RunUntilCaughtUp(config));
+  ExpectIds(expected);
+  std::string history = RunCommand({kFerry, "table", "history", table(), "--json"}).out;
+  EXPECT_EQ(history.find("gaps"), std::string::npos) << history;
+}
+
+// Ids 1..50 ingested (offsets 0..49), 51..100 produced while ferry is away, then DeleteRecords
+// moves the log start to 80 (as retention would): offsets 50..79 were never ingested.
+class KafkaRetentionGapTest : public KafkaLogChangesTest {
+ protected:
+  std::string PrepareGap(const std::string& pipeline_keys, const std::string& properties = "") {
+    Status created = broker_->CreateTopic(topic_, 1);
+    EXPECT_TRUE(created.ok()) << created.ToString();
+    std::string config = WriteConfig({}, properties, "", pipeline_keys);
+    auto producer = StartProducer(topic_, 50, 1, 0);
+    EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+    RunUntilCaughtUp(config);
+    producer = StartProducer(topic_, 50, 51, 0);
+    EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+    Result<int64_t> low = broker_->DeleteRecords(topic_, 0, 80);
+    EXPECT_TRUE(low.ok()) << low.status().ToString();
+    EXPECT_EQ(low.ok() ? *low : -1, 80);
+    return config;
+  }
+};
+
+class KafkaRetentionGapFailTest : public KafkaRetentionGapTest,
+                                  public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(KafkaRetentionGapFailTest, StopsNamingTopicPartitionAndTheMissingRange) {
+  std::string config = PrepareGap(GetParam() == "default" ? "" : R"(on_gap = "fail")");
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string expected = fmt::format(
+      "kafka/{0}/0: offsets 50..79 of topic '{0}' partition 0 are no longer on the broker (log "
+      "start is now 80)",
+      topic_);
+  EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("on_gap = \"continue\""), std::string::npos) << r.err;
+  ExpectIds(Ids(1, 50));  // nothing skipped to
+}
+
+INSTANTIATE_TEST_SUITE_P(OnGap, KafkaRetentionGapFailTest, ::testing::Values("default", "fail"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+// Under each kind of assignor: the partition is assigned again at the log start with
+// rd_kafka_assign (eager) or rd_kafka_incremental_unassign/assign (cooperative).
+class KafkaRetentionGapContinueTest : public KafkaRetentionGapTest,
+                                      public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(KafkaRetentionGapContinueTest, SkipsAndRecordsTheRange) {
+  std::string config =
+      PrepareGap(R"(on_gap = "continue")",
+                 fmt::format(R"(, "partition.assignment.strategy" = "{}")",
+                             GetParam() == "eager" ? "range,roundrobin" : "cooperative-sticky"));
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
+  EXPECT_NE(r.err.find(fmt::format("kafka/{}/0 positions 50..79 were skipped", topic_)),
+            std::string::npos)
+      << r.err;
+  std::vector<int64_t> expected = Ids(1, 50);
+  for (int64_t id = 81; id <= 100; ++id) {
+    expected.push_back(id);
+  }
+  ExpectIds(expected);
+  std::string history = RunCommand({kFerry, "table", "history", table(), "--json"}).out;
+  EXPECT_NE(history.find(R"(\"first\":50,\"last\":79)"), std::string::npos) << history;
+}
+
+INSTANTIATE_TEST_SUITE_P(Assignors, KafkaRetentionGapContinueTest,
+                         ::testing::Values("eager", "cooperative"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+// ---- Proof 6: topology changes, under group and manual assignment ----
+
+class KafkaTopologyTest : public KafkaLogChangesTest,
+                          public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string AssignmentKey() const {
+    return GetParam() == "manual" ? R"(assignment = "manual")" : "";
+  }
+};
+
+// A 2-partition topic grows to 4 while ferry runs; keyed ids then land on all four.
+TEST_P(KafkaTopologyTest, PartitionsAddedWhileRunningAreIngested) {
+  ASSERT_TRUE(broker_->CreateTopic(topic_, 2).ok());
+  std::string config = WriteConfig({}, "", AssignmentKey());
+  auto ferry = StartFerry(config);
+  auto producer = StartProducer(topic_, 1000, 1, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  ASSERT_EQ(WaitForRows(1000), 1000u) << ferry->Log() << BrokerLog();
+  Status grown = broker_->AddPartitions(topic_, 4);
+  ASSERT_TRUE(grown.ok()) << grown.ToString();
+  producer = StartProducer(topic_, 1000, 1001, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  EXPECT_EQ(WaitForRows(2000), 2000u) << ferry->Log() << BrokerLog();
+  ASSERT_EQ(kill(ferry->pid(), SIGTERM), 0);
+  EXPECT_EQ(ferry->Wait(), 0) << ferry->Log();
+  ExpectIds(Ids(1, 2000));
+  e2e::KafkaTable t = e2e::ReadKafkaTable(table());
+  EXPECT_EQ(t.max_offset.count(2), 1u) << "nothing ingested from the new partition 2";
+  EXPECT_EQ(t.max_offset.count(3), 1u) << "nothing ingested from the new partition 3";
+}
+
+// `topics = ["^<prefix>-.*"]`: a topic created while ferry runs is picked up.
+TEST_P(KafkaTopologyTest, RegexSubscriptionPicksUpANewTopic) {
+  const std::string a = topic_ + "-a";
+  const std::string b = topic_ + "-b";
+  ASSERT_TRUE(broker_->CreateTopic(a, 2).ok());
+  std::string config = WriteConfig({"^" + topic_ + "-.*"}, "", AssignmentKey());
+  auto ferry = StartFerry(config);
+  auto producer = StartProducer(a, 500, 1, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  ASSERT_EQ(WaitForRows(500), 500u) << ferry->Log() << BrokerLog();
+  ASSERT_TRUE(broker_->CreateTopic(b, 2).ok());
+  producer = StartProducer(b, 500, 501, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  EXPECT_EQ(WaitForRows(1000), 1000u) << ferry->Log() << BrokerLog();
+  ASSERT_EQ(kill(ferry->pid(), SIGTERM), 0);
+  EXPECT_EQ(ferry->Wait(), 0) << ferry->Log();
+  e2e::KafkaTable t = e2e::ReadKafkaTable(table());
+  EXPECT_TRUE(t.ids == Ids(1, 1000)) << t.ids.size() << " rows";
+  e2e::ExpectDuckDbCounts(t.files, "id", 1000);
+  std::set<std::string> topics;
+  for (const auto& [app_id, version] : t.txns) {
+    topics.insert(app_id.substr(0, app_id.rfind('/')));
+  }
+  EXPECT_EQ(topics, (std::set<std::string>{"events/kafka/" + a, "events/kafka/" + b}));
+}
+
+// Offsets 0..199 ingested; the topic is deleted and created again with 10 records while ferry
+// runs. Its position (199) lies past the new log's end: ferry stops, naming topic, partition,
+// the table's offset and the new log's range, and ingests nothing of the new topic.
+TEST_P(KafkaTopologyTest, TopicDeletedAndRecreatedStopsWithAClearError) {
+  ASSERT_TRUE(broker_->CreateTopic(topic_, 1).ok());
+  std::string config = WriteConfig({}, "", AssignmentKey());
+  auto ferry = StartFerry(config);
+  auto producer = StartProducer(topic_, 200, 1, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  ASSERT_EQ(WaitForRows(200), 200u) << ferry->Log() << BrokerLog();
+  Status deleted = broker_->DeleteTopic(topic_);
+  ASSERT_TRUE(deleted.ok()) << deleted.ToString();
+  // Longer than the metadata refresh (1 s): ferry sees the topic gone before it is back.
+  std::this_thread::sleep_for(milliseconds(2500));
+  Status created = broker_->CreateTopic(topic_, 1);
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  producer = StartProducer(topic_, 10, 1001, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  Result<int> exit = ferry->WaitFor(milliseconds(120000));
+  ASSERT_TRUE(exit.ok()) << "ferry kept running after the topic was recreated\n"
+                         << ferry->Log() << BrokerLog();
+  EXPECT_EQ(*exit, 1) << ferry->Log();
+  const std::string expected = fmt::format(
+      "kafka/{0}/0: the table's position for topic '{0}' partition 0 is offset 199 (next to "
+      "read: 200), but the broker's log now holds offsets 0..9",
+      topic_);
+  EXPECT_NE(ferry->Log().find(expected), std::string::npos) << ferry->Log();
+  ExpectIds(Ids(1, 200));
+  // A restart says the same and still ingests nothing.
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  ExpectIds(Ids(1, 200));
+}
+
+INSTANTIATE_TEST_SUITE_P(Assignments, KafkaTopologyTest, ::testing::Values("group", "manual"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+}  // namespace
+}  // namespace ferry
