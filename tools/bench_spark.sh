@@ -243,7 +243,7 @@ if [[ " $PARTS " == *" ingest "* ]]; then
   done
   printf '\nmedians of %d rounds (wall s, CPU s, msg per CPU-s, peak RSS MiB, first rows visible s):\n' "$ROUNDS"
   for what in "${kinds[@]}"; do
-    printf '  %-9s wall %.2f, CPU %.2f, %.0f msg/CPU-s, RSS %d MiB, first rows %.1f s\n' "$what" \
+    printf '  %-9s wall %.2f, CPU %.2f, %.0f msg/CPU-s, RSS %.0f MiB, first rows %.1f s\n' "$what" \
       "$(median_of "$what.wall")" "$(median_of "$what.cpu")" \
       "$(echo "$MESSAGES / $(median_of "$what.cpu")" | bc -l)" "$(median_of "$what.rss")" \
       "$(median_of "$what.first")"

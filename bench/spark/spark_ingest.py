@@ -21,7 +21,7 @@ topic with Spark's `kafka` source (spark-sql-kafka-0-10) and writing a Delta tab
   what a user would set for a 2-core box (TUNED below).
 
 Prints "READY" once the query has run its first trigger (the latency runs start publishing then)
-and, with available-now, "DONE <batches> <rows>" at the end. At exit it closes the JVM's stdin
+and, with available-now, "DONE <batches> <rows>" and each batch's durationMs at the end. At exit it closes the JVM's stdin
 and waits for it, so that the JVM is a reaped child of this process and `/usr/bin/time` counts its
 CPU. The jars come from ~/.cache/ferry (make setup-spark-bench): nothing is downloaded.
 """
@@ -151,6 +151,9 @@ def main():
     q.awaitTermination()
     progress = q.recentProgress
     print(f"DONE {len(progress)} {sum(p['numInputRows'] for p in progress)}", flush=True)
+    for p in progress:  # where a batch's time went (ms): addBatch is reading, decoding, writing
+        print(f"BATCH {p['batchId']} rows {p['numInputRows']} durationMs {p['durationMs']}",
+              flush=True)
     spark.stop()
     # The JVM exits when its stdin closes; waiting for it makes its CPU time ours.
     if jvm is not None:
