@@ -5,7 +5,8 @@
 #   tools/bench_spark.sh [BUILD_DIR]     # default build/release: ferry, test_object_server,
 #                                        # visible_latency and avro_produce built there
 #   SMOKE=1 tools/bench_spark.sh         # 20,000 messages, one round, 10 s of latency: checks
-#                                        # that everything runs (a minute or two)
+#                                        # that everything runs (10-20 min here: each of the
+#                                        # six Spark runs starts a JVM and a query)
 #
 # Needs `make setup-spark-bench` (the Kafka broker's jars, the interop venv with pyspark 4.2.0 and
 # delta-spark 4.4.0, Delta's jars and Spark's Kafka source in ~/.cache/ferry). One invocation, on
