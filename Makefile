@@ -51,7 +51,7 @@ S3RVER_DIR := tests/s3rver
 SERIALIZERS_DIR := tests/serializers
 FERRY := build/dev/src/ferry/app/ferry
 
-.PHONY: setup setup-deb setup-demo setup-npm setup-nats setup-gcs setup-kafka setup-interop build demo-build asan asan-unit release test test-unit lint demo \
+.PHONY: setup setup-deb setup-demo setup-npm setup-nats setup-gcs setup-kafka setup-interop setup-spark-bench build demo-build asan asan-unit release test test-unit lint demo \
         fuzz bench torture install package clean
 
 setup: setup-deb setup-npm setup-kafka setup-nats setup-gcs setup-interop
@@ -119,6 +119,13 @@ setup-kafka: setup-deb
 # a pin changes (docs/interop.md).
 setup-interop: setup-deb
 	@tools/setup_interop.sh $(SETUP_LOG)
+
+# Spark's Kafka source for the Spark head-to-head benchmark (tools/bench_spark.sh): the
+# spark-sql-kafka-0-10 jars pinned by bench/spark/pom.xml in ~/.cache/ferry/spark-kafka-jars, on
+# top of the interop environment (pyspark, delta-spark) and the Kafka broker. Not part of `make
+# test`; `make bench` installs it.
+setup-spark-bench: setup-interop setup-kafka
+	@tools/setup_spark_bench.sh $(SETUP_LOG)
 
 # UNITY=ON (the default here) compiles each target's sources in batches of 8 files (CMake's unity
 # build): a cold build takes less than half the CPU time, as the headers are parsed once a batch.
@@ -219,7 +226,7 @@ fuzz: setup-deb
 	cmake --build --preset asan --target fuzzers -j $(JOBS)
 	tools/run_fuzzers.sh build/asan $${FUZZ_SECONDS:-600}
 
-bench: setup release
+bench: setup setup-spark-bench release
 	tools/run_benchmarks.sh
 
 # The torture harness's long form (docs/RELIABILITY.md): per source 1 M ids, 100 SIGKILLs, every

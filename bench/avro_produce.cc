@@ -3,12 +3,15 @@
 // `ferry produce kafka` writes text templates only.
 //
 //   avro_produce schema                          prints the writer schema (an .avsc file)
-//   avro_produce avro|json BROKERS TOPIC COUNT   sends rows 1..COUNT of the seeded generator,
+//   avro_produce avro|json|spark-json BROKERS TOPIC COUNT
+//                                                sends rows 1..COUNT of the seeded generator,
 //                                                round-robin over the topic's partitions
 //
 // `avro` sends each row as an unframed Avro datum (no Confluent frame, so no registry: ferry
 // reads them with `avro_schema_file`), `json` the same row as JSON text; a run of each with the
-// same COUNT sends the same rows. Exit status 0 when every message was delivered.
+// same COUNT sends the same rows. `spark-json` sends them with the timestamp as a Spark-style
+// `dateTime` string (ToSparkJson; tools/bench_spark.sh). Exit status 0 when every message was
+// delivered.
 #include <librdkafka/rdkafka.h>
 
 #include <cstdio>
@@ -90,10 +93,11 @@ int main(int argc, char** argv) {
     std::printf("%s\n", ferry::bench::kNineFieldAvroSchema);
     return 0;
   }
-  if (argc != 5 || (std::string(argv[1]) != "avro" && std::string(argv[1]) != "json")) {
-    return Fail("usage: avro_produce schema | avro_produce avro|json BROKERS TOPIC COUNT");
+  const std::string mode = argc == 5 ? argv[1] : "";
+  if (mode != "avro" && mode != "json" && mode != "spark-json") {
+    return Fail(
+        "usage: avro_produce schema | avro_produce avro|json|spark-json BROKERS TOPIC COUNT");
   }
-  const bool avro = std::string(argv[1]) == "avro";
   const std::string topic = argv[3];
   const int64_t count = std::atoll(argv[4]);
 
@@ -121,7 +125,9 @@ int main(int argc, char** argv) {
   int64_t refused = 0;
   for (int64_t i = 0; i < count; ++i) {
     ferry::bench::NineFieldRow row = gen.Next(i + 1);
-    std::string value = avro ? ferry::bench::ToAvro(row) : ferry::bench::ToJson(row);
+    std::string value = mode == "avro"   ? ferry::bench::ToAvro(row)
+                        : mode == "json" ? ferry::bench::ToJson(row)
+                                         : ferry::bench::ToSparkJson(row);
     if (Send(rk->get(), topic, static_cast<int32_t>(i % partitions), value) !=
         RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++refused;

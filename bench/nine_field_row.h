@@ -115,6 +115,22 @@ inline std::string ToJson(const NineFieldRow& r) {
       r.note ? fmt::format("\"{}\"", *r.note) : std::string("null"));
 }
 
+// The row as the seeds' Spark job receives it (json_decode_bench's "SparkDateTime" rows): the
+// timestamp as a `dateTime` string in 'MM/dd/yyyy - HH:mm:ss Z' (UTC, whole seconds), the rest as
+// ToJson. Schema: kNineFieldSparkDdl; the job derives `date_only` from `dateTime`.
+constexpr const char* kNineFieldSparkDdl =
+    "id BIGINT NOT NULL, qty INT, price DOUBLE, code STRING, city STRING, body STRING, "
+    "dateTime STRING, day DATE, note STRING";
+
+inline std::string ToSparkJson(const NineFieldRow& r) {
+  return fmt::format(
+      R"({{"id":{},"qty":{},"price":{:.2f},"code":"{}","city":"{}","body":"{}",)"
+      R"("dateTime":"{:02}/{:02}/2026 - {:02}:{:02}:{:02} +0000","day":"2026-{:02}-{:02}","note":{}}})",
+      r.id, r.qty, r.price(), r.code, r.city, r.body, r.ts_month, r.ts_day, r.ts_hour, r.ts_minute,
+      r.ts_second, r.day_month, r.day_day,
+      r.note ? fmt::format("\"{}\"", *r.note) : std::string("null"));
+}
+
 // One datum of kNineFieldAvroSchema, unframed.
 inline std::string ToAvro(const NineFieldRow& r) {
   std::string out;

@@ -58,19 +58,7 @@ source "$(dirname "$0")/bench_radosgw.sh"
 command -v kcat >/dev/null || { echo "kcat is missing (apt-get install kcat)" >&2; exit 2; }
 
 source "$(dirname "$0")/bench_lib.sh"
-KAFKA_SERVER_PID=""
-stop_real_kafka() {
-  if [ -n "$KAFKA_SERVER_PID" ]; then
-    # SIGTERM: test_object_server stops the broker and removes its directory.
-    kill "$KAFKA_SERVER_PID" 2>/dev/null || true
-    wait "$KAFKA_SERVER_PID" 2>/dev/null || true
-    KAFKA_SERVER_PID=""
-  fi
-  if [ -n "${BROKER_PID:-}" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
-    kill "$BROKER_PID" 2>/dev/null || true
-  fi
-}
-bench_extra_cleanup() { stop_radosgw; stop_real_kafka; }
+bench_extra_cleanup() { stop_radosgw; bench_stop_real_kafka; }
 bench_dir kafka
 rate() { printf '%.0f' "$(echo "$1 / $2" | bc -l)"; }
 
@@ -78,30 +66,10 @@ echo "ferry Kafka ingestion benchmark: $COUNT messages, $PARTITIONS partitions (
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "$BROKER" = real ]; then
-  SERVER=$(realpath "$BUILD_DIR/src/ferry/testing/test_object_server")
-  KAFKA_PY=${KAFKA_PY:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry/kafka-py-venv/bin/python}
-  [ -x "$KAFKA_PY" ] || { echo "$KAFKA_PY is missing (make setup-kafka)" >&2; exit 2; }
-  "$SERVER" kafka >"$DIR/kafka.out" 2>&1 </dev/null &
-  KAFKA_SERVER_PID=$!
-  for _ in $(seq 1200); do
-    grep -q '^# bootstrap servers' "$DIR/kafka.out" 2>/dev/null && break
-    kill -0 "$KAFKA_SERVER_PID" 2>/dev/null || { cat "$DIR/kafka.out" >&2; exit 1; }
-    sleep 0.1
-  done
-  BROKERS=$(sed -n 's/^# bootstrap servers (PLAINTEXT): \([^;]*\);.*/\1/p' "$DIR/kafka.out")
-  KAFKA_DIR=$(sed -n 's/.*data and log (server.log) in //p' "$DIR/kafka.out")
-  # The broker's JVM: the one process whose command line names its server.properties.
-  BROKER_PID=$(pgrep -f "kafka.Kafka $KAFKA_DIR/server.properties" | head -1)
-  [ -n "$BROKER_PID" ] || { echo "no broker process for $KAFKA_DIR" >&2; exit 1; }
+  bench_start_real_kafka "$(realpath "$BUILD_DIR/src/ferry/testing/test_object_server")"
   echo "broker: $(grep '^# Kafka' "$DIR/kafka.out" | sed 's/^# //'), pid $BROKER_PID, $BROKERS;" \
     "$(grep -h '^group.initial.rebalance.delay.ms' "$KAFKA_DIR/server.properties")"
-  "$KAFKA_PY" - "$BROKERS" bench "$PARTITIONS" <<'PY'
-import sys
-from confluent_kafka.admin import AdminClient, NewTopic
-admin = AdminClient({"bootstrap.servers": sys.argv[1]})
-for f in admin.create_topics([NewTopic(sys.argv[2], int(sys.argv[3]), 1)]).values():
-    f.result(60)
-PY
+  bench_create_topic bench "$PARTITIONS"
   KEY=(--key 'k{{seq}}')
 else
   bench_start_mock --topic "bench:$PARTITIONS"

@@ -6,6 +6,11 @@
 #   bench_kafka_json_toml ID TOPIC  the [pipeline.kafka], decode and batch sections of a pipeline
 #                         reading TOPIC from the start, manual assignment, JSON, MAX_ROWS and
 #                         MAX_LATENCY (BROKERS from bench_start_mock)
+#   bench_start_real_kafka SERVER  starts a real single-broker Apache Kafka (KRaft) with
+#                         `SERVER kafka` (test_object_server; jars from `make setup-kafka`); sets
+#                         KAFKA_SERVER_PID, BROKERS, KAFKA_DIR and BROKER_PID (the broker's JVM);
+#                         bench_stop_real_kafka stops it (call it from bench_extra_cleanup)
+#   bench_create_topic NAME PARTITIONS  creates a topic on it (the tests' confluent-kafka venv)
 #   now, elapsed A B, median (of the numbers on stdin, one per line)
 # A script that needs more at exit defines bench_extra_cleanup.
 mock=""
@@ -59,6 +64,46 @@ format = "json"
 max_rows = $MAX_ROWS
 max_latency = "$MAX_LATENCY"
 TOML
+}
+
+KAFKA_SERVER_PID=""
+bench_start_real_kafka() {
+  KAFKA_PY=${KAFKA_PY:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry/kafka-py-venv/bin/python}
+  [ -x "$KAFKA_PY" ] || { echo "$KAFKA_PY is missing (make setup-kafka)" >&2; exit 2; }
+  "$1" kafka >"$DIR/kafka.out" 2>&1 </dev/null &
+  KAFKA_SERVER_PID=$!
+  for _ in $(seq 1200); do
+    grep -q '^# bootstrap servers' "$DIR/kafka.out" 2>/dev/null && break
+    kill -0 "$KAFKA_SERVER_PID" 2>/dev/null || { cat "$DIR/kafka.out" >&2; exit 1; }
+    sleep 0.1
+  done
+  BROKERS=$(sed -n 's/^# bootstrap servers (PLAINTEXT): \([^;]*\);.*/\1/p' "$DIR/kafka.out")
+  KAFKA_DIR=$(sed -n 's/.*data and log (server.log) in //p' "$DIR/kafka.out")
+  # The broker's JVM: the one process whose command line names its server.properties.
+  BROKER_PID=$(pgrep -f "kafka.Kafka $KAFKA_DIR/server.properties" | head -1)
+  [ -n "$BROKER_PID" ] || { echo "no broker process for $KAFKA_DIR" >&2; exit 1; }
+}
+
+bench_stop_real_kafka() {
+  if [ -n "$KAFKA_SERVER_PID" ]; then
+    # SIGTERM: test_object_server stops the broker and removes its directory.
+    kill "$KAFKA_SERVER_PID" 2>/dev/null || true
+    wait "$KAFKA_SERVER_PID" 2>/dev/null || true
+    KAFKA_SERVER_PID=""
+  fi
+  if [ -n "${BROKER_PID:-}" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
+    kill "$BROKER_PID" 2>/dev/null || true
+  fi
+}
+
+bench_create_topic() {
+  "$KAFKA_PY" - "$BROKERS" "$1" "$2" <<'PY'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+admin = AdminClient({"bootstrap.servers": sys.argv[1]})
+for f in admin.create_topics([NewTopic(sys.argv[2], int(sys.argv[3]), 1)]).values():
+    f.result(60)
+PY
 }
 
 now() { date +%s.%N; }

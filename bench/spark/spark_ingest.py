@@ -1,0 +1,165 @@
+"""The Spark side of the Spark head-to-head benchmark (tools/bench_spark.sh, docs/BENCHMARKS.md
+"ferry against Spark"): a Structured Streaming job as the seeds' users run it, reading a Kafka
+topic with Spark's `kafka` source (spark-sql-kafka-0-10) and writing a Delta table with the
+`delta` sink, in local mode.
+
+  spark_ingest.py --brokers B --topic T --table DIR --checkpoint DIR --scratch DIR
+                  [--shape nine|latency] [--trigger available-now|default|1s]
+                  [--settings default|tuned]
+
+--shape nine: the nine-field row of bench/nine_field_row.h as ToSparkJson writes it (the timestamp
+  as a `dateTime` string), parsed with from_json into the same schema ferry is given, the Kafka
+  partition and offset as `_partition`/`_offset`, and the seed job's derived column
+  date_only = from_unixtime(unix_timestamp(dateTime, 'MM/dd/yyyy - HH:mm:ss Z'), 'MM/dd/yyyy').
+--shape latency: {"id": N, "sent": "<ISO-8601 µs>"} into (id, sent TIMESTAMP), as
+  tools/bench_latency.sh sends them, for bench/visible_latency.
+--trigger: available-now = trigger(availableNow=True) (drain what is there, then stop); default =
+  no trigger (a micro-batch as soon as the previous one ends); 1s = processingTime='1 second'.
+--settings: default = what the job needs and nothing more (master local[2], the jars, Delta's
+  extension and catalog; Spark's defaults for the rest: driver memory 1g, 200 shuffle
+  partitions, Delta snapshot partitions 50, the UI on, a Kafka consumer pool of 64); tuned =
+  what a user would set for a 2-core box (TUNED below).
+
+Prints "READY" once the query has run its first trigger (the latency runs start publishing then)
+and, with available-now, "DONE <batches> <rows>" and each batch's durationMs at the end. At exit it closes the JVM's stdin
+and waits for it, so that the JVM is a reaped child of this process and `/usr/bin/time` counts its
+CPU. The jars come from ~/.cache/ferry (make setup-spark-bench): nothing is downloaded.
+"""
+
+import argparse
+import glob
+import os
+import re
+import sys
+import time
+
+CACHE = os.environ.get("FERRY_INTEROP_CACHE", os.path.join(os.path.expanduser("~"), ".cache/ferry"))
+JAVA_17 = "/usr/lib/jvm/java-17-openjdk-amd64"
+
+# The settings a user would pick for local[2] on a 2-core box (--settings tuned).
+TUNED = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+    "spark.driver.memory": "1g",
+    "spark.ui.enabled": "false",
+    # 64 by default: with 128 partitions in one executor the Kafka consumer pool warns "Pool
+    # exceeds its soft max size, cleaning up idle objects" every few seconds.
+    "spark.kafka.consumer.cache.capacity": "256",
+}
+
+
+def jars():
+    """Delta's jars and the Kafka source's, without those the pyspark wheel already ships (the
+    same artifact at another version), as tests/interop/conftest.py does."""
+    import pyspark
+
+    def artifact(path):
+        return re.sub(r"-\d[^-]*\.jar$", "", os.path.basename(path))
+
+    ship = {artifact(p) for p in os.listdir(os.path.join(os.path.dirname(pyspark.__file__), "jars"))}
+    found = []
+    for d in ("delta-jars", "spark-kafka-jars"):
+        paths = sorted(glob.glob(os.path.join(CACHE, d, "*.jar")))
+        if not paths:
+            sys.exit(f"spark_ingest: no jars in {os.path.join(CACHE, d)}: run `make setup-spark-bench`")
+        found += [p for p in paths if artifact(p) not in ship]
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--brokers", required=True)
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("--shape", choices=["nine", "latency"], default="nine")
+    ap.add_argument("--trigger", choices=["available-now", "default", "1s"], default="available-now")
+    ap.add_argument("--settings", choices=["default", "tuned"], default="default")
+    args = ap.parse_args()
+
+    if not os.environ.get("JAVA_HOME") and os.path.isdir(JAVA_17):
+        os.environ["JAVA_HOME"] = JAVA_17
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    b = (SparkSession.builder.master("local[2]").appName("ferry-bench-spark")
+         .config("spark.jars", ",".join(jars()))
+         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+         .config("spark.sql.catalog.spark_catalog",
+                 "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+         .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1")
+         .config("spark.ui.showConsoleProgress", "false")
+         .config("spark.local.dir", os.path.join(args.scratch, "local"))
+         .config("spark.sql.warehouse.dir", os.path.join(args.scratch, "warehouse"))
+         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={args.scratch}"))
+    if args.settings == "tuned":
+        for k, v in TUNED.items():
+            b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    jvm = spark.sparkContext._gateway.proc
+
+    source = (spark.readStream.format("kafka")
+              .option("kafka.bootstrap.servers", args.brokers)
+              .option("subscribe", args.topic)
+              .option("startingOffsets", "earliest")
+              .option("failOnDataLoss", "true")
+              .load())
+    if args.shape == "nine":
+        schema = T.StructType([
+            T.StructField("id", T.LongType()),
+            T.StructField("qty", T.IntegerType()),
+            T.StructField("price", T.DoubleType()),
+            T.StructField("code", T.StringType()),
+            T.StructField("city", T.StringType()),
+            T.StructField("body", T.StringType()),
+            T.StructField("dateTime", T.StringType()),
+            T.StructField("day", T.DateType()),
+            T.StructField("note", T.StringType()),
+        ])
+        rows = (source.select(F.from_json(F.col("value").cast("string"), schema).alias("r"),
+                              F.col("partition").alias("_partition"),
+                              F.col("offset").alias("_offset"))
+                .select("r.*", "_partition", "_offset")
+                .withColumn("date_only",
+                            F.from_unixtime(F.unix_timestamp(F.col("dateTime"),
+                                                             "MM/dd/yyyy - HH:mm:ss Z"),
+                                            "MM/dd/yyyy")))
+    else:
+        schema = T.StructType([T.StructField("id", T.LongType()),
+                               T.StructField("sent", T.TimestampType())])
+        rows = (source.select(F.from_json(F.col("value").cast("string"), schema,
+                                          {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSX"})
+                              .alias("r"))
+                .select("r.*"))
+
+    w = rows.writeStream.format("delta").option("checkpointLocation", args.checkpoint)
+    if args.trigger == "available-now":
+        w = w.trigger(availableNow=True)
+    elif args.trigger == "1s":
+        w = w.trigger(processingTime="1 second")
+    q = w.start(args.table)
+    while q.isActive and q.lastProgress is None:
+        time.sleep(0.1)
+    print("READY", flush=True)
+    q.awaitTermination()
+    progress = q.recentProgress
+    print(f"DONE {len(progress)} {sum(p['numInputRows'] for p in progress)}", flush=True)
+    for p in progress:  # where a batch's time went (ms): addBatch is reading, decoding, writing
+        print(f"BATCH {p['batchId']} rows {p['numInputRows']} durationMs {p['durationMs']}",
+              flush=True)
+    spark.stop()
+    # The JVM exits when its stdin closes; waiting for it makes its CPU time ours.
+    if jvm is not None:
+        jvm.stdin.close()
+        jvm.wait()
+
+
+if __name__ == "__main__":
+    main()
