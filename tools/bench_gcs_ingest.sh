@@ -48,7 +48,7 @@ TICK=$(getconf CLK_TCK)
 gcs_cpu() { awk -v t="$TICK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$gcs_pid/stat"; }
 seconds_of() { sed -n 's/^| ferry run --until-caught-up (start to exit) | \([0-9.]*\) | [0-9]* |$/\1/p' "$1"; }
 rate_of() { sed -n 's/^| ferry run --until-caught-up (start to exit) | [0-9.]* | \([0-9]*\) |$/\1/p' "$1"; }
-cpu_of() { sed -n 's/^ferry CPU: user \([0-9.]*\) s, sys \([0-9.]*\) s;.*/\1 \2/p' "$1" | awk '{printf "%.2f", $1 + $2}'; }
+cpu_of() { sed -n 's/^ferry CPU: user \([0-9.]*\) s, sys \([0-9.]*\) s;.*/\1 \2/p' "$1" | awk '{printf "%.2f\n", $1 + $2}'; }
 rss_of() { sed -n 's/^ferry CPU: .*peak RSS \([0-9]*\) MiB$/\1/p' "$1"; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
