@@ -4,7 +4,11 @@
 // it (for Kafka: the bootstrap servers); then runs until Ctrl-C (or at once stops with --exit),
 // and cleans up as the tests do.
 //
-//   test_object_server radosgw|azurite|kafka|kafka-cluster [--exit] [--memstore-mib N]
+//   test_object_server radosgw|azurite|gcs|kafka|kafka-cluster [--exit] [--memstore-mib N]
+//
+// gcs: fake-gcs-server (FakeGcs, objects in memory); prints its pid (benchmarks read its CPU time
+// from /proc) and `export STORAGE_EMULATOR_HOST=...`; buckets are created with
+// `curl -X POST $STORAGE_EMULATOR_HOST/storage/v1/b -d '{"name":"BUCKET"}'`.
 //
 // --memstore-mib: radosgw's OSD capacity (memstore keeps every object in memory; default
 // RadosGw::Options'), for benchmarks that write more than a test does.
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "ferry/testing/azurite.h"
+#include "ferry/testing/fake_gcs.h"
 #include "ferry/testing/kafka_broker.h"
 #include "ferry/testing/kafka_cluster.h"
 #include "ferry/testing/radosgw.h"
@@ -68,8 +73,8 @@ int main(int argc, char** argv) {
   bool exit_at_once = false;
   ferry::testing::RadosGw::Options rgw_options;
   const std::string_view which = argc < 2 ? "" : argv[1];
-  bool usage =
-      which != "radosgw" && which != "azurite" && which != "kafka" && which != "kafka-cluster";
+  bool usage = which != "radosgw" && which != "azurite" && which != "gcs" && which != "kafka" &&
+               which != "kafka-cluster";
   for (int i = 2; i < argc && !usage; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--exit") {
@@ -82,7 +87,8 @@ int main(int argc, char** argv) {
     }
   }
   if (usage) {
-    fprintf(stderr, "usage: %s radosgw|azurite|kafka|kafka-cluster [--exit] [--memstore-mib N]\n",
+    fprintf(stderr,
+            "usage: %s radosgw|azurite|gcs|kafka|kafka-cluster [--exit] [--memstore-mib N]\n",
             argv[0]);
     return 2;
   }
@@ -134,6 +140,20 @@ int main(int argc, char** argv) {
         "AWS_REGION=%s AWS_ALLOW_HTTP=true\n# data and logs: %s\n",
         s.endpoint().c_str(), s.access_key().c_str(), s.secret_key().c_str(), s.region().c_str(),
         s.dir().c_str());
+    if (!exit_at_once) {
+      WaitForSignal();
+    }
+  } else if (which == "gcs") {
+    auto server = ferry::testing::FakeGcs::Start();
+    if (!server.ok()) {
+      fprintf(stderr, "%s\n", server.status().ToString().c_str());
+      return 1;
+    }
+    auto took = std::chrono::steady_clock::now() - start;
+    const ferry::testing::FakeGcs& s = **server;
+    Report(std::string("fake-gcs-server ") + ferry::testing::FakeGcs::Version(), took, {s.pid()});
+    printf("export STORAGE_EMULATOR_HOST=%s\n# pid %d, log in %s\n", s.endpoint().c_str(),
+           static_cast<int>(s.pid()), s.dir().c_str());
     if (!exit_at_once) {
       WaitForSignal();
     }
