@@ -6,6 +6,10 @@
 #   bench_kafka_json_toml ID TOPIC  the [pipeline.kafka], decode and batch sections of a pipeline
 #                         reading TOPIC from the start, manual assignment, JSON, MAX_ROWS and
 #                         MAX_LATENCY (BROKERS from bench_start_mock)
+#   bench_nats_server     sets NATS_BIN and NATS_VERSION from NATS_SERVER (default
+#                         FERRY_NATS_SERVER, else `debian`): `debian` (nats-server on PATH, Debian's
+#                         2.9.10), a version installed by `make setup-nats` (`v2.15.3`: the binary
+#                         in ${FERRY_CACHE_DIR:-~/.cache/ferry}/nats-server-v2.15.3/), or a path
 #   now, elapsed A B, median (of the numbers on stdin, one per line)
 # A script that needs more at exit defines bench_extra_cleanup.
 mock=""
@@ -59,6 +63,20 @@ format = "json"
 max_rows = $MAX_ROWS
 max_latency = "$MAX_LATENCY"
 TOML
+}
+
+bench_nats_server() {
+  local choice=${NATS_SERVER:-${FERRY_NATS_SERVER:-debian}}
+  case "$choice" in
+    debian | nats-server) NATS_BIN=$(command -v nats-server || true) ;;
+    v[0-9]*) NATS_BIN="${FERRY_CACHE_DIR:-$HOME/.cache/ferry}/nats-server-$choice/nats-server" ;;
+    *) NATS_BIN=$choice ;;
+  esac
+  if [ -z "$NATS_BIN" ] || [ ! -x "$NATS_BIN" ]; then
+    echo "nats-server '$choice' not found (${NATS_BIN:-not on PATH}): make setup-deb / make setup-nats" >&2
+    exit 2
+  fi
+  NATS_VERSION=$("$NATS_BIN" --version 2>&1 | sed -n 's/.*\(v[0-9][0-9.]*\).*/\1/p' | head -1)
 }
 
 now() { date +%s.%N; }
