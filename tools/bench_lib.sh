@@ -11,6 +11,10 @@
 #                         KAFKA_SERVER_PID, BROKERS, KAFKA_DIR and BROKER_PID (the broker's JVM);
 #                         bench_stop_real_kafka stops it (call it from bench_extra_cleanup)
 #   bench_create_topic NAME PARTITIONS  creates a topic on it (the tests' confluent-kafka venv)
+#   bench_nats_server     sets NATS_BIN and NATS_VERSION from NATS_SERVER (default
+#                         FERRY_NATS_SERVER, else `debian`): `debian` (nats-server on PATH, Debian's
+#                         2.9.10), a version installed by `make setup-nats` (`v2.15.3`: the binary
+#                         in ${FERRY_CACHE_DIR:-~/.cache/ferry}/nats-server-v2.15.3/), or a path
 #   now, elapsed A B, median (of the numbers on stdin, one per line)
 # A script that needs more at exit defines bench_extra_cleanup.
 mock=""
@@ -104,6 +108,20 @@ admin = AdminClient({"bootstrap.servers": sys.argv[1]})
 for f in admin.create_topics([NewTopic(sys.argv[2], int(sys.argv[3]), 1)]).values():
     f.result(60)
 PY
+}
+
+bench_nats_server() {
+  local choice=${NATS_SERVER:-${FERRY_NATS_SERVER:-debian}}
+  case "$choice" in
+    debian | nats-server) NATS_BIN=$(command -v nats-server || true) ;;
+    v[0-9]*) NATS_BIN="${FERRY_CACHE_DIR:-$HOME/.cache/ferry}/nats-server-$choice/nats-server" ;;
+    *) NATS_BIN=$choice ;;
+  esac
+  if [ -z "$NATS_BIN" ] || [ ! -x "$NATS_BIN" ]; then
+    echo "nats-server '$choice' not found (${NATS_BIN:-not on PATH}): make setup-deb / make setup-nats" >&2
+    exit 2
+  fi
+  NATS_VERSION=$("$NATS_BIN" --version 2>&1 | sed -n 's/.*\(v[0-9][0-9.]*\).*/\1/p' | head -1)
 }
 
 now() { date +%s.%N; }

@@ -270,9 +270,37 @@ Result<bool> TableExists(const PipelineConfig& c) {
   return !log.empty();
 }
 
+// The keeper's listings into the journal (the status page's lease view), each partition keyed like
+// its positions ("jetstream/<stream>/<filter>").
+std::function<void(const std::vector<jetstream::LeaseView>&)> LeaseJournal(
+    metrics::Journal* journal, std::string pipeline, const jetstream::JetStreamOptions& o) {
+  std::vector<std::string> keys;
+  keys.reserve(o.filters.size());
+  for (const std::string& filter : o.filters) {
+    keys.push_back(jetstream::PartitionKey(o.stream, filter));
+  }
+  return [journal, pipeline = std::move(pipeline),
+          keys = std::move(keys)](const std::vector<jetstream::LeaseView>& view) {
+    std::vector<metrics::LeaseRecord> leases;
+    leases.reserve(view.size());
+    for (const jetstream::LeaseView& v : view) {
+      if (v.partition < 0 || static_cast<size_t>(v.partition) >= keys.size()) {
+        continue;
+      }
+      leases.push_back({.partition = keys[static_cast<size_t>(v.partition)],
+                        .owner = v.owner,
+                        .mine = v.mine,
+                        .taken_unix_ms = v.taken_unix_ms,
+                        .renewed_unix_ms = v.renewed_unix_ms});
+    }
+    journal->SetLeases({pipeline, ""}, std::move(leases));
+  };
+}
+
 }  // namespace
 
-Result<pipeline::SourceFactory> SourceFactoryFor(const PipelineConfig& c) {
+Result<pipeline::SourceFactory> SourceFactoryFor(const PipelineConfig& c,
+                                                 metrics::Journal* journal) {
   if (c.kafka) {
     FERRY_ASSIGN_OR_RETURN(kafka::KafkaSourceOptions o, KafkaOptions(c));
     return pipeline::SourceFactory([o]() -> Result<std::unique_ptr<source::Source>> {
@@ -286,8 +314,12 @@ Result<pipeline::SourceFactory> SourceFactoryFor(const PipelineConfig& c) {
     if (c.jetstream->partition_count > 0) {
       // Elastic mode: the leases outlive each source the pipeline makes (fencing makes a new
       // one) and are released when the pipeline, which holds this factory, goes.
+      jetstream::LeaseOptions lo = LeaseOptionsFor(c, o);
+      if (journal != nullptr) {
+        lo.on_view = LeaseJournal(journal, c.id, o);
+      }
       Result<std::shared_ptr<jetstream::PartitionLeases>> made =
-          jetstream::PartitionLeases::Create(LeaseOptionsFor(c, o));
+          jetstream::PartitionLeases::Create(std::move(lo));
       if (!made.ok()) {
         return AtKey(c.jetstream->location, "partitions", made.status());
       }
@@ -306,7 +338,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                                           const BuildOptions& build) {
   pipeline::SourceFactory factory = build.source;
   if (!factory) {
-    FERRY_ASSIGN_OR_RETURN(factory, SourceFactoryFor(c));
+    FERRY_ASSIGN_OR_RETURN(
+        factory, SourceFactoryFor(c, registry != nullptr ? registry->journal() : nullptr));
   }
 
   FERRY_ASSIGN_OR_RETURN(delta::SchemaEvolution evolution,

@@ -40,8 +40,11 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const config::Pipeline
                                                           metrics::Registry* registry,
                                                           const BuildOptions& options = {});
 
-// The configuration's source (Kafka or JetStream), as a factory of started-anew sources.
-Result<pipeline::SourceFactory> SourceFactoryFor(const config::PipelineConfig& config);
+// The configuration's source (Kafka or JetStream), as a factory of started-anew sources. An
+// elastic JetStream pipeline's lease keeper writes each listing of the leases to `journal`
+// (SetLeases under the pipeline's own key) when one is given.
+Result<pipeline::SourceFactory> SourceFactoryFor(const config::PipelineConfig& config,
+                                                 metrics::Journal* journal = nullptr);
 
 // The source options of a pipeline, as BuildPipeline passes them (for `ferry status`, which
 // asks the broker for heads without joining a group or creating consumers).

@@ -31,6 +31,7 @@ struct ProduceNatsOptions {
   js::NatsConnectionOptions connection;
   std::string stream;
   std::string subject;
+  std::string stream_subject;  // --create-stream's subject; empty: `subject`
   std::string template_text;
   int64_t count = 0;
   int64_t first = 1;  // the {{seq}} of the first message
@@ -96,7 +97,9 @@ Status EnsureStream(jsCtx* ctx, const ProduceNatsOptions& options) {
     return js::NatsError(status, fmt::format("get info of stream '{}'", options.stream), js_error);
   }
   // Limits retention and file storage: what exactly-once ingestion needs (docs/jetstream.md).
-  const char* subjects[] = {options.subject.c_str()};
+  const std::string& stream_subject =
+      options.stream_subject.empty() ? options.subject : options.stream_subject;
+  const char* subjects[] = {stream_subject.c_str()};
   jsStreamConfig config;
   jsStreamConfig_Init(&config);
   config.Name = options.stream.c_str();
@@ -111,7 +114,7 @@ Status EnsureStream(jsCtx* ctx, const ProduceNatsOptions& options) {
   }
   std::fprintf(stderr,
                "ferry: created stream '%s' (subject '%s', limits retention, file storage)\n",
-               options.stream.c_str(), options.subject.c_str());
+               options.stream.c_str(), stream_subject.c_str());
   return Status::OK();
 }
 
@@ -240,6 +243,9 @@ void RegisterProduceNatsCommand(CLI::App& app, int* exit_code) {
                 "its duplicate window)");
   cmd->add_flag("--create-stream", options->create_stream,
                 "Create the stream (limits retention, file storage) if it does not exist");
+  cmd->add_option("--stream-subject", options->stream_subject,
+                  "The subject --create-stream gives the stream (default --subject), e.g. "
+                  "'orders.>' to publish its partitions one --subject at a time");
   cmd->add_option("--max-pending", options->max_pending,
                   "Most unacknowledged publishes in flight (default 4096)");
   cmd->add_option("--user", options->connection.auth.user, "User name");

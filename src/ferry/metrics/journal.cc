@@ -146,6 +146,14 @@ void Journal::SetTable(const JournalKey& key, const TableRecord& table) {
   r.table = next;
 }
 
+void Journal::SetLeases(const JournalKey& key, std::vector<LeaseRecord> leases) {
+  int64_t now = now_ms_();
+  std::lock_guard lock(mu_);
+  PipelineRecord& r = At(key);
+  r.leases = std::move(leases);
+  r.leases_ms = now;
+}
+
 std::map<JournalKey, PipelineRecord> Journal::Read() const {
   std::lock_guard lock(mu_);
   return records_;

@@ -2,7 +2,7 @@
 // per table of a routed pipeline: JournalKey): its state (running, waiting for the broker, retrying
 // a commit, failed with the error...) and bounded lists of the last commits, bad records, fencing
 // events, maintenance runs and writer fields dropped, and the table's figures after the last
-// commit.
+// commit; for an elastic JetStream pipeline, the owner of each partition's lease.
 //
 // The pipeline writes it at events that happen once per batch or rarer (a commit, a state change,
 // a bad record, a fence, the first message of a writer schema that drops a field), never per
@@ -106,6 +106,16 @@ struct TableRecord {
   int64_t time_ms = 0;                   // when these figures were taken
 };
 
+// Elastic JetStream: one partition's lease as this process's lease keeper last listed the bucket
+// (every TTL / 3): who holds it (empty: free) and since when.
+struct LeaseRecord {
+  std::string partition;        // the source partition's key, "jetstream/<stream>/<filter>"
+  std::string owner;            // the holding process's member id; empty: free
+  bool mine = false;            // this process holds it
+  int64_t taken_unix_ms = 0;    // when the owner took it
+  int64_t renewed_unix_ms = 0;  // its last renewal
+};
+
 // Whose record: a pipeline's own (table empty), or one table of a routed pipeline (the table's
 // location, PipelineOptions::metrics_table): each inner pipeline of a routed pipeline keeps its
 // own state, commits, bad records, fences, dropped fields and table figures, so that one table's
@@ -127,6 +137,8 @@ struct PipelineRecord {
   std::deque<MaintenanceRecord> maintenance;
   std::deque<DroppedFieldRecord> dropped_fields;
   std::optional<TableRecord> table;
+  std::vector<LeaseRecord> leases;  // elastic JetStream only; by partition
+  int64_t leases_ms = 0;            // when `leases` was listed
 };
 
 class Journal {
@@ -155,6 +167,8 @@ class Journal {
   // Once per (writer schema, field): the pipeline records the first message that drops it.
   void RecordDroppedField(const JournalKey& key, DroppedFieldRecord dropped);
   void SetTable(const JournalKey& key, const TableRecord& table);
+  // Elastic JetStream: the leases as the keeper listed them, replacing the last listing.
+  void SetLeases(const JournalKey& key, std::vector<LeaseRecord> leases);
 
   void set_keep_payloads(bool keep) { keep_payloads_.store(keep, std::memory_order_relaxed); }
   // Applied to every text recorded from now on.

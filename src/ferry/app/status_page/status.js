@@ -160,7 +160,7 @@ function pipelineSection(p) {
   if (!sec) {
     sec = el('section', {class: 'pipeline', id: `pipeline-${p.id}`, 'data-pipeline': p.id, 'aria-labelledby': `title-${p.id}`});
     const blocks = {};
-    for (const [key, title] of [['partitions', 'Partitions'], ['commits', 'Last commits'],
+    for (const [key, title] of [['partitions', 'Partitions'], ['leases', 'Partition leases'], ['commits', 'Last commits'],
                                 ['bad', 'Bad records'], ['events', 'Fencing and maintenance'],
                                 ['table', 'Table'], ['tables', 'Routed tables']]) {
       blocks[key] = el('div', {class: 'block'});
@@ -206,6 +206,18 @@ function drawPipeline(p, now) {
   block('partitions').replaceChildren(p.partitions.length
     ? table(['Partition', 'Committed', 'Broker head', 'Lag (messages)', 'Lag (time)', 'Rate-limit pauses', 'Lag, 15 min'], prow, [1, 2, 3, 4, 5])
     : el('p', {class: 'empty', text: 'No partition assigned yet.'}));
+  // Elastic JetStream: who holds each partition's lease, since when, and the lag of this process's.
+  const leasesBlock = block('leases');
+  leasesBlock.closest('details').hidden = p.leases.length === 0;
+  const lrow = p.leases.map((x) => el('tr', {'data-lease': x.partition, class: x.mine ? 'mine' : ''},
+    cell(x.partition, {class: 'mono'}),
+    cell(x.owner === null ? 'free' : `${x.owner}${x.mine ? ' (this process)' : ''}`, {class: 'mono', 'data-field': 'owner'}),
+    cell(x.lease_age_ms === null ? '–' : seconds(x.lease_age_ms / 1000), {class: 'num', 'data-field': 'lease_age_ms'}),
+    cell(x.renewed_ms === null ? '–' : ago(x.renewed_ms, now), {title: iso(x.renewed_ms), class: 'nowrap'}),
+    cell(num(x.lag_messages), {class: `num${x.lag_messages > 0 ? ' lagging' : ''}`, 'data-field': 'lag_messages'})));
+  leasesBlock.replaceChildren(p.leases.length
+    ? table(['Partition', 'Owner', 'Lease age', 'Renewed', 'Lag (messages)'], lrow, [2, 4])
+    : el('p', {class: 'empty', text: 'Not an elastic pipeline.'}));
   // Commits.
   block('commits').replaceChildren(commitsTable(p.commits, now));
   // Bad records.

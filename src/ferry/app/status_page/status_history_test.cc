@@ -264,6 +264,62 @@ TEST(StatusHistoryTest, EachRoutedTableListsItsOwnCommitsAndState) {
   EXPECT_EQ(p["tables"][1]["error"], "EIO writing to /lake/b");
 }
 
+// An elastic JetStream pipeline: /api/status lists every partition's lease as the keeper last
+// listed the bucket (owner, whether it is this process, lease age, renewal) and, for the
+// partitions this process holds, their lag; a free partition has no owner and no age.
+TEST(StatusHistoryTest, AnElasticPipelineListsEachPartitionsOwnerLeaseAgeAndLag) {
+  metrics::Registry registry;
+  registry
+      .GetGauge("ferry_lag_messages", "h",
+                {{"pipeline", "orders"}, {"partition", "jetstream/ORDERS/orders.0.>"}})
+      ->Set(120);
+  registry
+      .GetGauge("ferry_lag_messages", "h",
+                {{"pipeline", "orders"}, {"partition", "jetstream/ORDERS/orders.1.>"}})
+      ->Set(7);  // read before the lease moved to process b: not this process's figure now
+  StatusHistory history(&registry, {{"orders", "jetstream stream ORDERS", "/lake/orders"}},
+                        nullptr);
+  registry.journal()->SetLeases({"orders", ""}, {{.partition = "jetstream/ORDERS/orders.0.>",
+                                                  .owner = "host-a-1",
+                                                  .mine = true,
+                                                  .taken_unix_ms = 40000,
+                                                  .renewed_unix_ms = 95000},
+                                                 {.partition = "jetstream/ORDERS/orders.1.>",
+                                                  .owner = "host-b-2",
+                                                  .taken_unix_ms = 90000,
+                                                  .renewed_unix_ms = 96000},
+                                                 {.partition = "jetstream/ORDERS/orders.2.>"}});
+  history.Sample(1000);
+
+  json s = json::parse(RenderStatusJson(history, {}, 100000));
+  const json& p = s["pipelines"][0];
+  ASSERT_EQ(p["leases"].size(), 3u) << p["leases"].dump();
+  const json& mine = p["leases"][0];
+  EXPECT_EQ(mine["partition"], "jetstream/ORDERS/orders.0.>");
+  EXPECT_EQ(mine["owner"], "host-a-1");
+  EXPECT_EQ(mine["mine"], true);
+  EXPECT_EQ(mine["lease_age_ms"], 60000);
+  EXPECT_EQ(mine["renewed_ms"], 95000);
+  EXPECT_EQ(mine["lag_messages"], 120);
+  EXPECT_TRUE(mine["listed_ms"].is_number_integer());
+  const json& other = p["leases"][1];
+  EXPECT_EQ(other["owner"], "host-b-2");
+  EXPECT_EQ(other["mine"], false);
+  EXPECT_EQ(other["lease_age_ms"], 10000);
+  EXPECT_EQ(other["lag_messages"], nullptr) << "another process's lag is on its own page";
+  const json& free = p["leases"][2];
+  EXPECT_EQ(free["owner"], nullptr);
+  EXPECT_EQ(free["mine"], false);
+  EXPECT_EQ(free["lease_age_ms"], nullptr);
+  EXPECT_EQ(free["renewed_ms"], nullptr);
+  EXPECT_EQ(free["lag_messages"], nullptr);
+
+  // A pipeline that is not elastic lists none.
+  Fixture f;
+  f.history.Sample(1000);
+  EXPECT_EQ(f.Render()["pipelines"][0]["leases"], json::array());
+}
+
 TEST(TableProbeTest, FindsTheLastOptimizeAndTheCheckpointTime) {
   auto store = std::make_shared<storage::InMemoryStore>();
   Result<std::unique_ptr<delta::Table>> table = delta::Table::Open(store, "t");

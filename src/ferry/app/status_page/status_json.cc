@@ -212,6 +212,31 @@ json Tables(const metrics::Registry& registry,
   return out;
 }
 
+// Elastic JetStream: every partition's lease as this process's keeper last listed the bucket,
+// with the lag this process measures for the partitions it holds (null for the others: their
+// owner's page has it). Empty for any other pipeline.
+json Leases(const metrics::PipelineRecord* r, const std::map<std::string, double>& lag,
+            int64_t now_ms) {
+  json out = json::array();
+  if (r == nullptr) {
+    return out;
+  }
+  for (const metrics::LeaseRecord& l : r->leases) {
+    bool held = !l.owner.empty();
+    auto it = lag.find(l.partition);
+    out.push_back(
+        {{"partition", l.partition},
+         {"owner", held ? json(l.owner) : json(nullptr)},
+         {"mine", l.mine},
+         {"lease_age_ms",
+          held ? json(std::max<int64_t>(0, now_ms - l.taken_unix_ms)) : json(nullptr)},
+         {"renewed_ms", held ? json(l.renewed_unix_ms) : json(nullptr)},
+         {"listed_ms", r->leases_ms},
+         {"lag_messages", l.mine && it != lag.end() ? Number(it->second) : json(nullptr)}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& query,
@@ -261,10 +286,12 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
       }
       json partitions = json::array();
       double max_lag = 0;
+      std::map<std::string, double> lag_of;
       for (const auto& [key, part] : p->partitions) {
         if (std::isfinite(part->lag_messages)) {
           max_lag = std::max(max_lag, part->lag_messages);
         }
+        lag_of[key] = part->lag_messages;
         partitions.push_back({{"key", key},
                               {"committed", Number(part->committed)},
                               {"head", Number(part->head)},
@@ -318,7 +345,8 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
            {"fences", std::move(events["fences"])},
            {"maintenance", std::move(events["maintenance"])},
            {"table", Table(r, p->probe)},
-           {"tables", std::move(tables)}});
+           {"tables", std::move(tables)},
+           {"leases", Leases(r, lag_of, now_ms)}});
     }
   });
   return out.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -542,7 +542,7 @@ Status PartitionLeases::Tick() {
     }
     view.push_back(std::move(v));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   for (const auto& [p, h] : held_) {
     LeaseView& v = view[static_cast<size_t>(p)];
     if (v.owner != options_.member) {
@@ -551,7 +551,14 @@ Status PartitionLeases::Tick() {
       v.renewed_unix_ms = UnixMillisNow();
     }
   }
-  view_ = std::move(view);
+  for (LeaseView& v : view) {
+    v.mine = v.owner == options_.member;
+  }
+  view_ = view;
+  lock.unlock();
+  if (options_.on_view) {
+    options_.on_view(view);
+  }
   return Status::OK();
 }
 

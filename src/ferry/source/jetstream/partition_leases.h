@@ -38,6 +38,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,8 @@
 
 namespace ferry::source::jetstream {
 
+struct LeaseView;
+
 struct LeaseOptions {
   NatsConnectionOptions connection;
   std::string bucket = "ferry_leases";
@@ -62,6 +65,9 @@ struct LeaseOptions {
   int partitions = 0;
   std::chrono::milliseconds ttl{10000};
   std::string member;  // empty: "<host>-<pid>-<random>"
+  // Called by the keeper after each listing with every partition's lease (the status page's
+  // lease view); never under the keeper's lock. May be empty.
+  std::function<void(const std::vector<LeaseView>&)> on_view;
 
   Status Validate() const;
 };
@@ -70,6 +76,7 @@ struct LeaseOptions {
 struct LeaseView {
   int partition = -1;
   std::string owner;            // empty: free
+  bool mine = false;            // owner is this process (View() and on_view only)
   int64_t taken_unix_ms = 0;    // when the owner took it
   int64_t renewed_unix_ms = 0;  // the last write (the server's time)
 };
