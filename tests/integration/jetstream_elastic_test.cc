@@ -79,6 +79,11 @@ struct ElasticParam {
   std::string store;
 };
 
+// For gtest's messages and ctest's listing (instead of the struct's bytes).
+void PrintTo(const ElasticParam& param, std::ostream* os) {
+  *os << param.server << ", " << param.store;
+}
+
 std::string ElasticParamName(const ::testing::TestParamInfo<ElasticParam>& info) {
   return testing::NatsServerTestName(info.param.server) + "_" + info.param.store;
 }
