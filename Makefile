@@ -232,11 +232,12 @@ bench: setup setup-spark-bench release
 # The torture harness's long form (docs/RELIABILITY.md): per source 1 M ids, 100 SIGKILLs, every
 # failpoint with every action, into a local table and again into an S3 table on a radosgw the
 # tests start (with store faults); then Kafka groups (three processes on a local table, two on
-# S3); Kafka on a three-node Apache Kafka cluster (partition leaders SIGKILLed among ferry's
-# kills, a broker stalled; no failpoint steps); schema evolution under kills with a tenth of the
-# ids (at most 100,000); routing under kills with a tenth of the ids (at most 200,000) and all
-# the kills. The short form
-# is part of `make test` (label `fault`). FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
+# S3); JetStream's elastic mode (processes on 16 partitions SIGKILLed, SIGSTOPped past their
+# leases, leaving and joining: 200,000 ids, 100 events); Kafka on a three-node Apache Kafka
+# cluster (partition leaders SIGKILLed among ferry's kills, a broker stalled; no failpoint steps);
+# schema evolution under kills with a tenth of the ids (at most 100,000); routing under kills
+# with a tenth of the ids (at most 200,000) and all the kills. The short form is part of
+# `make test` (label `fault`). FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
 # TORTURE and are collected in build/dev/torture.log.
 TORTURE_MESSAGES ?= 1000000
 TORTURE_KILLS ?= 100

@@ -3,7 +3,9 @@
 // restarted on its store while ferry runs. Each id exactly once, by `ferry verify`. The local
 // scenario runs on Debian's 2.9.10 and on the pinned current release (TestedNatsServers()).
 // Two processes on one filter are covered by jetstream_pipeline_test
-// (TwoProcessesOnOneFilterAreFencedNotDuplicated).
+// (TwoProcessesOnOneFilterAreFencedNotDuplicated); the elastic mode (jetstream_elastic_torture.h:
+// processes on 16 partitions SIGKILLed, SIGSTOPped past their leases, joining and leaving) runs
+// on the default server.
 // Label: fault. Long form: `make torture` (docs/RELIABILITY.md).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 
 #include "azure_torture_store.h"
 #include "config_toml.h"
+#include "jetstream_elastic_torture.h"
 #include "jetstream_test_client.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
@@ -130,18 +133,18 @@ class JetStreamTortureTest : public ::testing::Test {
 
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
-    std::unique_ptr<testing::JetStreamTestClient> client;
-    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client, ServerName()));
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_, ServerName()));
     if (IsSkipped()) {
       return;
     }
-    ASSERT_TRUE(client->AddStream({.name = kStream, .subjects = {"torture.>"}}).ok());
+    ASSERT_TRUE(client_->AddStream({.name = kStream, .subjects = {"torture.>"}}).ok());
     dir_ = e2e::FreshTestDir("ferry-torture-jetstream");
     watchdog_ = std::make_unique<Watchdog>(
         "nats-server", [server = server_.get()] { return server->ExitReport(); });
   }
   void TearDown() override {
     watchdog_.reset();
+    client_.reset();
     server_.reset();
     if (settings_.keep) {
       fmt::print("kept {}\n", dir_.string());
@@ -152,6 +155,7 @@ class JetStreamTortureTest : public ::testing::Test {
 
   TortureSettings settings_;
   std::unique_ptr<testing::NatsServer> server_;
+  std::unique_ptr<testing::JetStreamTestClient> client_;
   std::filesystem::path dir_;
   std::unique_ptr<Watchdog> watchdog_;  // after server_: stops watching before it goes
 };
@@ -178,6 +182,14 @@ TEST_P(JetStreamServersTortureTest, KillsServerRestartsAndEveryFailpoint) {
 INSTANTIATE_TEST_SUITE_P(Servers, JetStreamServersTortureTest,
                          ::testing::ValuesIn(testing::TestedNatsServers()),
                          testing::NatsServerParamName());
+
+// The elastic mode: processes sharing 16 partitions through leases, SIGKILLed, SIGSTOPped past
+// their leases, leaving and joining (jetstream_elastic_torture.h); every id once by `ferry verify`.
+TEST_F(JetStreamTortureTest, ElasticProcessesKilledStoppedJoiningAndLeaving) {
+  ASSERT_TRUE(client_->AddStream({.name = "elastic", .subjects = {"elastic.>"}}).ok());
+  RunElasticProcesses(settings_, dir_, server_->url(), "elastic",
+                      TableLocation::Local((dir_ / "elastic-table").string()), "jetstream-elastic");
+}
 
 // The scenario into `store`'s tables "table" and "dead", with its store-fault phase.
 template <typename Store>

@@ -6,7 +6,10 @@
 // does) until every partition is owned by a live process with the spread at most
 // ceil(16 / live) + 1, and reports how long after the last renewal of a killed process its
 // partitions were taken again. At the end every id is in the table once (ferry's reader and
-// DuckDB). On Debian's nats-server 2.9.10 and the pinned current release.
+// DuckDB). On Debian's nats-server 2.9.10 and the pinned current release, into a local table;
+// and on the pinned current release into an S3 table on radosgw (one gateway per test binary,
+// RadosGw::Shared(); the processes reach it through the standard AWS variables, and the test
+// reads the table back from a copy `aws s3 sync` keeps up to date).
 // Label: integration.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -33,6 +36,8 @@
 
 #include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/testing/nats_server.h"
+#include "ferry/testing/radosgw.h"
+#include "ferry/testing/s3_test_store.h"
 #include "ferry/testing/wait_until.h"
 
 namespace ferry {
@@ -67,10 +72,26 @@ pid_t PidOf(const std::string& member) {
   return static_cast<pid_t>(std::stol(member.substr(before + 1, last - before - 1)));
 }
 
-class JetStreamElasticTest : public ::testing::TestWithParam<std::string> {
+// The nats-server (a name of TestedNatsServers()) and where the table lives: "local" (a
+// directory) or "s3" (a bucket of its own on the binary's radosgw).
+struct ElasticParam {
+  std::string server;
+  std::string store;
+};
+
+// For gtest's messages and ctest's listing (instead of the struct's bytes).
+void PrintTo(const ElasticParam& param, std::ostream* os) {
+  *os << param.server << ", " << param.store;
+}
+
+std::string ElasticParamName(const ::testing::TestParamInfo<ElasticParam>& info) {
+  return testing::NatsServerTestName(info.param.server) + "_" + info.param.store;
+}
+
+class JetStreamElasticTest : public ::testing::TestWithParam<ElasticParam> {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_, GetParam()));
+    ASSERT_NO_FATAL_FAILURE(e2e::StartNatsServer(&server_, &client_, GetParam().server));
     if (IsSkipped()) {
       return;
     }
@@ -78,6 +99,27 @@ class JetStreamElasticTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();
     reader_ = std::move(*reader);
     dir_ = e2e::FreshTestDir("ferry-js-elastic");
+    if (GetParam().store == "s3") {
+      Result<testing::RadosGw*> rgw = testing::RadosGw::Shared();
+      ASSERT_TRUE(rgw.ok()) << rgw.status().ToString() << " (Ceph missing: `make setup`)";
+      rgw_ = *rgw;
+      Result<std::string> bucket = testing::NewRadosGwBucket(*rgw_);
+      ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+      bucket_ = *bucket;
+      // The ferry children inherit the test's environment: the standard AWS variables alone
+      // reach the store (entries without '=' are unset).
+      std::vector<std::string> env = rgw_->Cli().AwsEnv();
+      env.push_back("AWS_ALLOW_HTTP=true");
+      for (const std::string& entry : env) {
+        size_t eq = entry.find('=');
+        if (eq == std::string::npos) {
+          unsetenv(entry.c_str());
+        } else {
+          setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1);
+          set_env_.push_back(entry.substr(0, eq));
+        }
+      }
+    }
   }
   void TearDown() override {
     stop_publisher_ = true;
@@ -93,10 +135,45 @@ class JetStreamElasticTest : public ::testing::TestWithParam<std::string> {
     reader_.reset();
     client_.reset();
     server_.reset();
+    for (const std::string& name : set_env_) {
+      unsetenv(name.c_str());
+    }
+    if (rgw_ != nullptr) {
+      EXPECT_TRUE(rgw_->Alive()) << rgw_->Log();
+    }
     std::filesystem::remove_all(dir_);
   }
 
-  std::string table() const { return (dir_ / "table").string(); }
+  bool s3() const { return rgw_ != nullptr; }
+  // The table's location as ferry is given it.
+  std::string table() const {
+    return s3() ? "s3://" + bucket_ + "/table" : (dir_ / "table").string();
+  }
+  // The table read with ferry's reader: the directory itself, or its copy kept by `aws s3 sync`
+  // (new objects only; a Delta log only grows).
+  e2e::TableContents ReadBack() {
+    if (!s3()) {
+      return e2e::ReadTable(table());
+    }
+    const std::string copy = (dir_ / "copy").string();
+    Status synced = rgw_->Cli().DownloadPrefix(bucket_, "table", copy);
+    EXPECT_TRUE(synced.ok()) << synced.ToString();
+    return e2e::ReadTable(copy);
+  }
+  // Polls ReadBack() until it holds at least `rows` rows or `deadline` passes; the last count.
+  size_t WaitForRows(size_t rows, std::chrono::seconds deadline) {
+    if (!s3()) {
+      return e2e::WaitForRows(table(), rows, deadline);
+    }
+    size_t have = 0;
+    testing::WaitUntil(
+        [&] {
+          have = ReadBack().rows.size();
+          return have >= rows;
+        },
+        deadline);
+    return have;
+  }
 
   std::string WriteConfig() {
     return e2e::WriteConfig(
@@ -227,6 +304,9 @@ class JetStreamElasticTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<testing::JetStreamTestClient> client_;
   std::unique_ptr<testing::JetStreamTestClient> reader_;
   std::filesystem::path dir_;
+  testing::RadosGw* rgw_ = nullptr;  // the S3 variant's gateway (shared by the binary)
+  std::string bucket_;
+  std::vector<std::string> set_env_;  // variables SetUp set, unset by TearDown
   std::string config_;
   std::map<pid_t, std::unique_ptr<ChildProcess>> ferries_;
   std::set<pid_t> live_;
@@ -288,7 +368,7 @@ TEST_P(JetStreamElasticTest, JoinLeaveKillPauseEveryIdOnce) {
   publisher_.join();
   const int published = published_;
   ASSERT_GT(published, 0);
-  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(published), seconds(120)),
+  EXPECT_EQ(WaitForRows(static_cast<size_t>(published), seconds(120)),
             static_cast<size_t>(published));
   for (pid_t pid : {c, d}) {
     kill(pid, SIGTERM);
@@ -300,7 +380,7 @@ TEST_P(JetStreamElasticTest, JoinLeaveKillPauseEveryIdOnce) {
     EXPECT_EQ(lease.owner, "") << "partition " << lease.partition;
   }
 
-  e2e::TableContents t = e2e::ReadTable(table());
+  e2e::TableContents t = ReadBack();
   std::multiset<std::string> payloads;
   for (const std::string& row : t.rows) {
     payloads.insert(e2e::Field(row, "payload"));
@@ -345,7 +425,7 @@ TEST_P(JetStreamElasticTest, APausedProcessMidCommitIsFenced) {
   live_.erase(zombie);
   pid_t other = StartFerry();
   WaitBalanced("the zombie paused mid-commit");
-  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(next - 1), seconds(120)),
+  EXPECT_EQ(WaitForRows(static_cast<size_t>(next - 1), seconds(120)),
             static_cast<size_t>(next - 1));
   kill(zombie, SIGCONT);
   live_.insert(zombie);
@@ -359,14 +439,14 @@ TEST_P(JetStreamElasticTest, APausedProcessMidCommitIsFenced) {
   WaitBalanced("the zombie resumed");
   publish(10);
   const int published = next - 1;
-  EXPECT_EQ(e2e::WaitForRows(table(), static_cast<size_t>(published), seconds(120)),
+  EXPECT_EQ(WaitForRows(static_cast<size_t>(published), seconds(120)),
             static_cast<size_t>(published));
   for (pid_t pid : {zombie, other}) {
     kill(pid, SIGTERM);
     EXPECT_EQ(ferries_[pid]->Wait(), 0) << ferries_[pid]->Log();
   }
   ferries_.clear();
-  e2e::TableContents t = e2e::ReadTable(table());
+  e2e::TableContents t = ReadBack();
   std::multiset<std::string> payloads;
   for (const std::string& row : t.rows) {
     payloads.insert(e2e::Field(row, "payload"));
@@ -384,7 +464,7 @@ TEST_P(JetStreamElasticTest, APausedProcessMidCommitIsFenced) {
 // "orders.<id>" as "orders.<partition(16) of id>.<id>". nats.c 3.4.1 cannot create such a stream,
 // so the test sends the JetStream API request itself.
 TEST_P(JetStreamElasticTest, PartitionsFromAStreamSubjectTransform) {
-  if (GetParam() == testing::kDebianNatsServer) {
+  if (GetParam().server == testing::kDebianNatsServer) {
     GTEST_SKIP() << "subject transforms need nats-server 2.10 or later (Debian's is 2.9.10)";
   }
   natsConnection* nc = nullptr;
@@ -410,13 +490,13 @@ TEST_P(JetStreamElasticTest, PartitionsFromAStreamSubjectTransform) {
   pid_t a = StartFerry();
   pid_t b = StartFerry();
   WaitBalanced("two processes on transformed subjects");
-  EXPECT_EQ(e2e::WaitForRows(table(), kCount, seconds(120)), static_cast<size_t>(kCount));
+  EXPECT_EQ(WaitForRows(kCount, seconds(120)), static_cast<size_t>(kCount));
   for (pid_t pid : {a, b}) {
     kill(pid, SIGTERM);
     EXPECT_EQ(ferries_[pid]->Wait(), 0) << ferries_[pid]->Log();
   }
   ferries_.clear();
-  e2e::TableContents t = e2e::ReadTable(table());
+  e2e::TableContents t = ReadBack();
   std::multiset<std::string> payloads;
   std::set<std::string> partitions;
   for (const std::string& row : t.rows) {
@@ -433,9 +513,21 @@ TEST_P(JetStreamElasticTest, PartitionsFromAStreamSubjectTransform) {
   e2e::ExpectDuckDbCounts(t.files, "payload", expected.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Servers, JetStreamElasticTest,
-                         ::testing::ValuesIn(testing::TestedNatsServers()),
-                         testing::NatsServerParamName());
+std::vector<ElasticParam> LocalOnEveryServer() {
+  std::vector<ElasticParam> out;
+  for (const std::string& server : testing::TestedNatsServers()) {
+    out.push_back({server, "local"});
+  }
+  return out;
+}
+
+// Every tested server into a local table; the S3 table on the current release only (the store
+// is what differs: the leases and the source are the local variants').
+INSTANTIATE_TEST_SUITE_P(Servers, JetStreamElasticTest, ::testing::ValuesIn(LocalOnEveryServer()),
+                         ElasticParamName);
+INSTANTIATE_TEST_SUITE_P(S3, JetStreamElasticTest,
+                         ::testing::Values(ElasticParam{testing::kCurrentNatsServer, "s3"}),
+                         ElasticParamName);
 
 }  // namespace
 }  // namespace ferry

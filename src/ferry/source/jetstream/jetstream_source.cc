@@ -252,7 +252,12 @@ Status JetStreamSource::FollowLeases() {
   if (!any_new) {
     return Status::OK();
   }
-  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
+  // The table's positions first, the stream's state after: a position another process has just
+  // committed (a handover) is then never past the last sequence read, however long this process
+  // was held between the two reads (paused, a slow table). Read the other way round, a process
+  // SIGSTOPped between them took a fresh position for a stream that had "lost" messages and
+  // stopped with a false DataLoss (the elastic S3 test saw it).
+  std::vector<Filter*> assigned;
   for (Filter& filter : filters_) {
     if (filter.active || !held[static_cast<size_t>(filter.info.index)]) {
       continue;
@@ -260,15 +265,23 @@ Status JetStreamSource::FollowLeases() {
     FERRY_ASSIGN_OR_RETURN(std::optional<int64_t> position, listener_->OnAssigned(filter.info));
     filter.active = true;
     filter.restart_when_drained = false;
+    filter.needs_restart = true;  // until StartFilter below subscribes it (or the next Poll)
     if (position.has_value()) {
       if (*position < 0) {
         return Internal("{}: the table returned negative position {}", filter.info.key, *position);
       }
       filter.cursor.Restart(static_cast<uint64_t>(*position) + 1, /*confirmed=*/true);
     }
-    Status st = StartFilter(&filter, info->State);
+    assigned.push_back(&filter);
+  }
+  Result<JsStreamInfoPtr> info = GetStreamInfo();
+  if (!info.ok()) {
+    ConfirmReading();
+    return info.status();
+  }
+  for (Filter* filter : assigned) {
+    Status st = StartFilter(filter, (*info)->State);
     if (!st.ok()) {
-      filter.needs_restart = true;  // the next Poll tries again
       ConfirmReading();
       return st;
     }
