@@ -225,7 +225,7 @@ bench: setup release
 # The torture harness's long form (docs/RELIABILITY.md): per source 1 M ids, 100 SIGKILLs, every
 # failpoint with every action, into a local table and again into an S3 table on a radosgw and a
 # GCS table on a fake-gcs-server the tests start (with store faults; JetStream also Azure); then
-# Kafka groups (three processes on a local table, two on S3); Kafka on a three-node Apache Kafka cluster (partition leaders SIGKILLed among ferry's
+# Kafka groups (three processes on a local table, two on S3, two on GCS); Kafka on a three-node Apache Kafka cluster (partition leaders SIGKILLed among ferry's
 # kills, a broker stalled; no failpoint steps); schema evolution under kills with a tenth of the
 # ids (at most 100,000); routing under kills with a tenth of the ids (at most 200,000) and all
 # the kills. The short form
@@ -234,7 +234,7 @@ bench: setup release
 TORTURE_MESSAGES ?= 1000000
 TORTURE_KILLS ?= 100
 
-torture: setup-deb setup-gcs
+torture: setup-deb setup-npm setup-gcs
 	cmake --preset dev >/dev/null
 	cmake --build --preset dev --target ferry kafka_torture_test kafka_failover_torture_test \
 	  jetstream_torture_test schema_evolution_torture_test routing_torture_test -j $(JOBS)

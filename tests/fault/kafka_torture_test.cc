@@ -194,13 +194,22 @@ TEST_F(KafkaTortureTest, ThreeProcessesInOneGroupWithKillsAndRebalances) {
                       "kafka-group-of-3");
 }
 
-// Two processes, each in a directory of its own, writing one table on S3 (radosgw): nothing
-// but the store and the consumer group joins them.
+// Two processes, each in a directory of its own, writing one table in an object store (S3 on
+// radosgw, GCS on fake-gcs-server): nothing but the store and the consumer group joins them
+// (RunGroupOfProcesses: `ferry verify` and DuckDB read every id once).
 TEST_F(KafkaTortureTest, TwoProcessesInOneGroupWithKillsAndRebalancesOnS3) {
   auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   MockKafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group", kGroupSessionMs);
   RunGroupOfProcesses(settings_, dir_, &source, (*store)->Table("table"), 2, "kafka-s3-group-of-2");
+}
+
+TEST_F(KafkaTortureTest, TwoProcessesInOneGroupWithKillsAndRebalancesOnGcs) {
+  auto store = GcsTortureStore::Start(settings_.seed);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  MockKafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group", kGroupSessionMs);
+  RunGroupOfProcesses(settings_, dir_, &source, (*store)->Table("table"), 2,
+                      "kafka-gcs-group-of-2");
 }
 
 }  // namespace
