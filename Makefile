@@ -230,19 +230,20 @@ bench: setup setup-spark-bench release
 	tools/run_benchmarks.sh
 
 # The torture harness's long form (docs/RELIABILITY.md): per source 1 M ids, 100 SIGKILLs, every
-# failpoint with every action, into a local table and again into an S3 table on a radosgw the
-# tests start (with store faults); then Kafka groups (three processes on a local table, two on
-# S3); JetStream's elastic mode (processes on 16 partitions SIGKILLed, SIGSTOPped past their
-# leases, leaving and joining: 200,000 ids, 100 events); Kafka on a three-node Apache Kafka
-# cluster (partition leaders SIGKILLed among ferry's kills, a broker stalled; no failpoint steps);
-# schema evolution under kills with a tenth of the ids (at most 100,000); routing under kills
-# with a tenth of the ids (at most 200,000) and all the kills. The short form is part of
-# `make test` (label `fault`). FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
+# failpoint with every action, into a local table and again into an S3 table on a radosgw and a
+# GCS table on a fake-gcs-server the tests start (with store faults; JetStream also Azure); then
+# Kafka groups (three processes on a local table, two on S3, two on GCS); JetStream's elastic
+# mode (processes on 16 partitions SIGKILLed, SIGSTOPped past their leases, leaving and joining:
+# 200,000 ids, 100 events); Kafka on a three-node Apache Kafka cluster (partition leaders
+# SIGKILLed among ferry's kills, a broker stalled; no failpoint steps); schema evolution under
+# kills with a tenth of the ids (at most 100,000); routing under kills with a tenth of the ids
+# (at most 200,000) and all the kills. The short form is part of `make test` (label `fault`).
+# FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
 # TORTURE and are collected in build/dev/torture.log.
 TORTURE_MESSAGES ?= 1000000
 TORTURE_KILLS ?= 100
 
-torture: setup-deb
+torture: setup-deb setup-npm setup-gcs
 	cmake --preset dev >/dev/null
 	cmake --build --preset dev --target ferry kafka_torture_test kafka_failover_torture_test \
 	  jetstream_torture_test schema_evolution_torture_test routing_torture_test -j $(JOBS)

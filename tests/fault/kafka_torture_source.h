@@ -73,7 +73,8 @@ class KafkaTortureSource : public TortureSource {
 // move after the session timeout) or stopped (SIGTERM: it leaves the group at once) at random,
 // then started again, so the group rebalances all the time; an optimize loop commits beside
 // them. Each process runs in a directory of its own (its working directory, TMPDIR and
-// configuration), as on hosts of their own. Each id once, by `ferry verify`.
+// configuration), as on hosts of their own. Each id once, by `ferry verify` and by DuckDB
+// reading the live files.
 void RunGroupOfProcesses(const TortureSettings& settings, const std::filesystem::path& dir,
                          KafkaTortureSource* source, const TableLocation& table, size_t processes,
                          const std::string& label);

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "config_toml.h"
+#include "gcs_torture_store.h"
 #include "kafka_child_process.h"
 #include "kafka_torture_source.h"
 #include "pipeline_e2e_support.h"
@@ -140,6 +141,21 @@ TEST_F(KafkaTortureTest, KillsBrokerFaultsAndEveryFailpoint) {
   fmt::print("{}\n", FiguresLine(figures));
 }
 
+// The scenario into `store`'s tables "table" and "dead", with its store-fault phase
+// (proxied_torture_store.h).
+template <typename Store>
+void RunOnObjectStore(MockKafkaTortureSource* source, const TortureSettings& settings,
+                      const std::filesystem::path& dir, Store* store, const std::string& suffix) {
+  Figures figures;
+  RunTortureScenario(source, settings.ForObjectStore(), dir.string(),
+                     {.table = store->Table("table"),
+                      .dead = store->Table("dead"),
+                      .store_faults = store,
+                      .suffix = suffix},
+                     &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
+
 // The same scenario into tables on S3 (radosgw), ferry reaching it through a proxy that breaks
 // requests, plus the store-fault phase (s3_torture_store.h): 503 SlowDown, resets, stalled
 // uploads, the gateway stopped and restarted while ferry runs.
@@ -147,14 +163,17 @@ TEST_F(KafkaTortureTest, KillsBrokerAndStoreFaultsAndEveryFailpointOnS3) {
   auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   MockKafkaTortureSource source(mock_.get(), brokers_, kGroup);
-  Figures figures;
-  RunTortureScenario(&source, settings_.ForObjectStore(), dir_.string(),
-                     {.table = (*store)->Table("table"),
-                      .dead = (*store)->Table("dead"),
-                      .store_faults = store->get(),
-                      .suffix = "-s3"},
-                     &figures);
-  fmt::print("{}\n", FiguresLine(figures));
+  RunOnObjectStore(&source, settings_, dir_, store->get(), "-s3");
+}
+
+// The same scenario into tables on GCS (fake-gcs-server), ferry reaching it through the proxy in
+// GCS's dialect (gcs_torture_store.h): 503 backendError, resets, stalled uploads, the bucket
+// unreachable for a while.
+TEST_F(KafkaTortureTest, KillsBrokerAndStoreFaultsAndEveryFailpointOnGcs) {
+  auto store = GcsTortureStore::Start(settings_.seed);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  MockKafkaTortureSource source(mock_.get(), brokers_, kGroup);
+  RunOnObjectStore(&source, settings_, dir_, store->get(), "-gcs");
 }
 
 // The session of the consumers of a group of processes. The mock coordinator of librdkafka 2.0.2
@@ -175,13 +194,22 @@ TEST_F(KafkaTortureTest, ThreeProcessesInOneGroupWithKillsAndRebalances) {
                       "kafka-group-of-3");
 }
 
-// Two processes, each in a directory of its own, writing one table on S3 (radosgw): nothing
-// but the store and the consumer group joins them.
+// Two processes, each in a directory of its own, writing one table in an object store (S3 on
+// radosgw, GCS on fake-gcs-server): nothing but the store and the consumer group joins them
+// (RunGroupOfProcesses: `ferry verify` and DuckDB read every id once).
 TEST_F(KafkaTortureTest, TwoProcessesInOneGroupWithKillsAndRebalancesOnS3) {
   auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   MockKafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group", kGroupSessionMs);
   RunGroupOfProcesses(settings_, dir_, &source, (*store)->Table("table"), 2, "kafka-s3-group-of-2");
+}
+
+TEST_F(KafkaTortureTest, TwoProcessesInOneGroupWithKillsAndRebalancesOnGcs) {
+  auto store = GcsTortureStore::Start(settings_.seed);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  MockKafkaTortureSource source(mock_.get(), brokers_, "ferry-torture-group", kGroupSessionMs);
+  RunGroupOfProcesses(settings_, dir_, &source, (*store)->Table("table"), 2,
+                      "kafka-gcs-group-of-2");
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include "torture_support.h"
 #include <nlohmann/json.hpp>
 
+#include "ferry/base/file.h"
+#include "ferry/delta/partition_values.h"
 #include "ferry/delta/table.h"
 #include "ferry/storage/store_factory.h"
 #include "ferry/storage/table_uri.h"
@@ -193,6 +195,29 @@ std::vector<std::string> TableRows(const TableLocation& table) {
     return {};
   }
   return std::move(*rows);
+}
+
+Result<std::vector<std::string>> LocalLiveFiles(const TableLocation& table,
+                                                const std::string& dir) {
+  FERRY_ASSIGN_OR_RETURN(Opened opened, OpenLatest(table));
+  std::vector<std::string> out;
+  if (!opened.snapshot) {
+    return out;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const auto& [key, add] : opened.snapshot->files()) {
+    FERRY_ASSIGN_OR_RETURN(std::string path, delta::DecodeUriPath(add.path));
+    if (table.local()) {
+      out.push_back((std::filesystem::path(table.uri()) / path).string());
+      continue;
+    }
+    FERRY_ASSIGN_OR_RETURN(std::string bytes, opened.table->store().Read(opened.table->Key(path)));
+    const std::string local = fmt::format("{}/{:06}.parquet", dir, out.size());
+    FERRY_RETURN_IF_ERROR(WriteStringToFile(local, bytes, /*sync=*/false));
+    out.push_back(local);
+  }
+  return out;
 }
 
 VerifyResult Verify(const TableLocation& table, int64_t expect) {

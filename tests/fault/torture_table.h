@@ -69,6 +69,11 @@ Result<std::map<std::string, int64_t>> TablePositions(const TableLocation& table
 // the table has no commit yet. A table that cannot be read is a test failure.
 std::vector<std::string> TableRows(const TableLocation& table);
 
+// The live data files of the latest snapshot as local files a reader no one here wrote can open
+// (DuckDB): a local table's own paths; an object store's files copied, through the harness's
+// store, into `dir` (created). Empty when the table has no commit yet.
+Result<std::vector<std::string>> LocalLiveFiles(const TableLocation& table, const std::string& dir);
+
 // `ferry verify TABLE --id id --expect N --range 1..N --json`, its exit code and counts.
 struct VerifyResult {
   int exit_code = -1;

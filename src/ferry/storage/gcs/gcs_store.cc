@@ -2,14 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
 #include "ferry/base/log.h"
 #include "ferry/http/digest.h"
 #include "ferry/http/header_values.h"
+#include "ferry/http/outcome.h"
 #include "ferry/http/url.h"
+#include "ferry/storage/gcs/gcs_batch.h"
 
 namespace ferry::storage::gcs {
 namespace {
@@ -61,15 +65,18 @@ std::string ResponseCrc32c(const std::string& body) {
 
 // The GCS protocol (http_object_store.h). A call names its object in `object` for the object
 // resource (/storage/v1/b/B/o/NAME; GET and HEAD read the media), or is an upload when its query
-// has uploadType (/upload/storage/v1/b/B/o, the name in the query), or a listing (no object).
+// has uploadType (/upload/storage/v1/b/B/o, the name in the query), or a batch (a POST without
+// uploadType: /batch/storage/v1), or a listing (no object).
 class GcsCore final : public HttpStoreCore {
  public:
   GcsCore(GcsStoreOptions o, std::shared_ptr<http::HttpClient> c, std::string bucket_url,
-          std::string upload_url)
+          std::string upload_url, std::string batch_url, std::string object_path)
       : HttpStoreCore(Settings(o), std::move(c)),
         options(std::move(o)),
         bucket_url_(std::move(bucket_url)),
-        upload_url_(std::move(upload_url)) {}
+        upload_url_(std::move(upload_url)),
+        batch_url_(std::move(batch_url)),
+        object_path_(std::move(object_path)) {}
 
   const GcsStoreOptions options;
 
@@ -82,6 +89,8 @@ class GcsCore final : public HttpStoreCore {
     std::string url;
     if (upload) {
       url = upload_url_;
+    } else if (call.method == "POST" && call.object.empty()) {
+      url = batch_url_;  // the one POST that is no upload: a batch (DeleteBatch)
     } else if (call.object.empty()) {
       url = bucket_url_;
     } else {
@@ -219,20 +228,82 @@ class GcsCore final : public HttpStoreCore {
     return page;
   }
 
+  // Batches of up to kBatchParts DELETEs (gcs_batch.h); one object alone is a plain DELETE.
   Status DeleteObjects(const std::vector<std::string>& objects) const override {
-    for (const std::string& object : objects) {
-      http::HttpOutcome r = Send(HttpCall{.method = "DELETE", .object = object});
-      if (!r.ok() && r.status_code() != 404) {
-        return Error(r, "DELETE " + Describe(object));
-      }
+    for (size_t first = 0; first < objects.size(); first += kBatchParts) {
+      std::span<const std::string> batch(objects.data() + first,
+                                         std::min(kBatchParts, objects.size() - first));
+      FERRY_RETURN_IF_ERROR(batch.size() == 1 ? DeleteOne(batch[0]) : DeleteBatch(batch));
     }
     return Status::OK();
   }
 
  private:
-  // ".../storage/v1/b/BUCKET/o" and ".../upload/storage/v1/b/BUCKET/o".
+  // DELETE .../o/NAME through the request loop; 404 is success.
+  Status DeleteOne(const std::string& object) const {
+    http::HttpOutcome r = Send(HttpCall{.method = "DELETE", .object = object});
+    if (!r.ok() && r.status_code() != 404) {
+      return Error(r, "DELETE " + Describe(object));
+    }
+    return Status::OK();
+  }
+
+  // One batch request (retried whole by the request loop: every part is idempotent). Each part's
+  // answer is classified as a response of its own (http/outcome.h): 2xx and 404 are success; a
+  // part that may succeed when tried again (429, 5xx) or that the answer did not hold is sent
+  // again alone; any other failure is the call's error, naming its object.
+  Status DeleteBatch(std::span<const std::string> objects) const {
+    std::vector<std::string> paths;
+    paths.reserve(objects.size());
+    for (const std::string& object : objects) {
+      paths.push_back(object_path_ + "/" + http::UriEncode(object));
+    }
+    const std::string boundary = Boundary();
+    auto body = std::make_shared<std::string>(BatchDeleteBody(boundary, paths));
+    HttpCall call{.method = "POST", .body = *body, .owned_body = body, .idempotent = true};
+    call.headers.Set("Content-Type", "multipart/mixed; boundary=" + boundary);
+    const std::string what = fmt::format("batch DELETE of {} objects from {}", objects.size(),
+                                         Describe(objects.front()));
+    http::HttpOutcome r = Send(call);
+    if (!r.ok()) {
+      return Error(r, what);
+    }
+    Result<std::vector<BatchPartAnswer>> parsed =
+        ParseBatchAnswer(r.response.headers.GetOr("Content-Type"), r.response.body, objects.size());
+    if (!parsed.ok()) {
+      return parsed.status().WithContext("{}", what);
+    }
+    const std::vector<BatchPartAnswer>& answers = *parsed;
+    for (size_t i = 0; i < objects.size(); ++i) {
+      const BatchPartAnswer& answer = answers[i];
+      if ((answer.status >= 200 && answer.status < 300) || answer.status == 404) {
+        continue;
+      }
+      if (answer.status == 0) {
+        FERRY_RETURN_IF_ERROR(DeleteOne(objects[i]));
+        continue;
+      }
+      http::HttpRequest request{.method = "DELETE",
+                                .url = bucket_url_ + "/" + http::UriEncode(objects[i])};
+      http::HttpResponse response{.status_code = answer.status, .body = answer.body};
+      const http::ServiceError error = ParseError(response);
+      http::HttpOutcome part = http::ClassifyResponse(request, std::move(response), error);
+      if (part.retryable) {
+        FERRY_RETURN_IF_ERROR(DeleteOne(objects[i]));
+        continue;
+      }
+      return Error(part,
+                   fmt::format("DELETE {} (part {} of a {})", Describe(objects[i]), i + 1, what));
+    }
+    return Status::OK();
+  }
+
+  // ".../storage/v1/b/BUCKET/o" and ".../upload/storage/v1/b/BUCKET/o"; ".../batch/storage/v1";
+  // the path of bucket_url_ ("/storage/v1/b/BUCKET/o"), as a batch's parts name objects.
   const std::string bucket_url_;
   const std::string upload_url_;
+  const std::string batch_url_;
+  const std::string object_path_;
 };
 
 namespace {
@@ -393,16 +464,23 @@ Result<std::unique_ptr<GcsStore>> GcsStore::Create(GcsStoreOptions options,
   if (!options.root.empty()) {
     FERRY_RETURN_IF_ERROR(ValidateKey(options.root));
   }
-  FERRY_RETURN_IF_ERROR(http::ParseUrl(options.endpoint).status());
+  FERRY_ASSIGN_OR_RETURN(http::Url parsed, http::ParseUrl(options.endpoint));
   std::string_view endpoint = options.endpoint;
   while (!endpoint.empty() && endpoint.back() == '/') {
     endpoint.remove_suffix(1);
   }
+  std::string_view base_path = parsed.path;  // an endpoint behind a path prefix keeps it
+  while (!base_path.empty() && base_path.back() == '/') {
+    base_path.remove_suffix(1);
+  }
   const std::string bucket = http::UriEncode(options.bucket);
   std::string bucket_url = fmt::format("{}/storage/v1/b/{}/o", endpoint, bucket);
   std::string upload_url = fmt::format("{}/upload/storage/v1/b/{}/o", endpoint, bucket);
+  std::string batch_url = fmt::format("{}/batch/storage/v1", endpoint);
+  std::string object_path = fmt::format("{}/storage/v1/b/{}/o", base_path, bucket);
   auto core = std::make_shared<GcsCore>(std::move(options), std::move(client),
-                                        std::move(bucket_url), std::move(upload_url));
+                                        std::move(bucket_url), std::move(upload_url),
+                                        std::move(batch_url), std::move(object_path));
   return std::unique_ptr<GcsStore>(new GcsStore(std::move(core)));
 }
 

@@ -9,7 +9,10 @@
 //     refused; there is no override).
 //   - OpenForRead / Stat: `GET` and `HEAD .../o/NAME?alt=media`, ranged by `Range`.
 //   - List: `GET .../o` pages (prefix, delimiter '/' unless recursive, startOffset, pageToken).
-//   - Delete: `DELETE .../o/NAME` (404 is success); DeleteMany: one request per object.
+//   - Delete: `DELETE .../o/NAME` (404 is success); DeleteMany: batches of up to 100 DELETEs
+//     through the JSON batch endpoint (gcs_batch.h), each part's answer judged on its own: 2xx
+//     and 404 are success, a part answered 429 or 5xx is sent again alone, any other failure is
+//     the call's error naming the object.
 //   - OpenAtomicWriter: one multipart upload below the part size; above it a resumable upload,
 //     one chunk per part, in order (a resumable session takes its bytes sequentially, so one part
 //     is in flight while the writer takes the next bytes), finished by the last chunk naming the
