@@ -359,7 +359,8 @@ TEST_P(KafkaTopologyTest, RegexSubscriptionPicksUpANewTopic) {
 
 // Offsets 0..199 ingested; the topic is deleted and created again with 10 records while ferry
 // runs. Its position (199) lies past the new log's end: ferry stops, naming topic, partition,
-// the table's offset and the new log's range, and ingests nothing of the new topic.
+// the table's offset and the new log's range (empty if it looks before the 10 records land), and
+// ingests nothing of the new topic.
 TEST_P(KafkaTopologyTest, TopicDeletedAndRecreatedStopsWithAClearError) {
   ASSERT_TRUE(broker_->CreateTopic(topic_, 1).ok());
   std::string config = WriteConfig({}, "", AssignmentKey());
@@ -379,12 +380,15 @@ TEST_P(KafkaTopologyTest, TopicDeletedAndRecreatedStopsWithAClearError) {
   ASSERT_TRUE(exit.ok()) << "ferry kept running after the topic was recreated\n"
                          << ferry->Log() << BrokerLog();
   EXPECT_EQ(*exit, 1) << ferry->Log();
-  const std::string expected = fmt::format(
+  const std::string stopped = fmt::format(
       "kafka/{0}/0: the table's position for topic '{0}' partition 0 is offset 199 (next to "
-      "read: 200), but the broker's log now holds offsets 0..9",
+      "read: 200), but the broker's log now holds ",
       topic_);
-  EXPECT_NE(ferry->Log().find(expected), std::string::npos) << ferry->Log();
+  // The running ferry may look before or after the 10 new records land: "offsets 0..9" or "no
+  // records (log start and end 0)"; either way it stops.
+  EXPECT_NE(ferry->Log().find(stopped), std::string::npos) << ferry->Log();
   ExpectIds(Ids(1, 200));
+  const std::string expected = stopped + "offsets 0..9";
   // A restart says the same and still ingests nothing.
   CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
