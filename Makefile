@@ -75,10 +75,10 @@ setup-nats:
 # The Google Cloud Storage emulator (fake-gcs-server), built with the machine's Go from the Go
 # module proxy into ~/.cache/ferry/ (tools/setup_gcs.sh; nothing written into the tree), and the
 # venv of Google's google-cloud-storage client (pinned by tests/gcs/requirements.txt) in
-# ~/.cache/ferry/gcs-py-venv when missing or its pin changed (tools/setup_gcs_py.sh).
+# ~/.cache/ferry/gcs-py-venv when missing or its pin changed (tools/setup_py_venv.sh).
 setup-gcs: setup-deb
 	@tools/setup_gcs.sh $(SETUP_LOG)
-	@tools/setup_gcs_py.sh $(SETUP_LOG)
+	@tools/setup_py_venv.sh $(SETUP_LOG) gcs-py-venv tests/gcs/requirements.txt google.cloud.storage
 
 setup-npm:
 	@if [ ! -d $(DUCKDB_DIR)/node_modules/@duckdb/node-api ]; then \
@@ -109,10 +109,10 @@ setup-npm:
 # tests/kafka/pom.xml (the newest 4.x and the last 3.x line), fetched from Maven Central into
 # ~/.cache/ferry/kafka-<version>/libs when missing (tools/setup_kafka.sh; nothing in the tree);
 # and the transactional producer's venv (confluent-kafka pinned by tests/kafka/requirements.txt)
-# in ~/.cache/ferry/kafka-py-venv when missing or its pin changed (tools/setup_kafka_py.sh).
+# in ~/.cache/ferry/kafka-py-venv when missing or its pin changed (tools/setup_py_venv.sh).
 setup-kafka: setup-deb
 	@tools/setup_kafka.sh $(SETUP_LOG) kafka-4 kafka-3
-	@tools/setup_kafka_py.sh $(SETUP_LOG)
+	@tools/setup_py_venv.sh $(SETUP_LOG) kafka-py-venv tests/kafka/requirements.txt confluent_kafka
 
 # The interop suite's Python venv (pinned pyspark, delta-spark, deltalake: tests/interop/
 # requirements.txt) and Delta's jars (tests/interop/pom.xml), in ~/.cache/ferry; redone only when

@@ -64,7 +64,7 @@ class KafkaTxnTest : public e2e::KafkaE2eTest {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(VenvPython()))
-        << VenvPython() << " is missing: run `make setup-kafka` (tools/setup_kafka_py.sh)";
+        << VenvPython() << " is missing: run `make setup-kafka` (tools/setup_py_venv.sh)";
     Result<testing::KafkaBroker*> broker = testing::KafkaBroker::Shared();
     ASSERT_TRUE(broker.ok()) << broker.status().ToString();
     broker_ = *broker;

@@ -84,7 +84,7 @@ Result<std::string> GcsPythonClient(const FakeGcs& gcs, const std::vector<std::s
   if (::access(python.c_str(), X_OK) != 0) {
     return NotFound(
         "{} is missing: Google's google-cloud-storage client is installed by `make setup-gcs` "
-        "(tools/setup_gcs_py.sh)",
+        "(tools/setup_py_venv.sh)",
         python);
   }
   std::vector<std::string> argv = {python,
