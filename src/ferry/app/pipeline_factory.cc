@@ -405,6 +405,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   }
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> store,
                          OpenStore(c, c.table, "table", !build.check_only));
+  setup.unavailable_patience = build.store_patience;
+  setup.cancelled = build.cancelled;
   FERRY_ASSIGN_OR_RETURN(opened, pipeline::OpenOrCreateTable(store, "", setup));
   if (build.check_only && build.report != nullptr) {
     *build.report += ExplainSchemaEvolution(c, opened.snapshot);
@@ -499,7 +501,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
             std::move(dead_store), "",
             {.schema_ddl = pipeline::kDeadLetterSchema,
              .schema_origin = "dead-letter table",
-             .allow_missing_columns = evolution != delta::SchemaEvolution::kNone}));
+             .allow_missing_columns = evolution != delta::SchemaEvolution::kNone,
+             .unavailable_patience = build.store_patience,
+             .cancelled = build.cancelled}));
     FERRY_RETURN_IF_ERROR(
         built->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
   }

@@ -32,6 +32,10 @@ struct BuildOptions {
   // configuration's, and what the router sets in its options (seal hook, dead-letter appIds).
   pipeline::SourceFactory source;
   std::function<void(pipeline::PipelineOptions*)> adjust;
+  // How long a table's store that does not answer is tried again while the tables are opened
+  // (table_setup.h), and what ends the waiting early (a stop signal pending).
+  std::chrono::milliseconds store_patience{0};
+  std::function<bool()> cancelled;
 };
 
 // Opens or creates the table, builds the decoder and the source factory. Errors name the

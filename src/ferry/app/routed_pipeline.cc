@@ -208,7 +208,9 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
   FERRY_ASSIGN_OR_RETURN(pipeline::OpenedTable positions,
                          pipeline::OpenOrCreateTable(std::move(*store), "",
                                                      {.schema_ddl = kRoutingPositionsSchema,
-                                                      .schema_origin = "routing positions table"}));
+                                                      .schema_origin = "routing positions table",
+                                                      .unavailable_patience = build.store_patience,
+                                                      .cancelled = build.cancelled}));
   // The open batches of all the tables count against one batch unit of the pipeline's share of
   // max_memory (docs/memory.md), as one table's would.
   auto budget =

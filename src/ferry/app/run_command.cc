@@ -169,6 +169,17 @@ int Run(const RunArgs& args) {
   for (const config::PipelineConfig& p : cfg->pipelines) {
     RunnablePipeline runnable;
     BuildOptions build{.until_caught_up = args.until_caught_up, .max_wait = *max_wait};
+    // A store that does not answer at start is waited for as the broker is (pipeline.h
+    // StartSource): until a stop signal, or --max-wait with --until-caught-up.
+    build.store_patience = args.until_caught_up && *max_wait > std::chrono::milliseconds(0)
+                               ? std::chrono::milliseconds(*max_wait)
+                               : std::chrono::milliseconds(std::chrono::hours(24 * 365));
+    build.cancelled = [] {
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
+    };
     Status st;
     if (p.routing) {
       Result<std::unique_ptr<pipeline::Router>> built = BuildRoutedPipeline(p, &registry, build);
@@ -380,7 +391,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                 "every 5 s otherwise");
   run->add_option("--max-wait", args->max_wait,
                   "With --until-caught-up: exit 1, saying why, after this long without contact "
-                  "with the broker (no partition assigned, no head read, no message) or with "
+                  "with the broker (no partition assigned, no head read, no message), with a "
+                  "table's store that does not answer at start, or with "
                   "messages waiting that long for the schema registry (routed pipelines too), "
                   "e.g. 30s, 5m; 0 waits forever. Without --until-caught-up ferry retries forever")
       ->capture_default_str();

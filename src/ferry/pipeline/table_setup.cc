@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
+#include "ferry/base/log.h"
 #include "ferry/columnar/column_conform.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/pipeline/metadata_columns.h"
@@ -44,6 +48,30 @@ Status CheckSchema(const columnar::Schema& table, const columnar::Schema& expect
   return Status::OK();
 }
 
+// Calls `attempt` until it is not Unavailable, options.unavailable_patience has passed, or
+// options.cancelled says stop; each retry is logged with the table's name.
+template <typename T>
+Result<T> RetryUnavailable(const TableSetupOptions& options, const std::string& where,
+                           const std::function<Result<T>()>& attempt) {
+  const auto start = std::chrono::steady_clock::now();
+  std::chrono::milliseconds backoff{250};
+  while (true) {
+    Result<T> result = attempt();
+    if (result.ok() || result.status().code() != StatusCode::kUnavailable) {
+      return result;
+    }
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited + backoff > options.unavailable_patience ||
+        (options.cancelled && options.cancelled())) {
+      return result;
+    }
+    FERRY_LOG_WARN("{}: the store does not answer: {}; trying again in {} ms", where,
+                   result.status().message(), backoff.count());
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+  }
+}
+
 }  // namespace
 
 Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> store,
@@ -65,7 +93,8 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
     }
   }
 
-  Result<delta::Snapshot> snapshot = table->LoadSnapshot();
+  Result<delta::Snapshot> snapshot = RetryUnavailable<delta::Snapshot>(
+      options, where, [&] { return table->LoadSnapshot(); });
   if (snapshot.ok()) {
     if (expected) {
       FERRY_RETURN_IF_ERROR(
@@ -98,10 +127,14 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
   for (const auto& [k, v] : options.properties) {
     spec.configuration[k] = v;
   }
-  Result<delta::Snapshot> created = table->Create(spec);
+  // A retried create may find its own first attempt landed: AlreadyExists, and the schema agrees.
+  Result<delta::Snapshot> created =
+      RetryUnavailable<delta::Snapshot>(options, where, [&] { return table->Create(spec); });
   if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
     // Another process created it first: use theirs if it agrees.
-    FERRY_ASSIGN_OR_RETURN(delta::Snapshot theirs, table->LoadSnapshot());
+    FERRY_ASSIGN_OR_RETURN(delta::Snapshot theirs,
+                           RetryUnavailable<delta::Snapshot>(
+                               options, where, [&] { return table->LoadSnapshot(); }));
     FERRY_RETURN_IF_ERROR(
         CheckSchema(*theirs.schema(), *expected, where, options.allow_missing_columns));
     return OpenedTable{.table = std::move(table), .snapshot = std::move(theirs)};

@@ -15,6 +15,8 @@
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +45,12 @@ struct TableSetupOptions {
   // Declared columns the table lacks are accepted (the dead-letter table under schema
   // evolution: its first commit adds them).
   bool allow_missing_columns = false;
+  // A store that does not answer (Unavailable: refused, timed out, throttled past the store's
+  // own retries) is tried again, with backoff, for this long before the error is returned; zero
+  // = not at all. `ferry run` waits as its source does: until a stop, or --max-wait.
+  std::chrono::milliseconds unavailable_patience{0};
+  // Polled between attempts: true ends the waiting with the last error.
+  std::function<bool()> cancelled;
 };
 
 struct OpenedTable {

@@ -36,7 +36,10 @@ std::string NewClusterId() {
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::random_device rd;
   std::string id;
-  for (int i = 0; i < 21; ++i) {
+  // Like Kafka's Uuid.randomUuid, never one that starts with '-': kafka-storage's argument
+  // parser would read it as an option ("argument --cluster-id/-t: expected one argument").
+  id += kAlphabet[rd() % 62];
+  for (int i = 1; i < 21; ++i) {
     id += kAlphabet[rd() % 64];
   }
   id += kAlphabet[(rd() % 4) * 16];  // the last character carries 2 of the 128 bits
