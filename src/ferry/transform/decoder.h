@@ -42,6 +42,7 @@
 #include "ferry/base/status.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/columnar/types.h"
+#include "ferry/transform/change_op.h"
 
 namespace ferry::transform {
 
@@ -83,9 +84,14 @@ class Decoder {
   // Valid until the next Append or the decoder's end.
   const DroppedFields* last_dropped() const { return last_dropped_; }
 
+  // What the last successful Append's message does to its key's row (change_op.h): kUpsert
+  // unless the decoder reads a change envelope.
+  ChangeOp last_op() const { return last_op_; }
+
  protected:
   std::vector<FieldObservation> observations_;
   const DroppedFields* last_dropped_ = nullptr;
+  ChangeOp last_op_ = ChangeOp::kUpsert;
 };
 
 // The indices into `schema` of the columns a decoder named `decoder` ("Avro decoder") fills:
