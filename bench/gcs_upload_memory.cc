@@ -58,9 +58,8 @@ int main(int argc, char** argv) {
       "part size {} MiB, 1 part in flight (a resumable session is sequential), allocator: {}\n",
       args->part_mib, args->ferry_malloc ? "ferry's settings" : "glibc defaults");
   const std::string emulator_pid = std::to_string((*gcs)->pid());
-  return ferry::bench::MeasureUploads(
-      **store, *args, "part x 2 MiB | emulator RSS after MiB", [&] {
-        return fmt::format("{} | {}", args->part_mib * 2,
-                           ferry::bench::StatusKb("VmRSS", emulator_pid) / 1024);
-      });
+  return ferry::bench::MeasureUploads(**store, *args, "part x 2 MiB | emulator RSS after MiB", [&] {
+    return fmt::format("{} | {}", args->part_mib * 2,
+                       ferry::bench::StatusKb("VmRSS", emulator_pid) / 1024);
+  });
 }

@@ -62,7 +62,6 @@ int main(int argc, char** argv) {
              args->in_flight, args->ferry_malloc ? "ferry's settings" : "glibc defaults");
   const std::string bounds = fmt::format("{} | {}", args->part_mib * args->in_flight,
                                          args->part_mib * (args->in_flight + 1));
-  return ferry::bench::MeasureUploads(**store, *args,
-                                      "part x in flight MiB | part x (in flight + 1) MiB",
-                                      [&] { return bounds; });
+  return ferry::bench::MeasureUploads(
+      **store, *args, "part x in flight MiB | part x (in flight + 1) MiB", [&] { return bounds; });
 }
