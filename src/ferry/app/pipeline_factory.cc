@@ -495,15 +495,14 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   if (dead_letter) {
     FERRY_ASSIGN_OR_RETURN(std::shared_ptr<storage::ObjectStore> dead_store,
                            OpenStore(c, c.dead_letter_table, "dead_letter_table", true));
-    FERRY_ASSIGN_OR_RETURN(
-        pipeline::OpenedTable dead,
-        pipeline::OpenOrCreateTable(
-            std::move(dead_store), "",
-            {.schema_ddl = pipeline::kDeadLetterSchema,
-             .schema_origin = "dead-letter table",
-             .allow_missing_columns = evolution != delta::SchemaEvolution::kNone,
-             .unavailable_patience = build.store_patience,
-             .cancelled = build.cancelled}));
+    FERRY_ASSIGN_OR_RETURN(pipeline::OpenedTable dead,
+                           pipeline::OpenOrCreateTable(
+                               std::move(dead_store), "",
+                               {.schema_ddl = pipeline::kDeadLetterSchema,
+                                .schema_origin = "dead-letter table",
+                                .allow_missing_columns = evolution != delta::SchemaEvolution::kNone,
+                                .unavailable_patience = build.store_patience,
+                                .cancelled = build.cancelled}));
     FERRY_RETURN_IF_ERROR(
         built->SetDeadLetterTable(std::move(dead.table), std::move(dead.snapshot)));
   }
