@@ -156,8 +156,8 @@ for round in $(seq "$ROUNDS"); do
           ;;
         *) echo "unknown store $store (local, s3)" >&2; exit 2 ;;
       esac
-      [ "$store" = local ] && rm -rf "$table"
-      [ "$BROKER" = real ] && bench_create_topic "$topic" "$PARTITIONS"
+      if [ "$store" = local ]; then rm -rf "$table"; fi
+      if [ "$BROKER" = real ]; then bench_create_topic "$topic" "$PARTITIONS"; fi
       batch=""
       if [ "$ml" != 1s ]; then batch=$(printf '[pipeline.batch]\nmax_latency = "%s"' "$ml"); fi
       cat >"$DIR/$name.toml" <<TOML
@@ -209,7 +209,7 @@ TOML
       fcpu=$(printf '%.0f' "$(echo "100 * ($f1 - $f0) / $wall" | bc -l)")
       bcpu=$(printf '%.0f' "$(echo "100 * ($b1 - $b0) / $wall" | bc -l)")
       echo "$round $store $ml $commits $p50 $p90 $p99 $pmax $fcpu $bcpu" >>"$DIR/runs.txt"
-      [ "$store" = local ] && rm -rf "$table"
+      if [ "$store" = local ]; then rm -rf "$table"; fi
     done
   done
 done
