@@ -116,7 +116,7 @@ cpu_s() { awk -v t="$TICK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat" 2>
 
 echo "ferry publish-to-visible latency: $RATE msg/s for $WARMUP s of warm-up + $DURATION s measured," \
   "$PARTITIONS partitions, triggers: $LATENCIES, rounds: $ROUNDS, stores: $STORES, broker: $BROKER," \
-  "fetch.wait.max.ms ${FETCH_WAIT_MS:-unset (ferry sets it)}, producer linger.ms $LINGER_MS ($FERRY)"
+  "fetch.wait.max.ms ${FETCH_WAIT_MS:-not set (librdkafka default, 500)}, producer linger.ms $LINGER_MS ($FERRY)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "$BROKER" = real ]; then
