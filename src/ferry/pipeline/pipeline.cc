@@ -349,6 +349,8 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
     record.positions.push_back({.partition = part.key, .first = part.first, .last = part.last});
   }
   std::vector<source::CommittedPosition> positions = book_.Committed(batch);
+  seal_lead_.Observe(batch.commit_seconds);
+  limits_.max_latency = seal_lead_.Trigger(options_.max_latency);
   // The commit is counted before its rows: a scrape that sees every row sees its commit.
   metrics_->succeeded->Increment();
   metrics_->rows->Increment(static_cast<double>(batch.rows_written));
@@ -483,7 +485,7 @@ std::chrono::milliseconds Pipeline::PollTimeout() const {
   std::chrono::milliseconds timeout = options_.poll_timeout;
   if (!open_.empty()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        options_.max_latency - (Clock::now() - open_.opened()));
+        limits_.max_latency - (Clock::now() - open_.opened()));
     timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);
   }
   return timeout;
