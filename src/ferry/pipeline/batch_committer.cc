@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/base/check.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
@@ -63,6 +64,13 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
       stage_(std::move(stage)),
       stage_schema_(snapshot_.schema()),
       dedup_(std::move(dedup)) {
+  if (options_.upsert) {
+    // Pipeline::Create checked the key against the table's schema.
+    Result<std::unique_ptr<UpsertCommit>> upsert =
+        UpsertCommit::Create(*snapshot_.schema(), *options_.upsert);
+    FERRY_CHECK(upsert.ok());
+    upsert_ = std::move(*upsert);
+  }
   main_commit_ = options_.commit;
   if (main_commit_.checkpoint) {
     // Checkpoints of the main table off the commit path (delta/checkpointer.h): at ten commits
@@ -147,6 +155,9 @@ void BatchCommitter::SetDeadLetterTable(std::unique_ptr<delta::Table> table,
 // ---- Pipeline thread (the queue idle) ----
 
 Status BatchCommitter::LoadDedupIndex() {
+  if (upsert_ != nullptr) {
+    return upsert_->Load(*table_, snapshot_);
+  }
   if (dedup_ == nullptr) {
     return Status::OK();
   }
@@ -342,8 +353,34 @@ Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
   return out;
 }
 
-Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_changed) {
-  *metadata_changed = false;
+Status BatchCommitter::PlanUpsert(SealedBatch* batch, const columnar::RecordBatch& rows,
+                                  const delta::TableWriterOptions& writer_options,
+                                  delta::Transaction* txn, int64_t* small_added) {
+  FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+                         upsert_->Plan(*table_, snapshot_, rows, batch->ops, writer_options));
+  batch->rows_written = actions.upserts;
+  batch->upsert_deletes = actions.deletes;
+  batch->upsert_replaced = actions.replaced;
+  batch->dedup_hits = actions.collapsed + actions.stale;
+  batch->files = static_cast<int64_t>(actions.adds.size());
+  batch->bytes = actions.bytes;
+  for (const delta::AddFile& add : actions.adds) {
+    *small_added += add.deletion_vector || add.size >= metrics::Journal::kSmallFileBytes ? 0 : 1;
+  }
+  FERRY_LOG_DEBUG(
+      "pipeline {}: upsert plan against version {}: {} upserts, {} deletes, {} rows replaced, "
+      "{} collapsed, {} stale, {} files rewritten, {} deletion vectors",
+      options_.id, snapshot_.version(), actions.upserts, actions.deletes, actions.replaced,
+      actions.collapsed, actions.stale, actions.rewritten_files, actions.dv_files);
+  txn->AddFiles(std::move(actions.adds));
+  for (delta::RemoveFile& remove : actions.removes) {
+    txn->Remove(std::move(remove));
+  }
+  return Status::OK();
+}
+
+Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
+  *replan = false;
   Clock::time_point start = Clock::now();
   FERRY_ASSIGN_OR_RETURN(Aligned aligned, Align(batch));
   columnar::RecordBatch transformed;
@@ -356,6 +393,9 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   batch->dedup_hits = 0;
   std::vector<std::string> keys;
   columnar::RecordBatch unique;
+  if (upsert_ != nullptr && batch->filtered > 0) {
+    return Internal("pipeline {}: an upsert pipeline cannot filter rows (`where`)", options_.id);
+  }
   if (dedup_ != nullptr) {
     // The batch before this one was remembered after its commit: its keys are seen here.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
@@ -367,29 +407,33 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
       rows = &unique;
     }
   }
-  batch->rows_written = rows->num_rows();
   delta::TableWriterOptions writer_options = options_.writer;
   if (aligned.change) {
     writer_options.schema = aligned.schema;
   }
-  FERRY_ASSIGN_OR_RETURN(auto writer,
-                         delta::TableWriter::Create(*table_, snapshot_, writer_options));
-  if (rows->num_rows() > 0) {
-    FERRY_RETURN_IF_ERROR(writer->Write(*rows));
-  }
-  FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-  Clock::time_point written = Clock::now();
-  batch->files = static_cast<int64_t>(adds.size());
-  batch->bytes = 0;
+  delta::Transaction txn(*table_, snapshot_, main_commit_);
   int64_t small_added = 0;
-  for (const delta::AddFile& add : adds) {
-    batch->bytes += add.size;
-    small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
+  if (upsert_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(PlanUpsert(batch, *rows, writer_options, &txn, &small_added));
+  } else {
+    batch->rows_written = rows->num_rows();
+    FERRY_ASSIGN_OR_RETURN(auto writer,
+                           delta::TableWriter::Create(*table_, snapshot_, writer_options));
+    if (rows->num_rows() > 0) {
+      FERRY_RETURN_IF_ERROR(writer->Write(*rows));
+    }
+    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+    batch->files = static_cast<int64_t>(adds.size());
+    batch->bytes = 0;
+    for (const delta::AddFile& add : adds) {
+      batch->bytes += add.size;
+      small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
+    }
+    txn.AddFiles(std::move(adds));
   }
+  Clock::time_point written = Clock::now();
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
 
-  delta::Transaction txn(*table_, snapshot_, main_commit_);
-  txn.AddFiles(std::move(adds));
   for (const auto& [p, part] : batch->partitions) {
     txn.SetPosition(part.app_id, part.last);
     txn.ExpectPosition(part.app_id, part.expected);
@@ -397,8 +441,12 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   for (const auto& [app_id, position] : batch->extra_txns) {
     txn.SetPosition(app_id, position);
   }
-  delta::StringMap parameters = {
-      {"outputMode", "Append"}, {"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};
+  delta::StringMap parameters = {{"outputMode", upsert_ != nullptr ? "Update" : "Append"},
+                                 {"queryId", options_.id},
+                                 {"epochId", std::to_string(epoch_)}};
+  if (upsert_ != nullptr) {
+    parameters["upsertKey"] = fmt::format("{}", fmt::join(options_.upsert->key, ","));
+  }
   if (!batch->gaps.empty()) {
     nlohmann::json gaps = nlohmann::json::array();
     for (const source::Gap& gap : batch->gaps) {
@@ -420,8 +468,10 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   Result<delta::CommitResult> committed = txn.Commit();
   if (!committed.ok()) {
-    *metadata_changed = committed.status().code() == StatusCode::kAborted &&
-                        txn.conflict() == delta::Conflict::kMetadataChanged;
+    const bool aborted = committed.status().code() == StatusCode::kAborted;
+    *replan = aborted && (txn.conflict() == delta::Conflict::kMetadataChanged ||
+                          txn.conflict() == delta::Conflict::kDeleteRead ||
+                          txn.conflict() == delta::Conflict::kDeleteDelete);
     return committed.status();
   }
   delta::CommitResult result = std::move(*committed);
@@ -435,6 +485,10 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
     metrics_.schema_changes->Increment();
     FERRY_LOG_INFO("pipeline {}: version {} of {} changes the schema: {}", options_.id,
                    result.version, table_->Describe(), fmt::join(batch->schema_changes, "; "));
+  }
+  if (upsert_ != nullptr) {
+    // The index reads this commit (and the other writers' before it) from the log.
+    FERRY_RETURN_IF_ERROR(upsert_->Committed(*table_, snapshot_));
   }
   if (dedup_ != nullptr) {
     // Commits of other writers that landed before ours, then our own keys.
@@ -466,17 +520,18 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   // or crash without losing or repeating them.
   FERRY_RETURN_IF_ERROR(CommitDeadLetters(batch));
   while (true) {
-    bool metadata_changed = false;
-    Status st = TransformWriteCommit(batch, &metadata_changed);
-    if (!metadata_changed || batch->replans >= kMaxReplans) {
+    bool replan = false;
+    Status st = TransformWriteCommit(batch, &replan);
+    if (!replan || batch->replans >= kMaxReplans) {
       FERRY_RETURN_IF_ERROR(st);
       break;
     }
-    // Another writer changed the table's metaData first: merge again with its schema.
+    // Another writer changed the table's metaData first (merge again with its schema), or
+    // removed a file an upsert marks (find the keys' rows again in the files that replaced it).
     ++batch->replans;
     metrics_.schema_replans->Increment();
-    FERRY_LOG_INFO("pipeline {}: {}; merging the batch with the new schema and committing again",
-                   options_.id, st.message());
+    FERRY_LOG_INFO("pipeline {}: {}; planning the batch again against the new version", options_.id,
+                   st.message());
     FERRY_ASSIGN_OR_RETURN(snapshot_, table_->Update(snapshot_));
   }
   NoteTableSchema(batch);
@@ -545,6 +600,9 @@ Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
       NoteTableSchema(batch);
       if (dedup_ != nullptr) {
         FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
+      }
+      if (upsert_ != nullptr) {
+        FERRY_RETURN_IF_ERROR(upsert_->Committed(*table_, snapshot_));
       }
       ++epoch_;
       return Status::OK();

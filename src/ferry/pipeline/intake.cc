@@ -49,7 +49,8 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     TakeBad(m, state, bad);
     return Status::OK();
   }
-  Status st = decoder_->Append(m.payload, open_->rows());
+  const bool tombstone = options_->upsert.has_value() && m.payload.empty();
+  Status st = tombstone ? AppendTombstone(m) : decoder_->Append(m.payload, open_->rows());
   if (st.code() == StatusCode::kUnavailable) {
     // Not the message's fault: nothing of it stays, and it is offered again.
     open_->DropUntaken();
@@ -79,7 +80,11 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     return Status::OK();
   }
   metadata_.Append(m, open_->rows());
-  open_->TakeRow(m);
+  if (options_->upsert) {
+    open_->TakeRow(m, tombstone ? transform::ChangeOp::kDelete : decoder_->last_op());
+  } else {
+    open_->TakeRow(m);
+  }
   if (const transform::DroppedFields* dropped = decoder_->last_dropped(); dropped != nullptr) {
     CountDropped(*dropped);
   }
@@ -241,6 +246,26 @@ void Intake::TakeBad(const source::Message& m, PartitionState* state, const Stat
   }
   open_->Consume(m);
   Delivered(m, state);
+}
+
+Status Intake::AppendTombstone(const source::Message& m) {
+  if (options_->tombstone_key_from_metadata) {
+    // The key columns are metadata (or the key's decoder's): the value's columns are null.
+    for (int column : decoder_->output_columns()) {
+      open_->rows()->mutable_column(column)->AppendNull();
+    }
+    return Status::OK();
+  }
+  if (m.key.empty()) {
+    return InvalidArgument("a tombstone (empty value) without a key: nothing to delete");
+  }
+  Status st = decoder_->Append(m.key, open_->rows());
+  if (!st.ok()) {
+    return Status(st.code(), fmt::format("tombstone: its key does not decode as the key "
+                                         "columns: {}",
+                                         st.message()));
+  }
+  return st;
 }
 
 Status Intake::BuildKeyDecoder() {

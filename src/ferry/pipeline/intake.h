@@ -68,6 +68,9 @@ class Intake {
   void TakeBad(const source::Message& message, PartitionState* state, const Status& error);
   // The message's position is delivered (the open batch consumed it, with or without a row).
   void Delivered(const source::Message& message, PartitionState* state);
+  // Upsert pipelines: the row of a tombstone (an empty value), a delete of its key
+  // (PipelineOptions::tombstone_key_from_metadata).
+  Status AppendTombstone(const source::Message& message);
   // The key of a message whose value decoded: into its column, or null when empty.
   Status DecodeKey(const source::Message& message);
   // The writer fields the decoder dropped from the row just taken: counted, and logged once per

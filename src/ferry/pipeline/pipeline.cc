@@ -47,6 +47,20 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
   if (!metadata.ok()) {
     return metadata.status().WithContext("pipeline {}", options.id);
   }
+  if (options.upsert) {
+    if (options.dedup || !options.transform.where.empty()) {
+      return InvalidArgument(
+          "pipeline {}: an upsert pipeline cannot dedup or filter (`where`): it replaces rows by "
+          "key",
+          options.id);
+    }
+    Result<ChangeKeys> keys =
+        ChangeKeys::Create(*snapshot.schema(), options.upsert->key, options.upsert->sequence);
+    if (!keys.ok()) {
+      return keys.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,
+                                       options.id, table->Describe());
+    }
+  }
   std::unique_ptr<DedupIndex> dedup;
   if (options.dedup) {
     DedupSpec spec = *options.dedup;
@@ -102,7 +116,8 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                                 .max_backoff = options_.max_backoff,
                                 .transform = options_.transform,
                                 .schema_evolution = options_.schema_evolution,
-                                .evolution_limits = options_.evolution_limits},
+                                .evolution_limits = options_.evolution_limits,
+                                .upsert = options_.upsert},
           std::move(table), std::move(snapshot), std::move(stage), std::move(dedup),
           metrics_->committer)),
       queue_(
