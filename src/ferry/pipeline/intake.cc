@@ -79,6 +79,17 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     return Status::OK();
   }
   metadata_.Append(m, open_->rows());
+  if (rules_ != nullptr && !rules_->empty()) {
+    if (Status broken = rules_->CompleteRow(open_->rows(), open_->taken_rows()); !broken.ok()) {
+      open_->DropUntaken();
+      Status bad = broken.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
+      if (options_->on_bad_record == OnBadRecord::kFail) {
+        return bad;
+      }
+      TakeBad(m, state, bad);
+      return Status::OK();
+    }
+  }
   open_->TakeRow(m);
   if (const transform::DroppedFields* dropped = decoder_->last_dropped(); dropped != nullptr) {
     CountDropped(*dropped);
@@ -191,6 +202,23 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
     }
     key = std::move(*made);
   }
+  std::unique_ptr<TableRules> rules;
+  if (rules_ != nullptr) {
+    Result<delta::ColumnRules> read =
+        delta::ReadColumnRules(protocol_, delta::Metadata{.configuration = configuration_}, *input);
+    if (!read.ok()) {
+      return read.status().WithContext("pipeline {}", options_->id);
+    }
+    Result<std::unique_ptr<TableRules>> made =
+        TableRules::Create(*read, *input, options_->transform.time_zone);
+    if (!made.ok()) {
+      return made.status().WithContext("pipeline {}", options_->id);
+    }
+    rules = std::move(*made);
+    rules_changed_in_batch_ =
+        rules_changed_in_batch_ || (rules->key() != rules_->key() && open_->taken_rows() > 0);
+    rules_ = std::move(rules);
+  }
   decoder_ = std::move(*decoder);
   dropped_seen_ = nullptr;  // its DroppedFields went with the old decoder
   key_decoder_ = std::move(key);
@@ -199,7 +227,42 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
   return Status::OK();
 }
 
+Status Intake::SetTableRules(const delta::Protocol& protocol,
+                             const delta::StringMap& configuration) {
+  if (rules_ != nullptr && protocol == protocol_ && configuration == configuration_) {
+    return Status::OK();
+  }
+  protocol_ = protocol;
+  configuration_ = configuration;
+  return BuildRules();
+}
+
+Status Intake::BuildRules() {
+  Result<delta::ColumnRules> read = delta::ReadColumnRules(
+      protocol_, delta::Metadata{.configuration = configuration_}, *input_schema_);
+  if (!read.ok()) {
+    return read.status().WithContext("pipeline {}", options_->id);
+  }
+  Result<std::unique_ptr<TableRules>> made =
+      TableRules::Create(*read, *input_schema_, options_->transform.time_zone);
+  if (!made.ok()) {
+    return made.status().WithContext("pipeline {}", options_->id);
+  }
+  const bool changed = rules_ == nullptr ? !(*made)->empty() : (*made)->key() != rules_->key();
+  rules_changed_in_batch_ = rules_changed_in_batch_ || (changed && open_->taken_rows() > 0);
+  rules_ = std::move(*made);
+  return Status::OK();
+}
+
+std::string Intake::batch_rules_key() const {
+  if (rules_changed_in_batch_) {
+    return "stale";
+  }
+  return rules_ == nullptr ? empty_rules_key_ : rules_->key();
+}
+
 Status Intake::FollowTable() {
+  rules_changed_in_batch_ = false;  // a new batch opens
   if (options_->decoder_factory) {
     FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->NextInput(input_schema_)));
   }
@@ -279,6 +342,7 @@ void Intake::SetTable(const columnar::SchemaPtr& table, bool widening_off) {
 }
 
 Status Intake::ResetToTable(const columnar::SchemaPtr& table, bool widening_off) {
+  rules_changed_in_batch_ = false;  // the open batch is empty
   evolver_->SetTable(table, widening_off);
   if (options_->decoder_factory) {
     FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->table_input()));
