@@ -202,19 +202,8 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
     }
     key = std::move(*made);
   }
-  std::unique_ptr<TableRules> rules;
   if (rules_ != nullptr) {
-    Result<delta::ColumnRules> read =
-        delta::ReadColumnRules(protocol_, delta::Metadata{.configuration = configuration_}, *input);
-    if (!read.ok()) {
-      return read.status().WithContext("pipeline {}", options_->id);
-    }
-    Result<std::unique_ptr<TableRules>> made =
-        TableRules::Create(*read, *input, options_->transform.time_zone);
-    if (!made.ok()) {
-      return made.status().WithContext("pipeline {}", options_->id);
-    }
-    rules = std::move(*made);
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<TableRules> rules, CompileRules(*input));
     rules_changed_in_batch_ =
         rules_changed_in_batch_ || (rules->key() != rules_->key() && open_->taken_rows() > 0);
     rules_ = std::move(rules);
@@ -237,20 +226,25 @@ Status Intake::SetTableRules(const delta::Protocol& protocol,
   return BuildRules();
 }
 
-Status Intake::BuildRules() {
-  Result<delta::ColumnRules> read = delta::ReadColumnRules(
-      protocol_, delta::Metadata{.configuration = configuration_}, *input_schema_);
+Result<std::unique_ptr<TableRules>> Intake::CompileRules(const columnar::Schema& input) const {
+  Result<delta::ColumnRules> read =
+      delta::ReadColumnRules(protocol_, delta::Metadata{.configuration = configuration_}, input);
   if (!read.ok()) {
     return read.status().WithContext("pipeline {}", options_->id);
   }
   Result<std::unique_ptr<TableRules>> made =
-      TableRules::Create(*read, *input_schema_, options_->transform.time_zone);
+      TableRules::Create(*read, input, options_->transform.time_zone);
   if (!made.ok()) {
     return made.status().WithContext("pipeline {}", options_->id);
   }
-  const bool changed = rules_ == nullptr ? !(*made)->empty() : (*made)->key() != rules_->key();
+  return made;
+}
+
+Status Intake::BuildRules() {
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<TableRules> made, CompileRules(*input_schema_));
+  const bool changed = rules_ == nullptr ? !made->empty() : made->key() != rules_->key();
   rules_changed_in_batch_ = rules_changed_in_batch_ || (changed && open_->taken_rows() > 0);
-  rules_ = std::move(*made);
+  rules_ = std::move(made);
   return Status::OK();
 }
 

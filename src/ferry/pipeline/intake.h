@@ -82,6 +82,8 @@ class Intake {
   // The writer fields the decoder dropped from the row just taken: counted, and logged once per
   // writer schema and field.
   void CountDropped(const transform::DroppedFields& dropped);
+  // The table's rules (protocol_, configuration_) compiled for `input`.
+  Result<std::unique_ptr<TableRules>> CompileRules(const columnar::Schema& input) const;
   // Compiles the rules for input_schema_.
   Status BuildRules();
 
