@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -11,9 +12,12 @@
 #include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
+#include "ferry/delta/column_rules.h"
+#include "ferry/delta/schema_json.h"
 #include "ferry/delta/type_widening.h"
 #include "ferry/parquet/file_series.h"
 #include "ferry/pipeline/schema_evolver.h"
+#include "ferry/pipeline/table_rules.h"
 
 namespace ferry::pipeline {
 
@@ -296,6 +300,23 @@ Status BatchCommitter::RefreshStage() {
 Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
   FERRY_RETURN_IF_ERROR(RefreshStage());
   const columnar::SchemaPtr& rows = batch->rows.schema_ptr();
+  {
+    Result<delta::ColumnRules> rules =
+        delta::ReadColumnRules(snapshot_.protocol(), snapshot_.metadata(),
+                               *InputSchema(*snapshot_.schema(), options_.transform.columns));
+    if (!rules.ok()) {
+      return rules.status().WithContext("pipeline {}: {}", options_.id, table_->Describe());
+    }
+    const std::string& checked = batch->rules_key;
+    if ((checked.empty() && !rules->empty()) || (!checked.empty() && checked != rules->Key())) {
+      batch->schema_rewind = true;
+      return Aborted(
+          "RulesChanged: the column rules of {} at version {} (constraints, generation "
+          "expressions, defaults) are not those the batch's rows were checked against; the batch "
+          "is read again and checked against the table's",
+          table_->Describe(), snapshot_.version());
+    }
+  }
   if (rows == stage_->input_schema() || rows->Equals(*stage_->input_schema())) {
     return Aligned{.stage = stage_.get(), .schema = snapshot_.schema()};  // the steady state
   }
@@ -390,6 +411,20 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
     transformed = aligned.stage->Apply(batch->rows, &batch->filtered);
     rows = &transformed;
   }
+  FERRY_ASSIGN_OR_RETURN(
+      delta::ColumnRules rules,
+      delta::ReadColumnRules(snapshot_.protocol(), snapshot_.metadata(), *aligned.schema));
+  columnar::SchemaPtr identity_schema;  // the table's with raised high-water marks
+  columnar::RecordBatch with_identity;
+  if (!rules.identity.empty() && rows->num_rows() > 0) {
+    // On a copy: a retry must see the rows' own (null) values again.
+    std::vector<int64_t> all(static_cast<size_t>(rows->num_rows()));
+    std::iota(all.begin(), all.end(), 0);
+    with_identity = rows->Take(all);
+    FERRY_ASSIGN_OR_RETURN(identity_schema,
+                           AssignIdentityValues(rules, *aligned.schema, &with_identity));
+    rows = &with_identity;
+  }
   batch->dedup_hits = 0;
   std::vector<std::string> keys;
   columnar::RecordBatch unique;
@@ -464,6 +499,13 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
       txn.SetProtocol(*aligned.change->protocol);
     }
     parameters["schemaChanges"] = fmt::format("{}", fmt::join(aligned.changes, "; "));
+  }
+  if (identity_schema != nullptr) {
+    // The raised identity high-water marks, in the commit of the values (PROTOCOL.md "Identity
+    // Columns"): any other writer's metaData in between is a conflict (step 5: assign again).
+    delta::Metadata metadata = aligned.change ? aligned.change->metadata : snapshot_.metadata();
+    FERRY_ASSIGN_OR_RETURN(metadata.schema_string, delta::SchemaToJson(*identity_schema));
+    txn.SetMetadata(std::move(metadata));
   }
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   Result<delta::CommitResult> committed = txn.Commit();
@@ -541,6 +583,8 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
 
 void BatchCommitter::NoteTableSchema(SealedBatch* batch) const {
   batch->table_schema = snapshot_.schema();
+  batch->table_protocol = snapshot_.protocol();
+  batch->table_configuration = snapshot_.metadata().configuration;
   auto enabled = snapshot_.metadata().configuration.find(delta::kEnableTypeWideningProperty);
   batch->widening_off =
       enabled != snapshot_.metadata().configuration.end() && enabled->second != "true";

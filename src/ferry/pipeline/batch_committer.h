@@ -14,7 +14,10 @@
 //      dead-letter log shows that an earlier attempt landed them already; once per batch.
 //      [pipeline.after_dead_letter_commit]
 //   3. The derived columns and `where` (TransformStage); then the dedup index catches up on
-//      other writers' commits and drops the rows whose key is committed already.
+//      other writers' commits and drops the rows whose key is committed already. Identity
+//      columns (table_rules.h) get their values from the snapshot's high-water marks, and the
+//      commit of step 5 carries the metaData with the raised marks, so a retry after a conflict
+//      (another writer's metaData: step 5) assigns them again.
 //   4. The rows left are written as Parquet files. [pipeline.before_commit]
 //      An upsert pipeline (BatchCommitterOptions::upsert) has no dedup; instead its commit
 //      strategy (upsert_commit.h) collapses the batch's changes per key, finds the rows they
@@ -27,7 +30,9 @@
 //      metaData (and protocol) of the change. A batch whose values the table's schema cannot take
 //      (another writer gave a column this batch added a type its values do not fit) is given back
 //      as Aborted with `schema_rewind`: the pipeline reads it again from the table's positions
-//      and decodes it against the table's schema, where such values are bad records.
+//      and decodes it against the table's schema, where such values are bad records. So is a
+//      batch whose rows were checked against other column rules (constraints, generation
+//      expressions, defaults) than the table holds now (SealedBatch::rules_key).
 //   5. One Delta commit adds the files and, for every partition in the batch, sets the txn
 //      position to the batch's last one, expecting the position of the batch sealed before it
 //      (SealedPartition::expected); skipped ranges go in commitInfo. If another writer's commit
@@ -108,6 +113,10 @@ struct SealedBatch {
   // the commit makes true about other tables' progress (a routed pipeline's resume positions,
   // router.h). PipelineOptions::seal_hook fills them.
   std::map<std::string, int64_t> extra_txns;
+  // The column rules (table_rules.h) the rows were checked against (Intake::batch_rules_key);
+  // empty: not checked (then the table must have none). A batch checked against other rules than
+  // the table's at commit time is read again (schema_rewind).
+  std::string rules_key;
   // Results, written by the writer thread.
   bool dead_committed = false;  // the dead letters are in their table
   int64_t rows_written = 0;     // after `where` and dedup
@@ -127,6 +136,9 @@ struct SealedBatch {
   std::vector<std::string> schema_changes;
   int replans = 0;
   bool schema_rewind = false;
+  // The table's protocol and configuration after the commit (its column rules: Intake).
+  delta::Protocol table_protocol;
+  delta::StringMap table_configuration;
 };
 
 // The parts of PipelineOptions the writer thread uses.

@@ -89,6 +89,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
                    std::move(source_factory), std::move(decoder), std::move(*metadata),
                    std::move(*stage), std::move(dedup), std::move(evolver), registry));
   FERRY_RETURN_IF_ERROR(pipeline->intake_.BuildKeyDecoder());
+  // The table's column rules (table_rules.h); an expression ferry cannot evaluate stops here.
+  const delta::Snapshot& created = pipeline->committer_->snapshot();
+  FERRY_RETURN_IF_ERROR(
+      pipeline->intake_.SetTableRules(created.protocol(), created.metadata().configuration));
   return pipeline;
 }
 
@@ -280,6 +284,7 @@ Status Pipeline::SubmitBatch() {
     }
   }
   std::unique_ptr<SealedBatch> sealed = open_.Seal();
+  sealed->rules_key = intake_.batch_rules_key();
   book_.Seal(sealed.get());
   if (options_.seal_hook) {
     options_.seal_hook(sealed.get());
@@ -321,6 +326,12 @@ Status Pipeline::HandleOutcome(const Status& outcome) {
   open_.Recycle(std::move(batch->rows));
   if (outcome.ok()) {
     AfterCommit(*batch);
+    // Another writer may have changed the constraints: rows from now on are checked against
+    // the table's (the open batch, if checked against others, is read again: Intake).
+    if (batch->table_schema != nullptr) {
+      FERRY_RETURN_IF_ERROR(
+          intake_.SetTableRules(batch->table_protocol, batch->table_configuration));
+    }
     if (batch->table_schema != nullptr && batch->table_schema != known_table_) {
       known_table_ = batch->table_schema;
       intake_.SetTable(known_table_, batch->widening_off);
@@ -427,6 +438,7 @@ Status Pipeline::Fence(const Status& why, bool rewind) {
   auto widening = config.find(delta::kEnableTypeWideningProperty);
   FERRY_RETURN_IF_ERROR(
       intake_.ResetToTable(known_table_, widening != config.end() && widening->second != "true"));
+  FERRY_RETURN_IF_ERROR(intake_.SetTableRules(committer_->snapshot().protocol(), config));
   return StartSource();
 }
 
