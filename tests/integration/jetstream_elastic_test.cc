@@ -695,15 +695,15 @@ void JetStreamElasticTest::RunStatusViews(bool routed) {
         last = status.out + status.err;
         std::istringstream lines(status.out);
         std::string line;
-        int rows = 0;
+        int listed = 0;
         while (std::getline(lines, line)) {
           nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
           if (row["lag"] != 0 || (!routed && row["position"] != row["head"])) {
             return false;
           }
-          ++rows;
+          ++listed;
         }
-        return status.exit_code == 0 && rows == kPartitions * (routed ? 2 : 1);
+        return status.exit_code == 0 && listed == kPartitions * (routed ? 2 : 1);
       },
       seconds(60)))
       << last;
