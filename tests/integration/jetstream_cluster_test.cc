@@ -1,10 +1,10 @@
 // `ferry run` against a three-node JetStream cluster (ferry/testing/nats_cluster.h: three
 // nats-server processes on one host, of Debian's 2.9.10 and of the pinned current release) and an
 // R3 stream: the stream's leader is SIGKILLed and restarted while ferry ingests, and again while
-// ferry itself is down. ferry keeps its connection through another node, moves its consumer to the new leader,
-// and after its own restart resumes at the table's position: every id once in the table (ferry's
-// reader and DuckDB), the table's position the stream's last sequence.
-// Label: integration. A missing server binary fails the test, naming `make setup-nats`.
+// ferry itself is down. ferry keeps its connection through another node, moves its consumer to the
+// new leader, and after its own restart resumes at the table's position: every id once in the table
+// (ferry's reader and DuckDB), the table's position the stream's last sequence. Label: integration.
+// A missing server binary fails the test, naming `make setup-nats`.
 #include <gtest/gtest.h>
 #include <signal.h>
 
