@@ -325,7 +325,17 @@ void KafkaSource::DiscoverPartitions() {
   for (const std::string& name : topic_matcher_->names()) {
     if (found.count(name) != 0) {
       missing_topics_.erase(name);
-    } else if (missing_topics_.insert(name).second) {
+      continue;
+    }
+    // Metadata for all topics leaves out the topics the principal may not DESCRIBE; asked by
+    // name, the broker answers TOPIC_AUTHORIZATION_FAILED instead (access_refusal.h).
+    if (Status refused = RefusedTopic(name, timeout_ms); !refused.ok()) {
+      if (deferred_error_.ok()) {
+        deferred_error_ = refused;
+      }
+      return;
+    }
+    if (missing_topics_.insert(name).second) {
       FERRY_LOG_WARN("kafka: topic '{}' does not exist (yet); looking again every {} ms", name,
                      refresh.count());
     }
@@ -335,6 +345,24 @@ void KafkaSource::DiscoverPartitions() {
     FERRY_LOG_INFO("kafka: {} partition(s) assigned (manual)", added.size());
     StartPartitions(added, /*from_callback=*/false);
   }
+}
+
+Status KafkaSource::RefusedTopic(const std::string& name, int timeout_ms) {
+  TopicPtr topic(rd_kafka_topic_new(rk_.get(), name.c_str(), nullptr));
+  const rd_kafka_metadata_t* raw = nullptr;
+  if (topic == nullptr ||
+      rd_kafka_metadata(rk_.get(), /*all_topics=*/0, topic.get(), &raw, timeout_ms) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::OK();  // unknown: asked again at the next look
+  }
+  MetadataPtr md(raw);
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    const rd_kafka_resp_err_t err = md->topics[i].err;
+    if (name == md->topics[i].topic && IsAccessRefusal(err)) {
+      return AccessRefusal(err, "metadata for the topic refused", name, options_);
+    }
+  }
+  return Status::OK();
 }
 
 Status KafkaSource::RetryPending() {

@@ -34,7 +34,9 @@
 // With Assignment::kManual (kafka_source_options.h) Start() does not subscribe: the source asks
 // the cluster for metadata (at Start, then every metadata_refresh, and after a failure every
 // second or so) and assigns itself every partition of the matching topics it does not have yet,
-// through the same step 2 (eager rd_kafka_assign of the whole list). Nothing is ever revoked
+// through the same step 2 (eager rd_kafka_assign of the whole list). A named topic missing from
+// the metadata is asked for by name: a broker that refuses it (no DESCRIBE) ends the source with
+// PermissionDenied (access_refusal.h); an unknown one is looked for again. Nothing is ever revoked
 // except by Close(), which calls OnRevoked for every partition before closing.
 //
 // An error found in the middle of a Poll that already took messages is returned by the next Poll
@@ -145,6 +147,9 @@ class KafkaSource final : public Source {
   // Manual assignment: finds partitions of the topics not yet assigned and starts them. A
   // metadata failure is logged (throttled) and retried sooner; never an error.
   void DiscoverPartitions();
+  // Manual assignment: PermissionDenied if the broker, asked for the metadata of the named
+  // topic alone, refuses it (the principal may not DESCRIBE it); OK otherwise.
+  Status RefusedTopic(const std::string& name, int timeout_ms);
 
   // Poll helpers.
   void Take(rd_kafka_message_t* raw, int64_t now_us);
