@@ -8,10 +8,10 @@
 //     --until-caught-up` ends with each id once (ferry's reader and DuckDB).
 //   - Refusals: a wrong password, a broker certificate signed by a CA the client does not trust,
 //     a principal without READ on the topic (with a group, and with manual assignment, where the
-//     topic is missing from the metadata for all topics), and without READ on the group. `ferry run` (no
-//     --until-caught-up: a daemon, which used to retry forever) exits 2 by itself, with an error
-//     that names the broker and the refused thing; the broker's log shows a handful of attempts,
-//     not a retry storm; no password appears in anything ferry printed.
+//     topic is missing from the metadata for all topics), and without READ on the group.
+//     `ferry run` (no --until-caught-up: a daemon, which used to retry forever) exits 2 by itself,
+//     with an error that names the broker and the refused thing; the broker's log shows a
+//     handful of attempts, not a retry storm; no password appears in anything ferry printed.
 //   - SCRAM on Kafka 4.x: librdkafka before 2.6.1 (Debian 12 has 2.0.2) sends SCRAM proofs that
 //     4.x brokers refuse (confluentinc/librdkafka#4895). There the SCRAM test expects the refusal,
 //     with ferry's note saying so; CTest runs the binary on 3.9.2 too
