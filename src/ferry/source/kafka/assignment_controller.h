@@ -5,7 +5,8 @@
 //     that move, the listener's OnAssigned()/OnRevoked() around them;
 //   - manual assignment: the partitions found in cluster metadata (at Start, then every
 //     metadata_refresh, after a failure every second or so), a named topic missing from it asked
-//     for by name so that a refusal (no DESCRIBE) stops the source (access_refusal.h);
+//     for by name when the client authenticates (SASL or SSL), so that a refusal (no DESCRIBE)
+//     stops the source (access_refusal.h);
 //   - partitions whose start is not resolved yet (the table or the broker failed) stay pending
 //     and are tried again at every Refresh();
 //   - an out-of-range fetch: the check that names a gap below the log start or a topic deleted
@@ -96,7 +97,8 @@ class AssignmentController {
   // metadata failure is noted as a broker error and retried sooner; a refused topic is deferred.
   void DiscoverPartitions();
   // PermissionDenied if the broker, asked for the metadata of the named topic alone, refuses it
-  // (the principal may not DESCRIBE it); OK otherwise.
+  // (the principal may not DESCRIBE it); OK otherwise, and always with security.protocol
+  // PLAINTEXT (no request: see the .cc).
   Status RefusedTopic(const std::string& name, int timeout_ms);
   // on_gap = kContinue: records the range below the log start and restarts the partition there.
   Status SkipGap(PartitionState* s, const RefusedOffset& refused);

@@ -35,8 +35,9 @@
 // the cluster for metadata (at Start, then every metadata_refresh, and after a failure every
 // second or so) and assigns itself every partition of the matching topics it does not have yet,
 // through the same step 2 (eager rd_kafka_assign of the whole list). A named topic missing from
-// the metadata is asked for by name: a broker that refuses it (no DESCRIBE) ends the source with
-// PermissionDenied (access_refusal.h); an unknown one is looked for again. Nothing is ever revoked
+// the metadata is asked for by name when the client authenticates: a broker that refuses it (no
+// DESCRIBE) ends the source with PermissionDenied (access_refusal.h); an unknown one is looked
+// for again. Nothing is ever revoked
 // except by Close(), which calls OnRevoked for every partition before closing.
 //
 // An error found in the middle of a Poll that already took messages is returned by the next Poll
