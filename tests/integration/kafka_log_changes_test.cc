@@ -9,6 +9,9 @@
 //     with on_gap unset or "fail" the run stops with DataLoss naming topic, partition and the
 //     missing range; with on_gap = "continue" it skips to the log start and records the range in
 //     the commit (`ferry table history --json`).
+//   - Retention by time (retention.ms) passing while ferry is stopped, made deterministic by the
+//     records' own timestamps instead of a wall-clock wait (KafkaRetentionByTimeTest): the same
+//     two outcomes.
 //   - Partitions added to a topic while ferry runs, and a new topic matching a regex
 //     subscription, are ingested (group and manual assignment).
 //   - A topic deleted and recreated under a running ferry stops it with an error naming topic,
@@ -16,8 +19,10 @@
 //     nothing of the new topic is ingested.
 //
 // One broker serves the whole binary (WHOLE_BINARY); each test has its own topics, group and
-// table. Label: integration. Needs `make setup-kafka`.
+// table. CTest runs the binary on Kafka 4.x and again on 3.9.x (kafka_log_changes_test_kafka3).
+// Label: integration. Needs `make setup-kafka`.
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -86,6 +91,12 @@ class KafkaLogChangesTest : public e2e::KafkaE2eTest {
 
   std::string BrokerLog() const { return "\nKafka broker log:\n" + broker_->Log(40); }
 
+  // The topic configuration for segments below 1 MiB: 4.x refuses a small segment.bytes and
+  // offers internal.segment.bytes for tests instead; 3.x knows only segment.bytes.
+  std::string SmallSegmentBytesKey() const {
+    return broker_->version().rfind("3.", 0) == 0 ? "segment.bytes" : "internal.segment.bytes";
+  }
+
   // Produces records with kcat to partition 0 of `topic`, one per (key, id), each about 1 KB,
   // in batches of at most 4 KiB (a batch larger than a small segment is refused).
   void ProduceKeyed(const std::string& topic,
@@ -108,12 +119,13 @@ class KafkaLogChangesTest : public e2e::KafkaE2eTest {
     ASSERT_EQ(r->exit_code, 0) << r->err << BrokerLog();
   }
 
-  // What partition 0 of `topic` holds from `from` on, read by kcat.
+  // What partition 0 of `topic` holds from `from` on (kBeginning: the log start), read by kcat.
+  static constexpr int64_t kBeginning = -2;
   std::vector<Record> ReadWithKcat(const std::string& topic, int64_t from) {
-    Result<testing::ProgramOutput> r =
-        testing::RunProgram({kcat_, "-C", "-b", brokers_, "-t", topic, "-p", "0", "-o",
-                             std::to_string(from), "-e", "-q", "-f", "%o %k %s\\n"},
-                            milliseconds(60000));
+    Result<testing::ProgramOutput> r = testing::RunProgram(
+        {kcat_, "-C", "-b", brokers_, "-t", topic, "-p", "0", "-o",
+         from == kBeginning ? "beginning" : std::to_string(from), "-e", "-q", "-f", "%o %k %s\\n"},
+        milliseconds(60000));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     std::vector<Record> out;
     if (!r.ok()) {
@@ -166,7 +178,7 @@ class KafkaLogChangesTest : public e2e::KafkaE2eTest {
 TEST_F(KafkaLogChangesTest, CompactedTopicRestartResumesAcrossTheHoles) {
   Status created = broker_->CreateTopic(topic_, 1,
                                         {{"cleanup.policy", "compact"},
-                                         {"internal.segment.bytes", "16384"},
+                                         {SmallSegmentBytesKey(), "16384"},
                                          {"segment.ms", "100"},
                                          {"min.cleanable.dirty.ratio", "0.01"},
                                          {"min.compaction.lag.ms", "0"}});
@@ -296,6 +308,112 @@ TEST_P(KafkaRetentionGapContinueTest, SkipsAndRecordsTheRange) {
 
 INSTANTIATE_TEST_SUITE_P(Assignors, KafkaRetentionGapContinueTest,
                          ::testing::Values("eager", "cooperative"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+// Retention by time, deterministic: the broker deletes a segment once its newest record's
+// timestamp is older than retention.ms, so the records ferry must lose carry timestamps two days
+// old (CreateTime, set by the producer) and the ones after the gap carry the present. Ids 1..50
+// (old) are ingested while the topic keeps everything (retention.ms = -1); with ferry stopped,
+// ids 51..100 (old) and 101..120 (now) follow. segment.ms = 100 rolls a new segment at each
+// append after an old first record, so the new records never share a segment with old ones.
+// Then retention.ms = 1 hour: within the broker's retention check (every second here) every
+// segment up to offset 99 goes, and the log start becomes 100 (waited for as a condition, with
+// kcat); ids 101..120 are an hour away from it. The restart's next offset, 50, is below it.
+class KafkaRetentionByTimeTest : public KafkaLogChangesTest,
+                                 public ::testing::WithParamInterface<std::string> {
+ protected:
+  // Produces ids first..last to partition 0 of `topic` with CreateTime `timestamp_ms` (0: now),
+  // acks=all, with librdkafka (kcat cannot set a record's timestamp).
+  void ProduceAt(const std::string& topic, int64_t first, int64_t last, int64_t timestamp_ms) {
+    char err[512] = {};
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    for (const auto& [key, value] : std::vector<std::pair<const char*, std::string>>{
+             {"bootstrap.servers", brokers_}, {"acks", "all"}, {"log_level", "3"}}) {
+      ASSERT_EQ(rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof(err)), RD_KAFKA_CONF_OK)
+          << err;
+    }
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+    ASSERT_NE(rk, nullptr) << err;
+    for (int64_t id = first; id <= last; ++id) {
+      const std::string value =
+          fmt::format(R"({{"id": {}, "dateTime": "-", "payload": "retention"}})", id);
+      const std::string key = fmt::format("k{}", id);
+      rd_kafka_resp_err_t e =
+          rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                            RD_KAFKA_V_KEY(key.data(), key.size()),
+                            RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_END);
+      EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
+    }
+    const rd_kafka_resp_err_t flushed = rd_kafka_flush(rk, 60000);
+    EXPECT_EQ(flushed, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(flushed);
+    EXPECT_EQ(rd_kafka_outq_len(rk), 0) << "records not delivered" << BrokerLog();
+    rd_kafka_destroy(rk);
+  }
+
+  std::string Prepare(const std::string& pipeline_keys) {
+    const int64_t now_ms = std::chrono::duration_cast<milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    const int64_t old_ms = now_ms - 2 * 24 * 3600 * 1000LL;
+    Status created =
+        broker_->CreateTopic(topic_, 1, {{"retention.ms", "-1"}, {"segment.ms", "100"}});
+    EXPECT_TRUE(created.ok()) << created.ToString();
+    std::string config = WriteConfig({}, "", "", pipeline_keys);
+    ProduceAt(topic_, 1, 50, old_ms);
+    RunUntilCaughtUp(config);
+    ProduceAt(topic_, 51, 100, old_ms);
+    ProduceAt(topic_, 101, 120, 0);
+    Status altered =
+        broker_->SetTopicConfigs(topic_, {{"retention.ms", "3600000"}, {"segment.ms", "100"}});
+    EXPECT_TRUE(altered.ok()) << altered.ToString();
+    const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+    std::vector<Record> left;
+    while (std::chrono::steady_clock::now() < deadline) {
+      left = ReadWithKcat(topic_, kBeginning);
+      if (!left.empty() && left.front().offset == 100) {
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(500));
+    }
+    EXPECT_FALSE(left.empty());
+    EXPECT_EQ(left.empty() ? -1 : left.front().offset, 100)
+        << "retention did not remove offsets 0..99 within 90 s" << BrokerLog();
+    EXPECT_EQ(left.size(), 20u);
+    return config;
+  }
+};
+
+TEST_P(KafkaRetentionByTimeTest, GapPerOnGap) {
+  std::string config = Prepare(fmt::format(R"(on_gap = "{}")", GetParam()));
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  if (GetParam() == "fail") {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(fmt::format("kafka/{0}/0: offsets 50..99 of topic '{0}' partition 0 are "
+                                     "no longer on the broker (log start is now 100)",
+                                     topic_)),
+              std::string::npos)
+        << r.err;
+    ExpectIds(Ids(1, 50));
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
+  EXPECT_NE(r.err.find(fmt::format("kafka/{}/0 positions 50..99 were skipped", topic_)),
+            std::string::npos)
+      << r.err;
+  std::vector<int64_t> expected = Ids(1, 50);
+  for (int64_t id = 101; id <= 120; ++id) {
+    expected.push_back(id);
+  }
+  ExpectIds(expected);
+  std::string history = RunCommand({kFerry, "table", "history", table(), "--json"}).out;
+  EXPECT_NE(history.find(R"(\"first\":50,\"last\":99)"), std::string::npos) << history;
+}
+
+INSTANTIATE_TEST_SUITE_P(OnGap, KafkaRetentionByTimeTest, ::testing::Values("fail", "continue"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param;
                          });

@@ -7,10 +7,11 @@
 //   - Ingest works: SASL/PLAIN over TLS, SCRAM-SHA-512 over TLS, mutual TLS. `ferry run
 //     --until-caught-up` ends with each id once (ferry's reader and DuckDB).
 //   - Refusals: a wrong password, a broker certificate signed by a CA the client does not trust,
-//     a principal without READ on the topic, and without READ on the group. `ferry run` (no
-//     --until-caught-up: a daemon, which used to retry forever) exits 2 by itself, with an error
-//     that names the broker and the refused thing; the broker's log shows a handful of attempts,
-//     not a retry storm; no password appears in anything ferry printed.
+//     a principal without READ on the topic (with a group, and with manual assignment, where the
+//     topic is missing from the metadata for all topics), and without READ on the group.
+//     `ferry run` (no --until-caught-up: a daemon, which used to retry forever) exits 2 by itself,
+//     with an error that names the broker and the refused thing; the broker's log shows a
+//     handful of attempts, not a retry storm; no password appears in anything ferry printed.
 //   - SCRAM on Kafka 4.x: librdkafka before 2.6.1 (Debian 12 has 2.0.2) sends SCRAM proofs that
 //     4.x brokers refuse (confluentinc/librdkafka#4895). There the SCRAM test expects the refusal,
 //     with ferry's note saying so; CTest runs the binary on 3.9.2 too
@@ -240,6 +241,21 @@ TEST_F(KafkaSecurityTest, NoReadOnTheTopicIsRefused) {
       {"refused user 'dave' READ on topic '" + topic_ + "'", "[TOPIC_AUTHORIZATION_FAILED]"});
   const int denials = BrokerLogLines("Principal = User:dave is Denied");
   fprintf(stderr, "KAFKA_SECURITY no_topic_read_denials=%d\n", denials);
+  EXPECT_LE(denials, kMaxAttempts) << BrokerLog();
+}
+
+// Without a group, ferry finds the topics' partitions in the metadata for all topics, which
+// leaves out a topic the principal may not DESCRIBE (READ implies DESCRIBE) as if it did not
+// exist; asked for the named topic, the broker refuses it.
+TEST_F(KafkaSecurityTest, NoReadOnTheTopicIsRefusedWithManualAssignment) {
+  const std::string denial = "Principal = User:dave is Denied";
+  const int before = BrokerLogLines(denial);
+  ExpectRefused(
+      Listener::kSaslSsl, SaslSsl("PLAIN", "dave", kDavePassword),
+      {"refused user 'dave' READ on topic '" + topic_ + "'", "[TOPIC_AUTHORIZATION_FAILED]"},
+      R"(assignment = "manual")");
+  const int denials = BrokerLogLines(denial) - before;
+  fprintf(stderr, "KAFKA_SECURITY manual_no_topic_read_denials=%d\n", denials);
   EXPECT_LE(denials, kMaxAttempts) << BrokerLog();
 }
 

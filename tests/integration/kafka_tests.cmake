@@ -1,5 +1,19 @@
 # Kafka integration tests (librdkafka's mock cluster; need localhost sockets). Included from
 # tests/CMakeLists.txt.
+
+# The same test binary again on the last 3.x line (FERRY_KAFKA_VERSION picks the cached jars of
+# tests/kafka/pom.xml) as <test>_kafka3, with the 4.x run's labels and timeout.
+function(ferry_kafka3_variant test)
+  if(NOT TARGET ${test})
+    return()
+  endif()
+  get_test_property(${test} LABELS labels)
+  get_test_property(${test} TIMEOUT timeout)
+  add_test(NAME ${test}_kafka3 COMMAND ${test} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(${test}_kafka3 PROPERTIES LABELS "${labels}" TIMEOUT ${timeout} COST 10
+    ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
+endfunction()
+
 add_library(ferry_kafka_test_support STATIC ${CMAKE_CURRENT_LIST_DIR}/kafka_test_support.cc)
 ferry_apply_common(ferry_kafka_test_support)
 target_link_libraries(ferry_kafka_test_support PUBLIC ferry_source_kafka GTest::gtest)
@@ -81,13 +95,7 @@ ferry_cc_test(NAME kafka_real_broker_test
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
   LABELS integration TIMEOUT 900 WHOLE_BINARY)
 add_dependencies(kafka_real_broker_test ferry)
-# The same binary again on the last 3.x line (FERRY_KAFKA_VERSION picks the cached jars).
-if(TARGET kafka_real_broker_test)
-  add_test(NAME kafka_real_broker_test_kafka3 COMMAND kafka_real_broker_test
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(kafka_real_broker_test_kafka3 PROPERTIES LABELS integration TIMEOUT 900
-    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
-endif()
+ferry_kafka3_variant(kafka_real_broker_test)
 
 # Consumer groups on the real broker (issue 38, proof 2): three processes in one group joining,
 # leaving and SIGKILLed, under range, roundrobin and cooperative-sticky; one broker for the binary,
@@ -97,12 +105,7 @@ ferry_cc_test(NAME kafka_real_group_test
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
   LABELS integration TIMEOUT 900 WHOLE_BINARY)
 add_dependencies(kafka_real_group_test ferry)
-if(TARGET kafka_real_group_test)
-  add_test(NAME kafka_real_group_test_kafka3 COMMAND kafka_real_group_test
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(kafka_real_group_test_kafka3 PROPERTIES LABELS integration TIMEOUT 900
-    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
-endif()
+ferry_kafka3_variant(kafka_real_group_test)
 
 # Transactions on the real broker (issue 38, proof 4): committed and aborted transactions of an
 # independent producer (tests/kafka/txn_produce.py, Confluent's Python client in the venv of
@@ -127,19 +130,15 @@ ferry_cc_test(NAME kafka_security_test
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
   LABELS integration TIMEOUT 600 WHOLE_BINARY)
 add_dependencies(kafka_security_test ferry)
-if(TARGET kafka_security_test)
-  add_test(NAME kafka_security_test_kafka3 COMMAND kafka_security_test
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(kafka_security_test_kafka3 PROPERTIES LABELS integration TIMEOUT 600
-    COST 10 ENVIRONMENT "FERRY_KAFKA_VERSION=${FERRY_KAFKA3_VERSION}")
-endif()
+ferry_kafka3_variant(kafka_security_test)
 
 # Logs that change under a running ferry, on the real broker (issue 38, proofs 5 and 6): a
-# compacted topic across a restart, retention gaps (DeleteRecords) under each on_gap value,
-# partitions added, a new topic matching a regex, a topic deleted and recreated. One broker for
-# the binary.
+# compacted topic across a restart, retention gaps (DeleteRecords, and retention.ms) under each
+# on_gap value, partitions added, a new topic matching a regex, a topic deleted and recreated. One
+# broker for the binary; on 4.x and again on the 3.x line.
 ferry_cc_test(NAME kafka_log_changes_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_log_changes_test.cc
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker
   LABELS integration TIMEOUT 600 WHOLE_BINARY)
 add_dependencies(kafka_log_changes_test ferry)
+ferry_kafka3_variant(kafka_log_changes_test)

@@ -177,6 +177,11 @@ class KafkaBroker {
   Result<int64_t> DeleteRecords(const std::string& topic, int32_t partition,
                                 int64_t before_offset) const;
 
+  // Sets `topic`'s configurations to exactly `configs` (AlterConfigs: every topic configuration
+  // not named returns to the broker's default), as retention.ms changed while a consumer is away.
+  Status SetTopicConfigs(const std::string& topic,
+                         const std::map<std::string, std::string>& configs) const;
+
   // SIGKILL, then reap; the data stays.
   Status Kill9();
   // SIGTERM (a controlled shutdown), up to 30 s, then SIGKILL; reaps it.

@@ -1,5 +1,6 @@
-// KafkaBroker's admin requests (CreateTopic, AllowRead, AddPartitions, DeleteTopic, DeleteRecords)
-// and the librdkafka client they and the start-up check share (kafka_broker_internal.h).
+// KafkaBroker's admin requests (CreateTopic, AllowRead, AddPartitions, DeleteTopic, DeleteRecords,
+// SetTopicConfigs), which share one request-and-wait (CheckedAdminCall), and the librdkafka client
+// they and the start-up check share (kafka_broker_internal.h).
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
@@ -147,40 +148,25 @@ Status KafkaBroker::CreateTopic(const std::string& name, int partitions,
   for (const auto& [key, value] : configs) {
     rd_kafka_NewTopic_set_config(topic, key.c_str(), value.c_str());
   }
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(client.get());
-  rd_kafka_AdminOptions_t* options =
-      rd_kafka_AdminOptions_new(client.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  rd_kafka_AdminOptions_set_operation_timeout(options, 30000, err, sizeof(err));
-  rd_kafka_CreateTopics(client.get(), &topic, 1, options, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 60000);
-  Status status;
-  if (event == nullptr) {
-    status = Unavailable("CreateTopics {} on {}: no answer within 60 s", name, bootstrap());
-  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    status = Unavailable("CreateTopics {} on {}: {}", name, bootstrap(),
-                         rd_kafka_event_error_string(event));
-  } else {
-    size_t n = 0;
-    const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
-    for (size_t i = 0; i < n; ++i) {
-      rd_kafka_resp_err_t code = rd_kafka_topic_result_error(results[i]);
-      const char* message = rd_kafka_topic_result_error_string(results[i]);
-      if (code == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-        status = AlreadyExists("topic {} exists on {}", name, bootstrap());
-      } else if (code != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        status = Unavailable("CreateTopics {} on {}: {}", name, bootstrap(),
-                             message != nullptr ? message : rd_kafka_err2str(code));
-      }
+  const std::string what = "CreateTopics " + name;
+  auto send = [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+    // How long the controller may take to create the topic, within the request's 30 s.
+    rd_kafka_AdminOptions_set_operation_timeout(options, 30000, err, sizeof(err));
+    rd_kafka_CreateTopics(client.get(), &topic, 1, options, queue);
+  };
+  Result<EventPtr> event =
+      CheckedAdminCall(client.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS, what, bootstrap(), send);
+  rd_kafka_NewTopic_destroy(topic);
+  FERRY_RETURN_IF_ERROR(event.status());
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event->get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    if (rd_kafka_topic_result_error(results[i]) == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      return AlreadyExists("topic {} exists on {}", name, bootstrap());
     }
   }
-  if (event != nullptr) {
-    rd_kafka_event_destroy(event);
-  }
-  rd_kafka_AdminOptions_destroy(options);
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_NewTopic_destroy(topic);
-  FERRY_RETURN_IF_ERROR(status);
+  FERRY_RETURN_IF_ERROR(TopicResults(results, n, what, bootstrap()));
   // The controller has committed the topic; the broker learns its leadership a moment later.
   const auto deadline = steady_clock::now() + milliseconds(30000);
   while (!MetadataAnswers(client.get(), name.c_str(), partitions)) {
@@ -310,6 +296,37 @@ Status KafkaBroker::DeleteTopic(const std::string& topic) const {
                          bootstrap());
     }
     std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Status::OK();
+}
+
+Status KafkaBroker::SetTopicConfigs(const std::string& topic,
+                                    const std::map<std::string, std::string>& configs) const {
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  rd_kafka_ConfigResource_t* resource =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  for (const auto& [key, value] : configs) {
+    rd_kafka_ConfigResource_set_config(resource, key.c_str(), value.c_str());
+  }
+  const std::string what = "AlterConfigs of topic " + topic;
+  Result<EventPtr> event =
+      CheckedAdminCall(client.get(), RD_KAFKA_ADMIN_OP_ALTERCONFIGS, what, bootstrap(),
+                       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                         rd_kafka_AlterConfigs(client.get(), &resource, 1, options, queue);
+                       });
+  rd_kafka_ConfigResource_destroy(resource);
+  FERRY_RETURN_IF_ERROR(event.status());
+  size_t n = 0;
+  const rd_kafka_ConfigResource_t** results =
+      rd_kafka_AlterConfigs_result_resources(rd_kafka_event_AlterConfigs_result(event->get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    if (rd_kafka_ConfigResource_error(results[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* message = rd_kafka_ConfigResource_error_string(results[i]);
+      return Unavailable("{} on {}: {}", what, bootstrap(),
+                         message != nullptr
+                             ? message
+                             : rd_kafka_err2str(rd_kafka_ConfigResource_error(results[i])));
+    }
   }
   return Status::OK();
 }

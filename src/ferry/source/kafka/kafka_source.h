@@ -34,11 +34,19 @@
 // With Assignment::kManual (kafka_source_options.h) Start() does not subscribe: the source asks
 // the cluster for metadata (at Start, then every metadata_refresh, and after a failure every
 // second or so) and assigns itself every partition of the matching topics it does not have yet,
-// through the same step 2 (eager rd_kafka_assign of the whole list). Nothing is ever revoked
+// through the same step 2 (eager rd_kafka_assign of the whole list). A named topic missing from
+// the metadata is asked for by name when the client authenticates: a broker that refuses it (no
+// DESCRIBE) ends the source with PermissionDenied (access_refusal.h); an unknown one is looked
+// for again. Nothing is ever revoked
 // except by Close(), which calls OnRevoked for every partition before closing.
 //
 // An error found in the middle of a Poll that already took messages is returned by the next Poll
 // (before it takes anything), so taken messages are never lost to an error return.
+//
+// The pieces: AssignmentController (assignment_controller.h) does steps 2, 3 and 5's checks and
+// the manual assignment; PartitionHeads (partition_heads.h) answers Heads(); ConsumerHandle
+// (consumer_handle.h) owns the librdkafka handle and ends it in step 7. KafkaSource keeps the
+// options, Poll (steps 4 and 5's delivery), the positions taken, the rate limit and the stats.
 //
 // Thread-safety: like every Source, used from one thread; the listener is called on it.
 #pragma once
@@ -48,42 +56,26 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <set>
 #include <span>
-#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
+#include "ferry/source/kafka/assignment_controller.h"
+#include "ferry/source/kafka/consumer_handle.h"
 #include "ferry/source/kafka/fetch_waker.h"
-#include "ferry/source/kafka/gap_report.h"
 #include "ferry/source/kafka/kafka_handles.h"
 #include "ferry/source/kafka/kafka_source_options.h"
+#include "ferry/source/kafka/kafka_source_stats.h"
 #include "ferry/source/kafka/log_throttle.h"
 #include "ferry/source/kafka/partition_table.h"
-#include "ferry/source/kafka/start_resolver.h"
-#include "ferry/source/kafka/topic_matcher.h"
 #include "ferry/source/source.h"
 
 namespace ferry::source::kafka {
 
-// Counters for metrics and tests. Monotonic over the source's life.
-struct KafkaSourceStats {
-  int64_t messages = 0;              // delivered by Poll
-  int64_t redeliveries_dropped = 0;  // below the start or at/below the last offset taken
-  int64_t assignments = 0;           // rebalance callbacks that assigned partitions
-  int64_t revocations = 0;           // rebalance callbacks that revoked partitions
-  int64_t offset_commits = 0;        // group offset commits acknowledged by the broker
-  int64_t offset_commit_failures = 0;
-  int64_t broker_errors = 0;  // transient errors reported by librdkafka (it retries)
-  int64_t rate_limit_pauses = 0;
-  int64_t rate_limited_us = 0;  // time partitions spent paused by the rate limit (ended pauses)
-  int64_t gaps = 0;             // ranges skipped with on_gap = kContinue
-  int64_t lost_offsets = 0;     // offsets in those ranges
-};
-
-class KafkaSource final : public Source {
+class KafkaSource final : public Source, private AssignmentHost {
  public:
   // InvalidArgument for bad options or a configuration librdkafka rejects.
   static Result<std::unique_ptr<KafkaSource>> Create(const KafkaSourceOptions& options);
@@ -103,7 +95,7 @@ class KafkaSource final : public Source {
   // available, else asked of the broker within request_timeout; unknown ones stay nullopt.
   Result<std::vector<PartitionHead>> Heads() override;
   // Ranges skipped below the log start with on_gap = kContinue since the last call (step 5).
-  std::vector<Gap> TakeGaps() override;
+  std::vector<Gap> TakeGaps() override { return assignment_.TakeGaps(); }
   // Unavailable if leaving the group took longer than close_timeout (the handle is destroyed
   // anyway; the group moves the partitions after session.timeout.ms).
   Status Close() override;
@@ -133,54 +125,39 @@ class KafkaSource final : public Source {
                              rd_kafka_topic_partition_list_t* offsets, void* opaque);
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
-  void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
-  void OnAssign(const rd_kafka_topic_partition_list_t* partitions);
-  void OnRevoke(const rd_kafka_topic_partition_list_t* partitions);
-  // Asks the listener and the resolver for the start of each state, then assigns the resolved
-  // ones (step 2). Records the first failure in deferred_error_.
-  void StartPartitions(const std::vector<PartitionState*>& states, bool from_callback);
-  Status Assign(const std::vector<PartitionState*>& started);
-  void Revoke(PartitionState* state);
-  Status RetryPending();
-  // Manual assignment: finds partitions of the topics not yet assigned and starts them. A
-  // metadata failure is logged (throttled) and retried sooner; never an error.
-  void DiscoverPartitions();
+  // AssignmentHost.
+  void Forget(PartitionState* state) override;
+  void NoteBrokerError(std::string_view what) override;
+  void Defer(Status error) override;
 
   // Poll helpers.
+  Status TakeDeferred() { return std::exchange(deferred_error_, Status::OK()); }
   void Take(rd_kafka_message_t* raw, int64_t now_us);
   void ReleaseHeld(size_t max_messages, int64_t now_us);
   int64_t MicrosUntilHeldToken(int64_t now_us);
   void SetPaused(PartitionState* state, bool paused);
   Status HandleConsumerError(const rd_kafka_message_t& message);
-  // on_gap = kContinue: records the range below the log start and restarts the partition there.
-  Status SkipGap(PartitionState* s, const RefusedOffset& refused);
   void Emit(std::vector<Message>* out);
-  void NoteBrokerError(std::string_view what);
+  // Close: serves an event of the close queue (the final revocation, commit results).
+  void ServeCloseEvent(rd_kafka_event_t* event);
 
   KafkaSourceOptions options_;
-  StartResolver resolver_;
-  PartitionListener* listener_ = nullptr;
   bool started_ = false;
   bool closed_ = false;
-  bool cooperative_ = false;  // decided by the group at the first rebalance
-  Status deferred_error_;     // returned by the next Poll
+  Status deferred_error_;  // returned by the next Poll
   KafkaSourceStats stats_;
   LogThrottle broker_log_{1'000'000, 60'000'000};
   LogThrottle commit_log_{1'000'000, 60'000'000};
-  std::optional<TopicMatcher> topic_matcher_;  // manual assignment only
-  int64_t next_discovery_us_ = 0;
-  int64_t discovery_retry_us_ = 0;  // after a failed metadata request, doubled up to the refresh
-  std::set<std::string> missing_topics_;  // named topics the cluster did not know at last look
-  std::vector<Gap> gaps_;                 // skipped, not yet taken by TakeGaps()
 
-  // Destruction order: rk_ is declared before everything that borrows from it (messages held in
-  // table_ and taken_) so that it is destroyed after them.
-  KafkaPtr rk_;
+  // Destruction order: the handle is declared before everything that borrows from it (messages
+  // held in table_ and taken_, the controller) so that it is destroyed after them.
+  ConsumerHandle consumer_;
   PartitionTable table_;
+  AssignmentController assignment_;
   std::vector<int32_t> held_partitions_;  // indices of states with held messages
   std::vector<Taken> taken_;              // this Poll's messages; views into them go out
   std::vector<Header> headers_;           // header views of taken_, in order
-  // After rk_: destroyed (its thread joined) before the handle. Null with fetch_wakeup off.
+  // After consumer_: destroyed (its thread joined) before the handle. Null with fetch_wakeup off.
   std::unique_ptr<FetchWaker> waker_;
   FetchWakePolicy wake_policy_{0, 0};
   int64_t fetch_wakeups_ = 0;  // the waker's count, kept when Close() ends it

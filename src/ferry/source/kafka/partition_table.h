@@ -57,6 +57,15 @@ struct PartitionState {
   int64_t NextOffset() const { return last_taken >= 0 ? last_taken + 1 : start_offset; }
 };
 
+// A partition list with room for `capacity` entries, and an entry for `s` added to one.
+inline PartitionListPtr NewPartitionList(size_t capacity) {
+  return PartitionListPtr(rd_kafka_topic_partition_list_new(static_cast<int>(capacity)));
+}
+inline rd_kafka_topic_partition_t* AddToList(rd_kafka_topic_partition_list_t* list,
+                                             const PartitionState& s) {
+  return rd_kafka_topic_partition_list_add(list, s.topic.c_str(), s.partition);
+}
+
 class PartitionTable {
  public:
   explicit PartitionTable(double max_rate_per_partition) : rate_(max_rate_per_partition) {}
