@@ -114,6 +114,15 @@ Status JetStreamSource::Connect() {
   FERRY_ASSIGN_OR_RETURN(connection_, ConnectNats(options_.connection));
   FERRY_ASSIGN_OR_RETURN(js_, OpenJetStream(connection_.get(), options_.connection.api_timeout_ms));
   reconnects_seen_ = ReconnectCount(connection_.get(), nats_stats_.get());
+  return ConnectControl();
+}
+
+Status JetStreamSource::ConnectControl() {
+  control_js_.reset();
+  control_connection_.reset();
+  FERRY_ASSIGN_OR_RETURN(control_connection_, ConnectNats(options_.connection));
+  FERRY_ASSIGN_OR_RETURN(
+      control_js_, OpenJetStream(control_connection_.get(), options_.connection.api_timeout_ms));
   return Status::OK();
 }
 
@@ -121,7 +130,7 @@ Result<JsStreamInfoPtr> JetStreamSource::GetStreamInfo() {
   jsStreamInfo* raw = nullptr;
   jsErrCode js_error = jsErrCode(0);
   natsStatus status =
-      js_GetStreamInfo(&raw, js_.get(), options_.stream.c_str(), nullptr, &js_error);
+      js_GetStreamInfo(&raw, control_js_.get(), options_.stream.c_str(), nullptr, &js_error);
   if (status != NATS_OK) {
     return NatsError(status, fmt::format("get info of jetstream stream '{}'", options_.stream),
                      js_error);
@@ -196,6 +205,8 @@ Status JetStreamSource::Start(PartitionListener* listener) {
       }
     }
     filters_.clear();
+    control_js_.reset();
+    control_connection_.reset();
     js_.reset();
     connection_.reset();
     ConfirmReading();
@@ -375,10 +386,16 @@ Status JetStreamSource::CheckConnection() {
       filter.subscription.reset();
       filter.needs_restart = true;
     }
+    control_js_.reset();
+    control_connection_.reset();
     js_.reset();
     connection_.reset();
     FERRY_RETURN_IF_ERROR(Connect());
     return Status::OK();
+  }
+  if (control_connection_ == nullptr || natsConnection_IsClosed(control_connection_.get())) {
+    // The control connection ran out of reconnect attempts on its own (or a reopen failed).
+    FERRY_RETURN_IF_ERROR(ConnectControl());
   }
   uint64_t reconnects = ReconnectCount(connection_.get(), nats_stats_.get());
   if (reconnects != reconnects_seen_) {
@@ -536,6 +553,22 @@ Status JetStreamSource::WaitForOne(std::chrono::milliseconds timeout, std::vecto
       }
       continue;
     }
+    if (n > 1 && k > 0) {
+      // A message may have come to any filter during the last slice: look at each without
+      // waiting before the next slice, so one is noticed within a slice, not within n.
+      for (size_t j = 0; j < n; ++j) {
+        Filter& other = filters_[(next_filter_ + k + j) % n];
+        if (other.subscription == nullptr || other.needs_restart) {
+          continue;
+        }
+        natsMsg* raw = nullptr;
+        natsStatus status = natsSubscription_NextMsg(&raw, other.subscription.get(), 0);
+        FERRY_ASSIGN_OR_RETURN(bool took, Take(&other, status, raw, out));
+        if (took) {
+          return Status::OK();
+        }
+      }
+    }
     int64_t wait_ms =
         n == 1 ? left.count() : std::min<int64_t>(left.count(), kMultiFilterWaitSliceMs);
     natsMsg* raw = nullptr;
@@ -688,8 +721,8 @@ Result<std::vector<PartitionHead>> JetStreamSource::Heads() {
         natsMsg* raw = nullptr;
         jsErrCode js_error = jsErrCode(0);
         const std::string& subject = options_.filters[filter.info.index];
-        natsStatus status = js_GetLastMsg(&raw, js_.get(), options_.stream.c_str(), subject.c_str(),
-                                          nullptr, &js_error);
+        natsStatus status = js_GetLastMsg(&raw, control_js_.get(), options_.stream.c_str(),
+                                          subject.c_str(), nullptr, &js_error);
         NatsMsgPtr last(raw);
         if (status == NATS_OK) {
           head.last_position = static_cast<int64_t>(natsMsg_GetSequence(raw));
@@ -719,6 +752,11 @@ Status JetStreamSource::Close() {
     filter.active = false;
   }
   ConfirmReading();  // leases being handed over may go now
+  control_js_.reset();
+  if (control_connection_ != nullptr) {
+    natsConnection_Close(control_connection_.get());
+    control_connection_.reset();
+  }
   js_.reset();
   if (connection_ != nullptr) {
     natsConnection_Close(connection_.get());

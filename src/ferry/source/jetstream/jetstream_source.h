@@ -28,6 +28,10 @@
 //      DataLoss, or with OnGap::kContinue gaps reported through TakeGaps().
 //   6. Acknowledge() sends nothing: the consumers are AckNone, the table is the position, and the
 //      server needs no acks to keep or drop messages of a Limits stream.
+//   7. The source's own requests (stream info, a filter's last message for Heads()) go over a
+//      second, control connection: on the data connection each reply would wait behind the
+//      messages the server already pushed (a flow-control window per consumer), and the pipeline
+//      thread waits for it. The consumers' creation stays on the data connection (nats.c).
 //
 // Elastic mode (a PartitionLeases given to Create): the filters are the pipeline's partitions
 // and the source reads only those the leases say this process holds. Each Poll() first lets its
@@ -133,6 +137,8 @@ class JetStreamSource final : public Source, private LeaseFollower::Partitions {
   bool AnyActive() const;
 
   Status Connect();
+  // (Re)opens the control connection alone.
+  Status ConnectControl();
   Result<JsStreamInfoPtr> GetStreamInfo();
   Status StartFilter(Filter* filter, const jsStreamState& state);
   Status Subscribe(Filter* filter, uint64_t next);
@@ -166,10 +172,17 @@ class JetStreamSource final : public Source, private LeaseFollower::Partitions {
 
   // nats.c handles. Destruction runs in reverse order of declaration, which is the order nats.c
   // needs: the held messages, then the subscriptions (inside filters_), then the JetStream
-  // context, then the connection that all of them belong to.
+  // contexts, then the connections they belong to.
   NatsStatisticsPtr nats_stats_;  // reused to read the connection's reconnect count
+  // The data connection: the ordered consumers' subscriptions and their creation requests.
   NatsConnectionPtr connection_;
   JsCtxPtr js_;
+  // The control connection: stream info and last-message requests (Heads, restarts, jumps).
+  // Their replies would otherwise queue behind the messages the server pushes on the data
+  // connection (up to a flow-control window per consumer: 32 MiB on 2.10+), and the pipeline
+  // thread waits for them (docs/BENCHMARKS.md, "JetStream elastic scale-out").
+  NatsConnectionPtr control_connection_;
+  JsCtxPtr control_js_;
   std::vector<Filter> filters_;
   std::vector<DeliveredMsgPtr> held_;  // the messages the last Poll() returned views into
   std::vector<Header> headers_;        // their headers; Message::headers are spans into this
