@@ -49,6 +49,14 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     TakeBad(m, state, bad);
     return Status::OK();
   }
+  if (m.payload.empty() && decoder_->reads_tombstones()) {
+    // A tombstone (Debezium sends one after each delete, for log compaction). An append
+    // pipeline has the delete's row already: the tombstone is consumed without one. An upsert
+    // pipeline would take its key's delete (Decoder::AppendTombstone).
+    open_->Consume(m);
+    Delivered(m, state);
+    return Status::OK();
+  }
   Status st = decoder_->Append(m.payload, open_->rows());
   if (st.code() == StatusCode::kUnavailable) {
     // Not the message's fault: nothing of it stays, and it is offered again.
