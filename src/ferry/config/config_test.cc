@@ -226,11 +226,11 @@ TEST(ConfigTest, DebeziumJsonFormat) {
   EXPECT_EQ(with_decode("format = \"debezium-json\"\nenvelope_columns = { after = \"a\" }")
                 .status()
                 .message(),
-            "ferry.toml:17:1: pipeline[0].decode.envelope_columns: unknown envelope field "
+            "ferry.toml:18:20: pipeline[0].decode.envelope_columns: unknown envelope field "
             "'after' (op, ts_ms, ts_us, ts_ns, source.<field>, transaction.<field>)");
   EXPECT_EQ(
       with_decode("format = \"json\"\nenvelope_columns = { op = \"_op\" }").status().message(),
-      "ferry.toml:17:1: pipeline[0].decode.envelope_columns: applies to format = "
+      "ferry.toml:18:20: pipeline[0].decode.envelope_columns: applies to format = "
       "\"debezium-json\"");
   Result<Config> nested =
       with_decode("format = \"debezium-json\"\nenvelope_columns = { source.lsn = \"_lsn\" }");
@@ -687,7 +687,7 @@ timeout = "3s"
        "needs record_name"},
       {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\nuser = \"u\"\n",
        "user"},
-      {"format = \"xml\"\n", "unknown format \"xml\" (json, raw, avro, protobuf)"},
+      {"format = \"xml\"\n", "unknown format \"xml\" (json, raw, avro, protobuf, debezium-json)"},
   };
   for (const auto& [decode, expected] : bad) {
     c = Parse(with_decode(decode));

@@ -264,65 +264,52 @@ class DebeziumJsonDecoder::Impl {
   // Fills op_, before_/after_ (and their raw text), ts fields, source/transaction values and
   // the wrapper's schema text from the message.
   Status ReadEnvelope(std::string_view payload) {
+    CopyToBuffer(payload);
+    // A bare envelope is read in one pass; the wrapper ({"schema": ..., "payload": {...}}, no
+    // "op" at the top) in a second one over its payload.
+    std::string_view wrapped;
+    std::string_view schema;
+    FERRY_RETURN_IF_ERROR(
+        ReadFields(std::string_view(buffer_.get(), payload.size()), true, &wrapped, &schema));
+    if (op_.kind == EnvelopeValue::kAbsent && !wrapped.empty()) {
+      FERRY_RETURN_IF_ERROR(ReadFields(wrapped, false, nullptr, nullptr));
+      schema_text_ = schema;
+    }
+    if (EnvelopeValue* op = FindSlot(Scope::kTop, "op")) {
+      *op = op_;
+    }
+    if (!source_raw_.empty()) {
+      FERRY_RETURN_IF_ERROR(ReadScope(Scope::kSource, source_raw_, "source"));
+    }
+    if (!transaction_raw_.empty()) {
+      FERRY_RETURN_IF_ERROR(ReadScope(Scope::kTransaction, transaction_raw_, "transaction"));
+    }
+    return Status::OK();
+  }
+
+  // The envelope fields of the object `text` (in buffer_). At the top (`root`) also the
+  // wrapper's "payload" and "schema" texts.
+  Status ReadFields(std::string_view text, bool root, std::string_view* wrapped,
+                    std::string_view* schema) {
     op_.Clear();
     before_.Clear();
     after_.Clear();
-    before_raw_ = after_raw_ = {};
-    schema_text_ = {};
+    before_raw_ = after_raw_ = source_raw_ = transaction_raw_ = schema_text_ = {};
     for (EnvelopeSlot& s : slots_) {
       s.value.Clear();
     }
-    CopyToBuffer(payload);
-    std::string_view envelope(buffer_.get(), payload.size());
-    std::string_view source;
-    std::string_view transaction;
-    {
-      // The wrapper: {"schema": ..., "payload": {...}}; a bare envelope has "op" at the top.
-      sj::document doc;
-      sj::object root;
-      if (auto e = parser_.iterate(buffer_.get(), payload.size(), buffer_size_).get(doc)) {
-        return Malformed("", e);
-      }
-      if (doc.get_object().get(root)) {
-        return InvalidArgument("malformed message: expected a JSON object (a Debezium envelope)");
-      }
-      std::string_view wrapped;
-      std::string_view schema;
-      bool bare = false;
-      for (auto f : root) {
-        std::string_view k;
-        if (auto e = f.unescaped_key().get(k)) {
-          return Malformed("", e);
-        }
-        if (k == "payload" || k == "schema") {
-          EnvelopeValue v;
-          std::string_view raw;
-          if (auto e = ReadValue(f.value(), &v, &raw)) {
-            return Malformed("", e);
-          }
-          if (k == "payload" && v.kind != EnvelopeValue::kObject) {
-            return InvalidArgument("field 'payload': expected the change envelope, found {}",
-                                   EnvelopeKindName(v.kind));
-          }
-          (k == "payload" ? wrapped : schema) = raw;
-        } else if (k == "op") {
-          bare = true;
-        }
-      }
-      if (!wrapped.empty() && !bare) {
-        envelope = wrapped;
-        schema_text_ = schema;
-      }
-    }
-    std::string_view where = envelope.data() == buffer_.get() ? "" : "payload.";
     sj::document doc;
     sj::object obj;
-    size_t capacity = buffer_size_ - static_cast<size_t>(envelope.data() - buffer_.get());
-    if (auto e = parser_.iterate(envelope.data(), envelope.size(), capacity).get(doc)) {
+    size_t capacity = buffer_size_ - static_cast<size_t>(text.data() - buffer_.get());
+    if (auto e = parser_.iterate(text.data(), text.size(), capacity).get(doc)) {
       return Malformed("", e);
     }
     if (auto e = doc.get_object().get(obj)) {
-      return Malformed("", e);
+      return e == simdjson::INCORRECT_TYPE
+                 ? InvalidArgument(
+                       "malformed message: expected a JSON object (a Debezium "
+                       "envelope)")
+                 : Malformed("", e);
     }
     for (auto f : obj) {
       std::string_view k;
@@ -341,10 +328,13 @@ class DebeziumJsonDecoder::Impl {
         raw = &before_raw_;
       } else if (k == "source" && wants_source_) {
         into = &scratch_;
-        raw = &source;
+        raw = &source_raw_;
       } else if (k == "transaction" && wants_transaction_) {
         into = &scratch_;
-        raw = &transaction;
+        raw = &transaction_raw_;
+      } else if (root && (k == "payload" || k == "schema")) {
+        into = &scratch_;
+        raw = k == "payload" ? wrapped : schema;
       } else {
         into = FindSlot(Scope::kTop, k);
       }
@@ -352,8 +342,11 @@ class DebeziumJsonDecoder::Impl {
         continue;  // skipped; On-Demand checks its structure only
       }
       if (auto e = ReadValue(f.value(), into, raw)) {
-        return InvalidArgument("field '{}{}': malformed JSON: {}", where, k,
-                               simdjson::error_message(e));
+        return InvalidArgument("field '{}': malformed JSON: {}", k, simdjson::error_message(e));
+      }
+      if (root && k == "payload" && into->kind != EnvelopeValue::kObject) {
+        return InvalidArgument("field 'payload': expected the change envelope, found {}",
+                               EnvelopeKindName(into->kind));
       }
       bool row_or_scope = into == &after_ || into == &before_ || into == &scratch_;
       if (!row_or_scope &&
@@ -361,14 +354,9 @@ class DebeziumJsonDecoder::Impl {
         into->text.assign(*raw);
       }
     }
-    if (EnvelopeValue* op = FindSlot(Scope::kTop, "op")) {
-      *op = op_;
-    }
-    if (!source.empty()) {
-      FERRY_RETURN_IF_ERROR(ReadScope(Scope::kSource, source, "source"));
-    }
-    if (!transaction.empty()) {
-      FERRY_RETURN_IF_ERROR(ReadScope(Scope::kTransaction, transaction, "transaction"));
+    const char* trailing = nullptr;
+    if (root && !doc.current_location().get(trailing)) {
+      return InvalidArgument("malformed message: unexpected text after the JSON object");
     }
     return Status::OK();
   }
@@ -415,14 +403,12 @@ class DebeziumJsonDecoder::Impl {
   Result<const RowRewriter::Semantics*> SemanticsOf(std::string_view field) {
     if (schema_text_ != cached_schema_) {
       cached_schema_.assign(schema_text_);
-      cached_ok_ = false;
       Result<ConnectRowSemantics> parsed = ParseConnectEnvelopeSchema(cached_schema_);
       if (!parsed.ok()) {
         cached_schema_.clear();
         return InvalidArgument("field 'schema': {}", parsed.status().message());
       }
       cached_ = std::move(*parsed);
-      cached_ok_ = true;
     }
     return field == "before" ? &cached_.before : &cached_.after;
   }
@@ -525,11 +511,11 @@ class DebeziumJsonDecoder::Impl {
   size_t buffer_size_ = 0;
   // The message being decoded.
   EnvelopeValue op_, before_, after_, scratch_;
-  std::string_view before_raw_, after_raw_, scratch_raw_, schema_text_;
+  std::string_view before_raw_, after_raw_, source_raw_, transaction_raw_, scratch_raw_,
+      schema_text_;
   // The last wrapper schema seen, and what it says about the row fields.
   std::string cached_schema_;
   ConnectRowSemantics cached_;
-  bool cached_ok_ = false;
 };
 
 Result<std::unique_ptr<DebeziumJsonDecoder>> DebeziumJsonDecoder::Create(
