@@ -51,29 +51,15 @@ command -v taskset >/dev/null || { echo "taskset is missing (util-linux)" >&2; e
 bench_nats_server
 
 bench_dir js-elastic
-server=""
 ferries=()
 bench_extra_cleanup() {
   for pid in "${ferries[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [ -n "$server" ]; then
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-  fi
-  if [ "$keep" = 1 ]; then rm -rf "$DIR/js"; fi
 }
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-URL="nats://127.0.0.1:$PORT"
 echo "ferry JetStream elastic benchmark: $COUNT messages on $PARTITIONS partitions, split by $SPLIT, lease_ttl $LEASE_TTL, CPUs ${CPU[0]} and ${CPU[1]} ($FERRY)"
 echo "nats-server $NATS_VERSION ($NATS_BIN)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-mkdir -p "$DIR/js"
-"$NATS_BIN" -js -sd "$DIR/js" -a 127.0.0.1 -p "$PORT" >"$DIR/nats-server.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-  sleep 0.1
-done
+bench_start_nats
 
 per=$((COUNT / PARTITIONS))
 t0=$(now)

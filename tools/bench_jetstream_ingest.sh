@@ -42,41 +42,13 @@ CODEC=${CODEC:-zstd}
 ROUNDS=${ROUNDS:-5}
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
 
-if [ -n "${BENCH_DIR:-}" ]; then
-  rm -rf "$BENCH_DIR"
-  mkdir -p "$BENCH_DIR"
-  DIR=$(realpath "$BENCH_DIR")
-  keep=1
-else
-  DIR=$(mktemp -d /tmp/ferry-bench-js.XXXXXX)
-  keep=0
-fi
-server=""
-cleanup() {
-  if [ -n "$server" ]; then
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-  fi
-  if [ "$keep" = 0 ]; then rm -rf "$DIR"; else rm -rf "$DIR/js"; fi
-}
-trap cleanup EXIT
-
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
+bench_dir js
 rate() { printf '%.0f' "$(echo "$1 / $2" | bc -l)"; }
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-URL="nats://127.0.0.1:$PORT"
 echo "ferry JetStream ingestion benchmark: $COUNT messages, format $FORMAT, batch $BATCH ($FERRY)"
 echo "nats-server $NATS_VERSION ($NATS_BIN)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-mkdir -p "$DIR/js"
-"$NATS_BIN" -js -sd "$DIR/js" -a 127.0.0.1 -p "$PORT" >"$DIR/nats-server.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-  sleep 0.1
-done
+bench_start_nats
 
 t0=$(now)
 "$FERRY" produce nats --server "$URL" --stream bench --subject bench --create-stream \

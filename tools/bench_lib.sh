@@ -15,9 +15,14 @@
 #                         FERRY_NATS_SERVER, else `debian`): `debian` (nats-server on PATH, Debian's
 #                         2.9.10), a version installed by `make setup-nats` (`v2.15.3`: the binary
 #                         in ${FERRY_CACHE_DIR:-~/.cache/ferry}/nats-server-v2.15.3/), or a path
+#   bench_start_nats      starts $NATS_BIN (from bench_nats_server) with JetStream, its file
+#                         store in $DIR/js, on a free loopback port, and waits until it accepts
+#                         connections; sets NATS_PID, PORT and URL. Stopped at exit, after
+#                         bench_extra_cleanup; $DIR/js is removed even when DIR is kept
 #   now, elapsed A B, median (of the numbers on stdin, one per line)
 # A script that needs more at exit defines bench_extra_cleanup.
 mock=""
+NATS_PID=""
 keep=1
 bench_cleanup() {
   if [ -n "$mock" ]; then
@@ -25,6 +30,11 @@ bench_cleanup() {
     wait "$mock" 2>/dev/null || true
   fi
   if declare -F bench_extra_cleanup >/dev/null; then bench_extra_cleanup; fi
+  if [ -n "$NATS_PID" ]; then
+    kill "$NATS_PID" 2>/dev/null || true
+    wait "$NATS_PID" 2>/dev/null || true
+    rm -rf "$DIR/js"
+  fi
   if [ "$keep" = 0 ]; then rm -rf "$DIR"; fi
 }
 
@@ -122,6 +132,22 @@ bench_nats_server() {
     exit 2
   fi
   NATS_VERSION=$("$NATS_BIN" --version 2>&1 | sed -n 's/.*\(v[0-9][0-9.]*\).*/\1/p' | head -1)
+}
+
+bench_start_nats() {
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  URL="nats://127.0.0.1:$PORT"
+  mkdir -p "$DIR/js"
+  "$NATS_BIN" -js -sd "$DIR/js" -a 127.0.0.1 -p "$PORT" >"$DIR/nats-server.log" 2>&1 &
+  NATS_PID=$!
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
+    kill -0 "$NATS_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "nats-server did not start on port $PORT:" >&2
+  cat "$DIR/nats-server.log" >&2
+  exit 1
 }
 
 now() { date +%s.%N; }

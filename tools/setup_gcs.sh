@@ -7,7 +7,7 @@
 set -euo pipefail
 log=${1:-/tmp/ferry-setup-$(id -u).log}
 version=v1.56.1
-dir="${HOME}/.cache/ferry/fake-gcs-server-${version}"
+dir="${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}/fake-gcs-server-${version}"
 if [ -x "${dir}/fake-gcs-server" ]; then
   exit 0
 fi

@@ -17,7 +17,7 @@ shift
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pom="$root/tests/kafka/pom.xml"
 quietly="$root/tools/quietly.sh $log"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/ferry"
+cache="${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}"
 for profile in "$@"; do
   # The profile's <kafka.version>: the first one after its <id>.
   version=$(sed -n "/<id>$profile<\/id>/,/<\/profile>/s|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p" "$pom")

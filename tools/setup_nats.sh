@@ -13,6 +13,6 @@ if [ $# -ne 1 ]; then
 fi
 log=$1
 version=${NATS_SERVER_VERSION:-v2.15.3}
-dir=${FERRY_CACHE_DIR:-$HOME/.cache/ferry}/nats-server-$version
+dir=${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}/nats-server-$version
 [ -x "$dir/nats-server" ] && exit 0
 "$(dirname "$0")/go_install.sh" "$log" "$dir" "github.com/nats-io/nats-server/v2@$version"

@@ -15,7 +15,7 @@ log=$1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 req="$root/$3"
 quietly="$root/tools/quietly.sh $log"
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/ferry/$2"
+venv="${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}/$2"
 if cmp -s "$req" "$venv/ferry-requirements.txt"; then
   exit 0
 fi

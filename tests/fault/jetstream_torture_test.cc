@@ -5,7 +5,7 @@
 // Two processes on one filter are covered by jetstream_pipeline_test
 // (TwoProcessesOnOneFilterAreFencedNotDuplicated); the elastic mode (jetstream_elastic_torture.h:
 // processes on 16 partitions SIGKILLed, SIGSTOPped past their leases, joining and leaving) runs
-// on the default server.
+// on every tested server into a local table, and on the default server into an S3 table.
 // Label: fault. Long form: `make torture` (docs/RELIABILITY.md).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -186,10 +186,27 @@ INSTANTIATE_TEST_SUITE_P(Servers, JetStreamServersTortureTest,
 
 // The elastic mode: processes sharing 16 partitions through leases, SIGKILLed, SIGSTOPped past
 // their leases, leaving and joining (jetstream_elastic_torture.h); every id once by `ferry verify`.
-TEST_F(JetStreamTortureTest, ElasticProcessesKilledStoppedJoiningAndLeaving) {
+// On every tested server: in full on Debian's, and on the current release with the short form of
+// TortureSettings::ForAnotherServer (4,000 ids, 10 events).
+TEST_P(JetStreamServersTortureTest, ElasticProcessesKilledStoppedJoiningAndLeaving) {
   ASSERT_TRUE(client_->AddStream({.name = "elastic", .subjects = {"elastic.>"}}).ok());
-  RunElasticProcesses(settings_, dir_, server_->url(), "elastic",
-                      TableLocation::Local((dir_ / "elastic-table").string()), "jetstream-elastic");
+  RunElasticProcesses(
+      GetParam() == testing::kDebianNatsServer ? settings_ : settings_.ForAnotherServer(), dir_,
+      server_->url(), "elastic", TableLocation::Local((dir_ / "elastic-table").string()),
+      "jetstream-elastic-" + GetParam());
+}
+
+// The elastic mode into an S3 table on radosgw, the processes reaching it through the fault
+// proxy relaying everything (the store faults are the scenario's below; here the kills, pauses,
+// joins and leaves of processes that share one table on an object store, where each commit is a
+// conditional PutObject). The short form with half the events (TortureSettings::ForObjectStore).
+TEST_F(JetStreamTortureTest, ElasticProcessesOnS3KilledStoppedJoiningAndLeaving) {
+  ASSERT_TRUE(client_->AddStream({.name = "elastic", .subjects = {"elastic.>"}}).ok());
+  // radosgw's in-memory OSD: room for the long form's 200,000 ids and the files optimize replaced.
+  auto store = S3TortureStore::Start(settings_.seed, int64_t{1} << 30);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  RunElasticProcesses(settings_.ForObjectStore(), dir_, server_->url(), "elastic",
+                      (*store)->Table("elastic"), "jetstream-elastic-s3");
 }
 
 // The scenario into `store`'s tables "table" and "dead", with its store-fault phase.

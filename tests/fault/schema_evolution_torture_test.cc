@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "config_toml.h"
+#include "duckdb_statements.h"
 #include "kafka_child_process.h"
 #include "pipeline_e2e_support.h"
 #include "torture_support.h"
@@ -39,37 +40,7 @@ constexpr int kPartitions = 8;
 
 // The rows of the last of `statements`, run by DuckDB (tests/duckdb/query.mjs).
 std::vector<Json> Duck(const std::vector<std::string>& statements) {
-  std::string cmd = "node " + std::string(FERRY_SOURCE_DIR) + "/tests/duckdb/query.mjs";
-  for (const std::string& sql : statements) {
-    cmd += " '";
-    for (char c : sql) {
-      cmd += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    cmd += "'";
-  }
-  cmd += " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  if (p != nullptr) {
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-      out.append(buf, n);
-    }
-    int rc = pclose(p);
-    EXPECT_EQ(WEXITSTATUS(rc), 0) << statements.back().substr(0, 3000) << "\n"
-                                  << out.substr(0, 3000);
-  }
-  std::vector<Json> rows;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    Json row = Json::parse(line, nullptr, false);
-    if (row.is_object()) {
-      rows.push_back(std::move(row));
-    }
-  }
-  return rows;
+  return duckdb_statements::Run(statements);
 }
 
 std::string SqlList(const std::vector<std::string>& files) {

@@ -1,7 +1,8 @@
-// DuckDB as an independent reader for the Delta integration tests (delta_duckdb_test,
-// column_mapping_duckdb_test): statements run through tests/duckdb/query.mjs (`make setup-npm`),
-// the last statement's rows returned as JSON objects, and SQL string literals quoted. A failure
-// of DuckDB fails the calling test. REQUIRES: FERRY_SOURCE_DIR defined (the tests' CMake does).
+// DuckDB as an independent reader for the Delta integration and fault tests (delta_duckdb_test,
+// column_mapping_duckdb_test, schema_evolution_torture_test): statements run through
+// tests/duckdb/query.mjs (`make setup-npm`), the last statement's rows returned as JSON
+// objects, and SQL string literals quoted. A failure of DuckDB fails the calling test.
+// REQUIRES: FERRY_SOURCE_DIR defined (the tests' CMake does).
 //
 // Thread-safety: stateless functions; each call runs one node process.
 #pragma once
@@ -46,8 +47,10 @@ inline std::vector<nlohmann::json> Run(const std::vector<std::string>& statement
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line)) {
-    if (!line.empty()) {
-      rows.push_back(nlohmann::json::parse(line, nullptr, false));
+    // One JSON object a row; anything else node or DuckDB prints is passed over.
+    nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+    if (row.is_object()) {
+      rows.push_back(std::move(row));
     }
   }
   return rows;

@@ -1,10 +1,10 @@
 // `ferry run` against a three-node JetStream cluster (ferry/testing/nats_cluster.h: three
-// nats-server processes of the pinned current release on one host) and an R3 stream: the
-// stream's leader is SIGKILLed and restarted while ferry ingests, and again while ferry itself is
-// down. ferry keeps its connection through another node, moves its consumer to the new leader,
-// and after its own restart resumes at the table's position: every id once in the table (ferry's
-// reader and DuckDB), the table's position the stream's last sequence.
-// Label: integration. A missing server binary fails the test, naming `make setup-nats`.
+// nats-server processes on one host, of Debian's 2.9.10 and of the pinned current release) and an
+// R3 stream: the stream's leader is SIGKILLed and restarted while ferry ingests, and again while
+// ferry itself is down. ferry keeps its connection through another node, moves its consumer to the
+// new leader, and after its own restart resumes at the table's position: every id once in the table
+// (ferry's reader and DuckDB), the table's position the stream's last sequence. Label: integration.
+// A missing server binary fails the test, naming `make setup-nats`.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "config_toml.h"
@@ -40,10 +41,13 @@ constexpr char kSubject[] = "orders.new";
 constexpr char kPrefix[] = "test #";
 constexpr int kMaxIds = 60000;
 
-class JetStreamClusterTest : public ::testing::Test {
+// On every tested server (a name of TestedNatsServers()): Debian's 2.9.10 and the current release.
+class JetStreamClusterTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto cluster = testing::NatsCluster::Start();
+    testing::NatsCluster::Options options;
+    options.server = GetParam();
+    auto cluster = testing::NatsCluster::Start(std::move(options));
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
     cluster_ = std::move(*cluster);
     auto client = testing::JetStreamTestClient::Connect(cluster_->urls());
@@ -115,7 +119,7 @@ class JetStreamClusterTest : public ::testing::Test {
   std::atomic<int> publish_retries_{0};
 };
 
-TEST_F(JetStreamClusterTest, R3StreamLeaderKilledAndRestartedEveryIdOnce) {
+TEST_P(JetStreamClusterTest, R3StreamLeaderKilledAndRestartedEveryIdOnce) {
   ASSERT_NO_FATAL_FAILURE(AddStream());
   // A publisher of ids 1, 2, ... through its own connection to every node, at most about 2,000
   // a second, until told to stop: the leader dies while messages are published and ingested.
@@ -205,6 +209,10 @@ TEST_F(JetStreamClusterTest, R3StreamLeaderKilledAndRestartedEveryIdOnce) {
   std::printf("%d ids; publishes sent again across the leader changes: %d\n", ids,
               publish_retries_.load());
 }
+
+INSTANTIATE_TEST_SUITE_P(Servers, JetStreamClusterTest,
+                         ::testing::ValuesIn(testing::TestedNatsServers()),
+                         testing::NatsServerParamName());
 
 }  // namespace
 }  // namespace ferry

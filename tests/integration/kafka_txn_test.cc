@@ -30,6 +30,7 @@
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
+#include "ferry/testing/cache_dir.h"
 #include "ferry/testing/kafka_broker.h"
 
 namespace ferry {
@@ -45,11 +46,7 @@ constexpr int kPartitions = 3;
 constexpr char kScript[] = FERRY_SOURCE_DIR "/tests/kafka/txn_produce.py";
 
 std::string VenvPython() {
-  const char* cache = getenv("XDG_CACHE_HOME");
-  const char* home = getenv("HOME");
-  std::string base =
-      cache != nullptr ? cache : std::string(home != nullptr ? home : "") + "/.cache";
-  return base + "/ferry/kafka-py-venv/bin/python";
+  return ferry::testing::FerryCacheDir() + "/kafka-py-venv/bin/python";
 }
 
 std::vector<int64_t> Ids(int64_t first, int64_t last) {

@@ -489,6 +489,17 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                                   c.dedup->location.line, c.dedup->location.key),
                             .time_zone = c.time_zone};
   }
+  if (c.mode == "upsert") {
+    options.upsert =
+        pipeline::UpsertSpec{.key = c.key,
+                             .sequence = c.sequence,
+                             .origin = fmt::format("{}:{}: {}", c.key_location.file,
+                                                   c.key_location.line, c.key_location.key)};
+    auto key_column = c.metadata_columns.find("key");
+    options.tombstone_key_from_metadata =
+        key_column != c.metadata_columns.end() &&
+        std::find(c.key.begin(), c.key.end(), key_column->second) != c.key.end();
+  }
   options.writer.target_file_size = c.writer.target_file_size;
   options.writer.codec_override = c.writer.codec;
   options.writer.parquet.codec = codec;

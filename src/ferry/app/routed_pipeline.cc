@@ -199,7 +199,10 @@ Result<std::unique_ptr<pipeline::Router>> BuildRoutedPipeline(const config::Pipe
     }
     return std::unique_ptr<pipeline::Router>();
   }
-  FERRY_ASSIGN_OR_RETURN(pipeline::SourceFactory source, SourceFactoryFor(c));
+  // Elastic JetStream: the keeper's listings go to the routed pipeline's own journal record, the
+  // status page's lease view, as for a one-table pipeline.
+  FERRY_ASSIGN_OR_RETURN(pipeline::SourceFactory source,
+                         SourceFactoryFor(c, registry != nullptr ? registry->journal() : nullptr));
   Result<std::shared_ptr<storage::ObjectStore>> store =
       OpenStoreAt(c.routing->positions_table, c.storage, storage::OpenMode::kCreate);
   if (!store.ok()) {

@@ -102,6 +102,35 @@ std::optional<int64_t> LastCommit(const TableState& t, const std::string& app_id
   return it != t.set_at_ms.end() ? it->second : t.snapshot->timestamp_ms();
 }
 
+// Elastic JetStream: the lease of each row's partition as the bucket holds it now (OWNER and
+// LEASE AGE); rows of other pipelines are left as they are.
+Status AddLeases(const config::PipelineConfig& p, std::vector<Row>* rows) {
+  if (!p.jetstream || p.jetstream->partition_count == 0) {
+    return Status::OK();
+  }
+  Result<std::map<std::string, PartitionLease>> leases = QueryLeases(p);
+  if (!leases.ok() && leases.status().code() != StatusCode::kNotFound) {
+    return leases.status().WithContext("pipeline {}: partition leases", p.id);
+  }
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  for (Row& row : *rows) {
+    if (!row.lag) {
+      continue;  // a position of a partition the broker does not report
+    }
+    row.owner = "";  // free, or no process created the bucket yet
+    if (leases.ok()) {
+      auto lease = leases->find(row.partition);
+      if (lease != leases->end() && !lease->second.owner.empty()) {
+        row.owner = lease->second.owner;
+        row.lease_age_ms = std::max<int64_t>(0, now_ms - lease->second.taken_unix_ms);
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // A routed pipeline: per table and partition (routed_status.h).
 Result<std::vector<Row>> RoutedRows(const config::PipelineConfig& p) {
   Result<TableState> positions = ReadTableState(p.routing->positions_table, p.storage);
@@ -144,6 +173,7 @@ Result<std::vector<Row>> RoutedRows(const config::PipelineConfig& p) {
             .lag = r.lag,
             .last_commit_ms = r.position ? LastCommit(states[r.table], r.app_id) : std::nullopt});
   }
+  FERRY_RETURN_IF_ERROR(AddLeases(p, &rows));
   return rows;
 }
 
@@ -153,29 +183,12 @@ Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
   }
   FERRY_ASSIGN_OR_RETURN(TableState table, ReadTableState(p.table, p.storage));
   FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, QueryBrokerHeads(p));
-  Result<std::map<std::string, PartitionLease>> leases = QueryLeases(p);
-  if (!leases.ok() && leases.status().code() != StatusCode::kNotFound) {
-    return leases.status().WithContext("pipeline {}: partition leases", p.id);
-  }
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
   std::vector<Row> rows;
   std::set<std::string> seen;
   for (const source::PartitionHead& h : heads) {
     std::string app_id = p.id + "/" + h.key;
     seen.insert(app_id);
     Row row{.pipeline = p.id, .partition = h.key, .head = h.last_position};
-    if (p.jetstream && p.jetstream->partition_count > 0) {
-      row.owner = "";  // free, or no process created the bucket yet
-      if (leases.ok()) {
-        auto lease = leases->find(h.key);
-        if (lease != leases->end() && !lease->second.owner.empty()) {
-          row.owner = lease->second.owner;
-          row.lease_age_ms = std::max<int64_t>(0, now_ms - lease->second.taken_unix_ms);
-        }
-      }
-    }
     if (table.snapshot) {
       row.position = table.snapshot->position(app_id);
     }
@@ -189,6 +202,7 @@ Result<std::vector<Row>> PipelineRows(const config::PipelineConfig& p) {
     }
     rows.push_back(std::move(row));
   }
+  FERRY_RETURN_IF_ERROR(AddLeases(p, &rows));
   // Positions of partitions the broker no longer reports (a deleted topic, a removed filter).
   if (table.snapshot) {
     std::string prefix = p.id + "/";
@@ -263,57 +277,78 @@ void Print(const std::vector<Row>& rows, bool json) {
 }
 
 std::string Format(const std::vector<Row>& rows) {
-  size_t w_pipeline = 8;
-  size_t w_partition = 9;
-  size_t w_table = 0;  // 0: no routed pipeline, no TABLE and RESUME columns
+  // PIPELINE, TABLE (routed pipelines), PARTITION, POSITION, RESUME (routed), HEAD, LAG, OWNER and
+  // LEASE AGE (elastic JetStream), LAST COMMIT; optional columns only when a row has them.
+  const bool routed = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.table; });
+  const bool leased = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.owner; });
+  struct Column {
+    std::string title;
+    size_t width;  // 0: as wide as its widest cell
+    bool right;
+  };
+  std::vector<Column> columns = {{"PIPELINE", 8, false}};
+  if (routed) {
+    columns.push_back({"TABLE", 5, false});
+  }
+  columns.push_back({"PARTITION", 9, false});
+  columns.push_back({"POSITION", 12, true});
+  if (routed) {
+    columns.push_back({"RESUME", 12, true});
+  }
+  columns.push_back({"HEAD", 12, true});
+  columns.push_back({"LAG", 10, true});
+  if (leased) {
+    columns.push_back({"OWNER", 5, false});
+    columns.push_back({"LEASE AGE", 9, true});
+  }
+  columns.push_back({"LAST COMMIT", 0, false});
+  std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows) {
-    w_pipeline = std::max(w_pipeline, r.pipeline.size());
-    w_partition = std::max(w_partition, r.partition.size());
-    if (r.table) {
-      w_table = std::max({w_table, size_t{5}, r.table->size()});
+    std::vector<std::string>& c = cells.emplace_back();
+    c.push_back(r.pipeline);
+    if (routed) {
+      c.push_back(r.table.value_or("-"));
+    }
+    c.push_back(r.partition);
+    c.push_back(Cell(r.position));
+    if (routed) {
+      c.push_back(Cell(r.resume));
+    }
+    c.push_back(Cell(r.head));
+    c.push_back(Cell(r.lag));
+    if (leased) {
+      c.push_back(r.owner && !r.owner->empty() ? *r.owner : "-");
+      c.push_back(r.lease_age_ms
+                      ? fmt::format("{:.1f}s", static_cast<double>(*r.lease_age_ms) / 1000.0)
+                      : "-");
+    }
+    c.push_back(r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
+  }
+  for (size_t i = 0; i + 1 < columns.size(); ++i) {
+    for (const std::vector<std::string>& c : cells) {
+      columns[i].width = std::max(columns[i].width, c[i].size());
     }
   }
-  size_t w_owner = 0;  // 0: no elastic pipeline, no OWNER and LEASE AGE columns
-  for (const Row& r : rows) {
-    if (r.owner) {
-      w_owner = std::max({w_owner, size_t{5}, r.owner->size()});
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string out;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i + 1 == columns.size()) {
+        out += c[i];
+      } else if (columns[i].right) {
+        out += fmt::format("{:>{}}  ", c[i], columns[i].width);
+      } else {
+        out += fmt::format("{:<{}}  ", c[i], columns[i].width);
+      }
     }
+    return out + "\n";
+  };
+  std::vector<std::string> titles;
+  for (const Column& column : columns) {
+    titles.push_back(column.title);
   }
-  if (w_owner > 0) {
-    std::string out = fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {:<{}}  {:>9}  {}\n",
-                                  "PIPELINE", w_pipeline, "PARTITION", w_partition, "POSITION",
-                                  "HEAD", "LAG", "OWNER", w_owner, "LEASE AGE", "LAST COMMIT");
-    for (const Row& r : rows) {
-      std::string owner = r.owner && !r.owner->empty() ? *r.owner : "-";
-      std::string age = r.lease_age_ms
-                            ? fmt::format("{:.1f}s", static_cast<double>(*r.lease_age_ms) / 1000.0)
-                            : "-";
-      out += fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {:<{}}  {:>9}  {}\n", r.pipeline,
-                         w_pipeline, r.partition, w_partition, Cell(r.position), Cell(r.head),
-                         Cell(r.lag), owner, w_owner, age,
-                         r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
-    }
-    return out;
-  }
-  if (w_table == 0) {
-    std::string out =
-        fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", "PIPELINE", w_pipeline,
-                    "PARTITION", w_partition, "POSITION", "HEAD", "LAG", "LAST COMMIT");
-    for (const Row& r : rows) {
-      out += fmt::format("{:<{}}  {:<{}}  {:>12}  {:>12}  {:>10}  {}\n", r.pipeline, w_pipeline,
-                         r.partition, w_partition, Cell(r.position), Cell(r.head), Cell(r.lag),
-                         r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
-    }
-    return out;
-  }
-  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n",
-                                "PIPELINE", w_pipeline, "TABLE", w_table, "PARTITION", w_partition,
-                                "POSITION", "RESUME", "HEAD", "LAG", "LAST COMMIT");
-  for (const Row& r : rows) {
-    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>12}  {:>12}  {:>12}  {:>10}  {}\n", r.pipeline,
-                       w_pipeline, r.table.value_or("-"), w_table, r.partition, w_partition,
-                       Cell(r.position), Cell(r.resume), Cell(r.head), Cell(r.lag),
-                       r.last_commit_ms ? Time(*r.last_commit_ms) : "-");
+  std::string out = line(titles);
+  for (const std::vector<std::string>& c : cells) {
+    out += line(c);
   }
   return out;
 }

@@ -279,6 +279,13 @@ struct PipelineConfig {
   // Default (with dead_letter): "<table>_dead_letter", beside the table.
   std::string dead_letter_table;
   std::optional<DedupConfig> dedup;
+  // append (the default) or upsert (docs/cdc.md): each message inserts, replaces or deletes the
+  // row with its `key`; `sequence` (optional) orders the changes to one key.
+  std::string mode = "append";
+  std::vector<std::string> key;
+  SourceLocation key_location;
+  std::string sequence;
+  SourceLocation sequence_location;
   std::string on_gap = "fail";  // fail, continue
   std::string time_zone = "UTC";
   Duration drain_timeout{30000};

@@ -356,6 +356,51 @@ Status ReadSource(TomlTable& t, PipelineConfig* p) {
   return ReadMetadataColumns(t, kafka.has_value(), &p->metadata_columns);
 }
 
+// `mode`, `key` and `sequence` (docs/cdc.md). The key columns are checked against the table's
+// schema when the pipeline is built (the schema may be the existing table's).
+Status ReadUpsert(TomlTable& t, PipelineConfig* p) {
+  FERRY_ASSIGN_OR_RETURN(auto mode,
+                         t.OneOf("mode", {"append", "upsert"}, "expected append or upsert"));
+  Set(mode, &p->mode);
+  FERRY_ASSIGN_OR_RETURN(auto key, t.StringList("key"));
+  FERRY_ASSIGN_OR_RETURN(auto sequence, t.String("sequence"));
+  if (p->mode != "upsert") {
+    if (key) {
+      return t.Error("key", "key names the table's key columns of mode = \"upsert\"");
+    }
+    if (sequence) {
+      return t.Error("sequence", "sequence orders the changes of mode = \"upsert\"");
+    }
+    return Status::OK();
+  }
+  if (!key || key->empty()) {
+    return t.Error(key ? "key" : "mode",
+                   "mode = \"upsert\" needs key = [\"<column>\", ...]: the table's key columns");
+  }
+  std::set<std::string> seen;
+  for (const std::string& column : *key) {
+    if (column.empty() || !seen.insert(column).second) {
+      return t.Error("key", fmt::format("key: '{}' is empty or named twice", column));
+    }
+  }
+  p->key = std::move(*key);
+  p->key_location = t.Location("key");
+  if (sequence) {
+    if (sequence->empty()) {
+      return t.Error("sequence", "sequence must name a column");
+    }
+    p->sequence = *sequence;
+    p->sequence_location = t.Location("sequence");
+  }
+  if (p->dedup) {
+    return t.Error("mode", "mode = \"upsert\" replaces rows by key: drop [pipeline.dedup]");
+  }
+  if (p->routing) {
+    return t.Error("mode", "mode = \"upsert\" writes one table: it cannot route");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ReadDedup(TomlTable& t, DedupConfig* d) {
@@ -526,6 +571,7 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
     p->dedup.emplace();
     FERRY_RETURN_IF_ERROR(ReadDedup(*dedup, &*p->dedup));
   }
+  FERRY_RETURN_IF_ERROR(ReadUpsert(t, p));
   FERRY_ASSIGN_OR_RETURN(auto on_gap,
                          t.OneOf("on_gap", {"fail", "continue"}, "expected fail or continue"));
   Set(on_gap, &p->on_gap);

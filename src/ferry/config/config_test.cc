@@ -194,6 +194,44 @@ TEST(ConfigTest, UnknownKeyNamesLineAndSuggests) {
             "ferry.toml:20:1: pipeline[0].batch.max_rowz: unknown key (did you mean 'max_rows'?)");
 }
 
+TEST(ConfigTest, UpsertModeKeyAndSequence) {
+  auto with = [](std::string_view lines) {
+    std::string text(kIssueExample);
+    text.insert(text.find("\n[pipeline.kafka]"), std::string("\n") + std::string(lines));
+    return Parse(text);
+  };
+  Result<Config> c = Parse(kIssueExample);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->pipelines[0].mode, "append");
+  EXPECT_TRUE(c->pipelines[0].key.empty());
+
+  c = with("mode = \"upsert\"\nkey = [\"id\"]\nsequence = \"dateTime\"");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].mode, "upsert");
+  EXPECT_EQ(c->pipelines[0].key, std::vector<std::string>{"id"});
+  EXPECT_EQ(c->pipelines[0].sequence, "dateTime");
+  EXPECT_EQ(c->pipelines[0].key_location.line, 10);
+
+  struct Bad {
+    const char* lines;
+    const char* message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"mode = \"merge\"", "ferry.toml:9:8: pipeline[0].mode: expected append or upsert"},
+           {"mode = \"upsert\"", "ferry.toml:9:8: pipeline[0].mode: mode = \"upsert\" needs key"},
+           {"mode = \"upsert\"\nkey = []",
+            "ferry.toml:10:7: pipeline[0].key: mode = \"upsert\" needs key"},
+           {"mode = \"upsert\"\nkey = [\"id\", \"id\"]", "pipeline[0].key: key: 'id' is empty"},
+           {"key = [\"id\"]", "ferry.toml:9:7: pipeline[0].key: key names the table's key"},
+           {"sequence = \"x\"", "ferry.toml:9:12: pipeline[0].sequence: sequence orders"},
+       }) {
+    Result<Config> r = with(bad.lines);
+    ASSERT_FALSE(r.ok()) << bad.lines;
+    EXPECT_NE(r.status().message().find(bad.message), std::string::npos)
+        << bad.lines << " -> " << r.status().message();
+  }
+}
+
 TEST(ConfigTest, BadValuesNameTheKey) {
   std::string text(kIssueExample);
   text.replace(text.find("\"64MB\""), 6, "\"64XB\"");

@@ -201,6 +201,11 @@ Result<Snapshot> Table::Create(const TableSpec& spec) const {
   if (enables("delta.enableInCommitTimestamps")) {
     add_writer_feature("inCommitTimestamp");
   }
+  if (enables("delta.enableDeletionVectors")) {
+    // Reader and writer feature (reader version 3): upsert pipelines mark rows with deletion
+    // vectors (pipeline/upsert_commit.h); Spark's DELETE/UPDATE/MERGE do too.
+    protocol = WithFeatures(protocol, {"deletionVectors"}, {"deletionVectors"});
+  }
   if (enables("delta.enableRowTracking")) {
     add_writer_feature("rowTracking");
     add_writer_feature("domainMetadata");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/delta/column_mapping.h"
+#include "ferry/delta/column_rules.h"
 
 namespace ferry::delta {
 namespace {
@@ -76,38 +77,31 @@ const columnar::Field* FindMetadata(const std::vector<columnar::Field>& fields,
 Status CheckFeatureUnused(const std::string& feature, const Metadata& metadata,
                           const columnar::Schema& schema) {
   std::string path;
-  auto refuse_column = [&](const char* what) {
+  auto refuse_column = [&](const std::string& what) {
     return NotSupported(
         "writer feature '{}': column '{}' has {}, which ferry does not evaluate; ferry refuses "
         "to write rather than ignore it",
         feature, path, what);
   };
-  if (feature == "invariants") {
-    if (FindMetadata(schema.fields(), "delta.invariants", &path) != nullptr) {
-      return refuse_column("an invariant (delta.invariants)");
-    }
-  } else if (feature == "checkConstraints") {
-    for (const auto& [key, value] : metadata.configuration) {
-      if (key.rfind("delta.constraints.", 0) == 0) {
-        return NotSupported(
-            "writer feature 'checkConstraints': CHECK constraint '{}' ({}) is not evaluated by "
-            "ferry; ferry refuses to write rather than ignore it",
-            key.substr(18), value);
+  // Implemented for top-level columns (column_rules.h, evaluated by pipeline/table_rules.h);
+  // refused when a nested field carries the metadata.
+  const char* nested_key = feature == "invariants"            ? kInvariantsKey
+                           : feature == "generatedColumns"    ? kGenerationExpressionKey
+                           : feature == "identityColumns"     ? "delta.identity."
+                           : feature == "allowColumnDefaults" ? kCurrentDefaultKey
+                                                              : nullptr;
+  if (nested_key != nullptr) {
+    for (const columnar::Field& field : schema.fields()) {
+      if (field.type->is_nested() &&
+          FindMetadata(field.type->fields(), nested_key, &path) != nullptr) {
+        path = field.name + "." + path;
+        return refuse_column("metadata " + std::string(nested_key) +
+                             " on a nested field (ferry implements it for top-level columns)");
       }
     }
-  } else if (feature == "generatedColumns") {
-    if (FindMetadata(schema.fields(), "delta.generationExpression", &path) != nullptr) {
-      return refuse_column("a generation expression");
-    }
-  } else if (feature == "identityColumns") {
-    if (FindMetadata(schema.fields(), "delta.identity.", &path) != nullptr) {
-      return refuse_column("identity column properties");
-    }
-  } else if (feature == "allowColumnDefaults") {
-    if (FindMetadata(schema.fields(), "CURRENT_DEFAULT", &path) != nullptr) {
-      return refuse_column("a default value");
-    }
-  } else if (feature == "columnMapping") {
+    return Status::OK();
+  }
+  if (feature == "columnMapping") {
     // Implemented (column_mapping.h): the schema must carry every id and physical name.
     auto mode = metadata.configuration.find(kColumnMappingModeProperty);
     if (mode != metadata.configuration.end()) {

@@ -9,11 +9,10 @@
 // Writing (appends) works up to writer version 7 when every writer feature is implemented or
 // provably unused by an append:
 //   appendOnly           honoured: ferry only adds files
-//   invariants, checkConstraints  ferry does not evaluate SQL; a table that *has* an invariant
-//                        (`delta.invariants` column metadata) or a CHECK constraint
-//                        (`delta.constraints.*`) is refused, one without is fine
-//   generatedColumns, identityColumns, allowColumnDefaults
-//                        refused if a column uses them, fine otherwise
+//   invariants, checkConstraints, generatedColumns, identityColumns, allowColumnDefaults
+//                        implemented for top-level columns: the rules are read by
+//                        column_rules.h and evaluated per row by the pipeline
+//                        (pipeline/table_rules.h); a nested field with such metadata is refused
 //   columnMapping        honoured in modes name and id (column_mapping.h): physical names and
 //                        field ids in the data files, physical names in partitionValues and
 //                        stats, new columns get ids and physical names; refused when the schema

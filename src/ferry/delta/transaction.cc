@@ -34,8 +34,25 @@ void SleepBackoff(const CommitOptions& options, int attempt) {
   std::this_thread::sleep_for(std::chrono::milliseconds(dist(rng)));
 }
 
+// The schema string carries the column rules in its field metadata (generation expressions,
+// defaults, invariants, identity high-water marks); CHECK constraints live in the configuration
+// (column_rules.h). A winner that changed any of them changed what a batch must satisfy.
+bool SameConstraints(const Metadata& a, const Metadata& b) {
+  auto constraints = [](const Metadata& m) {
+    StringMap out;
+    for (const auto& [key, value] : m.configuration) {
+      if (key.rfind("delta.constraints.", 0) == 0) {
+        out.emplace(key, value);
+      }
+    }
+    return out;
+  };
+  return constraints(a) == constraints(b);
+}
+
 bool SameSchema(const Metadata& a, const Metadata& b) {
-  return a.schema_string == b.schema_string && a.partition_columns == b.partition_columns;
+  return a.schema_string == b.schema_string && a.partition_columns == b.partition_columns &&
+         SameConstraints(a, b);
 }
 
 }  // namespace
@@ -297,7 +314,7 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
       if (metadata_.has_value() || !SameSchema(*metadata, snapshot_.metadata())) {
         conflict_ = Conflict::kMetadataChanged;
         return Aborted(
-            "MetadataChanged: version {} changed the table's schema or partitioning; "
+            "MetadataChanged: version {} changed the table's schema, partitioning or constraints; "
             "re-validate the batch against the new schema",
             version);
       }

@@ -3,16 +3,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/base/check.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
+#include "ferry/delta/column_rules.h"
+#include "ferry/delta/schema_json.h"
 #include "ferry/delta/type_widening.h"
 #include "ferry/parquet/file_series.h"
 #include "ferry/pipeline/schema_evolver.h"
+#include "ferry/pipeline/table_rules.h"
 
 namespace ferry::pipeline {
 
@@ -63,6 +68,13 @@ BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<de
       stage_(std::move(stage)),
       stage_schema_(snapshot_.schema()),
       dedup_(std::move(dedup)) {
+  if (options_.upsert) {
+    // Pipeline::Create checked the key against the table's schema.
+    Result<std::unique_ptr<UpsertCommit>> upsert =
+        UpsertCommit::Create(*snapshot_.schema(), *options_.upsert);
+    FERRY_CHECK(upsert.ok());
+    upsert_ = std::move(*upsert);
+  }
   main_commit_ = options_.commit;
   if (main_commit_.checkpoint) {
     // Checkpoints of the main table off the commit path (delta/checkpointer.h): at ten commits
@@ -147,6 +159,9 @@ void BatchCommitter::SetDeadLetterTable(std::unique_ptr<delta::Table> table,
 // ---- Pipeline thread (the queue idle) ----
 
 Status BatchCommitter::LoadDedupIndex() {
+  if (upsert_ != nullptr) {
+    return upsert_->Load(*table_, snapshot_);
+  }
   if (dedup_ == nullptr) {
     return Status::OK();
   }
@@ -285,6 +300,23 @@ Status BatchCommitter::RefreshStage() {
 Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
   FERRY_RETURN_IF_ERROR(RefreshStage());
   const columnar::SchemaPtr& rows = batch->rows.schema_ptr();
+  {
+    Result<delta::ColumnRules> rules =
+        delta::ReadColumnRules(snapshot_.protocol(), snapshot_.metadata(),
+                               *InputSchema(*snapshot_.schema(), options_.transform.columns));
+    if (!rules.ok()) {
+      return rules.status().WithContext("pipeline {}: {}", options_.id, table_->Describe());
+    }
+    const std::string& checked = batch->rules_key;
+    if ((checked.empty() && !rules->empty()) || (!checked.empty() && checked != rules->Key())) {
+      batch->schema_rewind = true;
+      return Aborted(
+          "RulesChanged: the column rules of {} at version {} (constraints, generation "
+          "expressions, defaults) are not those the batch's rows were checked against; the batch "
+          "is read again and checked against the table's",
+          table_->Describe(), snapshot_.version());
+    }
+  }
   if (rows == stage_->input_schema() || rows->Equals(*stage_->input_schema())) {
     return Aligned{.stage = stage_.get(), .schema = snapshot_.schema()};  // the steady state
   }
@@ -342,8 +374,34 @@ Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
   return out;
 }
 
-Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_changed) {
-  *metadata_changed = false;
+Status BatchCommitter::PlanUpsert(SealedBatch* batch, const columnar::RecordBatch& rows,
+                                  const delta::TableWriterOptions& writer_options,
+                                  delta::Transaction* txn, int64_t* small_added) {
+  FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+                         upsert_->Plan(*table_, snapshot_, rows, batch->ops, writer_options));
+  batch->rows_written = actions.upserts;
+  batch->upsert_deletes = actions.deletes;
+  batch->upsert_replaced = actions.replaced;
+  batch->dedup_hits = actions.collapsed + actions.stale;
+  batch->files = static_cast<int64_t>(actions.adds.size());
+  batch->bytes = actions.bytes;
+  for (const delta::AddFile& add : actions.adds) {
+    *small_added += add.deletion_vector || add.size >= metrics::Journal::kSmallFileBytes ? 0 : 1;
+  }
+  FERRY_LOG_DEBUG(
+      "pipeline {}: upsert plan against version {}: {} upserts, {} deletes, {} rows replaced, "
+      "{} collapsed, {} stale, {} files rewritten, {} deletion vectors",
+      options_.id, snapshot_.version(), actions.upserts, actions.deletes, actions.replaced,
+      actions.collapsed, actions.stale, actions.rewritten_files, actions.dv_files);
+  txn->AddFiles(std::move(actions.adds));
+  for (delta::RemoveFile& remove : actions.removes) {
+    txn->Remove(std::move(remove));
+  }
+  return Status::OK();
+}
+
+Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
+  *replan = false;
   Clock::time_point start = Clock::now();
   FERRY_ASSIGN_OR_RETURN(Aligned aligned, Align(batch));
   columnar::RecordBatch transformed;
@@ -353,9 +411,26 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
     transformed = aligned.stage->Apply(batch->rows, &batch->filtered);
     rows = &transformed;
   }
+  FERRY_ASSIGN_OR_RETURN(
+      delta::ColumnRules rules,
+      delta::ReadColumnRules(snapshot_.protocol(), snapshot_.metadata(), *aligned.schema));
+  columnar::SchemaPtr identity_schema;  // the table's with raised high-water marks
+  columnar::RecordBatch with_identity;
+  if (!rules.identity.empty() && rows->num_rows() > 0) {
+    // On a copy: a retry must see the rows' own (null) values again.
+    std::vector<int64_t> all(static_cast<size_t>(rows->num_rows()));
+    std::iota(all.begin(), all.end(), 0);
+    with_identity = rows->Take(all);
+    FERRY_ASSIGN_OR_RETURN(identity_schema,
+                           AssignIdentityValues(rules, *aligned.schema, &with_identity));
+    rows = &with_identity;
+  }
   batch->dedup_hits = 0;
   std::vector<std::string> keys;
   columnar::RecordBatch unique;
+  if (upsert_ != nullptr && batch->filtered > 0) {
+    return Internal("pipeline {}: an upsert pipeline cannot filter rows (`where`)", options_.id);
+  }
   if (dedup_ != nullptr) {
     // The batch before this one was remembered after its commit: its keys are seen here.
     FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
@@ -367,29 +442,33 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
       rows = &unique;
     }
   }
-  batch->rows_written = rows->num_rows();
   delta::TableWriterOptions writer_options = options_.writer;
   if (aligned.change) {
     writer_options.schema = aligned.schema;
   }
-  FERRY_ASSIGN_OR_RETURN(auto writer,
-                         delta::TableWriter::Create(*table_, snapshot_, writer_options));
-  if (rows->num_rows() > 0) {
-    FERRY_RETURN_IF_ERROR(writer->Write(*rows));
-  }
-  FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-  Clock::time_point written = Clock::now();
-  batch->files = static_cast<int64_t>(adds.size());
-  batch->bytes = 0;
+  delta::Transaction txn(*table_, snapshot_, main_commit_);
   int64_t small_added = 0;
-  for (const delta::AddFile& add : adds) {
-    batch->bytes += add.size;
-    small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
+  if (upsert_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(PlanUpsert(batch, *rows, writer_options, &txn, &small_added));
+  } else {
+    batch->rows_written = rows->num_rows();
+    FERRY_ASSIGN_OR_RETURN(auto writer,
+                           delta::TableWriter::Create(*table_, snapshot_, writer_options));
+    if (rows->num_rows() > 0) {
+      FERRY_RETURN_IF_ERROR(writer->Write(*rows));
+    }
+    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
+    batch->files = static_cast<int64_t>(adds.size());
+    batch->bytes = 0;
+    for (const delta::AddFile& add : adds) {
+      batch->bytes += add.size;
+      small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
+    }
+    txn.AddFiles(std::move(adds));
   }
+  Clock::time_point written = Clock::now();
   FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
 
-  delta::Transaction txn(*table_, snapshot_, main_commit_);
-  txn.AddFiles(std::move(adds));
   for (const auto& [p, part] : batch->partitions) {
     txn.SetPosition(part.app_id, part.last);
     txn.ExpectPosition(part.app_id, part.expected);
@@ -397,8 +476,12 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
   for (const auto& [app_id, position] : batch->extra_txns) {
     txn.SetPosition(app_id, position);
   }
-  delta::StringMap parameters = {
-      {"outputMode", "Append"}, {"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};
+  delta::StringMap parameters = {{"outputMode", upsert_ != nullptr ? "Update" : "Append"},
+                                 {"queryId", options_.id},
+                                 {"epochId", std::to_string(epoch_)}};
+  if (upsert_ != nullptr) {
+    parameters["upsertKey"] = fmt::format("{}", fmt::join(options_.upsert->key, ","));
+  }
   if (!batch->gaps.empty()) {
     nlohmann::json gaps = nlohmann::json::array();
     for (const source::Gap& gap : batch->gaps) {
@@ -417,11 +500,20 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
     }
     parameters["schemaChanges"] = fmt::format("{}", fmt::join(aligned.changes, "; "));
   }
+  if (identity_schema != nullptr) {
+    // The raised identity high-water marks, in the commit of the values (PROTOCOL.md "Identity
+    // Columns"): any other writer's metaData in between is a conflict (step 5: assign again).
+    delta::Metadata metadata = aligned.change ? aligned.change->metadata : snapshot_.metadata();
+    FERRY_ASSIGN_OR_RETURN(metadata.schema_string, delta::SchemaToJson(*identity_schema));
+    txn.SetMetadata(std::move(metadata));
+  }
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   Result<delta::CommitResult> committed = txn.Commit();
   if (!committed.ok()) {
-    *metadata_changed = committed.status().code() == StatusCode::kAborted &&
-                        txn.conflict() == delta::Conflict::kMetadataChanged;
+    const bool aborted = committed.status().code() == StatusCode::kAborted;
+    *replan = aborted && (txn.conflict() == delta::Conflict::kMetadataChanged ||
+                          txn.conflict() == delta::Conflict::kDeleteRead ||
+                          txn.conflict() == delta::Conflict::kDeleteDelete);
     return committed.status();
   }
   delta::CommitResult result = std::move(*committed);
@@ -435,6 +527,10 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* metadata_c
     metrics_.schema_changes->Increment();
     FERRY_LOG_INFO("pipeline {}: version {} of {} changes the schema: {}", options_.id,
                    result.version, table_->Describe(), fmt::join(batch->schema_changes, "; "));
+  }
+  if (upsert_ != nullptr) {
+    // The index reads this commit (and the other writers' before it) from the log.
+    FERRY_RETURN_IF_ERROR(upsert_->Committed(*table_, snapshot_));
   }
   if (dedup_ != nullptr) {
     // Commits of other writers that landed before ours, then our own keys.
@@ -466,17 +562,18 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
   // or crash without losing or repeating them.
   FERRY_RETURN_IF_ERROR(CommitDeadLetters(batch));
   while (true) {
-    bool metadata_changed = false;
-    Status st = TransformWriteCommit(batch, &metadata_changed);
-    if (!metadata_changed || batch->replans >= kMaxReplans) {
+    bool replan = false;
+    Status st = TransformWriteCommit(batch, &replan);
+    if (!replan || batch->replans >= kMaxReplans) {
       FERRY_RETURN_IF_ERROR(st);
       break;
     }
-    // Another writer changed the table's metaData first: merge again with its schema.
+    // Another writer changed the table's metaData first (merge again with its schema), or
+    // removed a file an upsert marks (find the keys' rows again in the files that replaced it).
     ++batch->replans;
     metrics_.schema_replans->Increment();
-    FERRY_LOG_INFO("pipeline {}: {}; merging the batch with the new schema and committing again",
-                   options_.id, st.message());
+    FERRY_LOG_INFO("pipeline {}: {}; planning the batch again against the new version", options_.id,
+                   st.message());
     FERRY_ASSIGN_OR_RETURN(snapshot_, table_->Update(snapshot_));
   }
   NoteTableSchema(batch);
@@ -486,6 +583,8 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
 
 void BatchCommitter::NoteTableSchema(SealedBatch* batch) const {
   batch->table_schema = snapshot_.schema();
+  batch->table_protocol = snapshot_.protocol();
+  batch->table_configuration = snapshot_.metadata().configuration;
   auto enabled = snapshot_.metadata().configuration.find(delta::kEnableTypeWideningProperty);
   batch->widening_off =
       enabled != snapshot_.metadata().configuration.end() && enabled->second != "true";
@@ -545,6 +644,9 @@ Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
       NoteTableSchema(batch);
       if (dedup_ != nullptr) {
         FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
+      }
+      if (upsert_ != nullptr) {
+        FERRY_RETURN_IF_ERROR(upsert_->Committed(*table_, snapshot_));
       }
       ++epoch_;
       return Status::OK();

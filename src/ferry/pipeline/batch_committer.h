@@ -14,8 +14,15 @@
 //      dead-letter log shows that an earlier attempt landed them already; once per batch.
 //      [pipeline.after_dead_letter_commit]
 //   3. The derived columns and `where` (TransformStage); then the dedup index catches up on
-//      other writers' commits and drops the rows whose key is committed already.
+//      other writers' commits and drops the rows whose key is committed already. Identity
+//      columns (table_rules.h) get their values from the snapshot's high-water marks, and the
+//      commit of step 5 carries the metaData with the raised marks, so a retry after a conflict
+//      (another writer's metaData: step 5) assigns them again.
 //   4. The rows left are written as Parquet files. [pipeline.before_commit]
+//      An upsert pipeline (BatchCommitterOptions::upsert) has no dedup; instead its commit
+//      strategy (upsert_commit.h) collapses the batch's changes per key, finds the rows they
+//      replace or delete through its key index, and gives the files to add (new row versions,
+//      rewritten files or files re-added with a deletion vector) and the files to remove.
 //   3a. Schema (schema_evolver.h, delta/schema_evolution.h): when the batch's schema is not the
 //      table's input schema (the pipeline thread evolved it, or the table changed), it is merged
 //      into the table's: the batch's columns are conformed to the result (columns the batch lacks
@@ -23,12 +30,16 @@
 //      metaData (and protocol) of the change. A batch whose values the table's schema cannot take
 //      (another writer gave a column this batch added a type its values do not fit) is given back
 //      as Aborted with `schema_rewind`: the pipeline reads it again from the table's positions
-//      and decodes it against the table's schema, where such values are bad records.
+//      and decodes it against the table's schema, where such values are bad records. So is a
+//      batch whose rows were checked against other column rules (constraints, generation
+//      expressions, defaults) than the table holds now (SealedBatch::rules_key).
 //   5. One Delta commit adds the files and, for every partition in the batch, sets the txn
 //      position to the batch's last one, expecting the position of the batch sealed before it
 //      (SealedPartition::expected); skipped ranges go in commitInfo. If another writer's commit
 //      changed the table's metaData first (Conflict::kMetadataChanged), the snapshot is brought
-//      forward and the batch goes back to step 3a (at most kMaxReplans times). Then the dedup
+//      forward and the batch goes back to step 3a (at most kMaxReplans times); so does an upsert
+//      batch when another writer removed a file it marks (kDeleteRead, kDeleteDelete: planned
+//      again against the files that replaced it, upsert_commit.h). Then the dedup
 //      index remembers the batch's keys and persists them (a failed Persist is logged: a restart
 //      reads that version from the log instead). When a checkpoint of the table is due, it is
 //      written on a thread of its own (delta/checkpointer.h), never on this path; the next
@@ -68,6 +79,7 @@
 #include "ferry/pipeline/dedup_index.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/pipeline/transform_stage.h"
+#include "ferry/pipeline/upsert_commit.h"
 #include "ferry/source/source.h"
 
 namespace ferry::pipeline {
@@ -91,6 +103,8 @@ struct SealedPartition {
 // pipeline thread then reads the results.
 struct SealedBatch {
   columnar::RecordBatch rows;  // the input schema
+  // Upsert pipelines (UpsertCommit): what each row does to its key; empty when appending.
+  std::vector<transform::ChangeOp> ops;
   columnar::RecordBatch dead;  // dead letters (kDeadLetterSchema)
   std::map<int32_t, SealedPartition> partitions;
   std::vector<source::Gap> gaps;
@@ -99,11 +113,17 @@ struct SealedBatch {
   // the commit makes true about other tables' progress (a routed pipeline's resume positions,
   // router.h). PipelineOptions::seal_hook fills them.
   std::map<std::string, int64_t> extra_txns;
+  // The column rules (table_rules.h) the rows were checked against (Intake::batch_rules_key);
+  // empty: not checked (then the table must have none). A batch checked against other rules than
+  // the table's at commit time is read again (schema_rewind).
+  std::string rules_key;
   // Results, written by the writer thread.
   bool dead_committed = false;  // the dead letters are in their table
   int64_t rows_written = 0;     // after `where` and dedup
   int64_t filtered = 0;
   int64_t dedup_hits = 0;
+  int64_t upsert_deletes = 0;   // upsert: keys deleted
+  int64_t upsert_replaced = 0;  // upsert: rows of the table marked removed
   int64_t files = 0;
   int64_t bytes = 0;
   int64_t version = -1;
@@ -116,6 +136,9 @@ struct SealedBatch {
   std::vector<std::string> schema_changes;
   int replans = 0;
   bool schema_rewind = false;
+  // The table's protocol and configuration after the commit (its column rules: Intake).
+  delta::Protocol table_protocol;
+  delta::StringMap table_configuration;
 };
 
 // The parts of PipelineOptions the writer thread uses.
@@ -131,6 +154,8 @@ struct BatchCommitterOptions {
   TransformSpec transform;
   delta::SchemaEvolution schema_evolution = delta::SchemaEvolution::kNone;
   delta::SchemaEvolutionLimits evolution_limits;
+  // Set: the batch is applied as keyed upserts and deletes (upsert_commit.h), not appended.
+  std::optional<UpsertSpec> upsert;
 };
 
 class BatchCommitter {
@@ -174,7 +199,7 @@ class BatchCommitter {
 
   // ---- Pipeline thread, only while the CommitQueue is idle ----
 
-  // Loads the dedup index (if any) as of the snapshot.
+  // Loads the dedup index or the upsert key index (if any) as of the snapshot.
   Status LoadDedupIndex();
   // At a clean end (every batch committed): waits for the running checkpoint, then writes the
   // one due at the last commit, if any, on this thread.
@@ -204,9 +229,14 @@ class BatchCommitter {
   };
   // Steps 2-5, once.
   Status WriteAndCommit(SealedBatch* batch);
-  // Steps 3-5 against the current snapshot; Aborted with conflict() kMetadataChanged in
-  // *metadata_changed when step 5 must be run again after the snapshot moved.
-  Status TransformWriteCommit(SealedBatch* batch, bool* metadata_changed);
+  // Steps 3-5 against the current snapshot; Aborted with *replan set when step 5 must be run
+  // again after the snapshot moved: another writer's metaData (kMetadataChanged), or, for an
+  // upsert, another writer removed a file this commit marks (kDeleteRead, kDeleteDelete).
+  Status TransformWriteCommit(SealedBatch* batch, bool* replan);
+  // Step 4 of an upsert batch (UpsertCommit::Plan) into `txn`.
+  Status PlanUpsert(SealedBatch* batch, const columnar::RecordBatch& rows,
+                    const delta::TableWriterOptions& writer_options, delta::Transaction* txn,
+                    int64_t* small_added);
   // Step 3a.
   Result<Aligned> Align(SealedBatch* batch);
   // The stage of the table's own input schema, rebuilt when the table's schema changed.
@@ -238,6 +268,7 @@ class BatchCommitter {
   columnar::SchemaPtr stage_schema_;
   std::unique_ptr<TransformStage> evolved_stage_;  // for the last batch that changed the schema
   std::unique_ptr<DedupIndex> dedup_;
+  std::unique_ptr<UpsertCommit> upsert_;  // options_.upsert
   std::unique_ptr<delta::Table> dead_table_;
   delta::Snapshot dead_snapshot_;
   int64_t epoch_ = 0;        // batches committed by this pipeline (commitInfo epochId)

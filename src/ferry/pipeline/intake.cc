@@ -49,15 +49,16 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     TakeBad(m, state, bad);
     return Status::OK();
   }
-  if (m.payload.empty() && decoder_->reads_tombstones()) {
-    // A tombstone (Debezium sends one after each delete, for log compaction). An append
-    // pipeline has the delete's row already: the tombstone is consumed without one. An upsert
-    // pipeline would take its key's delete (Decoder::AppendTombstone).
+  const bool tombstone =
+      m.payload.empty() && (options_->upsert.has_value() || decoder_->reads_tombstones());
+  if (tombstone && !options_->upsert) {
+    // A tombstone of a change-envelope format (Debezium sends one after each delete, for log
+    // compaction). An append pipeline has the delete's row already: consumed without one.
     open_->Consume(m);
     Delivered(m, state);
     return Status::OK();
   }
-  Status st = decoder_->Append(m.payload, open_->rows());
+  Status st = tombstone ? AppendTombstone(m) : decoder_->Append(m.payload, open_->rows());
   if (st.code() == StatusCode::kUnavailable) {
     // Not the message's fault: nothing of it stays, and it is offered again.
     open_->DropUntaken();
@@ -87,7 +88,26 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     return Status::OK();
   }
   metadata_.Append(m, open_->rows());
-  open_->TakeRow(m);
+  const transform::ChangeOp op = !options_->upsert ? transform::ChangeOp::kUpsert
+                                 : tombstone       ? transform::ChangeOp::kDelete
+                                                   : decoder_->last_op();
+  // The table's rules judge the rows that go in; a delete carries only its key.
+  if (rules_ != nullptr && !rules_->empty() && op == transform::ChangeOp::kUpsert) {
+    if (Status broken = rules_->CompleteRow(open_->rows(), open_->taken_rows()); !broken.ok()) {
+      open_->DropUntaken();
+      Status bad = broken.WithContext("pipeline {}: {}", options_->id, DescribeMessage(m));
+      if (options_->on_bad_record == OnBadRecord::kFail) {
+        return bad;
+      }
+      TakeBad(m, state, bad);
+      return Status::OK();
+    }
+  }
+  if (options_->upsert) {
+    open_->TakeRow(m, op);
+  } else {
+    open_->TakeRow(m);
+  }
   if (const transform::DroppedFields* dropped = decoder_->last_dropped(); dropped != nullptr) {
     CountDropped(*dropped);
   }
@@ -199,6 +219,12 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
     }
     key = std::move(*made);
   }
+  if (rules_ != nullptr) {
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<TableRules> rules, CompileRules(*input));
+    rules_changed_in_batch_ =
+        rules_changed_in_batch_ || (rules->key() != rules_->key() && open_->taken_rows() > 0);
+    rules_ = std::move(rules);
+  }
   decoder_ = std::move(*decoder);
   dropped_seen_ = nullptr;  // its DroppedFields went with the old decoder
   key_decoder_ = std::move(key);
@@ -207,7 +233,47 @@ Status Intake::SwitchInput(const columnar::SchemaPtr& input, columnar::ConformOp
   return Status::OK();
 }
 
+Status Intake::SetTableRules(const delta::Protocol& protocol,
+                             const delta::StringMap& configuration) {
+  if (rules_ != nullptr && protocol == protocol_ && configuration == configuration_) {
+    return Status::OK();
+  }
+  protocol_ = protocol;
+  configuration_ = configuration;
+  return BuildRules();
+}
+
+Result<std::unique_ptr<TableRules>> Intake::CompileRules(const columnar::Schema& input) const {
+  Result<delta::ColumnRules> read =
+      delta::ReadColumnRules(protocol_, delta::Metadata{.configuration = configuration_}, input);
+  if (!read.ok()) {
+    return read.status().WithContext("pipeline {}", options_->id);
+  }
+  Result<std::unique_ptr<TableRules>> made =
+      TableRules::Create(*read, input, options_->transform.time_zone);
+  if (!made.ok()) {
+    return made.status().WithContext("pipeline {}", options_->id);
+  }
+  return made;
+}
+
+Status Intake::BuildRules() {
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<TableRules> made, CompileRules(*input_schema_));
+  const bool changed = rules_ == nullptr ? !made->empty() : made->key() != rules_->key();
+  rules_changed_in_batch_ = rules_changed_in_batch_ || (changed && open_->taken_rows() > 0);
+  rules_ = std::move(made);
+  return Status::OK();
+}
+
+std::string Intake::batch_rules_key() const {
+  if (rules_changed_in_batch_) {
+    return "stale";
+  }
+  return rules_ == nullptr ? empty_rules_key_ : rules_->key();
+}
+
 Status Intake::FollowTable() {
+  rules_changed_in_batch_ = false;  // a new batch opens
   if (options_->decoder_factory) {
     FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->NextInput(input_schema_)));
   }
@@ -251,6 +317,29 @@ void Intake::TakeBad(const source::Message& m, PartitionState* state, const Stat
   Delivered(m, state);
 }
 
+Status Intake::AppendTombstone(const source::Message& m) {
+  if (options_->tombstone_key_from_metadata) {
+    // The key columns are metadata (or the key's decoder's): the value's columns are null.
+    for (int column : decoder_->output_columns()) {
+      open_->rows()->mutable_column(column)->AppendNull();
+    }
+    return Status::OK();
+  }
+  if (m.key.empty()) {
+    return InvalidArgument("a tombstone (empty value) without a key: nothing to delete");
+  }
+  // A change-envelope decoder reads its format's keys (Debezium's, with or without the schema
+  // wrapper); others decode the key as a value.
+  Status st = decoder_->reads_tombstones() ? decoder_->AppendTombstone(m.key, open_->rows())
+                                           : decoder_->Append(m.key, open_->rows());
+  if (!st.ok()) {
+    return Status(st.code(), fmt::format("tombstone: its key does not decode as the key "
+                                         "columns: {}",
+                                         st.message()));
+  }
+  return st;
+}
+
 Status Intake::BuildKeyDecoder() {
   if (!options_->key_decoder_factory) {
     return Status::OK();
@@ -287,6 +376,7 @@ void Intake::SetTable(const columnar::SchemaPtr& table, bool widening_off) {
 }
 
 Status Intake::ResetToTable(const columnar::SchemaPtr& table, bool widening_off) {
+  rules_changed_in_batch_ = false;  // the open batch is empty
   evolver_->SetTable(table, widening_off);
   if (options_->decoder_factory) {
     FERRY_RETURN_IF_ERROR(SwitchInput(evolver_->table_input()));

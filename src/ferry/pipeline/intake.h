@@ -22,6 +22,7 @@
 #include "ferry/pipeline/pipeline_metrics.h"
 #include "ferry/pipeline/pipeline_options.h"
 #include "ferry/pipeline/schema_evolver.h"
+#include "ferry/pipeline/table_rules.h"
 #include "ferry/source/source.h"
 #include "ferry/transform/decoder.h"
 
@@ -59,6 +60,14 @@ class Intake {
 
   const columnar::SchemaPtr& input_schema() const { return input_schema_; }
 
+  // The table's column rules (delta/column_rules.h) from its protocol and configuration, compiled
+  // for the input schema now and after every input switch (table_rules.h). NotSupported naming
+  // an expression the engine cannot evaluate.
+  Status SetTableRules(const delta::Protocol& protocol, const delta::StringMap& configuration);
+  // The rules key every row of the open batch was checked against; "stale" when the rules
+  // changed while the batch was open (the committer then has it read again).
+  std::string batch_rules_key() const;
+
  private:
   // Step 6 for a message whose decoding (`decoded`) left observations: OK or a bad record
   // (InvalidArgument) as Take goes on with it; ResourceExhausted when the batch must be
@@ -68,11 +77,18 @@ class Intake {
   void TakeBad(const source::Message& message, PartitionState* state, const Status& error);
   // The message's position is delivered (the open batch consumed it, with or without a row).
   void Delivered(const source::Message& message, PartitionState* state);
+  // Upsert pipelines: the row of a tombstone (an empty value), a delete of its key
+  // (PipelineOptions::tombstone_key_from_metadata).
+  Status AppendTombstone(const source::Message& message);
   // The key of a message whose value decoded: into its column, or null when empty.
   Status DecodeKey(const source::Message& message);
   // The writer fields the decoder dropped from the row just taken: counted, and logged once per
   // writer schema and field.
   void CountDropped(const transform::DroppedFields& dropped);
+  // The table's rules (protocol_, configuration_) compiled for `input`.
+  Result<std::unique_ptr<TableRules>> CompileRules(const columnar::Schema& input) const;
+  // Compiles the rules for input_schema_.
+  Status BuildRules();
 
   const PipelineOptions* options_;
   std::unique_ptr<transform::Decoder> decoder_;
@@ -87,6 +103,13 @@ class Intake {
   const transform::DroppedFields* dropped_seen_ = nullptr;
   std::vector<metrics::Counter*> dropped_counters_;
   std::set<std::pair<std::string, std::string>> dropped_logged_;  // (writer, field)
+  // Column rules (table_rules.h): the table's protocol and configuration they come from, and
+  // the compiled rules for input_schema_ (null: none set).
+  delta::Protocol protocol_;
+  delta::StringMap configuration_;
+  std::unique_ptr<TableRules> rules_;
+  std::string empty_rules_key_ = delta::ColumnRules{}.Key();
+  bool rules_changed_in_batch_ = false;
 };
 
 }  // namespace ferry::pipeline

@@ -41,6 +41,11 @@ void OpenBatch::TakeRow(const source::Message& m) {
   Consume(m);
 }
 
+void OpenBatch::TakeRow(const source::Message& m, transform::ChangeOp op) {
+  row_op_.push_back(op);
+  TakeRow(m);
+}
+
 void OpenBatch::Consume(const source::Message& m) {
   if (last_.empty()) {
     opened_ = Clock::now();
@@ -78,6 +83,14 @@ int64_t OpenBatch::DropPartition(int32_t p) {
   std::vector<int64_t> keep = RowsNotOf(row_partition_, p);
   int64_t dropped = rows_.num_rows() - static_cast<int64_t>(keep.size());
   rows_ = rows_.Take(keep);
+  if (!row_op_.empty()) {
+    std::vector<transform::ChangeOp> ops;
+    ops.reserve(keep.size());
+    for (int64_t row : keep) {
+      ops.push_back(row_op_[static_cast<size_t>(row)]);
+    }
+    row_op_ = std::move(ops);
+  }
   std::erase(row_partition_, p);
   first_.erase(p);
   last_.erase(p);
@@ -103,6 +116,8 @@ std::unique_ptr<SealedBatch> OpenBatch::Seal() {
   auto sealed = std::make_unique<SealedBatch>();
   columnar::SchemaPtr schema = rows_.schema_ptr();
   sealed->rows = std::move(rows_);
+  sealed->ops = std::move(row_op_);
+  row_op_.clear();
   if (spare_.num_columns() > 0 && spare_.schema_ptr() == schema) {
     rows_ = std::move(spare_);
     spare_ = columnar::RecordBatch();
@@ -139,6 +154,7 @@ void OpenBatch::Recycle(columnar::RecordBatch rows) {
 void OpenBatch::Clear() {
   rows_.Clear();
   row_partition_.clear();
+  row_op_.clear();
   first_.clear();
   last_.clear();
   last_timestamp_.clear();

@@ -5,6 +5,7 @@
 //
 //   open.rows()               the decoder appends a row here (maybe part of one, on an error)
 //   open.TakeRow(message)     the row is whole: it belongs to the message's partition
+//   open.TakeRow(message, op) the same in an upsert pipeline: what the row does to its key
 //   open.Consume(message)     the message's position is taken (TakeRow does it too)
 //   open.DropUntaken()        a partial row is dropped (the columns back to the taken rows)
 //
@@ -23,6 +24,7 @@
 #include "ferry/columnar/record_batch.h"
 #include "ferry/pipeline/batch_committer.h"
 #include "ferry/source/source.h"
+#include "ferry/transform/change_op.h"
 
 namespace ferry::pipeline {
 
@@ -55,6 +57,8 @@ class OpenBatch {
   void DropUntaken();
 
   void TakeRow(const source::Message& message);
+  // Upsert pipelines: every row is taken with its ChangeOp (SealedBatch::ops).
+  void TakeRow(const source::Message& message, transform::ChangeOp op);
   void Consume(const source::Message& message);
   // A bad record for the dead-letter table (KeepDeadLetters), with its error; it consumes the
   // message's position (Consume).
@@ -82,6 +86,7 @@ class OpenBatch {
  private:
   columnar::RecordBatch rows_;
   std::vector<int32_t> row_partition_;         // source partition of each row
+  std::vector<transform::ChangeOp> row_op_;    // upsert pipelines: each row's change
   std::map<int32_t, int64_t> first_;           // partition -> first position in the batch
   std::map<int32_t, int64_t> last_;            // partition -> last position in the batch
   std::map<int32_t, int64_t> last_timestamp_;  // partition -> timestamp of its last message

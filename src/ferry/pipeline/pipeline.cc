@@ -47,6 +47,20 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
   if (!metadata.ok()) {
     return metadata.status().WithContext("pipeline {}", options.id);
   }
+  if (options.upsert) {
+    if (options.dedup || !options.transform.where.empty()) {
+      return InvalidArgument(
+          "pipeline {}: an upsert pipeline cannot dedup or filter (`where`): it replaces rows by "
+          "key",
+          options.id);
+    }
+    Result<ChangeKeys> keys =
+        ChangeKeys::Create(*snapshot.schema(), options.upsert->key, options.upsert->sequence);
+    if (!keys.ok()) {
+      return keys.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,
+                                       options.id, table->Describe());
+    }
+  }
   std::unique_ptr<DedupIndex> dedup;
   if (options.dedup) {
     DedupSpec spec = *options.dedup;
@@ -75,6 +89,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
                    std::move(source_factory), std::move(decoder), std::move(*metadata),
                    std::move(*stage), std::move(dedup), std::move(evolver), registry));
   FERRY_RETURN_IF_ERROR(pipeline->intake_.BuildKeyDecoder());
+  // The table's column rules (table_rules.h); an expression ferry cannot evaluate stops here.
+  const delta::Snapshot& created = pipeline->committer_->snapshot();
+  FERRY_RETURN_IF_ERROR(
+      pipeline->intake_.SetTableRules(created.protocol(), created.metadata().configuration));
   return pipeline;
 }
 
@@ -102,7 +120,8 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                                 .max_backoff = options_.max_backoff,
                                 .transform = options_.transform,
                                 .schema_evolution = options_.schema_evolution,
-                                .evolution_limits = options_.evolution_limits},
+                                .evolution_limits = options_.evolution_limits,
+                                .upsert = options_.upsert},
           std::move(table), std::move(snapshot), std::move(stage), std::move(dedup),
           metrics_->committer)),
       queue_(
@@ -265,6 +284,7 @@ Status Pipeline::SubmitBatch() {
     }
   }
   std::unique_ptr<SealedBatch> sealed = open_.Seal();
+  sealed->rules_key = intake_.batch_rules_key();
   book_.Seal(sealed.get());
   if (options_.seal_hook) {
     options_.seal_hook(sealed.get());
@@ -306,6 +326,12 @@ Status Pipeline::HandleOutcome(const Status& outcome) {
   open_.Recycle(std::move(batch->rows));
   if (outcome.ok()) {
     AfterCommit(*batch);
+    // Another writer may have changed the constraints: rows from now on are checked against
+    // the table's (the open batch, if checked against others, is read again: Intake).
+    if (batch->table_schema != nullptr) {
+      FERRY_RETURN_IF_ERROR(
+          intake_.SetTableRules(batch->table_protocol, batch->table_configuration));
+    }
     if (batch->table_schema != nullptr && batch->table_schema != known_table_) {
       known_table_ = batch->table_schema;
       intake_.SetTable(known_table_, batch->widening_off);
@@ -349,6 +375,8 @@ void Pipeline::AfterCommit(const SealedBatch& batch) {
     record.positions.push_back({.partition = part.key, .first = part.first, .last = part.last});
   }
   std::vector<source::CommittedPosition> positions = book_.Committed(batch);
+  seal_lead_.Observe(batch.commit_seconds);
+  limits_.max_latency = seal_lead_.Trigger(options_.max_latency);
   // The commit is counted before its rows: a scrape that sees every row sees its commit.
   metrics_->succeeded->Increment();
   metrics_->rows->Increment(static_cast<double>(batch.rows_written));
@@ -410,6 +438,7 @@ Status Pipeline::Fence(const Status& why, bool rewind) {
   auto widening = config.find(delta::kEnableTypeWideningProperty);
   FERRY_RETURN_IF_ERROR(
       intake_.ResetToTable(known_table_, widening != config.end() && widening->second != "true"));
+  FERRY_RETURN_IF_ERROR(intake_.SetTableRules(committer_->snapshot().protocol(), config));
   return StartSource();
 }
 
@@ -483,7 +512,7 @@ std::chrono::milliseconds Pipeline::PollTimeout() const {
   std::chrono::milliseconds timeout = options_.poll_timeout;
   if (!open_.empty()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        options_.max_latency - (Clock::now() - open_.opened()));
+        limits_.max_latency - (Clock::now() - open_.opened()));
     timeout = std::clamp(left, std::chrono::milliseconds(0), timeout);
   }
   return timeout;

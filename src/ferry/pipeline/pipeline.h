@@ -117,6 +117,7 @@
 #include "ferry/pipeline/pipeline_metrics.h"
 #include "ferry/pipeline/pipeline_options.h"
 #include "ferry/pipeline/schema_evolver.h"
+#include "ferry/pipeline/seal_lead.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/pipeline/transform_stage.h"
 #include "ferry/source/source.h"
@@ -221,7 +222,10 @@ class Pipeline final : private source::PartitionListener {
   OpenBatch open_;
   // Steps 2 and 6: messages into open_, with the decoder and the schema it decodes into.
   Intake intake_;
+  // limits_.max_latency is options_.max_latency less seal_lead_'s lead (seal_lead.h), updated
+  // after each commit.
   BatchLimits limits_;
+  SealLead seal_lead_;
   int64_t rate_limited_us_ = 0;       // the source's RateLimitedMicros() already counted
   int64_t reported_batch_bytes_ = 0;  // to options_.shared_batch_budget
   // The logs were read for the partitions assigned since the last poll began: the other

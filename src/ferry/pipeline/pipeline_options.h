@@ -19,6 +19,7 @@
 #include "ferry/pipeline/dedup_index.h"
 #include "ferry/pipeline/shared_batch_budget.h"
 #include "ferry/pipeline/transform_stage.h"
+#include "ferry/pipeline/upsert_commit.h"
 #include "ferry/source/source.h"
 #include "ferry/transform/decoder.h"
 
@@ -56,6 +57,14 @@ struct PipelineOptions {
   OnBadRecord on_bad_record = OnBadRecord::kFail;
   // Key-based dedup (dedup_index.h), applied after the transform.
   std::optional<DedupSpec> dedup;
+  // mode = "upsert" (upsert_commit.h, docs/cdc.md): each row upserts or deletes the row of its
+  // key (the decoder's last_op()). A message with an empty value (a tombstone) deletes: its key
+  // columns come from the message key, decoded by the value's decoder as a value holding only
+  // the key columns (a JSON key {"id": 5}), or, with tombstone_key_from_metadata, from the
+  // metadata columns and the key's decoder alone (the Kafka key is itself a key column).
+  // Exclusive with dedup and `where`.
+  std::optional<UpsertSpec> upsert;
+  bool tombstone_key_from_metadata = false;
   delta::TableWriterOptions writer;
   delta::CommitOptions commit;
   // Longest wait inside one Poll (bounds how fast a stop or a latency trigger is noticed).

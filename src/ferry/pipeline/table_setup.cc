@@ -93,8 +93,8 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
     }
   }
 
-  Result<delta::Snapshot> snapshot = RetryUnavailable<delta::Snapshot>(
-      options, where, [&] { return table->LoadSnapshot(); });
+  Result<delta::Snapshot> snapshot =
+      RetryUnavailable<delta::Snapshot>(options, where, [&] { return table->LoadSnapshot(); });
   if (snapshot.ok()) {
     if (expected) {
       FERRY_RETURN_IF_ERROR(
@@ -132,9 +132,9 @@ Result<OpenedTable> OpenOrCreateTable(std::shared_ptr<storage::ObjectStore> stor
       RetryUnavailable<delta::Snapshot>(options, where, [&] { return table->Create(spec); });
   if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
     // Another process created it first: use theirs if it agrees.
-    FERRY_ASSIGN_OR_RETURN(delta::Snapshot theirs,
-                           RetryUnavailable<delta::Snapshot>(
-                               options, where, [&] { return table->LoadSnapshot(); }));
+    FERRY_ASSIGN_OR_RETURN(
+        delta::Snapshot theirs,
+        RetryUnavailable<delta::Snapshot>(options, where, [&] { return table->LoadSnapshot(); }));
     FERRY_RETURN_IF_ERROR(
         CheckSchema(*theirs.schema(), *expected, where, options.allow_missing_columns));
     return OpenedTable{.table = std::move(table), .snapshot = std::move(theirs)};

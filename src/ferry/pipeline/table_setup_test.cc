@@ -32,7 +32,8 @@ TEST_F(TableSetupTest, AStoreThatDoesNotAnswerAtFirstIsWaitedFor) {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   EXPECT_FALSE(opened->created);
   EXPECT_EQ(opened->snapshot.version(), 0);
-  EXPECT_GE(store_->count(Op::kList) - lists_before, 3) << "two refused listings, then one answered";
+  EXPECT_GE(store_->count(Op::kList) - lists_before, 3)
+      << "two refused listings, then one answered";
 }
 
 TEST_F(TableSetupTest, WithoutPatienceTheFirstOutageIsTheAnswer) {
@@ -49,11 +50,10 @@ TEST_F(TableSetupTest, AStopEndsTheWaitingWithTheStoresError) {
     store_->InjectError(Op::kList, When::kBefore, Unavailable("connection refused"), 1);
   }
   int asked = 0;
-  Result<OpenedTable> opened = OpenOrCreateTable(
-      store_, "events",
-      {.schema_ddl = "id BIGINT",
-       .unavailable_patience = milliseconds(600'000),
-       .cancelled = [&] { return ++asked >= 2; }});
+  Result<OpenedTable> opened = OpenOrCreateTable(store_, "events",
+                                                 {.schema_ddl = "id BIGINT",
+                                                  .unavailable_patience = milliseconds(600'000),
+                                                  .cancelled = [&] { return ++asked >= 2; }});
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(opened.status().message().find("connection refused"), std::string::npos);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ferry/columnar/column_conform.h"
+#include "ferry/pipeline/table_rules.h"
 
 namespace ferry::pipeline {
 
@@ -136,6 +137,14 @@ columnar::SchemaPtr InputSchema(const columnar::Schema& table,
   for (const columnar::Field& f : table.fields()) {
     if (names.count(f.name) == 0) {
       fields.push_back(f);
+      if (FilledByTable(f)) {
+        // The table fills it (table_rules.h): a message may omit it. The identity high-water
+        // mark moves with every commit that assigns values and is no business of a decoder.
+        fields.back().nullable = true;
+        std::erase_if(fields.back().metadata, [](const auto& entry) {
+          return entry.first == delta::kIdentityHighWaterMarkKey;
+        });
+      }
     }
   }
   return std::make_shared<const columnar::Schema>(std::move(fields));

@@ -79,7 +79,9 @@ class TransformStage {
   std::unique_ptr<transform::Expression> where_;
 };
 
-// The input schema of a table schema: the table's columns minus the derived ones.
+// The input schema of a table schema: the table's columns minus the derived ones; the columns
+// the table fills itself (FilledByTable: defaults, generated and identity columns) are nullable
+// there and carry no identity high-water mark.
 columnar::SchemaPtr InputSchema(const columnar::Schema& table,
                                 const std::vector<DerivedColumnSpec>& derived);
 

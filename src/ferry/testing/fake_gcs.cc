@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "ferry/testing/cache_dir.h"
 #include "ferry/testing/loopback.h"
 #include "ferry/testing/test_server.h"
 
@@ -28,9 +29,7 @@ const char* FakeGcs::Version() {
 }
 
 std::string FakeGcs::DefaultBinary() {
-  const char* home = getenv("HOME");
-  return std::string(home != nullptr ? home : "/root") + "/.cache/ferry/fake-gcs-server-" +
-         kVersion + "/fake-gcs-server";
+  return FerryCacheDir() + "/fake-gcs-server-" + kVersion + "/fake-gcs-server";
 }
 
 Result<std::unique_ptr<FakeGcs>> FakeGcs::Start(Options options) {

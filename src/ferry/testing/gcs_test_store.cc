@@ -10,6 +10,7 @@
 
 #include "ferry/storage/store_factory.h"
 #include "ferry/storage/table_uri.h"
+#include "ferry/testing/cache_dir.h"
 #include "ferry/testing/subprocess.h"
 
 #ifndef FERRY_TESTDATA_DIR
@@ -25,12 +26,7 @@ namespace {
 constexpr char kTestdataBucket[] = "testdata";
 
 std::string VenvPython() {
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const std::string base = cache != nullptr && *cache != '\0'
-                               ? std::string(cache)
-                               : std::string(home != nullptr ? home : "") + "/.cache";
-  return base + "/ferry/gcs-py-venv/bin/python";
+  return FerryCacheDir() + "/gcs-py-venv/bin/python";
 }
 
 Result<std::shared_ptr<storage::ObjectStore>> Open(const FakeGcs& gcs, const std::string& bucket,

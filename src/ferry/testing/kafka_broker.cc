@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "ferry/testing/cache_dir.h"
 #include "ferry/testing/kafka_broker_internal.h"
 #include "ferry/testing/loopback.h"
 #include "ferry/testing/test_server.h"
@@ -68,12 +69,6 @@ Result<std::string> FindLibs(const KafkaBroker::Options& options) {
     }
   }
   if (home.empty()) {
-    std::string cache;
-    if (const char* xdg = getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-      cache = xdg;
-    } else if (const char* user_home = getenv("HOME"); user_home != nullptr) {
-      cache = std::string(user_home) + "/.cache";
-    }
     std::string version = options.version;
     if (const char* env = getenv("FERRY_KAFKA_VERSION"); version.empty() && env != nullptr) {
       version = env;
@@ -81,7 +76,7 @@ Result<std::string> FindLibs(const KafkaBroker::Options& options) {
     if (version.empty()) {
       version = KafkaBroker::DefaultVersion();
     }
-    home = cache + "/ferry/kafka-" + version;
+    home = FerryCacheDir() + "/kafka-" + version;
   }
   std::string libs = home + "/libs";
   if (JarVersion(libs).empty()) {

@@ -29,7 +29,7 @@ class NatsCluster {
  public:
   struct Options {
     // A name of TestedNatsServers() or a binary's path (NatsServer::Options::server). JetStream
-    // clustering is tested on the current release.
+    // clustering is tested on every tested server (jetstream_cluster_test).
     std::string server = kCurrentNatsServer;
     int nodes = 3;
     std::string cluster_name = "ferry";

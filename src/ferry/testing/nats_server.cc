@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "ferry/testing/cache_dir.h"
 #include "ferry/testing/loopback.h"
 
 namespace ferry::testing {
@@ -46,15 +47,8 @@ Result<std::string> FindDebianNatsServer() {
 }
 
 Result<std::string> FindCurrentNatsServer() {
-  std::string cache;
-  if (const char* dir = getenv("FERRY_CACHE_DIR"); dir != nullptr && *dir != '\0') {
-    cache = dir;
-  } else if (const char* home = getenv("HOME"); home != nullptr && *home != '\0') {
-    cache = std::string(home) + "/.cache/ferry";
-  } else {
-    return NotFound("nats-server {}: neither FERRY_CACHE_DIR nor HOME is set", kCurrentNatsServer);
-  }
-  std::string binary = cache + "/nats-server-" + std::string(kCurrentNatsServer) + "/nats-server";
+  std::string binary =
+      FerryCacheDir() + "/nats-server-" + std::string(kCurrentNatsServer) + "/nats-server";
   if (access(binary.c_str(), X_OK) != 0) {
     return NotFound(
         "nats-server {} is not installed at {}: run `make setup-nats` (part of `make setup`; it "

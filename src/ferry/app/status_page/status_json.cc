@@ -273,12 +273,14 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
       auto it = journal.find(own);
       const metrics::PipelineRecord* r = it == journal.end() ? nullptr : &it->second;
       json tables = Tables(*history.registry(), journal, p->info.id);
-      // A routed pipeline (no record of its own): its state, and that state's error, are its most
-      // urgent table's.
-      const metrics::PipelineRecord* state_of = r;
-      if (r == nullptr) {
-        for (auto t = journal.upper_bound(own);
-             t != journal.end() && t->first.pipeline == own.pipeline; ++t) {
+      // A routed pipeline (records per table; one of its own only for an elastic source's
+      // leases): its state, and that state's error, are its most urgent table's.
+      auto first_table = journal.upper_bound(own);
+      const bool routed =
+          first_table != journal.end() && first_table->first.pipeline == own.pipeline;
+      const metrics::PipelineRecord* state_of = routed ? nullptr : r;
+      if (state_of == nullptr) {
+        for (auto t = first_table; t != journal.end() && t->first.pipeline == own.pipeline; ++t) {
           if (state_of == nullptr || Urgency(t->second.state) > Urgency(state_of->state)) {
             state_of = &t->second;
           }
@@ -292,6 +294,15 @@ std::string RenderStatusJson(const StatusHistory& history, const StatusQuery& qu
           max_lag = std::max(max_lag, part->lag_messages);
         }
         lag_of[key] = part->lag_messages;
+        // A routed pipeline's rows are "<partition> @ <table>": its lease view shows each
+        // partition's largest lag over the tables.
+        if (size_t at = key.find(" @ ");
+            at != std::string::npos && std::isfinite(part->lag_messages)) {
+          auto [of, fresh] = lag_of.try_emplace(key.substr(0, at), part->lag_messages);
+          if (!fresh) {
+            of->second = std::max(of->second, part->lag_messages);
+          }
+        }
         partitions.push_back({{"key", key},
                               {"committed", Number(part->committed)},
                               {"head", Number(part->head)},

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <set>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -89,7 +88,13 @@ Result<std::unique_ptr<JetStreamSource>> JetStreamSource::Create(
 }
 
 JetStreamSource::JetStreamSource(JetStreamOptions options, std::shared_ptr<PartitionLeases> leases)
-    : options_(std::move(options)), leases_(std::move(leases)) {}
+    : options_(std::move(options)),
+      // The follower reaches the filters through the private Partitions base (cast here, where
+      // it is accessible).
+      follower_(leases == nullptr
+                    ? nullptr
+                    : std::make_unique<LeaseFollower>(
+                          std::move(leases), static_cast<LeaseFollower::Partitions*>(this))) {}
 
 JetStreamSource::~JetStreamSource() {
   if (state_ != State::kClosed) {
@@ -131,21 +136,17 @@ Status JetStreamSource::Start(PartitionListener* listener) {
   listener_ = listener;
   sticky_error_ = Status::OK();
   Status status = [&]() -> Status {
-    std::vector<bool> held(options_.filters.size(), leases_ == nullptr);
-    if (leases_ != nullptr) {
-      FERRY_RETURN_IF_ERROR(leases_->Start());
-      for (int p : leases_->Owned()) {
-        if (static_cast<size_t>(p) < held.size()) {
-          held[static_cast<size_t>(p)] = true;
-        }
-      }
+    std::vector<bool> held(options_.filters.size(), follower_ == nullptr);
+    if (follower_ != nullptr) {
+      FERRY_RETURN_IF_ERROR(follower_->StartLeases());
+      held = follower_->Held(options_.filters.size());
     }
     FERRY_RETURN_IF_ERROR(Connect());
     FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
     FERRY_RETURN_IF_ERROR(CheckRetention(*info, options_.stream));
     for (const std::string& filter : options_.filters) {
       Status in_stream = CheckFilterInStream(*info->Config, options_.stream, filter);
-      if (!in_stream.ok() && leases_ != nullptr) {
+      if (!in_stream.ok() && follower_ != nullptr) {
         // Elastic partitions are often made by the stream's subject transform (2.10+:
         // "orders.*" stored as "orders.{{partition(16,1)}}.{{wildcard(1)}}"), which nats.c 3.4.1
         // does not read from the stream info: say so once, do not refuse.
@@ -210,83 +211,40 @@ bool JetStreamSource::AnyActive() const {
 }
 
 void JetStreamSource::ConfirmReading() {
-  if (leases_ == nullptr) {
-    return;
+  if (follower_ != nullptr) {
+    follower_->Confirm();
   }
-  std::set<int> reading;
-  for (const Filter& filter : filters_) {
-    if (filter.active) {
-      reading.insert(filter.info.index);
-    }
-  }
-  leases_->Confirm(reading);
 }
 
-Status JetStreamSource::FollowLeases() {
-  if (leases_ == nullptr) {
-    return Status::OK();
-  }
-  std::vector<bool> held(filters_.size(), false);
-  for (int p : leases_->Owned()) {
-    if (static_cast<size_t>(p) < held.size()) {
-      held[static_cast<size_t>(p)] = true;
+void JetStreamSource::StopReading(size_t index) {
+  Filter& filter = filters_[index];
+  Unsubscribe(&filter);
+  filter.active = false;
+  filter.needs_restart = false;
+  filter.restart_when_drained = false;
+  filter.cursor = FilterCursor(filter.cursor.covers_stream());
+  filter.poll_start = filter.cursor;
+}
+
+Status JetStreamSource::PrepareReading(size_t index, std::optional<int64_t> position) {
+  Filter& filter = filters_[index];
+  filter.active = true;
+  filter.restart_when_drained = false;
+  filter.needs_restart = true;  // until StartReading subscribes it (or the next Poll)
+  if (position.has_value()) {
+    if (*position < 0) {
+      return Internal("{}: the table returned negative position {}", filter.info.key, *position);
     }
+    filter.cursor.Restart(static_cast<uint64_t>(*position) + 1, /*confirmed=*/true);
   }
-  bool any_new = false;
-  for (Filter& filter : filters_) {
-    const bool want = held[static_cast<size_t>(filter.info.index)];
-    if (filter.active && !want) {
-      // Nothing of it is delivered after OnRevoked; the next owner starts from the table.
-      Unsubscribe(&filter);
-      filter.active = false;
-      filter.needs_restart = false;
-      filter.restart_when_drained = false;
-      filter.cursor = FilterCursor(filter.cursor.covers_stream());
-      filter.poll_start = filter.cursor;
-      listener_->OnRevoked(filter.info);
-      FERRY_LOG_INFO("{}: no longer leased to this process; stopped reading it", filter.info.key);
-    }
-    any_new = any_new || (want && !filter.active);
+  return Status::OK();
+}
+
+Status JetStreamSource::StartReading(const std::vector<size_t>& indexes) {
+  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
+  for (size_t index : indexes) {
+    FERRY_RETURN_IF_ERROR(StartFilter(&filters_[index], info->State));
   }
-  ConfirmReading();
-  if (!any_new) {
-    return Status::OK();
-  }
-  // The table's positions first, the stream's state after: a position another process has just
-  // committed (a handover) is then never past the last sequence read, however long this process
-  // was held between the two reads (paused, a slow table). Read the other way round, a process
-  // SIGSTOPped between them took a fresh position for a stream that had "lost" messages and
-  // stopped with a false DataLoss (the elastic S3 test saw it).
-  std::vector<Filter*> assigned;
-  for (Filter& filter : filters_) {
-    if (filter.active || !held[static_cast<size_t>(filter.info.index)]) {
-      continue;
-    }
-    FERRY_ASSIGN_OR_RETURN(std::optional<int64_t> position, listener_->OnAssigned(filter.info));
-    filter.active = true;
-    filter.restart_when_drained = false;
-    filter.needs_restart = true;  // until StartFilter below subscribes it (or the next Poll)
-    if (position.has_value()) {
-      if (*position < 0) {
-        return Internal("{}: the table returned negative position {}", filter.info.key, *position);
-      }
-      filter.cursor.Restart(static_cast<uint64_t>(*position) + 1, /*confirmed=*/true);
-    }
-    assigned.push_back(&filter);
-  }
-  Result<JsStreamInfoPtr> info = GetStreamInfo();
-  if (!info.ok()) {
-    ConfirmReading();
-    return info.status();
-  }
-  for (Filter* filter : assigned) {
-    Status st = StartFilter(filter, (*info)->State);
-    if (!st.ok()) {
-      ConfirmReading();
-      return st;
-    }
-  }
-  ConfirmReading();
   return Status::OK();
 }
 
@@ -465,7 +423,9 @@ Status JetStreamSource::Poll(size_t max_messages, std::chrono::milliseconds time
   header_slots_.clear();
   FERRY_RETURN_IF_ERROR(sticky_error_);
   FERRY_RETURN_IF_ERROR(CheckConnection());
-  FERRY_RETURN_IF_ERROR(FollowLeases());
+  if (follower_ != nullptr) {
+    FERRY_RETURN_IF_ERROR(follower_->Follow(listener_));
+  }
   FERRY_RETURN_IF_ERROR(RestartFlaggedFilters());
   FERRY_RETURN_IF_ERROR(sticky_error_);  // a restart may have found lost data
   for (Filter& filter : filters_) {
@@ -568,7 +528,7 @@ Status JetStreamSource::WaitForOne(std::chrono::milliseconds timeout, std::vecto
       if (std::all_of(filters_.begin(), filters_.end(), [](const Filter& f) {
             return f.subscription == nullptr || f.needs_restart;
           })) {
-        if (leases_ != nullptr && !AnyActive()) {
+        if (follower_ != nullptr && !AnyActive()) {
           // Elastic mode with no partition held: wait a little for a lease, not a busy loop.
           std::this_thread::sleep_for(std::min(left, kIdleLeaseWait));
         }

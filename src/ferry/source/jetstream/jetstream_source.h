@@ -30,11 +30,12 @@
 //      server needs no acks to keep or drop messages of a Limits stream.
 //
 // Elastic mode (a PartitionLeases given to Create): the filters are the pipeline's partitions
-// and the source reads only those the leases say this process holds. Each Poll() first compares
-// them with the filters it reads: a filter no longer held is unsubscribed and revoked
-// (OnRevoked) before anything else is delivered, a newly held one assigned (OnAssigned, the
-// table's position) and started as in step 2; then it tells the leases what it reads (Confirm),
-// so that a lease being handed over is deleted only after the pipeline let go of it.
+// and the source reads only those the leases say this process holds. Each Poll() first lets its
+// LeaseFollower (lease_follower.h) compare them with the filters it reads: a filter no longer
+// held is unsubscribed and revoked (OnRevoked) before anything else is delivered, a newly held
+// one assigned (OnAssigned, the table's position) and started as in step 2; then the follower
+// tells the leases what it reads (Confirm), so that a lease being handed over is deleted only
+// after the pipeline let go of it.
 //
 // Messages returned by Poll() borrow from nats.c messages the source keeps until the next Poll()
 // or Close().
@@ -56,6 +57,7 @@
 #include "ferry/source/jetstream/delivered_msg.h"
 #include "ferry/source/jetstream/filter_cursor.h"
 #include "ferry/source/jetstream/jetstream_options.h"
+#include "ferry/source/jetstream/lease_follower.h"
 #include "ferry/source/jetstream/nats_handles.h"
 #include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/source/source.h"
@@ -73,7 +75,7 @@ struct JetStreamSourceStats {
   uint64_t acknowledge_calls = 0;
 };
 
-class JetStreamSource final : public Source {
+class JetStreamSource final : public Source, private LeaseFollower::Partitions {
  public:
   // Validates the options; connects only in Start().
   // `leases` (elastic mode) must cover options.filters.size() partitions; it may be shared by
@@ -118,8 +120,15 @@ class JetStreamSource final : public Source {
   };
 
   JetStreamSource(JetStreamOptions options, std::shared_ptr<PartitionLeases> leases);
-  // Elastic mode: revokes the filters no longer held and starts the newly held ones.
-  Status FollowLeases();
+  // LeaseFollower::Partitions (elastic mode): the filters by index.
+  size_t partition_count() const override { return filters_.size(); }
+  const PartitionInfo& partition_info(size_t index) const override { return filters_[index].info; }
+  bool reading(size_t index) const override { return filters_[index].active; }
+  void StopReading(size_t index) override;
+  Status PrepareReading(size_t index, std::optional<int64_t> position) override;
+  Status StartReading(const std::vector<size_t>& indexes) override;
+
+  // Elastic mode: tells the leases which filters it reads.
   void ConfirmReading();
   bool AnyActive() const;
 
@@ -145,7 +154,8 @@ class JetStreamSource final : public Source {
   enum class State { kCreated, kStarted, kClosed };
 
   const JetStreamOptions options_;
-  const std::shared_ptr<PartitionLeases> leases_;  // null unless elastic
+  // Null unless elastic; moves filters in and out through the Partitions methods above.
+  const std::unique_ptr<LeaseFollower> follower_;
   State state_ = State::kCreated;
   PartitionListener* listener_ = nullptr;
   Status sticky_error_;  // a DataLoss that stopped the source; every later Poll() returns it

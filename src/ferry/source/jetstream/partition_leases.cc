@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <random>
 #include <utility>
 
@@ -14,25 +12,6 @@
 
 namespace ferry::source::jetstream {
 namespace {
-
-constexpr char kHex[] = "0123456789ABCDEF";
-
-// Key tokens allow [-/_=.a-zA-Z0-9]; everything but letters, digits, '-' and '_' becomes =HH, so
-// that distinct names stay distinct and a name never adds a token.
-std::string KeyToken(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0 || c == '-' || c == '_') {
-      out += c;
-    } else {
-      out += '=';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out.empty() ? std::string("=") : out;
-}
 
 int64_t UnixMillisNow() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -46,94 +25,11 @@ std::string DefaultMember() {
     host[0] = '\0';
   }
   std::random_device rd;
-  return fmt::format("{}-{}-{:04x}", KeyToken(host[0] != '\0' ? host : "host"),
+  return fmt::format("{}-{}-{:04x}", LeaseKeyToken(host[0] != '\0' ? host : "host"),
                      static_cast<int>(getpid()), rd() & 0xffff);
 }
 
-// "<member> <taken unix ms>"
-std::string LeaseValue(std::string_view member, int64_t taken_unix_ms) {
-  return fmt::format("{} {}", member, taken_unix_ms);
-}
-
-void ParseLeaseValue(std::string_view value, std::string* owner, int64_t* taken) {
-  size_t space = value.find(' ');
-  *owner = std::string(value.substr(0, space));
-  *taken = 0;
-  if (space != std::string_view::npos) {
-    std::string_view ms = value.substr(space + 1);
-    std::from_chars(ms.data(), ms.data() + ms.size(), *taken);
-  }
-}
-
-struct KvWatcherDeleter {
-  void operator()(kvWatcher* w) const { kvWatcher_Destroy(w); }
-};
-struct KvEntryDeleter {
-  void operator()(kvEntry* e) const { kvEntry_Destroy(e); }
-};
-
-// Lists the current values under `scope`: leases by partition, and the members.
-Status ListScope(kvStore* kv, const std::string& scope, int partitions,
-                 std::map<int, std::tuple<uint64_t, std::string, int64_t, int64_t>>* leases,
-                 std::set<std::string>* members) {
-  kvWatchOptions opts;
-  kvWatchOptions_Init(&opts);
-  opts.IgnoreDeletes = true;
-  kvWatcher* raw = nullptr;
-  std::string keys = scope + ".>";
-  natsStatus status = kvStore_Watch(&raw, kv, keys.c_str(), &opts);
-  if (status != NATS_OK) {
-    return NatsError(status, fmt::format("list lease keys '{}'", keys));
-  }
-  std::unique_ptr<kvWatcher, KvWatcherDeleter> watcher(raw);
-  const std::string lease_prefix = scope + ".p.";
-  const std::string member_prefix = scope + ".m.";
-  while (true) {
-    kvEntry* e = nullptr;
-    status = kvWatcher_Next(&e, watcher.get(), 5000);
-    if (status != NATS_OK) {
-      return NatsError(status, fmt::format("list lease keys '{}'", keys));
-    }
-    if (e == nullptr) {
-      return Status::OK();  // the current values are all here
-    }
-    std::unique_ptr<kvEntry, KvEntryDeleter> entry(e);
-    if (kvEntry_Operation(e) != kvOp_Put) {
-      continue;
-    }
-    std::string_view key = kvEntry_Key(e);
-    if (key.starts_with(member_prefix)) {
-      members->insert(std::string(key.substr(member_prefix.size())));
-    } else if (key.starts_with(lease_prefix)) {
-      std::string_view number = key.substr(lease_prefix.size());
-      int p = -1;
-      auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), p);
-      if (ec != std::errc() || end != number.data() + number.size() || p < 0 || p >= partitions) {
-        continue;  // another partition count: not ours to judge
-      }
-      std::string owner;
-      int64_t taken = 0;
-      ParseLeaseValue(std::string_view(static_cast<const char*>(kvEntry_Value(e)),
-                                       static_cast<size_t>(kvEntry_ValueLen(e))),
-                      &owner, &taken);
-      (*leases)[p] = {kvEntry_Revision(e), owner, taken, kvEntry_Created(e) / 1'000'000};
-    }
-  }
-}
-
 }  // namespace
-
-std::string LeaseScope(std::string_view pipeline, std::string_view stream) {
-  return KeyToken(pipeline) + "." + KeyToken(stream);
-}
-
-std::string LeaseKey(std::string_view scope, int partition) {
-  return fmt::format("{}.p.{}", scope, partition);
-}
-
-std::string MemberKey(std::string_view scope, std::string_view member) {
-  return fmt::format("{}.m.{}", scope, KeyToken(member));
-}
 
 Status LeaseOptions::Validate() const {
   FERRY_RETURN_IF_ERROR(connection.Validate());
@@ -149,37 +45,11 @@ Status LeaseOptions::Validate() const {
   return Status::OK();
 }
 
-Result<LeaseListing> ReadLeases(jsCtx* js, const std::string& bucket, const std::string& scope,
-                                int partitions) {
-  kvStore* raw = nullptr;
-  natsStatus status = js_KeyValue(&raw, js, bucket.c_str());
-  if (status != NATS_OK) {
-    return NatsError(status, fmt::format("lease bucket '{}'", bucket));
-  }
-  std::unique_ptr<kvStore, void (*)(kvStore*)> kv(raw, kvStore_Destroy);
-  std::map<int, std::tuple<uint64_t, std::string, int64_t, int64_t>> leases;
-  std::set<std::string> members;
-  FERRY_RETURN_IF_ERROR(ListScope(kv.get(), scope, partitions, &leases, &members));
-  LeaseListing listing;
-  listing.members.assign(members.begin(), members.end());
-  for (int p = 0; p < partitions; ++p) {
-    LeaseView view{.partition = p};
-    auto it = leases.find(p);
-    if (it != leases.end()) {
-      view.owner = std::get<1>(it->second);
-      view.taken_unix_ms = std::get<2>(it->second);
-      view.renewed_unix_ms = std::get<3>(it->second);
-    }
-    listing.leases.push_back(std::move(view));
-  }
-  return listing;
-}
-
 Result<std::shared_ptr<PartitionLeases>> PartitionLeases::Create(LeaseOptions options) {
   if (options.member.empty()) {
     options.member = DefaultMember();
   }
-  options.member = KeyToken(options.member);
+  options.member = LeaseKeyToken(options.member);
   FERRY_RETURN_IF_ERROR(options.Validate());
   return std::shared_ptr<PartitionLeases>(new PartitionLeases(std::move(options)));
 }
@@ -326,15 +196,7 @@ LeaseStats PartitionLeases::stats() const {
 }
 
 Status PartitionLeases::List(std::map<int, Listed>* leases, std::set<std::string>* members) {
-  std::map<int, std::tuple<uint64_t, std::string, int64_t, int64_t>> raw;
-  FERRY_RETURN_IF_ERROR(ListScope(kv_.get(), scope_, options_.partitions, &raw, members));
-  for (auto& [p, t] : raw) {
-    (*leases)[p] = Listed{.revision = std::get<0>(t),
-                          .owner = std::move(std::get<1>(t)),
-                          .taken_unix_ms = std::get<2>(t),
-                          .renewed_unix_ms = std::get<3>(t)};
-  }
-  return Status::OK();
+  return ListLeaseScope(kv_.get(), scope_, options_.partitions, leases, members);
 }
 
 Result<uint64_t> PartitionLeases::Write(int partition, int64_t taken_unix_ms, uint64_t revision) {

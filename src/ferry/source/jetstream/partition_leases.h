@@ -7,7 +7,8 @@
 // write) holds, under a scope per pipeline and stream ("<pipeline>.<stream>", escaped to key
 // tokens):
 //   <scope>.m.<member>  one key per live process, rewritten every renewal;
-//   <scope>.p.<i>       the lease of partition i: "<member> <unix ms when taken>".
+//   <scope>.p.<i>       the lease of partition i: "<member> <unix ms when taken>"
+// (lease_bucket.h: the names, the values and the listing, shared with `ferry status`).
 //
 // A keeper thread runs every TTL / 3 (and at once when the source confirms a revocation):
 //   1. Rewrites its membership key.
@@ -51,11 +52,10 @@
 #include "ferry/base/result.h"
 #include "ferry/base/status.h"
 #include "ferry/source/jetstream/jetstream_options.h"
+#include "ferry/source/jetstream/lease_bucket.h"
 #include "ferry/source/jetstream/nats_handles.h"
 
 namespace ferry::source::jetstream {
-
-struct LeaseView;
 
 struct LeaseOptions {
   NatsConnectionOptions connection;
@@ -72,15 +72,6 @@ struct LeaseOptions {
   Status Validate() const;
 };
 
-// One partition's lease as the bucket showed it at the last listing.
-struct LeaseView {
-  int partition = -1;
-  std::string owner;            // empty: free
-  bool mine = false;            // owner is this process (View() and on_view only)
-  int64_t taken_unix_ms = 0;    // when the owner took it
-  int64_t renewed_unix_ms = 0;  // the last write (the server's time)
-};
-
 struct LeaseStats {
   uint64_t ticks = 0;
   uint64_t taken = 0;
@@ -89,20 +80,6 @@ struct LeaseStats {
   uint64_t errors = 0;  // NATS errors in a tick (retried at the next)
   size_t live_members = 0;
 };
-
-// Key names, shared with `ferry status` which reads the bucket without taking part.
-std::string LeaseScope(std::string_view pipeline, std::string_view stream);
-std::string LeaseKey(std::string_view scope, int partition);
-std::string MemberKey(std::string_view scope, std::string_view member);
-
-// Reads the leases of a scope (for `ferry status`): one LeaseView per partition 0..partitions-1,
-// and the members. NotFound when the bucket does not exist.
-struct LeaseListing {
-  std::vector<LeaseView> leases;
-  std::vector<std::string> members;
-};
-Result<LeaseListing> ReadLeases(jsCtx* js, const std::string& bucket, const std::string& scope,
-                                int partitions);
 
 class PartitionLeases {
  public:
@@ -136,12 +113,7 @@ class PartitionLeases {
     Clock::time_point valid_until;
     bool releasing = false;
   };
-  struct Listed {
-    uint64_t revision = 0;
-    std::string owner;
-    int64_t taken_unix_ms = 0;
-    int64_t renewed_unix_ms = 0;
-  };
+  using Listed = ListedLease;
 
   explicit PartitionLeases(LeaseOptions options);
 

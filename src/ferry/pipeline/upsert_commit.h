@@ -1,0 +1,109 @@
+// UpsertCommit: the commit strategy of an upsert pipeline (mode = "upsert", docs/cdc.md): what
+// one batch of changes adds to and removes from the table, for BatchCommitter to commit in one
+// Delta commit with the batch's positions.
+//
+//   FERRY_ASSIGN_OR_RETURN(auto upsert, UpsertCommit::Create(*snapshot.schema(), spec));
+//   FERRY_RETURN_IF_ERROR(upsert->Load(table, snapshot));               // at start, after fencing
+//   FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+//                          upsert->Plan(table, snapshot, rows, ops, writer_options));
+//   txn.AddFiles(actions.adds); for (auto& r : actions.removes) txn.Remove(r); ... commit ...
+//   upsert->Committed(table, new_snapshot);
+//
+// Plan(), numbered:
+//   1. Every row's key (change_keys.h); the changes to one key collapse to the one that wins
+//      (the highest `sequence`, else the last in source order).
+//   2. The key index (key_index.h) catches up with the commits since the last batch, then says
+//      where each key's live row is. With a sequence, a change older than the key's row in the
+//      table (or than its delete, remembered by this process) is dropped (`stale`).
+//   3. The new row versions (upserts) are written as new files.
+//   4. The rows they replace and the rows deleted are removed from their files:
+//        - the table has the deletionVectors writer feature: the file's `add` is removed and
+//          added again with a deletion vector holding its old one plus these rows (PROTOCOL.md
+//          "Deletion Vectors"), all of the batch's vectors in one new DV file
+//          (deletion_vector.h), stats marked tightBounds = false;
+//        - otherwise copy-on-write: the file is read (its own deletion vector applied), its rows
+//          whose key the batch changes are left out, the rest is written as new files, and the
+//          file is removed.
+//      Every remove carries dataChange = true and the removed add's deletion vector, so the
+//      commit aborts (ConcurrentDeleteRead / ConcurrentDeleteDelete, transaction.h) when another
+//      writer removed the file first (OPTIMIZE, DELETE, MERGE): the caller brings the snapshot
+//      forward and plans again, and the index then points at the new files. Nothing is ever
+//      resurrected or lost: a plan is only valid for the snapshot it was made against.
+// Committed(): the index reads the commit (and any before it) from the log; the deletes of the
+// batch are remembered with their sequence.
+//
+// Errors: InvalidArgument for a null key or a key column missing from the rows (fatal); the
+// table's errors otherwise (reading files, writing files).
+//
+// Thread-safety: one thread (the writer thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ferry/base/result.h"
+#include "ferry/columnar/record_batch.h"
+#include "ferry/delta/actions.h"
+#include "ferry/delta/snapshot.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_writer.h"
+#include "ferry/pipeline/key_index.h"
+#include "ferry/transform/change_op.h"
+
+namespace ferry::pipeline {
+
+struct UpsertSpec {
+  std::vector<std::string> key;  // the table's key columns
+  std::string sequence;          // empty: source order
+  std::string origin = "key";    // where the key was configured ("ferry.toml:12: ...key")
+};
+
+struct UpsertActions {
+  std::vector<delta::AddFile> adds;
+  std::vector<delta::RemoveFile> removes;
+  int64_t upserts = 0;          // rows written as new versions
+  int64_t deletes = 0;          // keys deleted (whether or not the table held them)
+  int64_t replaced = 0;         // rows marked removed in the table's files
+  int64_t collapsed = 0;        // changes superseded by a later one of the same batch
+  int64_t stale = 0;            // changes older (by sequence) than the table's row
+  int64_t rewritten_files = 0;  // copy-on-write
+  int64_t dv_files = 0;         // files given a deletion vector
+  int64_t bytes = 0;            // of the new data files
+};
+
+class UpsertCommit {
+ public:
+  // InvalidArgument when the key or sequence do not fit `table_schema` (change_keys.h).
+  static Result<std::unique_ptr<UpsertCommit>> Create(const columnar::Schema& table_schema,
+                                                      const UpsertSpec& spec);
+
+  // Builds the key index from the table (at start and after fencing).
+  Status Load(const delta::Table& table, const delta::Snapshot& snapshot);
+  // Steps 1-4 against `snapshot`. `rows` has the table's schema; `ops` one entry per row.
+  Result<UpsertActions> Plan(const delta::Table& table, const delta::Snapshot& snapshot,
+                             const columnar::RecordBatch& rows,
+                             const std::vector<transform::ChangeOp>& ops,
+                             const delta::TableWriterOptions& writer_options);
+  // After the plan's commit is durable; `snapshot` includes it.
+  Status Committed(const delta::Table& table, const delta::Snapshot& snapshot);
+
+  const KeyIndex& index() const { return index_; }
+
+ private:
+  explicit UpsertCommit(ChangeKeys keys) : index_(std::move(keys)) {}
+  // Step 4 for one file: the rows of `add` at `rows` (physical indexes) whose keys are `keys`.
+  Status RewriteFile(const delta::Table& table, const delta::Snapshot& snapshot,
+                     const delta::AddFile& add, const std::vector<std::string>& keys,
+                     delta::TableWriter* writer, UpsertActions* out);
+
+  KeyIndex index_;
+  std::vector<std::pair<std::string, int64_t>> pending_deletes_;  // of the last plan
+};
+
+// The table's `deletionVectors` writer feature (upserts mark rows with deletion vectors).
+bool UsesDeletionVectors(const delta::Snapshot& snapshot);
+
+}  // namespace ferry::pipeline

@@ -1,0 +1,262 @@
+// Upsert pipelines' commit side: the collapse of a batch's changes, the key index, and
+// UpsertCommit's plans committed the way BatchCommitter commits them, on copy-on-write tables and
+// on tables with deletion vectors, with another writer removing the files a plan marks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ferry/columnar/column.h"
+#include "ferry/columnar/ddl.h"
+#include "ferry/delta/file_scan.h"
+#include "ferry/delta/table.h"
+#include "ferry/delta/table_writer.h"
+#include "ferry/delta/transaction.h"
+#include "ferry/pipeline/change_keys.h"
+#include "ferry/pipeline/key_index.h"
+#include "ferry/pipeline/upsert_commit.h"
+#include "ferry/storage/memory_store.h"
+#include "ferry/transform/json_decoder.h"
+
+namespace ferry::pipeline {
+namespace {
+
+using transform::ChangeOp;
+
+columnar::SchemaPtr UpsertSchema(const char* ddl) {
+  return std::make_shared<const columnar::Schema>(*columnar::ParseDdlSchema(ddl));
+}
+
+columnar::RecordBatch UpsertRows(const columnar::SchemaPtr& schema,
+                                 const std::vector<std::string>& json) {
+  columnar::RecordBatch batch = columnar::RecordBatch::MakeEmpty(schema);
+  auto decoder = std::move(*transform::JsonDecoder::Create(schema, {}));
+  for (const std::string& row : json) {
+    Status st = decoder->Append(row, &batch);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  return batch;
+}
+
+TEST(CollapseChangesTest, LastInSourceOrderWins) {
+  std::vector<std::string> keys = {"a", "b", "a", "c", "b", "a"};
+  EXPECT_EQ(CollapseChanges(keys, {}), (std::vector<int64_t>{3, 4, 5}));
+}
+
+TEST(CollapseChangesTest, HighestSequenceWinsTiesGoToTheLater) {
+  std::vector<std::string> keys = {"a", "a", "a", "b", "b"};
+  std::vector<int64_t> seq = {5, 9, 7, 3, 3};
+  EXPECT_EQ(CollapseChanges(keys, seq), (std::vector<int64_t>{1, 4}));
+}
+
+TEST(ChangeKeysTest, EncodesByValueAcrossIntegerWidthsAndRefusesNullKeys) {
+  auto narrow = UpsertSchema("id INT, name STRING");
+  auto wide = UpsertSchema("id BIGINT, name STRING");
+  auto k1 = ChangeKeys::Create(*narrow, {"id", "name"}, "");
+  auto k2 = ChangeKeys::Create(*wide, {"id", "name"}, "");
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  auto e1 =
+      k1->Encode(UpsertRows(narrow, {R"({"id": 7, "name": "x"})", R"({"id": 7, "name": "y"})"}));
+  auto e2 = k2->Encode(UpsertRows(wide, {R"({"id": 7, "name": "x"})"}));
+  ASSERT_TRUE(e1.ok() && e2.ok());
+  EXPECT_EQ((*e1)[0], (*e2)[0]);
+  EXPECT_NE((*e1)[0], (*e1)[1]);
+  auto null_key = k1->Encode(UpsertRows(narrow, {R"({"name": "x"})"}));
+  EXPECT_EQ(null_key.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ChangeKeys::Create(*narrow, {"nope"}, "").ok());
+  EXPECT_FALSE(ChangeKeys::Create(*narrow, {"id"}, "name").ok());  // a STRING sequence
+}
+
+// A table of (id, v, seq) and the batches an upsert pipeline commits to it.
+class UpsertCommitTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    schema_ = UpsertSchema("id BIGINT NOT NULL, v STRING, seq BIGINT");
+    table_ = std::move(*delta::Table::Open(store_, "t"));
+    delta::StringMap config;
+    if (GetParam()) {
+      config["delta.enableDeletionVectors"] = "true";
+    }
+    auto created = table_->Create({.schema = schema_, .configuration = config});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    snapshot_ = *created;
+    ASSERT_EQ(UsesDeletionVectors(snapshot_), GetParam());
+    upsert_ = NewUpsert("");
+  }
+
+  std::unique_ptr<UpsertCommit> NewUpsert(std::string sequence) {
+    auto upsert = UpsertCommit::Create(*schema_, {.key = {"id"}, .sequence = std::move(sequence)});
+    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
+    Status st = (*upsert)->Load(*table_, snapshot_);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return std::move(*upsert);
+  }
+
+  // One batch: "+id:v[:seq]" upserts, "-id[:seq]" deletes. Returns the plan's counts.
+  Result<UpsertActions> Apply(const std::vector<std::string>& changes,
+                              UpsertCommit* upsert = nullptr) {
+    upsert = upsert != nullptr ? upsert : upsert_.get();
+    std::vector<std::string> json;
+    std::vector<ChangeOp> ops;
+    for (const std::string& c : changes) {
+      std::vector<std::string> parts;
+      size_t start = 1;
+      while (start <= c.size()) {
+        size_t end = c.find(':', start);
+        end = end == std::string::npos ? c.size() : end;
+        parts.push_back(c.substr(start, end - start));
+        start = end + 1;
+      }
+      if (c[0] == '+') {
+        json.push_back(fmt::format(R"({{"id": {}, "v": "{}", "seq": {}}})", parts[0], parts[1],
+                                   parts.size() > 2 ? parts[2] : "null"));
+        ops.push_back(ChangeOp::kUpsert);
+      } else {
+        json.push_back(fmt::format(R"({{"id": {}, "seq": {}}})", parts[0],
+                                   parts.size() > 1 ? parts[1] : "null"));
+        ops.push_back(ChangeOp::kDelete);
+      }
+    }
+    columnar::RecordBatch rows = UpsertRows(schema_, json);
+    FERRY_ASSIGN_OR_RETURN(UpsertActions actions, upsert->Plan(*table_, snapshot_, rows, ops, {}));
+    UpsertActions counts = actions;
+    delta::Transaction txn(*table_, snapshot_);
+    txn.AddFiles(std::move(actions.adds));
+    for (delta::RemoveFile& r : actions.removes) {
+      txn.Remove(std::move(r));
+    }
+    txn.SetPosition("p/0", ++position_);
+    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
+    snapshot_ = std::move(result.snapshot);
+    FERRY_RETURN_IF_ERROR(upsert->Committed(*table_, snapshot_));
+    return counts;
+  }
+
+  // id -> v of the table at its latest version, read through a fresh snapshot.
+  std::map<int64_t, std::string> State() {
+    auto snapshot = table_->LoadSnapshot();
+    EXPECT_TRUE(snapshot.ok());
+    std::map<int64_t, std::string> out;
+    for (const auto& [key, add] : snapshot->files()) {
+      auto batch = delta::ReadLiveFile(*table_, *snapshot, add, {"id", "v"});
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      const auto& ids = static_cast<const columnar::Int64Column&>(batch->column(0));
+      const auto& vs = static_cast<const columnar::BinaryColumn&>(batch->column(1));
+      for (int64_t r = 0; r < batch->num_rows(); ++r) {
+        EXPECT_TRUE(out.emplace(ids.Value(r), std::string(vs.Value(r))).second)
+            << "id " << ids.Value(r) << " twice";
+      }
+    }
+    return out;
+  }
+
+  int64_t FilesWithDv() {
+    int64_t n = 0;
+    for (const auto& [key, add] : snapshot_.files()) {
+      n += add.deletion_vector ? 1 : 0;
+    }
+    return n;
+  }
+
+  std::shared_ptr<storage::InMemoryStore> store_ = std::make_shared<storage::InMemoryStore>();
+  columnar::SchemaPtr schema_;
+  std::unique_ptr<delta::Table> table_;
+  delta::Snapshot snapshot_;
+  std::unique_ptr<UpsertCommit> upsert_;
+  int64_t position_ = 0;
+};
+
+TEST_P(UpsertCommitTest, UpsertsReplaceAndDeletesRemoveExactlyTheirKeys) {
+  ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e"}).ok());
+  auto second = Apply({"+2:B", "-3", "+6:f", "-99", "+2:BB", "+7:g", "-7"});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->upserts, 2);   // 2 (collapsed to BB) and 6; 7 ends deleted
+  EXPECT_EQ(second->deletes, 3);   // 3, 99, 7
+  EXPECT_EQ(second->replaced, 2);  // the old rows of 2 and 3
+  EXPECT_EQ(second->collapsed, 2);
+  EXPECT_EQ(second->removes.size(), 1u);
+  EXPECT_EQ(second->dv_files, GetParam() ? 1 : 0);
+  EXPECT_EQ(second->rewritten_files, GetParam() ? 0 : 1);
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "BB"}, {4, "d"}, {5, "e"}, {6, "f"}};
+  EXPECT_EQ(State(), want);
+  EXPECT_EQ(upsert_->index().live_keys(), 5u);
+
+  // A third batch over the file that already has a deletion vector: the vectors merge.
+  ASSERT_TRUE(Apply({"-1", "+5:E", "+3:c2"}).ok());
+  want = {{2, "BB"}, {3, "c2"}, {4, "d"}, {5, "E"}, {6, "f"}};
+  EXPECT_EQ(State(), want);
+  if (GetParam()) {
+    EXPECT_GE(FilesWithDv(), 1);
+  }
+  // A new process rebuilds the index from the table (deletion vectors applied) and goes on.
+  auto restarted = NewUpsert("");
+  EXPECT_EQ(restarted->index().live_keys(), 5u);
+  ASSERT_TRUE(Apply({"-2", "+4:D"}, restarted.get()).ok());
+  want = {{3, "c2"}, {4, "D"}, {5, "E"}, {6, "f"}};
+  EXPECT_EQ(State(), want);
+}
+
+TEST_P(UpsertCommitTest, AnOlderSequenceNeverOverwritesANewerRow) {
+  auto upsert = NewUpsert("seq");
+  ASSERT_TRUE(Apply({"+1:a:10", "+2:b:10", "+3:c:10"}, upsert.get()).ok());
+  auto plan = Apply({"+1:old:5", "+2:new:11", "-3:9", "+4:x:2", "+4:y:1"}, upsert.get());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->stale, 2);  // 1 and the delete of 3
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "new"}, {3, "c"}, {4, "x"}};
+  EXPECT_EQ(State(), want);
+  // A delete with a newer sequence wins, and an older upsert after it does not bring it back.
+  ASSERT_TRUE(Apply({"-3:12"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+3:back:11"}, upsert.get()).ok());
+  want = {{1, "a"}, {2, "new"}, {4, "x"}};
+  EXPECT_EQ(State(), want);
+}
+
+TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNewFiles) {
+  ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c"}).ok());
+  ASSERT_TRUE(Apply({"+4:d", "+5:e"}).ok());
+  // Plan against the current version...
+  columnar::RecordBatch rows = UpsertRows(schema_, {R"({"id": 2, "v": "B"})", R"({"id": 5})"});
+  std::vector<ChangeOp> ops = {ChangeOp::kUpsert, ChangeOp::kDelete};
+  auto plan = upsert_->Plan(*table_, snapshot_, rows, ops, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  // ...while another writer compacts the table (an OPTIMIZE: every file into one).
+  {
+    delta::Snapshot other = *table_->LoadSnapshot();
+    auto writer = std::move(*delta::TableWriter::Create(*table_, other));
+    delta::Transaction compact(*table_, other);
+    for (const auto& [key, add] : other.files()) {
+      auto batch = delta::ReadLiveFile(*table_, other, add);
+      ASSERT_TRUE(batch.ok());
+      ASSERT_TRUE(writer->Write(*batch).ok());
+      compact.Remove(
+          {.path = add.path, .data_change = false, .deletion_vector = add.deletion_vector});
+    }
+    compact.AddFiles(std::move(*writer->Finish()));
+    compact.SetOperation("OPTIMIZE", {});
+    ASSERT_TRUE(compact.Commit().ok());
+  }
+  delta::Transaction txn(*table_, snapshot_);
+  txn.AddFiles(plan->adds);
+  for (const delta::RemoveFile& r : plan->removes) {
+    txn.Remove(r);
+  }
+  auto committed = txn.Commit();
+  ASSERT_EQ(committed.status().code(), StatusCode::kAborted);
+  EXPECT_EQ(txn.conflict(), delta::Conflict::kDeleteDelete);
+  // What BatchCommitter does: the snapshot forward, plan again.
+  snapshot_ = *table_->Update(snapshot_);
+  ASSERT_TRUE(Apply({"+2:B", "-5"}).ok());
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}};
+  EXPECT_EQ(State(), want);
+}
+
+std::string StoreKind(const ::testing::TestParamInfo<bool>& param) {
+  return param.param ? "DeletionVectors" : "CopyOnWrite";
+}
+
+INSTANTIATE_TEST_SUITE_P(CopyOnWriteAndDeletionVectors, UpsertCommitTest, ::testing::Bool(),
+                         StoreKind);
+
+}  // namespace
+}  // namespace ferry::pipeline
