@@ -343,6 +343,71 @@ TEST_F(KafkaPipelineTest, AHeadersColumnHoldsEachMessagesHeaders) {
   }
 }
 
+// format = "debezium-json" through `ferry run` (docs/cdc.md): Debezium change events, bare and
+// with the schema wrapper, become rows with their op and source columns; the tombstone after the
+// delete is consumed without a row; an envelope without op goes to the dead-letter table.
+TEST_F(KafkaPipelineTest, DebeziumEnvelopesBecomeRowsWithOpAndSourceColumns) {
+  auto change = [](std::string_view op, std::string_view before, std::string_view after, int n) {
+    return fmt::format(
+        R"({{"before":{},"after":{},"source":{{"connector":"postgresql","db":"shop",)"
+        R"("table":"customers","lsn":{},"ts_ms":{}}},"op":"{}","ts_ms":{}}})",
+        before, after, 100 + n, 1700000000000 + n, op, 1700000000500 + n);
+  };
+  const std::vector<std::string> values = {
+      change("c", "null", R"({"id":1,"name":"a"})", 0),
+      R"({"schema":{"type":"struct","fields":[]},"payload":)" +
+          change("r", "null", R"({"id":2,"name":"b"})", 1) + "}",
+      change("u", R"({"id":1,"name":"a"})", R"({"id":1,"name":"a2"})", 2),
+      change("d", R"({"id":2,"name":null})", "null", 3),
+      "",  // the tombstone after the delete
+      R"({"before":null,"after":{"id":9}})",
+  };
+  const std::vector<int> keys = {1, 2, 1, 2, 2, 9};
+  ASSERT_TRUE(
+      source::kafka::testing::Produce(
+          brokers_, "events", 0, static_cast<int>(values.size()),
+          [&](int i) { return values[static_cast<size_t>(i)]; },
+          [&](int i) { return fmt::format(R"({{"id":{}}})", keys[static_cast<size_t>(i)]); })
+          .ok());
+  std::string dead = (dir_ / "dead").string();
+  std::string path = e2e::WriteConfig(
+      dir_ / "ferry.toml",
+      {{.table = table(),
+        .schema = "id BIGINT NOT NULL, name STRING, _op STRING, _lsn BIGINT, _source_ts TIMESTAMP",
+        .metadata_columns = R"(offset = "_offset")",
+        .keys = fmt::format("on_bad_record = \"dead_letter\"\ndead_letter_table = \"{}\"", dead),
+        .source = e2e::KafkaSection(
+            {.brokers = brokers_, .group_id = "ferry-cdc", .assignment = "manual"}),
+        .sections = "[pipeline.decode]\nformat = \"debezium-json\"\n"
+                    "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\", "
+                    "\"source.ts_ms\" = \"_source_ts\" }",
+        .max_rows = 100}});
+  CommandResult check = RunCommand({kFerry, "config", "check", path});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  CommandResult r = RunCommand({kFerry, "run", "--config", path, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  e2e::TableContents t = e2e::ReadTable(table());
+  std::vector<std::string> got;
+  for (const std::string& row : t.rows) {
+    got.push_back(fmt::format("{} {} {} {} {} {}", e2e::Field(row, "_offset"),
+                              e2e::Field(row, "id"), e2e::Field(row, "name"),
+                              e2e::Field(row, "_op"), e2e::Field(row, "_lsn"),
+                              e2e::Field(row, "_source_ts")));
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "0 1 a c 100 1700000000000000", "1 2 b r 101 1700000000001000",
+                     "2 1 a2 u 102 1700000000002000", "3 2 null d 103 1700000000003000"}));
+  e2e::TableContents bad = e2e::ReadTable(dead);
+  ASSERT_EQ(bad.rows.size(), 1u);
+  EXPECT_EQ(e2e::Field(bad.rows[0], "position"), "5");
+  EXPECT_NE(e2e::Field(bad.rows[0], "error").find("field 'op': missing"), std::string::npos)
+      << bad.rows[0];
+  EXPECT_EQ(t.txns["events/kafka/events/0"], 5);
+  e2e::ExpectDuckDbCounts(t.files, "_offset", 4);
+}
+
 // Producers that sent every message twice, ferry killed twice along the way: each id once.
 TEST_F(KafkaPipelineTest, DedupKeepsEachIdOnceAcrossKills) {
   std::string config = WriteConfig({"events"}, "", "", R"(dedup = { key = "id", window = "1h" })");

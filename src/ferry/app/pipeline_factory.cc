@@ -23,6 +23,7 @@
 #include "ferry/source/jetstream/partition_leases.h"
 #include "ferry/source/kafka/kafka_source.h"
 #include "ferry/storage/store_factory.h"
+#include "ferry/transform/debezium_json_decoder.h"
 #include "ferry/transform/json_decoder.h"
 #include "ferry/transform/raw_decoder.h"
 
@@ -228,6 +229,23 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
     o.epoch_unit = transform::EpochUnit::kMillis;
   } else if (c.decode.timestamp_epoch_unit == "micros") {
     o.epoch_unit = transform::EpochUnit::kMicros;
+  }
+  if (c.decode.format == config::DecodeConfig::Format::kDebeziumJson) {
+    transform::DebeziumJsonOptions d{
+        .envelope_columns = c.decode.envelope_columns,
+        .decimal_handling = c.decode.decimal_handling == "string"
+                                ? transform::DecimalHandling::kString
+                                : transform::DecimalHandling::kPrecise};
+    for (const auto& [field, column] : c.decode.envelope_columns) {
+      std::erase(o.columns, column);
+    }
+    d.row = std::move(o);
+    Result<std::unique_ptr<transform::DebeziumJsonDecoder>> debezium =
+        transform::DebeziumJsonDecoder::Create(schema, std::move(d));
+    if (!debezium.ok()) {
+      return AtKey(c.location, "decode", debezium.status());
+    }
+    return std::unique_ptr<transform::Decoder>(std::move(*debezium));
   }
   Result<std::unique_ptr<transform::JsonDecoder>> json = transform::JsonDecoder::Create(schema, o);
   if (!json.ok()) {
@@ -436,7 +454,8 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       .until_caught_up = build.until_caught_up,
       .max_wait = build.max_wait,
   };
-  if (c.decode.format == config::DecodeConfig::Format::kJson) {
+  if (c.decode.format == config::DecodeConfig::Format::kJson ||
+      c.decode.format == config::DecodeConfig::Format::kDebeziumJson) {
     // The pipeline follows the table's schema: its own changes and anyone else's.
     options.decoder_factory = [c](const columnar::SchemaPtr& input) {
       return MakeDecoder(c, input, nullptr);

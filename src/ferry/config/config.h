@@ -116,7 +116,9 @@ struct SchemaRegistryConfig {
 };
 
 struct DecodeConfig {
-  enum class Format { kJson, kRaw, kAvro, kProtobuf };
+  // kDebeziumJson: Debezium change events as Kafka Connect's JsonConverter writes them
+  // (docs/cdc.md "Debezium envelopes").
+  enum class Format { kJson, kRaw, kAvro, kProtobuf, kDebeziumJson };
   Format format = Format::kJson;
   // kAvro, kProtobuf: framed messages (the Confluent wire format) with their schemas in a
   // registry, or unframed ones with one writer schema: an .avsc file (kAvro), a
@@ -143,6 +145,11 @@ struct DecodeConfig {
   std::string timestamp_epoch_unit = "seconds";  // seconds (as Spark), millis, micros
   std::vector<std::string> timestamp_formats;    // extra Spark patterns for timestamp strings
   std::vector<std::string> date_formats;
+  // kDebeziumJson: envelope field ("op", "ts_ms", "source.lsn", ...) -> table column, and
+  // Debezium's decimal.handling.mode for DECIMAL columns without a Connect schema ("precise":
+  // base64 bytes, "string"). Its timestamp_epoch_unit defaults to "millis".
+  std::map<std::string, std::string> envelope_columns;
+  std::string decimal_handling = "precise";
 };
 
 struct BatchConfig {

@@ -8,6 +8,7 @@
 
 #include "ferry/config/config_internal.h"
 #include "ferry/storage/table_uri.h"
+#include "ferry/transform/debezium_json_decoder.h"
 
 namespace ferry::config::internal {
 
@@ -143,6 +144,45 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   return Status::OK();
 }
 
+// format = "debezium-json": envelope_columns and decimal_handling.
+Status ReadEnvelope(TomlTable& t, DecodeConfig* d) {
+  const bool debezium = d->format == DecodeConfig::Format::kDebeziumJson;
+  Result<std::optional<std::vector<std::pair<std::string, std::string>>>> map =
+      t.StringMap("envelope_columns");
+  if (!map.ok()) {
+    return Status(map.status().code(),
+                  fmt::format("{} (name nested envelope fields with quoted keys: "
+                              "envelope_columns = {{ \"source.lsn\" = \"_lsn\" }})",
+                              map.status().message()));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto decimals, t.OneOf("decimal_handling", {"precise", "string"},
+                                                "expected precise or string"));
+  if ((*map || decimals) && !debezium) {
+    return t.Error(*map ? "envelope_columns" : "decimal_handling",
+                   "applies to format = \"debezium-json\"");
+  }
+  Set(decimals, &d->decimal_handling);
+  if (!*map) {
+    return Status::OK();
+  }
+  std::set<std::string> columns;
+  for (const auto& [field, column] : **map) {
+    if (!transform::IsDebeziumEnvelopeField(field)) {
+      return t.Error("envelope_columns",
+                     fmt::format("unknown envelope field '{}' (op, ts_ms, ts_us, ts_ns, "
+                                 "source.<field>, transaction.<field>)",
+                                 field));
+    }
+    if (column.empty() || !columns.insert(column).second) {
+      return t.Error(
+          "envelope_columns",
+          fmt::format("column name \"{}\" for '{}' is empty or used twice", column, field));
+    }
+    d->envelope_columns[field] = column;
+  }
+  return Status::OK();
+}
+
 Status ReadDecode(TomlTable& t, DecodeConfig* d) {
   FERRY_ASSIGN_OR_RETURN(auto format, t.String("format"));
   if (format) {
@@ -154,11 +194,16 @@ Status ReadDecode(TomlTable& t, DecodeConfig* d) {
       d->format = DecodeConfig::Format::kAvro;
     } else if (*format == "protobuf") {
       d->format = DecodeConfig::Format::kProtobuf;
+    } else if (*format == "debezium-json") {
+      d->format = DecodeConfig::Format::kDebeziumJson;
+      d->timestamp_epoch_unit = "millis";  // io.debezium.time.Timestamp
     } else {
-      return t.Error("format",
-                     fmt::format("unknown format \"{}\" (json, raw, avro, protobuf)", *format));
+      return t.Error("format", fmt::format("unknown format \"{}\" (json, raw, avro, protobuf, "
+                                           "debezium-json)",
+                                           *format));
     }
   }
+  FERRY_RETURN_IF_ERROR(ReadEnvelope(t, d));
   FERRY_RETURN_IF_ERROR(ReadSchemaFormat(t, d));
   FERRY_ASSIGN_OR_RETURN(auto column, t.String("column"));
   if (column) {

@@ -243,6 +243,42 @@ TEST(ConfigTest, BadValuesNameTheKey) {
   EXPECT_NE(c.status().message().find("unknown unit 'xb'"), std::string::npos);
 }
 
+TEST(ConfigTest, DebeziumJsonFormat) {
+  auto with_decode = [](std::string_view decode) {
+    std::string text(kIssueExample);
+    text.replace(text.find("format = \"json\""), 15, decode);
+    return Parse(text);
+  };
+  Result<Config> c = with_decode(
+      "format = \"debezium-json\"\n"
+      "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\" }\n"
+      "decimal_handling = \"string\"");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const DecodeConfig& d = c->pipelines[0].decode;
+  EXPECT_EQ(d.format, DecodeConfig::Format::kDebeziumJson);
+  EXPECT_EQ(d.envelope_columns,
+            (std::map<std::string, std::string>{{"op", "_op"}, {"source.lsn", "_lsn"}}));
+  EXPECT_EQ(d.decimal_handling, "string");
+  EXPECT_EQ(d.timestamp_epoch_unit, "millis");
+
+  EXPECT_EQ(with_decode("format = \"debezium-json\"\nenvelope_columns = { after = \"a\" }")
+                .status()
+                .message(),
+            "ferry.toml:18:20: pipeline[0].decode.envelope_columns: unknown envelope field "
+            "'after' (op, ts_ms, ts_us, ts_ns, source.<field>, transaction.<field>)");
+  EXPECT_EQ(
+      with_decode("format = \"json\"\nenvelope_columns = { op = \"_op\" }").status().message(),
+      "ferry.toml:18:20: pipeline[0].decode.envelope_columns: applies to format = "
+      "\"debezium-json\"");
+  Result<Config> nested =
+      with_decode("format = \"debezium-json\"\nenvelope_columns = { source.lsn = \"_lsn\" }");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("quoted keys"), std::string::npos)
+      << nested.status().message();
+  EXPECT_NE(with_decode("format = \"debezium\"").status().message().find("debezium-json)"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, WriterCompression) {
   Result<Config> defaults = Parse(kIssueExample);
   ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
@@ -689,7 +725,7 @@ timeout = "3s"
        "needs record_name"},
       {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\nuser = \"u\"\n",
        "user"},
-      {"format = \"xml\"\n", "unknown format \"xml\" (json, raw, avro, protobuf)"},
+      {"format = \"xml\"\n", "unknown format \"xml\" (json, raw, avro, protobuf, debezium-json)"},
   };
   for (const auto& [decode, expected] : bad) {
     c = Parse(with_decode(decode));

@@ -49,7 +49,15 @@ Status Intake::Take(const source::Message& m, PartitionState* state) {
     TakeBad(m, state, bad);
     return Status::OK();
   }
-  const bool tombstone = options_->upsert.has_value() && m.payload.empty();
+  const bool tombstone =
+      m.payload.empty() && (options_->upsert.has_value() || decoder_->reads_tombstones());
+  if (tombstone && !options_->upsert) {
+    // A tombstone of a change-envelope format (Debezium sends one after each delete, for log
+    // compaction). An append pipeline has the delete's row already: consumed without one.
+    open_->Consume(m);
+    Delivered(m, state);
+    return Status::OK();
+  }
   Status st = tombstone ? AppendTombstone(m) : decoder_->Append(m.payload, open_->rows());
   if (st.code() == StatusCode::kUnavailable) {
     // Not the message's fault: nothing of it stays, and it is offered again.
@@ -320,7 +328,10 @@ Status Intake::AppendTombstone(const source::Message& m) {
   if (m.key.empty()) {
     return InvalidArgument("a tombstone (empty value) without a key: nothing to delete");
   }
-  Status st = decoder_->Append(m.key, open_->rows());
+  // A change-envelope decoder reads its format's keys (Debezium's, with or without the schema
+  // wrapper); others decode the key as a value.
+  Status st = decoder_->reads_tombstones() ? decoder_->AppendTombstone(m.key, open_->rows())
+                                           : decoder_->Append(m.key, open_->rows());
   if (!st.ok()) {
     return Status(st.code(), fmt::format("tombstone: its key does not decode as the key "
                                          "columns: {}",

@@ -88,6 +88,16 @@ class Decoder {
   // unless the decoder reads a change envelope.
   ChangeOp last_op() const { return last_op_; }
 
+  // Tombstones (a message without a value, which a compacted topic reads as "delete this key").
+  // A decoder that reads change envelopes (DebeziumJsonDecoder) decodes a row from the message
+  // key alone: the key's fields into their columns, every other owned column null, and
+  // last_op() = kDelete. Others return false and NotSupported; a pipeline hands them empty
+  // payloads as usual.
+  virtual bool reads_tombstones() const { return false; }
+  virtual Status AppendTombstone(std::string_view /*key*/, columnar::RecordBatch* /*batch*/) {
+    return NotSupported("this decoder does not read tombstones");
+  }
+
  protected:
   std::vector<FieldObservation> observations_;
   const DroppedFields* last_dropped_ = nullptr;
