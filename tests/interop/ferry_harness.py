@@ -14,6 +14,7 @@ import os
 import re
 import select
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,3 +170,142 @@ def data_files_on_disk(table: Path) -> set[str]:
                 out.add(os.path.relpath(os.path.join(root, f), table))
     return out
 
+
+
+class NatsServer:
+    """A JetStream nats-server (Debian's, /usr/sbin/nats-server) on a random loopback port with
+    its store under `store`; close() stops it. A test module shares one."""
+
+    BINARY = "/usr/sbin/nats-server"
+
+    def __init__(self, store: Path, log_path: Path):
+        if not os.access(self.BINARY, os.X_OK):
+            raise FerryError(f"{self.BINARY} is missing: install Debian's nats-server "
+                             "(`make setup` installs it)")
+        self._log_path = log_path
+        self._log = open(log_path, "wb")
+        # -p -1: a random free port, which the server prints.
+        self.proc = subprocess.Popen([self.BINARY, "-js", "-a", "127.0.0.1", "-p", "-1",
+                                      "-sd", str(store)], stdin=subprocess.DEVNULL,
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self.url = ""
+        for _ in range(300):
+            text = log_path.read_text(errors="replace")
+            m = re.search(r"Listening for client connections on 127\.0\.0\.1:(\d+)", text)
+            if m and "Server is ready" in text:
+                self.url = f"nats://127.0.0.1:{m.group(1)}"
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.close()
+        raise FerryError(f"nats-server did not start; its log:\n{log_path.read_text()[-2000:]}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+@dataclass
+class JetStreamPipeline:
+    """One [[pipeline]] reading one subject of a JetStream stream, JSON messages, into a table
+    that may already exist (no `schema`: the table's own is used). The stream sequence of each
+    message goes into the column `seq_column` (which the table must hold)."""
+
+    id: str
+    table: Path
+    stream: str
+    subject: str
+    seq_column: str = "_seq"
+    max_rows: int = 500
+    max_latency: str = "500ms"
+    # For a table ferry creates: its Spark DDL schema (the sequence column is added) and
+    # properties.
+    schema: str = ""
+    table_properties: dict[str, str] = field(default_factory=dict)
+
+    def toml(self, url: str) -> str:
+        props = ", ".join(f'"{k}" = "{v}"' for k, v in self.table_properties.items())
+        create = (f'schema = "{self.schema}"\ntable_properties = {{ {props} }}\n'
+                  if self.schema else "")
+        return f"""
+[[pipeline]]
+id = "{self.id}"
+table = "{self.table}"
+{create}metadata_columns = {{ sequence = "{self.seq_column}" }}
+on_bad_record = "fail"
+
+[pipeline.jetstream]
+servers = "{url}"
+stream = "{self.stream}"
+subjects = ["{self.subject}"]
+start = "all"
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = {self.max_rows}
+max_latency = "{self.max_latency}"
+"""
+
+
+def jetstream_config(path: Path, url: str, pipelines: list) -> Path:
+    path.write_text('[log]\nlevel = "warn"\n' + "".join(p.toml(url) for p in pipelines))
+    return path
+
+
+class FerryProcess:
+    """`ferry run --config CONFIG` running in the background (its output in `log_path`), to be
+    killed mid-way."""
+
+    def __init__(self, ferry: str, config: Path, log_path: Path):
+        self._log = open(log_path, "ab")
+        self.log_path = log_path
+        self.proc = subprocess.Popen([ferry, "run", "--config", str(config)],
+                                     stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: no drain, no final commit."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self._log.close()
+
+    def stop(self) -> int:
+        """SIGTERM, then the exit status (killed after 60 s)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+
+def wait_for(what: str, check, timeout: float = 120, proc: "FerryProcess | None" = None):
+    """Polls `check()` until it is true; fails naming `what` after `timeout` s (a safety net
+    against a wedged process, never a performance threshold) or when `proc` exits."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if proc is not None and not proc.alive():
+            raise FerryError(f"ferry exited ({proc.proc.returncode}) while waiting for {what}; "
+                             f"its log:\n{proc.log_path.read_text(errors='replace')[-3000:]}")
+        if time.monotonic() > deadline:
+            raise FerryError(f"still waiting for {what} after {timeout} s")
+        time.sleep(0.2)

@@ -128,9 +128,27 @@ def deltars_read(table: Path, expected_schema: dict, version: int | None = None)
     return Answer("delta-rs", schema, rows, dt.version())
 
 
-def read_both(spark, table: Path, expected_schema: dict, version: int | None = None) -> list:
+def deltars_query_read(table: Path, expected_schema: dict, version: int | None = None) -> Answer:
+    """delta-rs through its DataFusion query engine (`QueryBuilder`, delta-kernel's log replay):
+    unlike `to_pyarrow_table()`, it reads the reader features columnMapping, deletionVectors and
+    v2Checkpoint (docs/interop.md)."""
+    import pyarrow
+
+    dt = deltalake.DeltaTable(str(table), version=version)
+    schema = strip_metadata(json.loads(dt.schema().to_json()))
+    types = {f["name"]: f["type"] for f in expected_schema["fields"]}
+    result = pyarrow.table(deltalake.QueryBuilder().register("t", dt)
+                           .execute("SELECT * FROM t").read_all())
+    rows = [{k: normalize(v, types[k]) if k in types else v for k, v in r.items()}
+            for r in result.to_pylist()]
+    return Answer("delta-rs", schema, rows, dt.version())
+
+
+def read_both(spark, table: Path, expected_schema: dict, version: int | None = None,
+              deltars_query: bool = False) -> list:
+    deltars = deltars_query_read if deltars_query else deltars_read
     return [spark_read(spark, table, expected_schema, version),
-            deltars_read(table, expected_schema, version)]
+            deltars(table, expected_schema, version)]
 
 
 def check_answer(answer: Answer, expected_schema: dict, expected: dict, where: str) -> None:

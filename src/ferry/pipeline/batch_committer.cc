@@ -328,6 +328,18 @@ Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
         "{}; the batch is read again and decoded against the table's schema",
         rows->ToString(), table_->Describe(), snapshot_.version(), why.message());
   };
+  // Another writer added top-level columns (Spark's ALTER TABLE ADD COLUMNS) after this batch
+  // was decoded against the older schema: its decoder dropped those fields of the messages, so
+  // committing it would write nulls where the messages have values. Read it again instead,
+  // decoded against the new schema (once per change: the next batches know the columns).
+  for (const std::string& name : foreign_columns_) {
+    if (!rows->FieldIndex(name)) {
+      std::string column = name;
+      foreign_columns_.clear();
+      return rewind(
+          NotFound("column `{}` was added by another writer after the batch was decoded", column));
+    }
+  }
   Result<std::unique_ptr<TransformStage>> natural =
       TransformStage::Create(rows, options_.transform);
   if (!natural.ok()) {
@@ -574,7 +586,13 @@ Status BatchCommitter::WriteAndCommit(SealedBatch* batch) {
     metrics_.schema_replans->Increment();
     FERRY_LOG_INFO("pipeline {}: {}; planning the batch again against the new version", options_.id,
                    st.message());
+    columnar::SchemaPtr before = snapshot_.schema();
     FERRY_ASSIGN_OR_RETURN(snapshot_, table_->Update(snapshot_));
+    for (const columnar::Field& f : snapshot_.schema()->fields()) {
+      if (!before->FieldIndex(f.name)) {
+        foreign_columns_.push_back(f.name);
+      }
+    }
   }
   NoteTableSchema(batch);
   // An error here leaves a durable commit behind an error: Commit finds it in the log.

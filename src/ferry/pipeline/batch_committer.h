@@ -266,6 +266,9 @@ class BatchCommitter {
   delta::Snapshot snapshot_;
   std::unique_ptr<TransformStage> stage_;  // for the table's schema (stage_schema_)
   columnar::SchemaPtr stage_schema_;
+  // Top-level columns another writer added (seen on a MetadataChanged conflict) that a batch
+  // decoded before may lack: such a batch is read again (Align). Cleared by that rewind.
+  std::vector<std::string> foreign_columns_;
   std::unique_ptr<TransformStage> evolved_stage_;  // for the last batch that changed the schema
   std::unique_ptr<DedupIndex> dedup_;
   std::unique_ptr<UpsertCommit> upsert_;  // options_.upsert

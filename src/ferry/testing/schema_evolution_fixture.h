@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -74,6 +75,7 @@ class SchemaEvolutionTest : public ::testing::Test {
     // Framed Avro or Protobuf messages instead of JSON, their writer schemas by id.
     std::shared_ptr<transform::WriterSchemas> avro;
     std::shared_ptr<transform::ProtoSchemas> protobuf;
+    std::function<void(SealedBatch*)> seal_hook;  // PipelineOptions::seal_hook
   };
 
   Result<std::unique_ptr<Pipeline>> Make(Messages* messages, const Setup& setup) {
@@ -133,6 +135,7 @@ class SchemaEvolutionTest : public ::testing::Test {
                             .decoder_factory = factory,
                             .until_caught_up = true};
     options.dedup = setup.dedup;
+    options.seal_hook = setup.seal_hook;
     options.commit.checkpoint = false;
     options.initial_backoff = std::chrono::milliseconds(1);
     bool dead_letter = setup.on_bad_record == OnBadRecord::kDeadLetter;
