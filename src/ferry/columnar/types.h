@@ -58,6 +58,23 @@ enum class TypeId : uint8_t {
   kMap,
 };
 
+// Signed and unsigned integers of every width (not Boolean, Date or Timestamp).
+constexpr bool IsIntegerType(TypeId id) {
+  switch (id) {
+    case TypeId::kInt8:
+    case TypeId::kInt16:
+    case TypeId::kInt32:
+    case TypeId::kInt64:
+    case TypeId::kUInt8:
+    case TypeId::kUInt16:
+    case TypeId::kUInt32:
+    case TypeId::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 enum class TimeUnit : uint8_t { kMillis, kMicros, kNanos };
 
 class DataType;

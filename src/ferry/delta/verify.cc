@@ -19,22 +19,6 @@ namespace {
 using columnar::Column;
 using columnar::TypeId;
 
-bool IsInteger(TypeId id) {
-  switch (id) {
-    case TypeId::kInt8:
-    case TypeId::kInt16:
-    case TypeId::kInt32:
-    case TypeId::kInt64:
-    case TypeId::kUInt8:
-    case TypeId::kUInt16:
-    case TypeId::kUInt32:
-    case TypeId::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsText(TypeId id) {
   return id == TypeId::kString || id == TypeId::kJson || id == TypeId::kBinary ||
          id == TypeId::kFixedBinary;
@@ -58,7 +42,7 @@ std::optional<int64_t> IntAt(const Column& column, int64_t row) {
   if (IsText(column.type_id())) {
     return ParseInt(column.As<columnar::BinaryColumn>()->Value(row));
   }
-  if (!IsInteger(column.type_id())) {
+  if (!columnar::IsIntegerType(column.type_id())) {
     return std::nullopt;
   }
   return columnar::VisitPrimitive(column.type_id(), [&]<typename C>(C*) -> std::optional<int64_t> {
@@ -258,7 +242,7 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
                            options.id_column, snapshot.schema()->ToString());
   }
   const TypeId id_type = snapshot.schema()->field(*id_index).type->id();
-  const bool integer_ids = IsInteger(id_type);
+  const bool integer_ids = columnar::IsIntegerType(id_type);
   if (!integer_ids && !IsText(id_type)) {
     return InvalidArgument("id column '{}' of table {} is {}: verify needs integers or strings",
                            options.id_column, table.Describe(),

@@ -38,21 +38,10 @@ bool KeyType(TypeId id) {
   }
 }
 
+// Values that fit int64: the integers but UInt64, dates and timestamps.
 bool SequenceType(TypeId id) {
-  switch (id) {
-    case TypeId::kInt8:
-    case TypeId::kInt16:
-    case TypeId::kInt32:
-    case TypeId::kInt64:
-    case TypeId::kUInt8:
-    case TypeId::kUInt16:
-    case TypeId::kUInt32:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-      return true;
-    default:
-      return false;
-  }
+  return (columnar::IsIntegerType(id) && id != TypeId::kUInt64) || id == TypeId::kDate ||
+         id == TypeId::kTimestamp;
 }
 
 // An integer-like value of `column` at `row` as int64 (SequenceType and the integer key types).

@@ -12,22 +12,7 @@ bool IsNullType(const DataTypePtr& t) {
 }
 
 bool IsIntegral(const DataTypePtr& t) {
-  if (!t) {
-    return false;
-  }
-  switch (t->id()) {
-    case TypeId::kInt8:
-    case TypeId::kInt16:
-    case TypeId::kInt32:
-    case TypeId::kInt64:
-    case TypeId::kUInt8:
-    case TypeId::kUInt16:
-    case TypeId::kUInt32:
-    case TypeId::kUInt64:
-      return true;
-    default:
-      return false;
-  }
+  return t != nullptr && columnar::IsIntegerType(t->id());
 }
 
 bool IsNumeric(const DataTypePtr& t) {
