@@ -37,7 +37,7 @@
 # ROUNDS, MEMSTORE_MIB (4096), LOG_LEVEL (info), EXTRA_TOML (appended to every run's configuration, e.g.
 # $'[pipeline.storage]\nupload_part_size = "8MiB"'), TABLE (without STORE=s3: the table's location, default
 # $BENCH_DIR/delta/bench; an az:// or s3:// URI reached with the store's environment variables, as
-# tools/bench_azure_ingest.sh does), BENCH_DIR (default: a mktemp dir, removed).
+# tools/bench_store_ingest.sh does), BENCH_DIR (default: a mktemp dir, removed).
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 FERRY=$(realpath "$BUILD_DIR/src/ferry/app/ferry")

@@ -168,9 +168,9 @@ int main(int argc, char** argv) {
     Report("azurite", took, {s.pid()});
     printf(
         "export AZURE_STORAGE_CONNECTION_STRING='%s' AZURE_STORAGE_ACCOUNT_NAME=%s "
-        "AZURE_STORAGE_ACCOUNT_KEY=%s\n# endpoint %s, log in %s\n",
+        "AZURE_STORAGE_ACCOUNT_KEY=%s\n# endpoint %s, log in %s\n# pid %d\n",
         s.connection_string().c_str(), s.account().c_str(), s.account_key().c_str(),
-        s.endpoint().c_str(), s.dir().c_str());
+        s.endpoint().c_str(), s.dir().c_str(), static_cast<int>(s.pid()));
     if (!exit_at_once) {
       WaitForSignal();
     }
