@@ -14,7 +14,7 @@
 #   bench_nats_server     sets NATS_BIN and NATS_VERSION from NATS_SERVER (default
 #                         FERRY_NATS_SERVER, else `debian`): `debian` (nats-server on PATH, Debian's
 #                         2.9.10), a version installed by `make setup-nats` (`v2.15.3`: the binary
-#                         in ${FERRY_CACHE_DIR:-~/.cache/ferry}/nats-server-v2.15.3/), or a path
+#                         in ${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/ferry}/nats-server-v2.15.3/), or a path
 #   bench_start_nats      starts $NATS_BIN (from bench_nats_server) with JetStream, its file
 #                         store in $DIR/js, on a free loopback port, and waits until it accepts
 #                         connections; sets NATS_PID, PORT and URL. Stopped at exit, after
@@ -124,7 +124,7 @@ bench_nats_server() {
   local choice=${NATS_SERVER:-${FERRY_NATS_SERVER:-debian}}
   case "$choice" in
     debian | nats-server) NATS_BIN=$(command -v nats-server || true) ;;
-    v[0-9]*) NATS_BIN="${FERRY_CACHE_DIR:-$HOME/.cache/ferry}/nats-server-$choice/nats-server" ;;
+    v[0-9]*) NATS_BIN="${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}/nats-server-$choice/nats-server" ;;
     *) NATS_BIN=$choice ;;
   esac
   if [ -z "$NATS_BIN" ] || [ ! -x "$NATS_BIN" ]; then

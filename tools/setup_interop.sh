@@ -8,7 +8,7 @@
 #      downloads anything.
 # Each part keeps a stamp holding the hash of the file it was made from (and of the Python that
 # made the venv); a matching stamp skips the part. pip's and Maven's output goes to LOG
-# (tools/quietly.sh), printed only when a step fails. FERRY_INTEROP_CACHE moves the cache.
+# (tools/quietly.sh), printed only when a step fails. FERRY_CACHE_DIR (else $XDG_CACHE_HOME/ferry, else ~/.cache/ferry) moves the cache.
 set -euo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: $0 LOG" >&2
@@ -17,7 +17,7 @@ fi
 log=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 quietly="$root/tools/quietly.sh $log"
-cache=${FERRY_INTEROP_CACHE:-$HOME/.cache/ferry}
+cache=${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}
 venv=$cache/interop-venv
 jars=$cache/delta-jars
 # Debian's Python 3.11 (python3-venv), so the venv does not depend on whichever python3 is first

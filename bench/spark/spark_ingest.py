@@ -33,7 +33,10 @@ import re
 import sys
 import time
 
-CACHE = os.environ.get("FERRY_INTEROP_CACHE", os.path.join(os.path.expanduser("~"), ".cache/ferry"))
+# The cache rule of src/ferry/testing/cache_dir.h and the setup scripts.
+CACHE = os.environ.get("FERRY_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ferry"
+)
 JAVA_17 = "/usr/lib/jvm/java-17-openjdk-amd64"
 
 # The settings a user would pick for local[2] on a 2-core box (--settings tuned).

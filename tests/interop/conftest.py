@@ -25,7 +25,12 @@ time.tzset()
 # Spark's driver binds to loopback only (it would pick the first interface's address otherwise).
 os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
 
-DELTA_JARS = Path(os.environ.get("FERRY_INTEROP_CACHE", Path.home() / ".cache/ferry")) / "delta-jars"
+# The cache rule of src/ferry/testing/cache_dir.h and the setup scripts.
+CACHE = Path(
+    os.environ.get("FERRY_CACHE_DIR")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ferry"
+)
+DELTA_JARS = CACHE / "delta-jars"
 JAVA_17 = "/usr/lib/jvm/java-17-openjdk-amd64"
 
 

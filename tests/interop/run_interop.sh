@@ -11,7 +11,7 @@ fi
 ferry=$(realpath "$1")
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${FERRY_INTEROP_CACHE:-$HOME/.cache/ferry}
+cache=${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}
 venv=$cache/interop-venv
 if [ ! -x "$venv/bin/pytest" ] || [ ! -f "$venv/.ferry-stamp" ]; then
   echo "interop: no Python environment at $venv: run \`make setup-interop\` (part of \`make setup\`)" >&2
