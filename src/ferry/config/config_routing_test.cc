@@ -6,13 +6,12 @@
 #include <map>
 
 #include "ferry/config/config.h"
+#include "ferry/config/config_test_support.h"
 
 namespace ferry::config {
 namespace {
 
-Result<Config> ParseRouting(std::string_view text) {
-  return ParseConfig(text, "ferry.toml", [](std::string_view) { return std::nullopt; });
-}
+using test_support::Parse;
 
 constexpr std::string_view kKafka = R"(
 [pipeline.kafka]
@@ -25,12 +24,12 @@ std::string WithKafka(std::string_view pipeline, std::string_view tail = "") {
 }
 
 TEST(ConfigRoutingTest, FieldTemplateWithRules) {
-  Result<Config> c = ParseRouting(WithKafka(R"([[pipeline]]
+  Result<Config> c = Parse(WithKafka(R"([[pipeline]]
 id = "events"
 table = "s3://lake/raw/{field:event_type}"
 schema = "id BIGINT, event_type STRING"
 )",
-                                            R"(
+                                     R"(
 [pipeline.table_name_rules]
 allowed_characters = "a-z0-9_"
 replacement = "_"
@@ -59,13 +58,13 @@ max_tables = 100
 
 TEST(ConfigRoutingTest, TopicAndSubjectTemplates) {
   for (const char* table : {"lake/{topic}", "lake/{subject}", "lake/{subject:2}_{subject:3}"}) {
-    Result<Config> c = ParseRouting(WithKafka(fmt::format(R"([[pipeline]]
+    Result<Config> c = Parse(WithKafka(fmt::format(R"([[pipeline]]
 id = "events"
 table = "{}"
 schema = "id BIGINT"
 table_name_rules = {{ fallback = "lake/other" }}
 )",
-                                                          table)));
+                                                   table)));
     ASSERT_TRUE(c.ok()) << table << ": " << c.status().ToString();
     EXPECT_TRUE(c->pipelines[0].table_is_template);
     EXPECT_EQ(c->pipelines[0].routing->positions_table, "lake/_ferry_routing_events");
@@ -85,12 +84,12 @@ TEST(ConfigRoutingTest, TemplateErrorsNameTheLine) {
            {"lake/{field:}", "needs a field path"},
            {"lake/{topic", "is not closed"},
        }) {
-    Result<Config> parsed = ParseRouting(WithKafka(fmt::format(R"([[pipeline]]
+    Result<Config> parsed = Parse(WithKafka(fmt::format(R"([[pipeline]]
 id = "events"
 table = "{}"
 schema = "id BIGINT"
 )",
-                                                               c.table)));
+                                                        c.table)));
     ASSERT_FALSE(parsed.ok()) << c.table;
     EXPECT_NE(parsed.status().message().find(c.error), std::string::npos)
         << parsed.status().ToString();
@@ -98,7 +97,7 @@ schema = "id BIGINT"
 }
 
 TEST(ConfigRoutingTest, ATemplateNeedsAFallback) {
-  Result<Config> c = ParseRouting(WithKafka(R"([[pipeline]]
+  Result<Config> c = Parse(WithKafka(R"([[pipeline]]
 id = "events"
 table = "lake/{field:kind}"
 schema = "id BIGINT"
@@ -111,12 +110,12 @@ schema = "id BIGINT"
 }
 
 TEST(ConfigRoutingTest, RulesErrors) {
-  Result<Config> bad_allow = ParseRouting(WithKafka(R"([[pipeline]]
+  Result<Config> bad_allow = Parse(WithKafka(R"([[pipeline]]
 id = "events"
 table = "lake/{topic}"
 schema = "id BIGINT"
 )",
-                                                    R"(
+                                             R"(
 [pipeline.table_name_rules]
 allow = "order_("
 )"));
@@ -125,12 +124,12 @@ allow = "order_("
       << bad_allow.status().ToString();
   EXPECT_NE(bad_allow.status().message().find("is not a valid pattern"), std::string::npos);
 
-  Result<Config> no_template = ParseRouting(WithKafka(R"([[pipeline]]
+  Result<Config> no_template = Parse(WithKafka(R"([[pipeline]]
 id = "events"
 table = "lake/events"
 schema = "id BIGINT"
 )",
-                                                      R"(
+                                               R"(
 [pipeline.routing]
 max_open_tables = 3
 )"));
@@ -139,12 +138,12 @@ max_open_tables = 3
             std::string::npos)
       << no_template.status().ToString();
 
-  Result<Config> fallback_template = ParseRouting(WithKafka(R"([[pipeline]]
+  Result<Config> fallback_template = Parse(WithKafka(R"([[pipeline]]
 id = "events"
 table = "lake/{topic}"
 schema = "id BIGINT"
 )",
-                                                            R"(
+                                                     R"(
 [pipeline.table_name_rules]
 fallback = "lake/{topic}_x"
 )"));
@@ -153,12 +152,12 @@ fallback = "lake/{topic}_x"
             std::string::npos)
       << fallback_template.status().ToString();
 
-  Result<Config> zero = ParseRouting(WithKafka(R"([[pipeline]]
+  Result<Config> zero = Parse(WithKafka(R"([[pipeline]]
 id = "events"
 table = "lake/{topic}"
 schema = "id BIGINT"
 )",
-                                               R"(
+                                        R"(
 [pipeline.routing]
 max_open_tables = 0
 )"));
@@ -201,7 +200,7 @@ schema = "event_type STRING, amount DOUBLE"
 )";
 
 TEST(ConfigRoutingTest, StaticRoutes) {
-  Result<Config> c = ParseRouting(WithKafka(kRoutes));
+  Result<Config> c = Parse(WithKafka(kRoutes));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const PipelineConfig& p = c->pipelines[0];
   EXPECT_TRUE(p.table.empty());
@@ -247,7 +246,7 @@ TEST(ConfigRoutingTest, RouteErrors) {
     size_t at = text.find(c.from);
     ASSERT_NE(at, std::string::npos) << c.from;
     text.replace(at, c.from.size(), c.to);
-    Result<Config> parsed = ParseRouting(WithKafka(text));
+    Result<Config> parsed = Parse(WithKafka(text));
     ASSERT_FALSE(parsed.ok()) << c.error;
     EXPECT_NE(parsed.status().message().find(c.error), std::string::npos)
         << parsed.status().ToString();
@@ -274,12 +273,12 @@ vacuum_every = "24h"
                              "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n",
                              "[pipeline.decode]\nformat = \"protobuf\"\n"
                              "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n"}) {
-    Result<Config> c = ParseRouting(WithKafka(templ, decode));
+    Result<Config> c = Parse(WithKafka(templ, decode));
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     EXPECT_TRUE(c->pipelines[0].routing.has_value());
     EXPECT_EQ(c->pipelines[0].maintenance.optimize_every, std::chrono::hours(1));
   }
-  Result<Config> raw = ParseRouting(WithKafka(templ, "[pipeline.decode]\nformat = \"raw\"\n"));
+  Result<Config> raw = Parse(WithKafka(templ, "[pipeline.decode]\nformat = \"raw\"\n"));
   ASSERT_FALSE(raw.ok());
   EXPECT_NE(raw.status().message().find("ferry.toml:"), std::string::npos);
   EXPECT_NE(raw.status().message().find("format \"raw\" has none"), std::string::npos)
@@ -287,12 +286,11 @@ vacuum_every = "24h"
 
   std::string routes(kRoutes);
   Result<Config> avro_routes =
-      ParseRouting(WithKafka(routes,
-                             "[pipeline.decode]\nformat = \"avro\"\n"
-                             "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n"));
+      Parse(WithKafka(routes,
+                      "[pipeline.decode]\nformat = \"avro\"\n"
+                      "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"\n"));
   ASSERT_TRUE(avro_routes.ok()) << avro_routes.status().ToString();
-  Result<Config> raw_routes =
-      ParseRouting(WithKafka(routes, "[pipeline.decode]\nformat = \"raw\"\n"));
+  Result<Config> raw_routes = Parse(WithKafka(routes, "[pipeline.decode]\nformat = \"raw\"\n"));
   ASSERT_FALSE(raw_routes.ok());
   EXPECT_NE(raw_routes.status().message().find("format \"raw\" has none"), std::string::npos)
       << raw_routes.status().ToString();

@@ -1,5 +1,5 @@
-// Helpers the config tests share (config_test.cc, config_sources_test.cc): parsing with a fake
-// environment, the example pipeline of issue 4 and the smallest Kafka pipeline.
+// Helpers the config tests share (config_test.cc, config_sources_test.cc, config_routing_test.cc):
+// parsing with a fake environment, the example pipeline of issue 4 and the smallest Kafka pipeline.
 #pragma once
 
 #include <map>
