@@ -37,12 +37,4 @@ if [ "$(cat "$venv/.ferry-stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$venv/.ferry-stamp"
 fi
 
-want=$(sha256sum <"$pom" | cut -d' ' -f1)
-if [ "$(cat "$jars/.ferry-stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: Delta Lake jars for Spark in $jars (tests/interop/pom.xml; log: $log)"
-  rm -rf "$jars"
-  mkdir -p "$jars"
-  $quietly mvn --batch-mode --no-transfer-progress -f "$pom" \
-    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$jars"
-  echo "$want" >"$jars/.ferry-stamp"
-fi
+"$root/tools/maven_jars.sh" "$log" "$pom" "$jars" "Delta Lake jars for Spark" -DincludeScope=runtime

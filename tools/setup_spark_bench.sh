@@ -5,7 +5,7 @@
 # (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10, kafka-clients, commons-pool2; pinned in
 # bench/spark/pom.xml) copied by Maven into ~/.cache/ferry/spark-kafka-jars/, without their
 # transitive dependencies (the pyspark wheel ships Spark, Hadoop, Scala, lz4, snappy). A stamp
-# holding the pom's hash skips the step when it matches. FERRY_CACHE_DIR (else $XDG_CACHE_HOME/ferry, else ~/.cache/ferry) moves the cache.
+# (tools/maven_jars.sh) holding the pom's hash skips the step when it matches. FERRY_CACHE_DIR (else $XDG_CACHE_HOME/ferry, else ~/.cache/ferry) moves the cache.
 set -euo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: $0 LOG" >&2
@@ -13,17 +13,8 @@ if [ $# -ne 1 ]; then
 fi
 log=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
-quietly="$root/tools/quietly.sh $log"
 cache=${FERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}
 jars=$cache/spark-kafka-jars
 pom=$root/bench/spark/pom.xml
 
-want=$(sha256sum <"$pom" | cut -d' ' -f1)
-if [ "$(cat "$jars/.ferry-stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: Spark's Kafka source jars in $jars (bench/spark/pom.xml; log: $log)"
-  rm -rf "$jars"
-  mkdir -p "$jars"
-  $quietly mvn --batch-mode --no-transfer-progress -f "$pom" \
-    dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory="$jars"
-  echo "$want" >"$jars/.ferry-stamp"
-fi
+"$root/tools/maven_jars.sh" "$log" "$pom" "$jars" "Spark's Kafka source jars" -DexcludeTransitive=true
