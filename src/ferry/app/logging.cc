@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "ferry/base/json_escape.h"
+
 namespace ferry::app {
 
 namespace {
@@ -17,31 +19,7 @@ namespace {
 std::string JsonEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
+  AppendJsonEscaped(s, &out);
   return out;
 }
 

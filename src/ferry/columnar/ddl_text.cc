@@ -2,6 +2,7 @@
 // field metadata.
 #include <fmt/format.h>
 
+#include "ferry/base/json_escape.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/columnar/ddl_internal.h"
 
@@ -64,31 +65,7 @@ std::string QuoteDdlString(std::string_view text) {
 
 std::string EncodeJsonString(std::string_view text) {
   std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<uint8_t>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
+  AppendJsonEscaped(text, &out);
   out.push_back('"');
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "ferry/base/json_escape.h"
 #include "ferry/base/varint.h"
 #include "ferry/transform/base64.h"
 #include "ferry/transform/protobuf_reader_internal.h"
@@ -78,31 +79,7 @@ Status AppendString(std::string_view s, std::string* out) {
     return InvalidArgument("a string that is not UTF-8");
   }
   out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          *out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
+  AppendJsonEscaped(s, out);
   out->push_back('"');
   return Status::OK();
 }
