@@ -6,14 +6,15 @@
 // others are local. Absolutize() then turns the logical starts (the log start or end) into the
 // offsets the broker holds now, with one ListOffsets for all the partitions: librdkafka 2.0.2,
 // given a logical offset, asks for it per partition, and a partition whose broker thread has not
-// yet taken it over (a partition assigned right after its topic became known: manual assignment)
-// waits a fixed 500 ms before that request ("no current leader for partition: (re)starting
-// offset query timer"). That was a 0.5 s step in about half the runs of a 1 M-message
-// --until-caught-up on a real broker (docs/BENCHMARKS.md). An absolute offset is fetched as soon
-// as the broker thread has the partition. librdkafka's own fallback (an entry left at
-// RD_KAFKA_OFFSET_INVALID uses the committed offset, then auto.offset.reset) is not used: ferry
-// runs with auto.offset.reset=error so that a gap is reported instead of skipped, and so resolves
-// every start itself.
+// yet taken it over when the assignment reaches it (a race between two librdkafka threads, seen
+// with manual and group assignment) waits a fixed 500 ms before that request ("no current leader
+// for partition: (re)starting offset query timer"). That was a 0.5 s step in half or more of the
+// runs of a 1 M-message --until-caught-up on a real broker (docs/BENCHMARKS.md). An absolute
+// offset is fetched as soon as the broker thread has the partition.
+//
+// librdkafka's own fallback (an entry left at RD_KAFKA_OFFSET_INVALID uses the committed offset,
+// then auto.offset.reset) is not used: ferry runs with auto.offset.reset=error so that a gap is
+// reported instead of skipped, and so resolves every start itself.
 //
 // Thread-safety: used on the source's thread only.
 #pragma once
