@@ -14,7 +14,10 @@
 #include "kafka_test_support.h"
 
 #include "ferry/base/clock.h"
+#include "ferry/source/kafka/kafka_conf.h"
 #include "ferry/source/kafka/mock_cluster.h"
+#include "ferry/source/kafka/partition_table.h"
+#include "ferry/source/kafka/start_resolver.h"
 #include "ferry/testing/wait_until.h"
 
 namespace ferry::source::kafka {
@@ -527,6 +530,86 @@ TEST_F(KafkaSourceTest, StartPolicyTimestampOnMockStartsAtEnd) {
   EXPECT_TRUE(r.errors.empty());
   EXPECT_TRUE(r.messages.empty());
   ExpectStartsAtLogEnd(*cluster_, source.get(), 5);
+}
+
+// Two 600 KB messages short of the mock's 5 MiB per partition; 12 of them move the log start.
+Status ProduceBig(const MockCluster& mc, int count, int first = 0) {
+  return Produce(mc.bootstrap_servers(), "big", 0, count, [first](int i) {
+    return std::string(600 * 1024, static_cast<char>('a' + (first + i) % 26));
+  });
+}
+
+// librdkafka 2.0.2 looks a logical start up itself, per partition, and waits a fixed 500 ms first
+// when the partition's broker thread has not taken it over yet (start_resolver.h): the start
+// policy hands it the broker's offsets instead, asked in one request.
+TEST_F(KafkaSourceTest, LogicalStartsBecomeTheBrokersOffsets) {
+  ASSERT_TRUE(CreateEvents(3, 5).ok());
+  ASSERT_TRUE(cluster_->CreateTopic("big", 1).ok());
+  ASSERT_TRUE(ProduceBig(*cluster_, 12).ok());
+  const KafkaSourceOptions o = Options({"events", "big"});
+  Result<ConfPtr> conf = NewConf(ConsumerProperties(o));
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  Result<KafkaPtr> rk = NewClient(RD_KAFKA_CONSUMER, std::move(conf).value());
+  ASSERT_TRUE(rk.ok()) << rk.status().ToString();
+  int64_t big_low = -1;
+  int64_t big_high = -1;
+  ASSERT_EQ(rd_kafka_query_watermark_offsets(rk->get(), "big", 0, &big_low, &big_high, 5000),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_GT(big_low, 0);
+  auto starts = [] {
+    PartitionListPtr list = NewPartitionList(4);
+    rd_kafka_topic_partition_list_add(list.get(), "events", 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_topic_partition_list_add(list.get(), "events", 1)->offset = RD_KAFKA_OFFSET_END;
+    rd_kafka_topic_partition_list_add(list.get(), "events", 2)->offset = 3;
+    rd_kafka_topic_partition_list_add(list.get(), "big", 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    return list;
+  };
+  const StartResolver resolver(o);
+  PartitionListPtr list = starts();
+  resolver.Absolutize(rk->get(), list.get());
+  EXPECT_EQ(list->elems[0].offset, 0);
+  EXPECT_EQ(list->elems[1].offset, 5);
+  EXPECT_EQ(list->elems[2].offset, 3);  // absolute offsets are left alone
+  EXPECT_EQ(list->elems[3].offset, big_low);
+
+  // Unanswered: the logical offsets stay, for librdkafka to resolve as before.
+  const std::vector<rd_kafka_resp_err_t> refusals(20,
+                                                  RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED);
+  cluster_->PushRequestErrors(*ParseApiKey("ListOffsets"), refusals);
+  list = starts();
+  resolver.Absolutize(rk->get(), list.get());
+  cluster_->ClearRequestErrors(*ParseApiKey("ListOffsets"));
+  EXPECT_EQ(list->elems[0].offset, RD_KAFKA_OFFSET_BEGINNING);
+  EXPECT_EQ(list->elems[1].offset, RD_KAFKA_OFFSET_END);
+  EXPECT_EQ(list->elems[2].offset, 3);
+  EXPECT_EQ(list->elems[3].offset, RD_KAFKA_OFFSET_BEGINNING);
+}
+
+// The log start looked up for start = "earliest" can be removed by retention before the first
+// fetch: the partition starts at the new log start, with no error and no gap (nothing the table
+// expects is missing). The first fetches fail (librdkafka backs off 500 ms after each) while the
+// test fills the partition past the mock's 5 MiB.
+TEST_F(KafkaSourceTest, LogStartMovedBeforeTheFirstFetchIsNoGap) {
+  ASSERT_TRUE(cluster_->CreateTopic("big", 1).ok());
+  ASSERT_TRUE(ProduceBig(*cluster_, 1).ok());
+  const std::vector<rd_kafka_resp_err_t> errors(3, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  cluster_->PushRequestErrors(*ParseApiKey("Fetch"), errors);
+  TestListener listener;
+  KafkaSourceOptions o = Options({"big"});
+  o.assignment = Assignment::kManual;  // Start() resolves the log start (0) and assigns
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(ProduceBig(*cluster_, 12, 1).ok());
+  PollResult r = PollUntil(source.get(), nullptr, [](const PollResult& p) {
+    return !p.errors.empty() || (!p.messages.empty() && p.messages.back().offset == 12);
+  });
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  ASSERT_FALSE(r.messages.empty());
+  const int64_t low = r.messages.front().offset;
+  EXPECT_GT(low, 0);
+  EXPECT_EQ(OffsetsByPartition(r.messages)[0], Range(low, 12));
+  EXPECT_TRUE(source->TakeGaps().empty());
+  EXPECT_EQ(source->stats().gaps, 0);
 }
 
 TEST_F(KafkaSourceTest, NewTopicMatchingRegexIsPickedUp) {

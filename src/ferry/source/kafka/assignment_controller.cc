@@ -107,6 +107,7 @@ void AssignmentController::StartPartitions(const std::vector<PartitionState*>& s
       s->announced = true;
       s->table_position = *position;
     }
+    s->start_at_log_start = false;
     if (s->table_position.has_value()) {
       s->start_offset = *s->table_position + 1;
       started.push_back(s);
@@ -121,8 +122,14 @@ void AssignmentController::StartPartitions(const std::vector<PartitionState*>& s
     }
     Status resolved = resolver_.Resolve(rk_, list.get());
     if (resolved.ok()) {
+      std::vector<bool> log_start(by_policy.size());
+      for (size_t i = 0; i < by_policy.size(); ++i) {
+        log_start[i] = list->elems[i].offset == RD_KAFKA_OFFSET_BEGINNING;
+      }
+      resolver_.Absolutize(rk_, list.get());
       for (size_t i = 0; i < by_policy.size(); ++i) {
         by_policy[i]->start_offset = list->elems[i].offset;
+        by_policy[i]->start_at_log_start = log_start[i] && list->elems[i].offset >= 0;
         started.push_back(by_policy[i]);
       }
     } else if (first_error.ok()) {
@@ -342,6 +349,14 @@ Status AssignmentController::OnOutOfRange(const rd_kafka_message_t& message) {
   RefusedOffset refused = InspectRefusal(rk_, message, options_->request_timeout);
   PartitionState* s =
       refused.topic.empty() ? nullptr : table_->Find(refused.topic, refused.partition);
+  if (refused.BelowLogStart() && s != nullptr && s->assigned && s->start_at_log_start &&
+      s->last_taken < 0 && refused.wanted == s->start_offset) {
+    // The policy's log start, looked up before the assignment, was removed by retention before
+    // the first fetch: nothing the table expects is missing.
+    FERRY_LOG_INFO("{}: the log start moved from {} to {} before the first fetch; starting there",
+                   s->info.key, refused.wanted, refused.low);
+    return StartAgainAt(s, refused.low);
+  }
   if (options_->on_gap == OnGap::kContinue && refused.BelowLogStart() && s != nullptr &&
       s->assigned && message.rkt != nullptr) {
     return SkipGap(s, refused);
@@ -364,23 +379,27 @@ Status AssignmentController::SkipGap(PartitionState* s, const RefusedOffset& ref
                                 "ingestion"});
   ++stats_->gaps;
   stats_->lost_offsets += refused.low - refused.wanted;
+  return StartAgainAt(s, refused.low);
+}
+
+Status AssignmentController::StartAgainAt(PartitionState* s, int64_t low) {
   // After the refusal librdkafka has stopped fetching the partition, and rd_kafka_seek does not
   // start it again (2.0.2: the partition stays silent). Assigning it again at the log start does;
   // nothing at or below last_taken is delivered twice.
-  s->start_offset = refused.low;
-  s->last_taken = refused.low - 1;
+  s->start_offset = low;
+  s->last_taken = low - 1;
   if (!cooperative_) {
     return Assign({});  // eager or manual: the whole list again, each at its NextOffset()
   }
   PartitionListPtr list = NewPartitionList(1);
-  AddToList(list.get(), *s)->offset = refused.low;
+  AddToList(list.get(), *s)->offset = low;
   ErrorPtr error(rd_kafka_incremental_unassign(rk_, list.get()));
   if (error == nullptr) {
     error.reset(rd_kafka_incremental_assign(rk_, list.get()));
   }
   if (error != nullptr) {
-    return Internal("{}: assigning again at the log start {} past a gap: {}", s->info.key,
-                    refused.low, rd_kafka_error_string(error.get()));
+    return Internal("{}: assigning again at the log start {}: {}", s->info.key, low,
+                    rd_kafka_error_string(error.get()));
   }
   return Status::OK();
 }

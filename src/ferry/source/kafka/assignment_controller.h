@@ -11,7 +11,8 @@
 //     and are tried again at every Refresh();
 //   - an out-of-range fetch: the check that names a gap below the log start or a topic deleted
 //     and recreated past the table's position (gap_report.h), and with on_gap = kContinue the
-//     re-assignment at the log start.
+//     re-assignment at the log start; a partition started by policy at the log start, which
+//     retention moved before the first fetch, starts again at the new one (no gap).
 //
 // Errors found here reach the source through AssignmentHost::Defer (the next Poll returns them).
 //
@@ -102,6 +103,8 @@ class AssignmentController {
   Status RefusedTopic(const std::string& name, int timeout_ms);
   // on_gap = kContinue: records the range below the log start and restarts the partition there.
   Status SkipGap(PartitionState* s, const RefusedOffset& refused);
+  // Assigns `s` again from offset `low` (a refused fetch stopped it).
+  Status StartAgainAt(PartitionState* s, int64_t low);
 
   const KafkaSourceOptions* options_;
   StartResolver resolver_;

@@ -7,7 +7,9 @@
 //      and a rebalance callback. Start() subscribes (topic names or '^regex').
 //   2. Assignment, inside Poll() from the rebalance callback: for each partition the listener's
 //      OnAssigned() gives the table position p and the assignment list entry is set to p + 1;
-//      a partition the table has never seen gets its offset from the StartResolver (policy).
+//      a partition the table has never seen gets its offset from the StartResolver (policy),
+//      the log start or end as an absolute offset asked of the broker (start_resolver.h: a
+//      logical offset could cost a 500 ms wait inside librdkafka 2.0.2).
 //      Then rd_kafka_assign() (eager assignors: range, roundrobin) or
 //      rd_kafka_incremental_assign() (cooperative-sticky): librdkafka starts exactly there.
 //      rd_kafka_seek_partitions() is never used (its timeout is broken in 2.0.2). If the listener

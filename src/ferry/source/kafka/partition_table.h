@@ -40,6 +40,10 @@ struct PartitionState {
   // The offset (or RD_KAFKA_OFFSET_BEGINNING/END) the current assignment started at. Messages
   // below an absolute start are never delivered.
   int64_t start_offset = RD_KAFKA_OFFSET_INVALID;
+  // The start policy asked for the log start and start_offset is what the broker answered for it
+  // (StartResolver::Absolutize): should retention move the log start past it before the first
+  // fetch, the partition starts again at the new log start, which is no gap.
+  bool start_at_log_start = false;
   // The highest offset taken from librdkafka in this assignment (delivered or held); -1 if none.
   // Anything at or below it is a redelivery.
   int64_t last_taken = -1;

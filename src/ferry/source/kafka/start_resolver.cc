@@ -1,5 +1,8 @@
 #include "ferry/source/kafka/start_resolver.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "ferry/base/log.h"
 #include "ferry/source/kafka/kafka_conf.h"
 #include "ferry/source/kafka/kafka_handles.h"
@@ -99,6 +102,40 @@ Status StartResolver::ResolveTimestamp(rd_kafka_t* rk,
     partitions->elems[i].offset = found >= 0 ? found : RD_KAFKA_OFFSET_END;
   }
   return Status::OK();
+}
+
+void StartResolver::Absolutize(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions) const {
+  std::vector<int> logical;  // indices into partitions
+  for (int i = 0; i < partitions->cnt; ++i) {
+    const int64_t offset = partitions->elems[i].offset;
+    if (offset == RD_KAFKA_OFFSET_BEGINNING || offset == RD_KAFKA_OFFSET_END) {
+      logical.push_back(i);
+    }
+  }
+  if (logical.empty()) {
+    return;
+  }
+  PartitionListPtr query(rd_kafka_topic_partition_list_new(static_cast<int>(logical.size())));
+  for (int i : logical) {
+    const rd_kafka_topic_partition_t& e = partitions->elems[i];
+    // The special timestamps -2 (earliest) and -1 (latest) are the logical offsets' values.
+    rd_kafka_topic_partition_list_add(query.get(), e.topic, e.partition)->offset = e.offset;
+  }
+  rd_kafka_resp_err_t err =
+      rd_kafka_offsets_for_times(rk, query.get(), std::min(timeout_ms_, 1000));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    FERRY_LOG_DEBUG(
+        "kafka: looking up the log start/end of {} partition(s): {} (librdkafka "
+        "looks them up itself)",
+        logical.size(), rd_kafka_err2str(err));
+    return;
+  }
+  for (size_t j = 0; j < logical.size(); ++j) {
+    const rd_kafka_topic_partition_t& answer = query->elems[j];
+    if (answer.err == RD_KAFKA_RESP_ERR_NO_ERROR && answer.offset >= 0) {
+      partitions->elems[logical[j]].offset = answer.offset;
+    }
+  }
 }
 
 }  // namespace ferry::source::kafka
