@@ -1,5 +1,5 @@
 """Fixtures of the interop suite (docs/interop.md): the ferry binary under test, a mock Kafka
-cluster per test module, and one Spark session per test module with Delta Lake's jars from the
+cluster per test module, and one Spark session for the suite with Delta Lake's jars from the
 cache tools/setup_interop.sh filled (nothing is downloaded while the tests run).
 
 The ferry binary comes from `--ferry PATH` or the FERRY_BINARY environment variable (CTest passes
@@ -76,9 +76,11 @@ def _delta_jars() -> list[str]:
     return jars
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """One local Spark session with Delta for the module (a JVM start costs ~10-20 s)."""
+    """One local Spark session with Delta for the whole suite (a JVM start and Spark's first
+    Delta query cost ~10-20 s on an idle machine, a minute or more under load: once, not once per
+    module). A test that changes a session setting restores it."""
     if not os.environ.get("JAVA_HOME") and os.path.isdir(JAVA_17):
         os.environ["JAVA_HOME"] = JAVA_17
     from pyspark.sql import SparkSession

@@ -261,14 +261,57 @@ def jetstream_config(path: Path, url: str, pipelines: list) -> Path:
     return path
 
 
+@dataclass
+class KafkaPipeline:
+    """One [[pipeline]] reading one Kafka topic (all its partitions, manual assignment, from the
+    earliest offset), JSON messages, into a table that already exists (no `schema`: the table's
+    own is used). Each message's partition and offset go into `partition_column` and
+    `offset_column` (which the table must hold)."""
+
+    id: str
+    table: Path
+    topic: str
+    partition_column: str = "_partition"
+    offset_column: str = "_offset"
+    max_rows: int = 500
+    max_latency: str = "500ms"
+
+    def toml(self, brokers: str) -> str:
+        return f"""
+[[pipeline]]
+id = "{self.id}"
+table = "{self.table}"
+metadata_columns = {{ partition = "{self.partition_column}", offset = "{self.offset_column}" }}
+on_bad_record = "fail"
+
+[pipeline.kafka]
+brokers = "{brokers}"
+topics = ["{self.topic}"]
+assignment = "manual"
+start = "earliest"
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = {self.max_rows}
+max_latency = "{self.max_latency}"
+"""
+
+
+def kafka_config(path: Path, brokers: str, pipelines: list) -> Path:
+    path.write_text('[log]\nlevel = "warn"\n' + "".join(p.toml(brokers) for p in pipelines))
+    return path
+
+
 class FerryProcess:
     """`ferry run --config CONFIG` running in the background (its output in `log_path`), to be
     killed mid-way."""
 
-    def __init__(self, ferry: str, config: Path, log_path: Path):
+    def __init__(self, ferry: str, config: Path, log_path: Path, args: tuple = ()):
         self._log = open(log_path, "ab")
         self.log_path = log_path
-        self.proc = subprocess.Popen([ferry, "run", "--config", str(config)],
+        self.proc = subprocess.Popen([ferry, "run", "--config", str(config), *args],
                                      stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT)
 
@@ -281,6 +324,18 @@ class FerryProcess:
             self.proc.kill()
         self.proc.wait()
         self._log.close()
+
+    def wait(self, timeout: float = COMMAND_TIMEOUT_S) -> None:
+        """Waits for a run that ends by itself (`--until-caught-up`); fails unless it exits 0."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
+        if self.proc.returncode != 0:
+            raise FerryError(f"`ferry run` exited {self.proc.returncode}; its log:\n"
+                             f"{self.log_path.read_text(errors='replace')[-3000:]}")
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (killed after 60 s)."""

@@ -216,7 +216,12 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
     info["readVersion"] = version - 1;
   }
   info["isolationLevel"] = "Serializable";
-  info["isBlindAppend"] = !metadata_.has_value() && removes_.empty();
+  // Spark's rule (OptimisticTransaction): only adds, and nothing read from the table. At
+  // WriteSerializable its conflict checker lets a DELETE, UPDATE or MERGE commit after a blind
+  // append (open-source Delta's Serializable does not: docs/interop.md, "Findings"); a metaData
+  // action conflicts on its own unless tagged as an identity high-water mark update
+  // (ConflictChecker.checkNoMetadataUpdates).
+  info["isBlindAppend"] = removes_.empty() && (!metadata_.has_value() || identity_only_metadata_);
   int64_t rows = 0;
   int64_t bytes = 0;
   for (const AddFile& add : adds_) {
@@ -232,7 +237,10 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
   if (row_tracking_enabled_) {
     // Rows ferry commits are new (appends) or copied without their stable ids (optimize
     // refuses such tables, so that does not happen today).
-    info["tags"] = {{"delta.rowTracking.preserved", removes_.empty() ? "true" : "false"}};
+    info["tags"]["delta.rowTracking.preserved"] = removes_.empty() ? "true" : "false";
+  }
+  if (identity_only_metadata_ && metadata_.has_value()) {
+    info["tags"]["delta.identity.schemaUpdate"] = "true";
   }
   info["engineInfo"] = std::string("ferry/") + FERRY_VERSION;
   info["txnId"] = txn_id;

@@ -136,6 +136,12 @@ class Transaction {
   // For table creation: the protocol and metaData this commit sets.
   void SetProtocol(Protocol protocol) { protocol_ = std::move(protocol); }
   void SetMetadata(Metadata metadata) { metadata_ = std::move(metadata); }
+  // Says the metaData of SetMetadata() differs from the table's only in identity columns'
+  // high-water marks. The commit is then tagged `delta.identity.schemaUpdate` and stays a blind
+  // append (`isBlindAppend`), as Spark writes such a commit: Delta's conflict checker lets a
+  // concurrent DELETE, UPDATE or MERGE that changes no metadata commit after it instead of
+  // failing with MetadataChangedException (or ConcurrentAppendException).
+  void SetIdentityOnlyMetadataUpdate() { identity_only_metadata_ = true; }
 
   // Runs the commit protocol above. Call once.
   Result<CommitResult> Commit();
@@ -175,6 +181,7 @@ class Transaction {
   std::optional<Metadata> written_metadata_;  // metadata_ plus ICT enablement properties
   std::optional<DomainMetadata> row_id_domain_;
   bool row_tracking_enabled_ = false;
+  bool identity_only_metadata_ = false;
   bool committed_ = false;
   Conflict conflict_ = Conflict::kNone;
 };

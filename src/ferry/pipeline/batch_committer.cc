@@ -518,6 +518,9 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
     delta::Metadata metadata = aligned.change ? aligned.change->metadata : snapshot_.metadata();
     FERRY_ASSIGN_OR_RETURN(metadata.schema_string, delta::SchemaToJson(*identity_schema));
     txn.SetMetadata(std::move(metadata));
+    if (!aligned.change) {
+      txn.SetIdentityOnlyMetadataUpdate();
+    }
   }
   txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   Result<delta::CommitResult> committed = txn.Commit();

@@ -7,7 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
+#include <variant>
+
+#include <nlohmann/json.hpp>
 
 #include "ferry/delta/actions_json.h"
 #include "ferry/delta/column_rules.h"
@@ -210,6 +214,20 @@ TEST_F(TableRulesTest, IdentityValuesContinueAcrossRuns) {
   std::vector<Row> rows = Rows();
   EXPECT_EQ(rows.size(), 40u);
   CheckIdentity(rows);
+  // The commit raising the mark says so as Spark does (tag, blind append): Delta's conflict
+  // checker then lets a concurrent DELETE, UPDATE or MERGE commit after it (docs/interop.md).
+  auto table = delta::Table::Open(store_, "events");
+  ASSERT_TRUE(table.ok());
+  auto actions = (*table)->ReadCommit(Latest().version());
+  ASSERT_TRUE(actions.ok()) << actions.status().ToString();
+  const auto* info = std::get_if<delta::CommitInfo>(&actions->front());
+  ASSERT_NE(info, nullptr);
+  const nlohmann::json json = nlohmann::json::parse(info->json);
+  EXPECT_EQ(json["tags"]["delta.identity.schemaUpdate"], "true") << info->json;
+  EXPECT_EQ(json["isBlindAppend"], true) << info->json;
+  EXPECT_TRUE(std::any_of(actions->begin(), actions->end(), [](const delta::Action& a) {
+    return std::holds_alternative<delta::Metadata>(a);
+  }));
 }
 
 // Another writer (Spark inserting rows) raises the mark while ferry's commit is in flight: the
