@@ -64,6 +64,16 @@ ferry_cc_test(NAME kafka_avro_test
 target_compile_definitions(kafka_avro_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(kafka_avro_test ferry)
 
+# Debezium change streams (debezium-json, and debezium-avro from real serializers with their
+# registry stand-in) through `ferry run` in upsert mode on the real broker, SIGKILLed once, a
+# column added half-way: the table equals the replayed state (issue 42).
+ferry_cc_test(NAME kafka_debezium_test
+  SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_debezium_test.cc
+  DEPS ferry_serializer_test_support ferry_testing_kafka_broker
+  LABELS integration TIMEOUT 600 WHOLE_BINARY)
+target_compile_definitions(kafka_debezium_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(kafka_debezium_test ferry)
+
 # `[pipeline.decode] format = "protobuf"`: the same with protobufjs's messages, and unframed ones
 # with a descriptor set protoc writes at test time.
 ferry_cc_test(NAME kafka_protobuf_test

@@ -8,6 +8,7 @@
 #include "ferry/app/writer_schema_input.h"
 #include "ferry/base/file.h"
 #include "ferry/transform/avro_schema.h"
+#include "ferry/transform/debezium_avro_decoder.h"
 
 namespace ferry::app {
 namespace {
@@ -107,6 +108,23 @@ Result<std::unique_ptr<transform::Decoder>> MakeAvroDecoder(const config::Pipeli
                                               .observe = c.schema_evolution != "none"});
   if (!decoder.ok()) {
     return AtDecode(c, input.fixed ? "avro_schema_file" : "", decoder.status());
+  }
+  return std::unique_ptr<transform::Decoder>(std::move(*decoder));
+}
+
+Result<std::unique_ptr<transform::Decoder>> MakeDebeziumAvroDecoder(
+    const config::PipelineConfig& c, const columnar::SchemaPtr& schema,
+    std::vector<std::string> columns, const AvroInput& input) {
+  for (const auto& [field, column] : c.decode.envelope_columns) {
+    std::erase(columns, column);
+  }
+  Result<std::unique_ptr<transform::DebeziumAvroDecoder>> decoder =
+      transform::DebeziumAvroDecoder::Create(schema, {.schemas = input.schemas,
+                                                      .columns = std::move(columns),
+                                                      .envelope_columns = c.decode.envelope_columns,
+                                                      .observe = c.schema_evolution != "none"});
+  if (!decoder.ok()) {
+    return AtDecode(c, "", decoder.status());
   }
   return std::unique_ptr<transform::Decoder>(std::move(*decoder));
 }

@@ -1,7 +1,8 @@
-// AvroInput: what `[pipeline.decode] format = "avro"` needs besides the table: the writer schemas
-// (framed messages: a Schema Registry client behind RegistryWriterSchemas; unframed ones: the one
-// schema of avro_schema_file), the decoder over them, and the schema of a table that is not there
-// yet when the configuration declares none (the subject's latest version, or the file's).
+// AvroInput: what `[pipeline.decode] format = "avro"` (and "debezium-avro") needs besides the
+// table: the writer schemas (framed messages: a Schema Registry client behind
+// RegistryWriterSchemas; unframed ones: the one schema of avro_schema_file), the decoder over them,
+// and the schema of a table that is not there yet when the configuration declares none (the
+// subject's latest version, or the file's).
 //
 //   FERRY_ASSIGN_OR_RETURN(AvroInput avro, OpenAvroInput(config));     // nothing fetched yet
 //   FERRY_ASSIGN_OR_RETURN(AvroTableSchema s, AvroSchemaForNewTable(config, avro));
@@ -59,5 +60,11 @@ Result<std::unique_ptr<transform::Decoder>> MakeAvroDecoder(const config::Pipeli
                                                             const columnar::SchemaPtr& schema,
                                                             std::vector<std::string> columns,
                                                             const AvroInput& input);
+
+// format = "debezium-avro": the Debezium envelope decoder filling `columns` (the row columns and
+// the envelope columns) of `schema`, with the registry's writer schemas.
+Result<std::unique_ptr<transform::Decoder>> MakeDebeziumAvroDecoder(
+    const config::PipelineConfig& c, const columnar::SchemaPtr& schema,
+    std::vector<std::string> columns, const AvroInput& input);
 
 }  // namespace ferry::app

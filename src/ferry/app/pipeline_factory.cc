@@ -196,6 +196,9 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
   if (c.decode.format == config::DecodeConfig::Format::kAvro) {
     return MakeAvroDecoder(c, schema, std::move(columns), *avro);
   }
+  if (c.decode.format == config::DecodeConfig::Format::kDebeziumAvro) {
+    return MakeDebeziumAvroDecoder(c, schema, std::move(columns), *avro);
+  }
   if (c.decode.format == config::DecodeConfig::Format::kProtobuf) {
     return MakeProtobufDecoder(c, schema, std::move(columns), *protobuf);
   }
@@ -370,9 +373,11 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
                                     .metadata_columns = PipelineMetadata(c),
                                     .transform = TransformSpecOf(c)};
   std::optional<AvroInput> avro;
-  if (c.decode.format == config::DecodeConfig::Format::kAvro) {
+  if (c.decode.format == config::DecodeConfig::Format::kAvro ||
+      c.decode.format == config::DecodeConfig::Format::kDebeziumAvro) {
     FERRY_ASSIGN_OR_RETURN(avro, OpenAvroInput(c));
-    if (c.schema.empty()) {
+    // A Debezium envelope is not the table's row: debezium-avro tables are declared (`schema`).
+    if (c.schema.empty() && c.decode.format == config::DecodeConfig::Format::kAvro) {
       FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
       if (!exists) {
         // The table's columns come from the writer schema (the subject's latest version).

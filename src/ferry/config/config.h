@@ -116,9 +116,10 @@ struct SchemaRegistryConfig {
 };
 
 struct DecodeConfig {
-  // kDebeziumJson: Debezium change events as Kafka Connect's JsonConverter writes them
-  // (docs/cdc.md "Debezium envelopes").
-  enum class Format { kJson, kRaw, kAvro, kProtobuf, kDebeziumJson };
+  // kDebeziumJson: Debezium change events as Kafka Connect's JsonConverter writes them;
+  // kDebeziumAvro: as Confluent's AvroConverter writes them, framed by a Schema Registry
+  // (docs/cdc.md "Debezium envelopes"). kDebeziumAvro takes the registry keys of kAvro.
+  enum class Format { kJson, kRaw, kAvro, kProtobuf, kDebeziumJson, kDebeziumAvro };
   Format format = Format::kJson;
   // kAvro, kProtobuf: framed messages (the Confluent wire format) with their schemas in a
   // registry, or unframed ones with one writer schema: an .avsc file (kAvro), a

@@ -8,7 +8,7 @@
 
 #include "ferry/config/config_internal.h"
 #include "ferry/storage/table_uri.h"
-#include "ferry/transform/debezium_json_decoder.h"
+#include "ferry/transform/debezium_envelope.h"
 
 namespace ferry::config::internal {
 
@@ -79,7 +79,8 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   FERRY_ASSIGN_OR_RETURN(auto key_subject, t.String("key_subject"));
   Set(key_format, &d->key_format);
   Set(key_subject, &d->key_subject);
-  const bool avro = d->format == DecodeConfig::Format::kAvro;
+  const bool debezium_avro = d->format == DecodeConfig::Format::kDebeziumAvro;
+  const bool avro = d->format == DecodeConfig::Format::kAvro || debezium_avro;
   const bool protobuf = d->format == DecodeConfig::Format::kProtobuf;
   if (d->key_format != "string" && (!registry || (d->key_format == "avro" ? !avro : !protobuf))) {
     return t.Error("key_format",
@@ -103,6 +104,12 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   }
   if (!avro && !protobuf) {
     return Status::OK();
+  }
+  if (debezium_avro && !registry) {
+    return t.Error(file ? "avro_schema_file" : "format",
+                   "format = \"debezium-avro\" reads what Debezium's AvroConverter writes: "
+                   "messages framed with their writer schema's id; it needs a "
+                   "[pipeline.decode.schema_registry] (and no avro_schema_file)");
   }
   if (avro && registry.has_value() == file.has_value()) {
     return t.Error(registry ? "avro_schema_file" : "format",
@@ -144,9 +151,11 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   return Status::OK();
 }
 
-// format = "debezium-json": envelope_columns and decimal_handling.
+// format = "debezium-json" / "debezium-avro": envelope_columns; decimal_handling (JSON only:
+// an Avro schema says how its decimals are written).
 Status ReadEnvelope(TomlTable& t, DecodeConfig* d) {
-  const bool debezium = d->format == DecodeConfig::Format::kDebeziumJson;
+  const bool debezium_json = d->format == DecodeConfig::Format::kDebeziumJson;
+  const bool debezium = debezium_json || d->format == DecodeConfig::Format::kDebeziumAvro;
   Result<std::optional<std::vector<std::pair<std::string, std::string>>>> map =
       t.StringMap("envelope_columns");
   if (!map.ok()) {
@@ -157,9 +166,12 @@ Status ReadEnvelope(TomlTable& t, DecodeConfig* d) {
   }
   FERRY_ASSIGN_OR_RETURN(auto decimals, t.OneOf("decimal_handling", {"precise", "string"},
                                                 "expected precise or string"));
-  if ((*map || decimals) && !debezium) {
-    return t.Error(*map ? "envelope_columns" : "decimal_handling",
-                   "applies to format = \"debezium-json\"");
+  if (*map && !debezium) {
+    return t.Error("envelope_columns",
+                   "applies to format = \"debezium-json\" or \"debezium-avro\"");
+  }
+  if (decimals && !debezium_json) {
+    return t.Error("decimal_handling", "applies to format = \"debezium-json\"");
   }
   Set(decimals, &d->decimal_handling);
   if (!*map) {
@@ -197,9 +209,16 @@ Status ReadDecode(TomlTable& t, DecodeConfig* d) {
     } else if (*format == "debezium-json") {
       d->format = DecodeConfig::Format::kDebeziumJson;
       d->timestamp_epoch_unit = "millis";  // io.debezium.time.Timestamp
+    } else if (*format == "debezium-avro") {
+      d->format = DecodeConfig::Format::kDebeziumAvro;
+    } else if (*format == "debezium-protobuf") {
+      return t.Error("format",
+                     "format = \"debezium-protobuf\" (Debezium through Confluent's "
+                     "ProtobufConverter) is not supported yet: use debezium-avro or "
+                     "debezium-json (docs/cdc.md)");
     } else {
       return t.Error("format", fmt::format("unknown format \"{}\" (json, raw, avro, protobuf, "
-                                           "debezium-json)",
+                                           "debezium-json, debezium-avro)",
                                            *format));
     }
   }
@@ -582,6 +601,11 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   // Avro's and Protobuf's writer schema (the file's, or the registry subject's latest) is a
   // schema too.
   if (p->routing) {
+    if (p->decode.format == DecodeConfig::Format::kDebeziumAvro) {
+      return t.Error("routing",
+                     "routing reads fields of plain messages: it cannot route "
+                     "format = \"debezium-avro\" (fields inside `after`)");
+    }
     return t.Finish();  // each route's table has its own schema (config_routing.cc)
   }
   if (p->create_table && p->schema.empty() && p->decode.format != DecodeConfig::Format::kAvro &&

@@ -175,13 +175,51 @@ TEST(ConfigTest, DebeziumJsonFormat) {
   EXPECT_EQ(
       with_decode("format = \"json\"\nenvelope_columns = { op = \"_op\" }").status().message(),
       "ferry.toml:18:20: pipeline[0].decode.envelope_columns: applies to format = "
-      "\"debezium-json\"");
+      "\"debezium-json\" or \"debezium-avro\"");
   Result<Config> nested =
       with_decode("format = \"debezium-json\"\nenvelope_columns = { source.lsn = \"_lsn\" }");
   ASSERT_FALSE(nested.ok());
   EXPECT_NE(nested.status().message().find("quoted keys"), std::string::npos)
       << nested.status().message();
-  EXPECT_NE(with_decode("format = \"debezium\"").status().message().find("debezium-json)"),
+  EXPECT_NE(with_decode("format = \"debezium\"").status().message().find("debezium-avro)"),
+            std::string::npos);
+}
+
+// format = "debezium-avro": the registry keys of format = "avro", envelope_columns of
+// debezium-json; a registry is required, decimal_handling refused, debezium-protobuf explained.
+TEST(ConfigTest, DebeziumAvroFormat) {
+  auto with_decode = [](std::string_view decode) {
+    std::string text(kIssueExample);
+    text.replace(text.find("format = \"json\""), 15, decode);
+    return Parse(text);
+  };
+  Result<Config> c = with_decode(
+      "format = \"debezium-avro\"\n"
+      "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\" }\n"
+      "[pipeline.decode.schema_registry]\nurl = \"http://localhost:8081\"");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const DecodeConfig& d = c->pipelines[0].decode;
+  EXPECT_EQ(d.format, DecodeConfig::Format::kDebeziumAvro);
+  EXPECT_EQ(d.envelope_columns,
+            (std::map<std::string, std::string>{{"op", "_op"}, {"source.lsn", "_lsn"}}));
+  ASSERT_TRUE(d.schema_registry.has_value());
+
+  std::string no_registry = with_decode("format = \"debezium-avro\"").status().message();
+  EXPECT_NE(no_registry.find("format = \"debezium-avro\" reads what Debezium's AvroConverter "
+                             "writes"),
+            std::string::npos)
+      << no_registry;
+  EXPECT_NE(no_registry.find("needs a [pipeline.decode.schema_registry]"), std::string::npos);
+  EXPECT_NE(with_decode("format = \"debezium-avro\"\ndecimal_handling = \"string\"\n"
+                        "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"")
+                .status()
+                .message()
+                .find("decimal_handling: applies to format = \"debezium-json\""),
+            std::string::npos);
+  EXPECT_NE(with_decode("format = \"debezium-protobuf\"")
+                .status()
+                .message()
+                .find("is not supported yet: use debezium-avro or debezium-json"),
             std::string::npos);
 }
 
@@ -331,7 +369,9 @@ timeout = "3s"
        "needs record_name"},
       {"format = \"avro\"\n[pipeline.decode.schema_registry]\nurl = \"http://r\"\nuser = \"u\"\n",
        "user"},
-      {"format = \"xml\"\n", "unknown format \"xml\" (json, raw, avro, protobuf, debezium-json)"},
+      {"format = \"xml\"\n",
+       "unknown format \"xml\" (json, raw, avro, protobuf, debezium-json, "
+       "debezium-avro)"},
   };
   for (const auto& [decode, expected] : bad) {
     c = Parse(with_decode(decode));

@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "ferry/base/varint.h"
 #include "ferry/columnar/column.h"
 #include "ferry/transform/avro_reader_internal.h"
+#include "ferry/transform/decimal_math.h"
 #include "ferry/transform/utf8.h"
 
 namespace ferry::transform::avro {
@@ -235,6 +238,26 @@ Result<columnar::Int128> DecimalValue(std::string_view bytes, int32_t precision,
 
 Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth);
 
+// io.debezium.data.VariableScaleDecimal: the value at its own scale, rescaled to the column's
+// (rounded half up when the column's scale is smaller, as Spark casts).
+[[gnu::noinline]] Status DecodeVariableDecimal(const ReadOp& op, Cursor* in, Column* col) {
+  int32_t scale = 0;
+  std::string_view bytes;
+  FERRY_RETURN_IF_ERROR(ReadInt(in, op.path, &scale));
+  FERRY_RETURN_IF_ERROR(ReadBytes(in, op.path, &bytes));
+  FERRY_ASSIGN_OR_RETURN(columnar::Int128 v, DecimalValue(bytes, 38, in, op.path));
+  std::optional<columnar::Int128> rescaled =
+      scale < 0 || scale > 38 ? std::nullopt : Rescale(v, scale, op.scale, op.precision);
+  if (!rescaled.has_value()) {
+    return Truncated(
+        *in, op.path,
+        fmt::format("the decimal {} does not fit DECIMAL({}, {})",
+                    DecimalToText(v, std::clamp(scale, 0, 38)), op.precision, op.scale));
+  }
+  col->As<columnar::DecimalColumn>()->Append(*rescaled);
+  return Status::OK();
+}
+
 Status DecodeRecord(const ReadOp& op, Cursor* in, columnar::StructColumn* s, int depth) {
   const Node& w = *op.writer;
   for (size_t i = 0; i < w.fields.size(); ++i) {
@@ -390,6 +413,14 @@ constexpr bool IsLeaf(Conv c) {
       col->As<columnar::DecimalColumn>()->Append(v);
       return Status::OK();
     }
+    case Conv::kNanosToMicros: {
+      int64_t v = 0;
+      FERRY_RETURN_IF_ERROR(ReadLong(in, op.path, &v));
+      col->As<columnar::Int64Column>()->Append(v / 1000 - (v % 1000 < 0 ? 1 : 0));
+      return Status::OK();
+    }
+    case Conv::kVariableDecimal:
+      return DecodeVariableDecimal(op, in, col);
     default:
       break;
   }
@@ -481,18 +512,19 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
 
 AvroRowReader::~AvroRowReader() = default;
 
-Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batch) const {
-  const auto* bytes = reinterpret_cast<const uint8_t*>(datum.data());
-  Cursor in{bytes, bytes, bytes + datum.size()};
+Status SkipDatum(const Node& type, std::string_view* datum, const std::string& path) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(datum->data());
+  Cursor in{bytes, bytes, bytes + datum->size()};
+  FERRY_RETURN_IF_ERROR(SkipValue(type, &in, path, 0));
+  datum->remove_prefix(in.offset());
+  return Status::OK();
+}
+
+Status AvroRowReader::AppendPrefix(std::string_view* datum, columnar::RecordBatch* batch) const {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(datum->data());
+  Cursor in{bytes, bytes, bytes + datum->size()};
   const int64_t rows = batch->mutable_column(columns_.front())->length();
-  const Node& root = writer_->root();
-  // Puts the batch back as it was: the datum is a bad record.
-  auto rollback = [&](Status st) {
-    for (int c : columns_) {
-      batch->mutable_column(c)->Truncate(rows);
-    }
-    return st;
-  };
+  const Node& root = *root_;
   for (size_t i = 0; i < field_ops_.size(); ++i) {
     Status st;
     if (column_of_field_[i] < 0) {  // skipped: no op (field_ops_[i] is null)
@@ -503,15 +535,30 @@ Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batc
       st = Decode(op, &in, batch->mutable_column(column_of_field_[i]), 1);
     }
     if (!st.ok()) [[unlikely]] {
-      return rollback(std::move(st));
+      // Puts the batch back as it was: the datum is a bad record.
+      for (int c : columns_) {
+        batch->mutable_column(c)->Truncate(rows);
+      }
+      return st;
     }
-  }
-  if (in.left() != 0) [[unlikely]] {
-    return rollback(InvalidArgument("Avro datum: {} bytes left over after the record ({} bytes)",
-                                    in.left(), datum.size()));
   }
   for (int c : unfilled_columns_) {
     batch->mutable_column(c)->AppendNull();
+  }
+  datum->remove_prefix(in.offset());
+  return Status::OK();
+}
+
+Status AvroRowReader::Append(std::string_view datum, columnar::RecordBatch* batch) const {
+  std::string_view rest = datum;
+  const int64_t rows = batch->mutable_column(columns_.front())->length();
+  FERRY_RETURN_IF_ERROR(AppendPrefix(&rest, batch));
+  if (!rest.empty()) [[unlikely]] {
+    for (int c : columns_) {
+      batch->mutable_column(c)->Truncate(rows);
+    }
+    return InvalidArgument("Avro datum: {} bytes left over after the record ({} bytes)",
+                           rest.size(), datum.size());
   }
   return Status::OK();
 }

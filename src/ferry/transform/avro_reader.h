@@ -20,6 +20,12 @@
 //   smaller precision; date to DATE; timestamp-millis/-micros to TIMESTAMP and
 //   local-timestamp-millis/-micros to TIMESTAMP_NTZ (millis times 1,000); a union of several
 //   non-null branches to the STRUCT of `member<i>` fields that avro_schema.h maps it to.
+// - Kafka Connect's types by their connect.name (Debezium through Confluent's AvroConverter):
+//   io.debezium.time.Date (int) to DATE; io.debezium.time.Timestamp / MicroTimestamp /
+//   NanoTimestamp (long: ms, us, ns; ns floored to us) to TIMESTAMP or TIMESTAMP_NTZ; a Connect
+//   Decimal of any declared precision to a DECIMAL of its scale (each value checked against the
+//   column's precision); the record io.debezium.data.VariableScaleDecimal {scale, value} to any
+//   DECIMAL (rescaled, half up; a value that does not fit is bad data).
 // - Anything else: Create fails with InvalidArgument naming the field and both types.
 //
 // Bad data (InvalidArgument naming the field and the byte offset, the batch left as it was): a
@@ -45,6 +51,10 @@ namespace ferry::transform::avro {
 
 struct ReadOp;
 
+// Skips one value of writer type `type` at the front of `*datum` (advancing it); InvalidArgument
+// naming `path` when the datum ends early or is malformed.
+Status SkipDatum(const Node& type, std::string_view* datum, const std::string& path);
+
 // A writer field no column takes (the reader skips its values), at any depth.
 struct UnmatchedField {
   // As transform::FieldObservation::path: record field names from the top level down, with
@@ -60,6 +70,11 @@ class AvroRowReader {
   static Result<std::unique_ptr<AvroRowReader>> Create(std::shared_ptr<const Schema> writer,
                                                        const columnar::Schema& batch_schema,
                                                        std::vector<int> columns);
+  // The fields of `record` (a record node of `writer`, e.g. Debezium's row record inside its
+  // change envelope) into `columns`, as Create reads the top level.
+  static Result<std::unique_ptr<AvroRowReader>> CreateForRecord(
+      std::shared_ptr<const Schema> writer, const Node& record,
+      const columnar::Schema& batch_schema, std::vector<int> columns);
   // The whole datum, of any type, as one value of column `column` (a Kafka key read into a
   // STRUCT or STRING column): the writer's type is resolved to the column's as a field's is.
   static Result<std::unique_ptr<AvroRowReader>> CreateForColumn(
@@ -67,6 +82,9 @@ class AvroRowReader {
   ~AvroRowReader();
 
   Status Append(std::string_view datum, columnar::RecordBatch* batch) const;
+  // As Append, for a record at the front of `*datum` followed by other values: `*datum` is
+  // advanced past it. Errors name byte offsets from the record's start.
+  Status AppendPrefix(std::string_view* datum, columnar::RecordBatch* batch) const;
 
   const std::vector<int>& columns() const { return columns_; }
   // Writer fields no column takes, at every depth, in writer order (for the evolution and the
@@ -77,6 +95,7 @@ class AvroRowReader {
   AvroRowReader() = default;
 
   std::shared_ptr<const Schema> writer_;
+  const Node* root_ = nullptr;  // the record read (writer_'s root, or a record inside it)
   std::vector<int> columns_;
   // One op per writer field of the top-level record, in writer order; column_of_field_[i] is the
   // batch column it fills, or -1 (skipped).

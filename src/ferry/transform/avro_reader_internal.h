@@ -38,6 +38,8 @@ enum class Conv : uint8_t {
   kFixedToBinary,
   kDecimalBytes,
   kDecimalFixed,
+  kNanosToMicros,    // io.debezium.time.NanoTimestamp into TIMESTAMP (floor)
+  kVariableDecimal,  // io.debezium.data.VariableScaleDecimal {scale, value} into DECIMAL
   kRecord,
   kArray,
   kMap,
@@ -49,7 +51,8 @@ struct ReadOp {
   const Node* writer = nullptr;
   std::string path;
   bool nullable = true;   // the column takes nulls
-  int32_t precision = 0;  // kDecimal*: the column's
+  int32_t precision = 0;  // kDecimal*, kVariableDecimal: the column's
+  int32_t scale = 0;      // kVariableDecimal: the column's
   // kRecord: one op per writer field (null: skipped) and the struct child it fills; the struct
   // children no writer field fills get null. kArray: children[0] the element. kMap: children[0]
   // the value. kUnion: one op per writer branch.

@@ -70,6 +70,15 @@ void CollectAvroUnmatched(const ReadOp& op, std::vector<std::string>* path,
   }
 }
 
+// Debezium's io.debezium.data.VariableScaleDecimal as Connect's AvroConverter writes it: a
+// record {scale: int, value: bytes}.
+bool IsVariableScaleDecimal(const Node& w) {
+  constexpr std::string_view kName = "io.debezium.data.VariableScaleDecimal";
+  return (w.name == kName || w.connect_name == kName) && w.fields.size() == 2 &&
+         w.fields[0].name == "scale" && w.fields[0].type->type == AvroType::kInt &&
+         w.fields[1].name == "value" && w.fields[1].type->type == AvroType::kBytes;
+}
+
 }  // namespace
 
 Status PlanRecordFields(const Node& w, const std::vector<columnar::Field>& fields,
@@ -127,7 +136,8 @@ Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nu
         return conv(Conv::kBool);
       break;
     case AvroType::kInt:
-      if (c == TypeId::kDate && w.logical == LogicalType::kDate)
+      if (c == TypeId::kDate &&
+          (w.logical == LogicalType::kDate || w.connect_name == "io.debezium.time.Date"))
         return conv(Conv::kIntToDate);
       if (w.logical == LogicalType::kDate)
         break;
@@ -142,6 +152,16 @@ Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nu
       break;
     case AvroType::kLong:
       if (c == TypeId::kTimestamp && col.unit() == columnar::TimeUnit::kMicros) {
+        // Debezium's epoch counts (Connect names, no Avro logical type): local date-times, read
+        // into TIMESTAMP or TIMESTAMP_NTZ as debezium-json reads them.
+        if (w.logical == LogicalType::kNone) {
+          if (w.connect_name == "io.debezium.time.Timestamp")
+            return conv(Conv::kMillisToMicros);
+          if (w.connect_name == "io.debezium.time.MicroTimestamp")
+            return conv(Conv::kLongToInt64);
+          if (w.connect_name == "io.debezium.time.NanoTimestamp")
+            return conv(Conv::kNanosToMicros);
+        }
         bool utc = w.logical == LogicalType::kTimestampMillis ||
                    w.logical == LogicalType::kTimestampMicros;
         bool local = w.logical == LogicalType::kLocalTimestampMillis ||
@@ -175,7 +195,11 @@ Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nu
     case AvroType::kString:
     case AvroType::kBytes:
       if (w.logical == LogicalType::kDecimal) {
-        if (c == TypeId::kDecimal && col.scale() == w.scale && col.precision() >= w.precision) {
+        // Connect's Decimal without connect.decimal.precision says precision 64 (AvroData's
+        // default): its values are checked one by one against the column's precision.
+        bool connect = w.connect_name == "org.apache.kafka.connect.data.Decimal";
+        if (c == TypeId::kDecimal && col.scale() == w.scale &&
+            (col.precision() >= w.precision || connect)) {
           op->precision = col.precision();
           return conv(Conv::kDecimalBytes);
         }
@@ -202,6 +226,11 @@ Result<std::unique_ptr<ReadOp>> Plan(const Node& w, const DataType& col, bool nu
         return conv(Conv::kFixedToBinary);
       break;
     case AvroType::kRecord:
+      if (c == TypeId::kDecimal && IsVariableScaleDecimal(w)) {
+        op->precision = col.precision();
+        op->scale = col.scale();
+        return conv(Conv::kVariableDecimal);
+      }
       if (c != TypeId::kStruct)
         break;
       op->conv = Conv::kRecord;
@@ -273,6 +302,12 @@ Result<std::unique_ptr<AvroRowReader>> AvroRowReader::Create(std::shared_ptr<con
                                                              const columnar::Schema& batch_schema,
                                                              std::vector<int> columns) {
   const Node& root = writer->root();
+  return CreateForRecord(std::move(writer), root, batch_schema, std::move(columns));
+}
+
+Result<std::unique_ptr<AvroRowReader>> AvroRowReader::CreateForRecord(
+    std::shared_ptr<const Schema> writer, const Node& root, const columnar::Schema& batch_schema,
+    std::vector<int> columns) {
   if (root.type != AvroType::kRecord) {
     return InvalidArgument("Avro: the writer schema's top level is {}, not a record",
                            AvroTypeName(root.type));
@@ -287,6 +322,7 @@ Result<std::unique_ptr<AvroRowReader>> AvroRowReader::Create(std::shared_ptr<con
   FERRY_RETURN_IF_ERROR(PlanRecordFields(root, fields, "", 0, &top));
   std::unique_ptr<AvroRowReader> reader(new AvroRowReader());
   reader->writer_ = std::move(writer);
+  reader->root_ = &root;
   std::vector<std::string> path;
   CollectAvroUnmatched(top, &path, &reader->unmatched_);
   for (size_t i = 0; i < root.fields.size(); ++i) {
@@ -307,6 +343,7 @@ Result<std::unique_ptr<AvroRowReader>> AvroRowReader::CreateForColumn(
   FERRY_ASSIGN_OR_RETURN(auto op,
                          Plan(writer->root(), *target.type, target.nullable, target.name, 1));
   std::unique_ptr<AvroRowReader> reader(new AvroRowReader());
+  reader->root_ = &writer->root();
   reader->writer_ = std::move(writer);
   reader->columns_ = {column};
   reader->field_ops_.push_back(std::move(op));

@@ -392,6 +392,9 @@ class SchemaParser {
 
   // Keeps a logical type only where the specification allows it.
   static void ApplyLogicalType(const json& j, Node* node) {
+    if (auto connect = j.find("connect.name"); connect != j.end() && connect->is_string()) {
+      node->connect_name = connect->get<std::string>();
+    }
     auto it = j.find("logicalType");
     if (it == j.end() || !it->is_string()) {
       return;

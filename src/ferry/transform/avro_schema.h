@@ -24,6 +24,8 @@
 //   full name in the references after them and in the main text. A reference that does not
 //   parse is InvalidArgument "Avro schema: reference <i>: ..." (1-based); a name a reference
 //   defines again is "defined twice (first by reference <i>)". Their root types are not used.
+// - Kafka Connect's "connect.name" attribute is kept on the node (Node::connect_name): the
+//   reader (avro_reader.h) reads Debezium's time and decimal types by it.
 // - Bounds: nesting deeper than kMaxDepth or more than kMaxNodes nodes (references included) is
 //   InvalidArgument, so a hostile schema cannot exhaust the stack or memory.
 //
@@ -103,10 +105,13 @@ struct FieldDef {
 struct Node {
   AvroType type = AvroType::kNull;
   LogicalType logical = LogicalType::kNone;
-  int32_t precision = 0;             // decimal
-  int32_t scale = 0;                 // decimal
-  int32_t size = 0;                  // fixed: bytes
-  std::string name;                  // named types: the full name
+  int32_t precision = 0;  // decimal
+  int32_t scale = 0;      // decimal
+  int32_t size = 0;       // fixed: bytes
+  std::string name;       // named types: the full name
+  // Kafka Connect's semantic name ("connect.name", as Confluent's AvroConverter writes it:
+  // io.debezium.time.MicroTimestamp, ...), on any type; empty when absent.
+  std::string connect_name;
   std::vector<std::string> aliases;  // named types: full names
   std::vector<FieldDef> fields;      // record
   std::vector<std::string> symbols;  // enum

@@ -3,13 +3,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
-#include <limits>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
+#include "ferry/transform/debezium_envelope.h"
 #include "ferry/transform/debezium_types.h"
 
 namespace ferry::transform {
@@ -29,38 +27,6 @@ std::string_view TrimEnvelopeToken(std::string_view s) {
 
 Status Malformed(std::string_view where, simdjson::error_code e) {
   return InvalidArgument("malformed JSON{}: {}", where, simdjson::error_message(e));
-}
-
-// One envelope value as read: strings unescaped, numbers and booleans as written, objects and
-// arrays as their JSON text.
-struct EnvelopeValue {
-  enum Kind : uint8_t { kAbsent, kNull, kString, kNumber, kBool, kObject, kArray };
-  Kind kind = kAbsent;
-  std::string text;
-
-  void Clear() {
-    kind = kAbsent;
-    text.clear();
-  }
-};
-
-std::string_view EnvelopeKindName(EnvelopeValue::Kind kind) {
-  switch (kind) {
-    case EnvelopeValue::kAbsent:
-      return "nothing";
-    case EnvelopeValue::kNull:
-      return "null";
-    case EnvelopeValue::kString:
-      return "a string";
-    case EnvelopeValue::kNumber:
-      return "a number";
-    case EnvelopeValue::kBool:
-      return "a boolean";
-    case EnvelopeValue::kObject:
-      return "an object";
-    default:
-      return "an array";
-  }
 }
 
 // Reads `v` into `out`. Objects and arrays keep their raw text (a view into the message buffer
@@ -116,47 +82,18 @@ simdjson::error_code ReadValue(sj::value v, EnvelopeValue* out, std::string_view
   }
 }
 
-// Where an envelope column's value comes from.
-enum class Scope : uint8_t { kTop, kSource, kTransaction };
-
-struct EnvelopeSlot {
-  std::string field;  // as configured: "op", "source.lsn"
-  Scope scope;
-  std::string name;  // within the scope: "op", "lsn"
-  int column;
-  TypeId type;
-  int64_t micros_per_unit;  // TIMESTAMP columns: 1000 for *_ms, 1 for *_us; 0 for *_ns
-  EnvelopeValue value;
-};
-
 }  // namespace
-
-bool IsDebeziumEnvelopeField(std::string_view field) {
-  if (field == "op" || field == "ts_ms" || field == "ts_us" || field == "ts_ns") {
-    return true;
-  }
-  for (std::string_view prefix : {"source.", "transaction."}) {
-    if (field.starts_with(prefix) && field.size() > prefix.size() &&
-        field.find('.', prefix.size()) == std::string_view::npos) {
-      return true;
-    }
-  }
-  return false;
-}
 
 class DebeziumJsonDecoder::Impl {
  public:
-  Impl(std::unique_ptr<JsonDecoder> row, std::vector<EnvelopeSlot> slots, std::vector<int> outputs,
+  Impl(std::unique_ptr<JsonDecoder> row, EnvelopeColumns envelope, std::vector<int> outputs,
        RowRewriter rewriter)
       : row_(std::move(row)),
-        slots_(std::move(slots)),
+        envelope_(std::move(envelope)),
         outputs_(std::move(outputs)),
-        rewriter_(std::move(rewriter)) {
-    for (const EnvelopeSlot& s : slots_) {
-      wants_source_ |= s.scope == Scope::kSource;
-      wants_transaction_ |= s.scope == Scope::kTransaction;
-    }
-  }
+        rewriter_(std::move(rewriter)),
+        wants_source_(envelope_.wants(EnvelopeScope::kSource)),
+        wants_transaction_(envelope_.wants(EnvelopeScope::kTransaction)) {}
 
   const std::vector<int>& output_columns() const { return outputs_; }
 
@@ -165,30 +102,11 @@ class DebeziumJsonDecoder::Impl {
     if (!st.ok()) {
       return st;
     }
-    ChangeOp op = ChangeOp::kUpsert;
-    if (op_.kind == EnvelopeValue::kAbsent) {
-      return InvalidArgument("field 'op': missing (not a Debezium change envelope)");
-    }
-    if (op_.kind != EnvelopeValue::kString) {
-      return InvalidArgument("field 'op': expected a string, found {}", EnvelopeKindName(op_.kind));
-    }
-    if (op_.text == "d") {
-      op = ChangeOp::kDelete;
-    } else if (op_.text != "c" && op_.text != "r" && op_.text != "u") {
-      return InvalidArgument(
-          "field 'op': unknown operation \"{}\" (expected c, r, u or d; truncate 't' and message "
-          "'m' events carry no row)",
-          op_.text);
-    }
+    FERRY_ASSIGN_OR_RETURN(ChangeOp op, ChangeOpOf(op_));
     const bool del = op == ChangeOp::kDelete;
     const EnvelopeValue& row = del ? before_ : after_;
-    std::string_view field = del ? "before" : "after";
-    if (row.kind != EnvelopeValue::kObject) {
-      return InvalidArgument(
-          "field '{}': {} in a '{}' change ({})", field,
-          row.kind == EnvelopeValue::kAbsent ? "missing" : EnvelopeKindName(row.kind), op_.text,
-          del ? "a delete needs the old row, at least its key" : "the change needs the new row");
-    }
+    std::string_view field = RowFieldOf(op);
+    FERRY_RETURN_IF_ERROR(CheckRowPresent(row.kind, op, op_.text));
     const RowRewriter::Semantics* semantics = nullptr;
     if (!schema_text_.empty()) {
       FERRY_ASSIGN_OR_RETURN(semantics, SemanticsOf(field));
@@ -236,13 +154,7 @@ class DebeziumJsonDecoder::Impl {
       }
       object = wrapped && !other ? payload : std::string_view(buffer_.get(), key.size());
     }
-    for (EnvelopeSlot& s : slots_) {
-      s.value.Clear();
-      if (s.scope == Scope::kTop && s.name == "op") {
-        s.value.kind = EnvelopeValue::kString;
-        s.value.text = "d";
-      }
-    }
+    envelope_.SetTombstone();
     FERRY_RETURN_IF_ERROR(AppendRow(object, nullptr, "key", batch));
     self_last_op_ = ChangeOp::kDelete;
     return Status::OK();
@@ -275,14 +187,15 @@ class DebeziumJsonDecoder::Impl {
       FERRY_RETURN_IF_ERROR(ReadFields(wrapped, false, nullptr, nullptr));
       schema_text_ = schema;
     }
-    if (EnvelopeValue* op = FindSlot(Scope::kTop, "op")) {
+    if (EnvelopeValue* op = envelope_.Find(EnvelopeScope::kTop, "op")) {
       *op = op_;
     }
     if (!source_raw_.empty()) {
-      FERRY_RETURN_IF_ERROR(ReadScope(Scope::kSource, source_raw_, "source"));
+      FERRY_RETURN_IF_ERROR(ReadScope(EnvelopeScope::kSource, source_raw_, "source"));
     }
     if (!transaction_raw_.empty()) {
-      FERRY_RETURN_IF_ERROR(ReadScope(Scope::kTransaction, transaction_raw_, "transaction"));
+      FERRY_RETURN_IF_ERROR(
+          ReadScope(EnvelopeScope::kTransaction, transaction_raw_, "transaction"));
     }
     return Status::OK();
   }
@@ -295,9 +208,7 @@ class DebeziumJsonDecoder::Impl {
     before_.Clear();
     after_.Clear();
     before_raw_ = after_raw_ = source_raw_ = transaction_raw_ = schema_text_ = {};
-    for (EnvelopeSlot& s : slots_) {
-      s.value.Clear();
-    }
+    envelope_.Clear();
     sj::document doc;
     sj::object obj;
     size_t capacity = buffer_size_ - static_cast<size_t>(text.data() - buffer_.get());
@@ -336,7 +247,7 @@ class DebeziumJsonDecoder::Impl {
         into = &scratch_;
         raw = k == "payload" ? wrapped : schema;
       } else {
-        into = FindSlot(Scope::kTop, k);
+        into = envelope_.Find(EnvelopeScope::kTop, k);
       }
       if (into == nullptr) {
         continue;  // skipped; On-Demand checks its structure only
@@ -362,7 +273,7 @@ class DebeziumJsonDecoder::Impl {
   }
 
   // The fields of `source` or `transaction` that envelope columns name.
-  Status ReadScope(Scope scope, std::string_view object, std::string_view name) {
+  Status ReadScope(EnvelopeScope scope, std::string_view object, std::string_view name) {
     sj::document doc;
     sj::object obj;
     size_t capacity = buffer_size_ - static_cast<size_t>(object.data() - buffer_.get());
@@ -375,7 +286,7 @@ class DebeziumJsonDecoder::Impl {
       if (auto e = f.unescaped_key().get(k)) {
         return Malformed("", e);
       }
-      if (EnvelopeValue* into = FindSlot(scope, k)) {
+      if (EnvelopeValue* into = envelope_.Find(scope, k)) {
         std::string_view raw;
         if (auto e = ReadValue(f.value(), into, &raw)) {
           return InvalidArgument("field '{}.{}': malformed JSON: {}", name, k,
@@ -387,15 +298,6 @@ class DebeziumJsonDecoder::Impl {
       }
     }
     return Status::OK();
-  }
-
-  EnvelopeValue* FindSlot(Scope scope, std::string_view name) {
-    for (EnvelopeSlot& s : slots_) {
-      if (s.scope == scope && s.name == name) {
-        return &s.value;
-      }
-    }
-    return nullptr;
   }
 
   // The Connect schema's semantic names for the fields of `field` ("after", "before"), from the
@@ -436,62 +338,14 @@ class DebeziumJsonDecoder::Impl {
       }
       return Status(st.code(), fmt::format("field '{}': {}", field, message));
     }
-    for (const EnvelopeSlot& s : slots_) {
-      st = AppendEnvelopeValue(s, batch->mutable_column(s.column));
-      if (!st.ok()) {
-        for (int c : outputs_) {
-          batch->mutable_column(c)->Truncate(base);
-        }
-        return InvalidArgument("field '{}': {}", s.field, st.message());
+    st = envelope_.Append(batch);
+    if (!st.ok()) {
+      for (int c : outputs_) {
+        batch->mutable_column(c)->Truncate(base);
       }
+      return st;
     }
     return Status::OK();
-  }
-
-  static Status AppendEnvelopeValue(const EnvelopeSlot& s, columnar::Column* col) {
-    const EnvelopeValue& v = s.value;
-    if (v.kind == EnvelopeValue::kAbsent || v.kind == EnvelopeValue::kNull) {
-      col->AppendNull();
-      return Status::OK();
-    }
-    if (s.type == TypeId::kString) {
-      col->As<columnar::BinaryColumn>()->Append(v.text);
-      return Status::OK();
-    }
-    if (s.type == TypeId::kBoolean) {
-      if (v.kind != EnvelopeValue::kBool) {
-        return InvalidArgument("expected a boolean, found {}", EnvelopeKindName(v.kind));
-      }
-      col->As<columnar::BooleanColumn>()->Append(v.text == "true" ? 1 : 0);
-      return Status::OK();
-    }
-    int64_t n = 0;
-    auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), n);
-    if (v.kind != EnvelopeValue::kNumber || ec != std::errc() ||
-        end != v.text.data() + v.text.size()) {
-      return InvalidArgument("expected an integer, found {} {}", EnvelopeKindName(v.kind), v.text);
-    }
-    switch (s.type) {
-      case TypeId::kInt32:
-        if (n < std::numeric_limits<int32_t>::min() || n > std::numeric_limits<int32_t>::max()) {
-          return InvalidArgument("{} is out of range for INT", n);
-        }
-        col->As<columnar::Int32Column>()->Append(static_cast<int32_t>(n));
-        return Status::OK();
-      case TypeId::kInt64:
-        col->As<columnar::Int64Column>()->Append(n);
-        return Status::OK();
-      default: {  // kTimestamp, microseconds (Create checks the unit)
-        int64_t micros = 0;
-        if (s.micros_per_unit == 0) {
-          micros = n / 1000 - ((n % 1000) < 0 ? 1 : 0);
-        } else if (__builtin_mul_overflow(n, s.micros_per_unit, &micros)) {
-          return InvalidArgument("{} is out of range for a timestamp", n);
-        }
-        col->As<columnar::TimestampColumn>()->Append(micros);
-        return Status::OK();
-      }
-    }
   }
 
  public:
@@ -500,11 +354,11 @@ class DebeziumJsonDecoder::Impl {
 
  private:
   std::unique_ptr<JsonDecoder> row_;
-  std::vector<EnvelopeSlot> slots_;
+  EnvelopeColumns envelope_;
   std::vector<int> outputs_;
   RowRewriter rewriter_;
-  bool wants_source_ = false;
-  bool wants_transaction_ = false;
+  bool wants_source_;
+  bool wants_transaction_;
   sj::parser parser_;
   sj::parser scope_parser_;
   std::unique_ptr<char[]> buffer_;
@@ -520,61 +374,11 @@ class DebeziumJsonDecoder::Impl {
 
 Result<std::unique_ptr<DebeziumJsonDecoder>> DebeziumJsonDecoder::Create(
     columnar::SchemaPtr schema, DebeziumJsonOptions options) {
-  std::vector<EnvelopeSlot> slots;
-  std::vector<int> outputs;
-  std::vector<std::string> envelope_names;
-  for (const auto& [field, column] : options.envelope_columns) {
-    if (!IsDebeziumEnvelopeField(field)) {
-      return InvalidArgument(
-          "envelope_columns: unknown envelope field \"{}\" (op, ts_ms, ts_us, ts_ns, "
-          "source.<field>, transaction.<field>)",
-          field);
-    }
-    std::optional<int> index = schema->FieldIndex(column);
-    if (!index.has_value()) {
-      return InvalidArgument(
-          "envelope_columns: the table has no column \"{}\" (for '{}'); declare it in the "
-          "schema",
-          column, field);
-    }
-    const columnar::DataType& type = *schema->fields()[static_cast<size_t>(*index)].type;
-    EnvelopeSlot slot{.field = field, .column = *index, .type = type.id(), .micros_per_unit = 1000};
-    size_t dot = field.find('.');
-    slot.scope = dot == std::string::npos      ? Scope::kTop
-                 : field.starts_with("source") ? Scope::kSource
-                                               : Scope::kTransaction;
-    slot.name = dot == std::string::npos ? field : field.substr(dot + 1);
-    if (slot.name.ends_with("_us")) {
-      slot.micros_per_unit = 1;
-    } else if (slot.name.ends_with("_ns")) {
-      slot.micros_per_unit = 0;
-    }
-    bool fits = type.id() == TypeId::kString || type.id() == TypeId::kInt64 ||
-                type.id() == TypeId::kInt32 || type.id() == TypeId::kBoolean ||
-                (type.id() == TypeId::kTimestamp && type.unit() == columnar::TimeUnit::kMicros);
-    if (!fits) {
-      return InvalidArgument(
-          "envelope_columns: column \"{}\" for '{}' is {}; envelope columns are STRING, BIGINT, "
-          "INT, BOOLEAN, TIMESTAMP or TIMESTAMP_NTZ",
-          column, field, type.ToString());
-    }
-    envelope_names.push_back(column);
-    outputs.push_back(*index);
-    slots.push_back(std::move(slot));
-  }
+  FERRY_ASSIGN_OR_RETURN(EnvelopeColumns envelope,
+                         EnvelopeColumns::Create(*schema, options.envelope_columns));
+  std::vector<int> outputs = envelope.columns();
   JsonDecoderOptions row = std::move(options.row);
-  if (row.columns.empty()) {
-    for (const columnar::Field& f : schema->fields()) {
-      if (std::find(envelope_names.begin(), envelope_names.end(), f.name) == envelope_names.end()) {
-        row.columns.push_back(f.name);
-      }
-    }
-  }
-  for (const std::string& name : row.columns) {
-    if (std::find(envelope_names.begin(), envelope_names.end(), name) != envelope_names.end()) {
-      return InvalidArgument("envelope_columns: column \"{}\" is also a row column", name);
-    }
-  }
+  FERRY_ASSIGN_OR_RETURN(row.columns, DebeziumRowColumns(*schema, row.columns, envelope));
   FERRY_ASSIGN_OR_RETURN(
       RowRewriter rewriter,
       RowRewriter::Create(*schema, row.columns, row.epoch_unit, options.decimal_handling));
@@ -583,7 +387,7 @@ Result<std::unique_ptr<DebeziumJsonDecoder>> DebeziumJsonDecoder::Create(
                          JsonDecoder::Create(schema, std::move(row)));
   outputs.insert(outputs.end(), json->output_columns().begin(), json->output_columns().end());
   std::sort(outputs.begin(), outputs.end());
-  auto impl = std::make_unique<Impl>(std::move(json), std::move(slots), std::move(outputs),
+  auto impl = std::make_unique<Impl>(std::move(json), std::move(envelope), std::move(outputs),
                                      std::move(rewriter));
   return std::unique_ptr<DebeziumJsonDecoder>(new DebeziumJsonDecoder(std::move(impl)));
 }

@@ -33,6 +33,9 @@
 // {"schema": ..., "payload": {"id": 1}}) into the row columns it names, the rest null; the op
 // column (if any) says "d" and last_op() is kDelete.
 //
+// The envelope logic (op, envelope columns, tombstones' op, bad-envelope messages) is shared with
+// format = "debezium-avro" (debezium_envelope.h).
+//
 // Bad envelopes are InvalidArgument naming the field: "field 'op': missing ...", "field 'op':
 // unknown operation \"x\"", "field 'after': null in a 'c' change ...", "field 'after.price':
 // ..." (the JsonDecoder's error inside the row).
@@ -48,6 +51,7 @@
 
 #include "ferry/base/result.h"
 #include "ferry/columnar/types.h"
+#include "ferry/transform/debezium_envelope.h"
 #include "ferry/transform/debezium_types.h"
 #include "ferry/transform/decoder.h"
 #include "ferry/transform/json_decoder.h"
@@ -83,8 +87,5 @@ class DebeziumJsonDecoder final : public Decoder {
   explicit DebeziumJsonDecoder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Whether `field` names an envelope field ("op", "ts_ms", "source.lsn", ...).
-bool IsDebeziumEnvelopeField(std::string_view field);
 
 }  // namespace ferry::transform

@@ -233,6 +233,36 @@ TEST(DebeziumJsonDecoderTest, BadEnvelopesNameTheField) {
   EXPECT_EQ(h.Decode(Envelope("c", "null", kAfter)), Expected("upsert", kAfterRow, "c"));
 }
 
+// A column added in the source table (issue 42): `after` gains a field mid-stream. Observed
+// (schema evolution), it is a new column; in the evolved table earlier rows read it as null.
+TEST(DebeziumJsonDecoderTest, ANewRowFieldMidStream) {
+  DebeziumJsonOptions o = Options();
+  o.row.observe = true;
+  {
+    Harness h(kTable, o);
+    EXPECT_EQ(h.Decode(Envelope("c", "null", kAfter)), Expected("upsert", kAfterRow, "c"));
+    EXPECT_FALSE(h.decoder->has_observations());
+    std::string with_email(kAfter);
+    with_email.insert(with_email.size() - 1, R"(,"email":"ada@x")");
+    h.Decode(Envelope("u", kBefore, with_email));
+    ASSERT_TRUE(h.decoder->has_observations());
+    std::vector<FieldObservation> seen = h.decoder->TakeObservations();
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].path, std::vector<std::string>{"email"});
+    EXPECT_EQ(seen[0].type->ToString(), "STRING");
+  }
+  Harness h(std::string(kTable) + ", email STRING", o);
+  std::string with_null = Expected("upsert", kAfterRow, "c");
+  with_null.insert(with_null.size() - 1, ", email: null");
+  EXPECT_EQ(h.Decode(Envelope("c", "null", kAfter)), with_null);
+  std::string with_email(kAfter);
+  with_email.insert(with_email.size() - 1, R"(,"email":"ada@x")");
+  std::string expected = Expected("upsert", kAfterRow, "u");
+  expected.insert(expected.size() - 1, ", email: \"ada@x\"");
+  EXPECT_EQ(h.Decode(Envelope("u", kBefore, with_email)), expected);
+  EXPECT_FALSE(h.decoder->has_observations());
+}
+
 TEST(DebeziumJsonDecoderTest, CreateChecksTheEnvelopeColumns) {
   SchemaPtr schema = Ddl("id INT, _op STRING, _lsn DOUBLE");
   DebeziumJsonOptions o;

@@ -20,7 +20,7 @@ bool IsIdentChar(char c) {
 bool IsDigit(char c) {
   return c >= '0' && c <= '9';
 }
-std::string Lower(std::string_view s) {
+std::string LowerWord(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
     c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
@@ -70,7 +70,7 @@ Result<Token> ExprLexer::Next() {
     }
     tok.kind = Tok::kIdent;
     tok.text = text_.substr(start, pos_ - start);
-    tok.value = Lower(tok.text);
+    tok.value = LowerWord(tok.text);
     return tok;
   }
   if (IsDigit(c) || (c == '.' && pos_ + 1 < text_.size() && IsDigit(text_[pos_ + 1]))) {
