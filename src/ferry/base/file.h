@@ -73,6 +73,12 @@ class LocalWritableFile final : public OutputStream {
   Status Close() override;
   const std::string& name() const override { return path_; }
 
+  // Asks the kernel to start writing back every `bytes` (> 0) written, without waiting
+  // (sync_file_range SYNC_FILE_RANGE_WRITE; RocksDB's bytes_per_sync): the disk works while the
+  // rest of the file is produced, and Sync() waits only for what is left. A hint: durability
+  // still comes from Sync() alone, and a failed hint is ignored (Sync() reports the error).
+  void WriteBackEvery(uint64_t bytes) { write_back_every_ = bytes; }
+
  private:
   LocalWritableFile(std::string path, FileDescriptor fd)
       : path_(std::move(path)), fd_(std::move(fd)) {}
@@ -83,6 +89,8 @@ class LocalWritableFile final : public OutputStream {
   FileDescriptor fd_;
   std::string buffer_;
   uint64_t written_ = 0;
+  uint64_t write_back_every_ = 0;  // 0: no early writeback
+  uint64_t written_back_ = 0;      // bytes before this offset were handed to writeback
 };
 
 // Whole-file helpers.

@@ -83,6 +83,27 @@ TEST_F(FileTest, SmallAndLargeAppendsKeepTheirOrder) {
   EXPECT_TRUE(*back == expected);
 }
 
+// With early writeback (WriteBackEvery) the file holds the same bytes, in order, through small
+// and large appends, and Sync() succeeds.
+TEST_F(FileTest, WriteBackEveryKeepsTheBytes) {
+  std::string path = dir_ + "/writeback.bin";
+  auto file = LocalWritableFile::Create(path, /*exclusive=*/true);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  (*file)->WriteBackEvery(100000);
+  std::string expected;
+  for (size_t size : {10, 300000, 3, 65536, 70000, 7, 1 << 20, 1}) {
+    std::string part(size, static_cast<char>('a' + expected.size() % 26));
+    ASSERT_TRUE((*file)->Append(part).ok());
+    expected += part;
+  }
+  ASSERT_TRUE((*file)->Sync().ok());
+  EXPECT_EQ((*file)->Tell(), expected.size());
+  ASSERT_TRUE((*file)->Close().ok());
+  auto back = ReadFileToString(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == expected);
+}
+
 // A failed write names the file; what it could not write is kept and counted by Tell().
 TEST_F(FileTest, AFailedLargeWriteNamesTheFile) {
   auto file = LocalWritableFile::Create("/dev/full");

@@ -162,6 +162,23 @@ bool PartitionBook::CaughtUp() const {
   return true;
 }
 
+std::optional<int64_t> PartitionBook::Remaining() const {
+  if (partitions_.empty()) {
+    return std::nullopt;
+  }
+  int64_t left = 0;
+  for (const auto& [p, state] : partitions_) {
+    if (!state.caught_up_at) {
+      return std::nullopt;
+    }
+    const int64_t reached = std::max(state.delivered.value_or(-1), state.read_through.value_or(-1));
+    // Before its first message a partition new to the table counts from 0: too high, never
+    // too low.
+    left += std::max<int64_t>(0, *state.caught_up_at - std::max<int64_t>(reached, 0));
+  }
+  return left;
+}
+
 Status PartitionBook::CheckMaxWait(std::chrono::milliseconds max_wait,
                                    const std::string& last_error) const {
   if (max_wait.count() <= 0 || Clock::now() - last_contact_ < max_wait) {

@@ -78,6 +78,10 @@ class PartitionBook {
   }
   // Every partition has been delivered up to the head the broker reported when first seen.
   bool CaughtUp() const;
+  // With until_caught_up: how many positions are left to deliver up to those heads, summed over
+  // the partitions (an upper bound of the messages left: positions may hold nothing); nullopt
+  // while a partition's head is not known yet.
+  std::optional<int64_t> Remaining() const;
 
   // The broker was heard from (an assignment, a message).
   void NoteContact() { last_contact_ = Clock::now(); }

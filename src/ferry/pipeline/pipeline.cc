@@ -277,12 +277,16 @@ Status Pipeline::SubmitBatch() {
   if (open_.empty()) {
     return Status::OK();
   }
+  const auto seal_start = Clock::now();
   if (queue_->full()) {
     FERRY_RETURN_IF_ERROR(HandleOutcome(queue_->Take()));
     if (open_.empty()) {
       return Status::OK();  // fenced: the open batch went with the one before it
     }
   }
+  FERRY_LOG_DEBUG("pipeline {}: sealing {} rows ({} bytes) after waiting {:.1f} ms for the writer",
+                  options_.id, open_.num_rows(), open_.byte_size(),
+                  std::chrono::duration<double, std::milli>(Clock::now() - seal_start).count());
   std::unique_ptr<SealedBatch> sealed = open_.Seal();
   sealed->rules_key = intake_.batch_rules_key();
   book_.Seal(sealed.get());
@@ -508,6 +512,19 @@ Status Pipeline::Run(StopSignal* stop) {
   return result;
 }
 
+bool Pipeline::TailSealDue() const {
+  if (!options_.until_caught_up || options_.max_in_flight == 0 || queue_->full() ||
+      open_.num_rows() < kMinTailSealRows) {
+    return false;
+  }
+  // A small run (or a small batch) gains nothing from being cut in two.
+  if (open_.num_rows() * 4 < limits_.max_rows && open_.byte_size() * 4 < limits_.max_bytes) {
+    return false;
+  }
+  std::optional<int64_t> left = book_.Remaining();
+  return left.has_value() && *left > 0 && *left <= open_.num_rows();
+}
+
 std::chrono::milliseconds Pipeline::PollTimeout() const {
   std::chrono::milliseconds timeout = options_.poll_timeout;
   if (!open_.empty()) {
@@ -672,7 +689,7 @@ Status Pipeline::RunLoop(StopSignal* stop) {
     ReportBatchBytes();
     const bool seal_now =
         polled_.empty() && !open_.empty() && options_.seal_now && options_.seal_now();
-    if (open_.TriggerFired(limits_) ||
+    if (open_.TriggerFired(limits_) || TailSealDue() ||
         (options_.shared_batch_budget != nullptr &&
          options_.shared_batch_budget->ShouldSeal(reported_batch_bytes_)) ||
         seal_now) {

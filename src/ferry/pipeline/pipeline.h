@@ -17,7 +17,8 @@
 //      no bad message: the poll's remaining messages wait, with no poll in between, and are
 //      offered again with backoff (the journal says waiting_for_registry); nothing is skipped.
 //   3. When a trigger fires (max_rows, max_bytes of the open batch in memory, max_latency since
-//      the batch's first row) or a drain is requested, the batch is sealed (a SealedBatch) and
+//      the batch's first row; with until_caught_up also the end of the backlog, TailSealDue) or
+//      a drain is requested, the batch is sealed (a SealedBatch) and
 //      handed to the writer thread (CommitQueue), and the pipeline thread goes back to step 2
 //      with a new open batch. On the writer thread a BatchCommitter (batch_committer.h, which
 //      numbers these steps) commits the dead letters (they have their own txn, before the main
@@ -154,6 +155,9 @@ class Pipeline final : private source::PartitionListener {
   const std::string& id() const { return options_.id; }
 
  private:
+  // TailSealDue: smaller batches are not worth a commit of their own.
+  static constexpr int64_t kMinTailSealRows = 1000;
+
   using Clock = std::chrono::steady_clock;
 
   Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
@@ -193,6 +197,12 @@ class Pipeline final : private source::PartitionListener {
   void UpdateHeads();
   // Unavailable once until_caught_up has gone max_wait without contact with the broker.
   Status CheckMaxWait() const;
+  // The end of an --until-caught-up run is near: the writer thread is idle and the open batch
+  // holds at least as many rows as are left to read, and a quarter of max_rows or max_bytes
+  // (and kMinTailSealRows). Sealing it now lets
+  // the writer write it while the rest arrives, so that what is written after the last message
+  // (the run's tail, when nothing else overlaps) is the rest rather than a whole batch.
+  bool TailSealDue() const;
   // The longest a poll (or a wait for the decoder) may take: poll_timeout, or less when the open
   // batch's max_latency comes sooner.
   std::chrono::milliseconds PollTimeout() const;

@@ -1,7 +1,6 @@
 #include "ferry/source/jetstream/jetstream_source.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -10,65 +9,17 @@
 #include "ferry/source/jetstream/ack_subject.h"
 #include "ferry/source/jetstream/nats_connect.h"
 #include "ferry/source/jetstream/nats_error.h"
+#include "ferry/source/jetstream/ordered_consumer.h"
 #include "ferry/source/jetstream/subject_filter.h"
 
 namespace ferry::source::jetstream {
 namespace {
 
-constexpr std::string_view kMsgIdHeader = "Nats-Msg-Id";
 // While waiting for the first message of a Poll across several filters, each filter's
 // subscription is waited on for at most this long before the next one's turn.
 constexpr int64_t kMultiFilterWaitSliceMs = 2;
-constexpr int64_t kNanosPerSecond = 1'000'000'000;
 // How long a Poll() of an elastic source that holds no partition waits before it returns.
 constexpr std::chrono::milliseconds kIdleLeaseWait(100);
-
-Status CheckRetention(const jsStreamInfo& info, const std::string& stream) {
-  switch (info.Config->Retention) {
-    case js_LimitsPolicy:
-      return Status::OK();
-    case js_WorkQueuePolicy:
-      return InvalidArgument(
-          "jetstream stream '{}' uses WorkQueue retention: the server deletes each message once a "
-          "consumer acknowledges it, so after a restart nothing could be re-read from the "
-          "position committed in the table. Exactly-once ingestion needs a stream with Limits "
-          "retention (the default: messages stay until the stream's age, count or size limits "
-          "remove them)",
-          stream);
-    case js_InterestPolicy:
-      return InvalidArgument(
-          "jetstream stream '{}' uses Interest retention: the server deletes a message once "
-          "every consumer has acknowledged it (or, for consumers without acks, received it), so "
-          "after a restart nothing could be re-read from the position committed in the table. "
-          "Exactly-once ingestion needs a stream with Limits retention (the default: messages "
-          "stay until the stream's age, count or size limits remove them)",
-          stream);
-  }
-  return InvalidArgument("jetstream stream '{}' has an unknown retention policy", stream);
-}
-
-// nats-server 2.9 refuses a consumer whose filter matches none of the stream's subjects; 2.10
-// and later accept it (for streams fed through sources or subject transforms) and the consumer
-// then waits forever for messages that can never come. So ferry refuses such a filter itself, on
-// every server, for a stream whose own subjects are all its messages' subjects: no mirror and no
-// sources (whose messages keep their origin's subjects).
-Status CheckFilterInStream(const jsStreamConfig& config, const std::string& stream,
-                           const std::string& filter) {
-  if (config.SubjectsLen == 0 || config.Mirror != nullptr || config.SourcesLen > 0) {
-    return Status::OK();
-  }
-  std::string subjects;
-  for (int i = 0; i < config.SubjectsLen; ++i) {
-    if (SubjectFiltersOverlap(filter, config.Subjects[i])) {
-      return Status::OK();
-    }
-    subjects += fmt::format("{}'{}'", i == 0 ? "" : ", ", config.Subjects[i]);
-  }
-  return InvalidArgument(
-      "{}: filter '{}' matches none of stream '{}''s subjects ({}): it would never receive a "
-      "message; name a subject of the stream in `subjects`",
-      PartitionKey(stream, filter), filter, stream, subjects);
-}
 
 uint64_t ReconnectCount(natsConnection* connection, natsStatistics* stats) {
   uint64_t reconnects = 0;
@@ -91,6 +42,7 @@ JetStreamSource::JetStreamSource(JetStreamOptions options, std::shared_ptr<Parti
     : options_(std::move(options)),
       // The follower reaches the filters through the private Partitions base (cast here, where
       // it is accessible).
+      info_client_(options_.connection, options_.stream),
       follower_(leases == nullptr
                     ? nullptr
                     : std::make_unique<LeaseFollower>(
@@ -114,28 +66,7 @@ Status JetStreamSource::Connect() {
   FERRY_ASSIGN_OR_RETURN(connection_, ConnectNats(options_.connection));
   FERRY_ASSIGN_OR_RETURN(js_, OpenJetStream(connection_.get(), options_.connection.api_timeout_ms));
   reconnects_seen_ = ReconnectCount(connection_.get(), nats_stats_.get());
-  return ConnectControl();
-}
-
-Status JetStreamSource::ConnectControl() {
-  control_js_.reset();
-  control_connection_.reset();
-  FERRY_ASSIGN_OR_RETURN(control_connection_, ConnectNats(options_.connection));
-  FERRY_ASSIGN_OR_RETURN(
-      control_js_, OpenJetStream(control_connection_.get(), options_.connection.api_timeout_ms));
-  return Status::OK();
-}
-
-Result<JsStreamInfoPtr> JetStreamSource::GetStreamInfo() {
-  jsStreamInfo* raw = nullptr;
-  jsErrCode js_error = jsErrCode(0);
-  natsStatus status =
-      js_GetStreamInfo(&raw, control_js_.get(), options_.stream.c_str(), nullptr, &js_error);
-  if (status != NATS_OK) {
-    return NatsError(status, fmt::format("get info of jetstream stream '{}'", options_.stream),
-                     js_error);
-  }
-  return JsStreamInfoPtr(raw);
+  return info_client_.Connect();
 }
 
 Status JetStreamSource::Start(PartitionListener* listener) {
@@ -151,22 +82,9 @@ Status JetStreamSource::Start(PartitionListener* listener) {
       held = follower_->Held(options_.filters.size());
     }
     FERRY_RETURN_IF_ERROR(Connect());
-    FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
-    FERRY_RETURN_IF_ERROR(CheckRetention(*info, options_.stream));
-    for (const std::string& filter : options_.filters) {
-      Status in_stream = CheckFilterInStream(*info->Config, options_.stream, filter);
-      if (!in_stream.ok() && follower_ != nullptr) {
-        // Elastic partitions are often made by the stream's subject transform (2.10+:
-        // "orders.*" stored as "orders.{{partition(16,1)}}.{{wildcard(1)}}"), which nats.c 3.4.1
-        // does not read from the stream info: say so once, do not refuse.
-        FERRY_LOG_WARN(
-            "{}; reading it anyway: elastic partitions may come from a subject transform of the "
-            "stream, which this client cannot see",
-            in_stream.message());
-        break;
-      }
-      FERRY_RETURN_IF_ERROR(in_stream);
-    }
+    FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, info_client_.Info());
+    FERRY_RETURN_IF_ERROR(
+        CheckStream(*info, options_.stream, options_.filters, /*elastic=*/follower_ != nullptr));
     std::vector<std::string> subjects(info->Config->Subjects,
                                       info->Config->Subjects + info->Config->SubjectsLen);
     filters_.reserve(options_.filters.size());
@@ -205,8 +123,7 @@ Status JetStreamSource::Start(PartitionListener* listener) {
       }
     }
     filters_.clear();
-    control_js_.reset();
-    control_connection_.reset();
+    info_client_.Close();
     js_.reset();
     connection_.reset();
     ConfirmReading();
@@ -252,7 +169,7 @@ Status JetStreamSource::PrepareReading(size_t index, std::optional<int64_t> posi
 }
 
 Status JetStreamSource::StartReading(const std::vector<size_t>& indexes) {
-  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
+  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, info_client_.Info());
   for (size_t index : indexes) {
     FERRY_RETURN_IF_ERROR(StartFilter(&filters_[index], info->State));
   }
@@ -297,40 +214,10 @@ Status JetStreamSource::StartFilter(Filter* filter, const jsStreamState& state) 
 
 Status JetStreamSource::Subscribe(Filter* filter, uint64_t next) {
   Unsubscribe(filter);
-  const std::string& subject = options_.filters[filter->info.index];
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = options_.stream.c_str();
-  so.Ordered = true;
-  so.Config.Heartbeat = options_.heartbeat_ms * 1'000'000;
-  if (next != 0) {
-    so.Config.DeliverPolicy = js_DeliverByStartSequence;
-    so.Config.OptStartSeq = next;
-  } else if (options_.start.kind == StartPolicy::Kind::kTime &&
-             options_.start.time_ns >= kNanosPerSecond) {
-    // nats.c 3.4.1 encodes the fraction of a second without its leading zeros (5 ms becomes
-    // ".5"), which would start up to a second late. Ask for the whole second and drop the
-    // earlier messages in Take().
-    so.Config.DeliverPolicy = js_DeliverByStartTime;
-    so.Config.OptStartTime = options_.start.time_ns / kNanosPerSecond * kNanosPerSecond;
-  } else {
-    so.Config.DeliverPolicy = js_DeliverAll;
-  }
-  natsSubscription* raw = nullptr;
-  jsErrCode js_error = jsErrCode(0);
-  natsStatus status = js_SubscribeSync(&raw, js_.get(), subject.c_str(), nullptr, &so, &js_error);
-  if (status != NATS_OK) {
-    return NatsError(status,
-                     fmt::format("{}: create ordered consumer on stream '{}' for filter '{}'",
-                                 filter->info.key, options_.stream, subject),
-                     js_error);
-  }
-  filter->subscription.reset(raw);
-  // Unlimited: nats.c 3.4.1 would drop messages over the limits after its gap check (FIELD-NOTES).
-  status = natsSubscription_SetPendingLimits(raw, -1, -1);
-  if (status != NATS_OK) {
-    return NatsError(status, fmt::format("{}: set pending limits", filter->info.key));
-  }
+  FERRY_ASSIGN_OR_RETURN(
+      filter->subscription,
+      SubscribeOrdered(js_.get(), options_.stream, options_.filters[filter->info.index], next,
+                       options_.start, options_.heartbeat_ms, filter->info.key));
   filter->needs_restart = false;
   FERRY_LOG_DEBUG("{}: ordered consumer started at {}", filter->info.key,
                   next != 0 ? std::to_string(next) : options_.start.ToString());
@@ -386,16 +273,15 @@ Status JetStreamSource::CheckConnection() {
       filter.subscription.reset();
       filter.needs_restart = true;
     }
-    control_js_.reset();
-    control_connection_.reset();
+    info_client_.Close();
     js_.reset();
     connection_.reset();
     FERRY_RETURN_IF_ERROR(Connect());
     return Status::OK();
   }
-  if (control_connection_ == nullptr || natsConnection_IsClosed(control_connection_.get())) {
+  if (info_client_.closed()) {
     // The control connection ran out of reconnect attempts on its own (or a reopen failed).
-    FERRY_RETURN_IF_ERROR(ConnectControl());
+    FERRY_RETURN_IF_ERROR(info_client_.Connect());
   }
   uint64_t reconnects = ReconnectCount(connection_.get(), nats_stats_.get());
   if (reconnects != reconnects_seen_) {
@@ -417,7 +303,7 @@ Status JetStreamSource::RestartFlaggedFilters() {
     return Unavailable("jetstream stream '{}': not connected to nats (reconnecting)",
                        options_.stream);
   }
-  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
+  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, info_client_.Info());
   for (Filter& filter : filters_) {
     if (filter.needs_restart) {
       filter.restart_when_drained = false;
@@ -633,34 +519,10 @@ Result<bool> JetStreamSource::Take(Filter* filter, natsStatus status, natsMsg* r
 
 Status JetStreamSource::AddHeaders(natsMsg* msg, Message* message, int64_t sequence) {
   const size_t first = headers_.size();
-  if (!options_.read_headers) {
-    header_slots_.emplace_back(first, 0);
-    return Status::OK();
-  }
-  const char** keys = nullptr;
-  int key_count = 0;
-  natsStatus status = natsMsgHeader_Keys(msg, &keys, &key_count);
-  if (status == NATS_OK) {
-    // The key and value strings belong to the message (kept in held_); the arrays are ours.
-    for (int k = 0; k < key_count && status == NATS_OK; ++k) {
-      const char** values = nullptr;
-      int value_count = 0;
-      status = natsMsgHeader_Values(msg, keys[k], &values, &value_count);
-      for (int v = 0; status == NATS_OK && v < value_count; ++v) {
-        headers_.push_back(Header{keys[k], values[v]});
-        if (v == 0 && kMsgIdHeader == keys[k]) {
-          message->msg_id = values[v];
-        }
-      }
-      free(static_cast<void*>(values));
-    }
-    free(static_cast<void*>(keys));
-  }
+  Status status =
+      options_.read_headers ? ReadHeaders(msg, &headers_, &message->msg_id) : Status::OK();
   header_slots_.emplace_back(first, headers_.size() - first);
-  if (status != NATS_OK && status != NATS_NOT_FOUND) {
-    return NatsError(status, fmt::format("read headers of message {}", sequence));
-  }
-  return Status::OK();
+  return status.WithContext("message {}", sequence);
 }
 
 Status JetStreamSource::ResolveJumps() {
@@ -670,7 +532,7 @@ Status JetStreamSource::ResolveJumps() {
     return Status::OK();
   }
   ++stats_.stream_checks;
-  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
+  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, info_client_.Info());
   std::vector<SequenceRange> lost;
   std::vector<SequenceRange> deleted;
   for (Filter& filter : filters_) {
@@ -704,33 +566,15 @@ Result<std::vector<PartitionHead>> JetStreamSource::Heads() {
   if (state_ != State::kStarted) {
     return Internal("jetstream source: Heads() needs a started source");
   }
-  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, GetStreamInfo());
-  const jsStreamState& state = info->State;
+  FERRY_ASSIGN_OR_RETURN(JsStreamInfoPtr info, info_client_.Info());
   std::vector<PartitionHead> heads;
   for (const Filter& filter : filters_) {
     if (!filter.active) {
       continue;
     }
-    PartitionHead head;
-    head.key = filter.info.key;
-    if (state.Msgs > 0) {
-      head.first_position = static_cast<int64_t>(state.FirstSeq);
-      if (filter.cursor.covers_stream()) {
-        head.last_position = static_cast<int64_t>(state.LastSeq);
-      } else {
-        natsMsg* raw = nullptr;
-        jsErrCode js_error = jsErrCode(0);
-        const std::string& subject = options_.filters[filter.info.index];
-        natsStatus status = js_GetLastMsg(&raw, control_js_.get(), options_.stream.c_str(),
-                                          subject.c_str(), nullptr, &js_error);
-        NatsMsgPtr last(raw);
-        if (status == NATS_OK) {
-          head.last_position = static_cast<int64_t>(natsMsg_GetSequence(raw));
-        } else if (status != NATS_NOT_FOUND && js_error != JSNoMessageFoundErr) {
-          return NatsError(status, fmt::format("{}: last message", filter.info.key), js_error);
-        }
-      }
-    }
+    FERRY_ASSIGN_OR_RETURN(PartitionHead head,
+                           info_client_.Head(info->State, options_.filters[filter.info.index],
+                                             filter.cursor.covers_stream(), filter.info.key));
     heads.push_back(std::move(head));
   }
   return heads;
@@ -752,11 +596,7 @@ Status JetStreamSource::Close() {
     filter.active = false;
   }
   ConfirmReading();  // leases being handed over may go now
-  control_js_.reset();
-  if (control_connection_ != nullptr) {
-    natsConnection_Close(control_connection_.get());
-    control_connection_.reset();
-  }
+  info_client_.Close();
   js_.reset();
   if (connection_ != nullptr) {
     natsConnection_Close(connection_.get());

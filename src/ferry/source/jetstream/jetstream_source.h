@@ -29,9 +29,10 @@
 //   6. Acknowledge() sends nothing: the consumers are AckNone, the table is the position, and the
 //      server needs no acks to keep or drop messages of a Limits stream.
 //   7. The source's own requests (stream info, a filter's last message for Heads()) go over a
-//      second, control connection: on the data connection each reply would wait behind the
-//      messages the server already pushed (a flow-control window per consumer), and the pipeline
-//      thread waits for it. The consumers' creation stays on the data connection (nats.c).
+//      second, control connection (StreamInfoClient, stream_info_client.h): on the data
+//      connection each reply would wait behind the messages the server already pushed (a
+//      flow-control window per consumer), and the pipeline thread waits for it. The consumers'
+//      creation stays on the data connection (nats.c).
 //
 // Elastic mode (a PartitionLeases given to Create): the filters are the pipeline's partitions
 // and the source reads only those the leases say this process holds. Each Poll() first lets its
@@ -64,6 +65,7 @@
 #include "ferry/source/jetstream/lease_follower.h"
 #include "ferry/source/jetstream/nats_handles.h"
 #include "ferry/source/jetstream/partition_leases.h"
+#include "ferry/source/jetstream/stream_info_client.h"
 #include "ferry/source/source.h"
 
 namespace ferry::source::jetstream {
@@ -137,9 +139,6 @@ class JetStreamSource final : public Source, private LeaseFollower::Partitions {
   bool AnyActive() const;
 
   Status Connect();
-  // (Re)opens the control connection alone.
-  Status ConnectControl();
-  Result<JsStreamInfoPtr> GetStreamInfo();
   Status StartFilter(Filter* filter, const jsStreamState& state);
   Status Subscribe(Filter* filter, uint64_t next);
   Status ReportLost(const Filter& filter, const SequenceRange& range, std::string_view why);
@@ -160,6 +159,8 @@ class JetStreamSource final : public Source, private LeaseFollower::Partitions {
   enum class State { kCreated, kStarted, kClosed };
 
   const JetStreamOptions options_;
+  // The control connection: stream info and last-message requests (Heads, restarts, jumps).
+  StreamInfoClient info_client_;
   // Null unless elastic; moves filters in and out through the Partitions methods above.
   const std::unique_ptr<LeaseFollower> follower_;
   State state_ = State::kCreated;
@@ -177,12 +178,6 @@ class JetStreamSource final : public Source, private LeaseFollower::Partitions {
   // The data connection: the ordered consumers' subscriptions and their creation requests.
   NatsConnectionPtr connection_;
   JsCtxPtr js_;
-  // The control connection: stream info and last-message requests (Heads, restarts, jumps).
-  // Their replies would otherwise queue behind the messages the server pushes on the data
-  // connection (up to a flow-control window per consumer: 32 MiB on 2.10+), and the pipeline
-  // thread waits for them (docs/BENCHMARKS.md, "JetStream elastic scale-out").
-  NatsConnectionPtr control_connection_;
-  JsCtxPtr control_js_;
   std::vector<Filter> filters_;
   std::vector<DeliveredMsgPtr> held_;  // the messages the last Poll() returned views into
   std::vector<Header> headers_;        // their headers; Message::headers are spans into this
