@@ -93,6 +93,7 @@ class KafkaSecurityTest : public e2e::KafkaE2eTest {
     ASSERT_EQ(broker_->version(), version != nullptr ? version : KafkaBroker::DefaultVersion());
     dir_ = e2e::FreshTestDir("ferry-kafka-sec");
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');  // parameterized: "Test/param"
     topic_ = "sec-" + name;
     group_ = "ferry-" + name;
     Status created = broker_->CreateTopic(topic_, kPartitions);
