@@ -235,7 +235,8 @@ bench: setup setup-spark-bench release
 # Kafka groups (three processes on a local table, two on S3, two on GCS); JetStream's elastic
 # mode (processes on 16 partitions SIGKILLed, SIGSTOPped past their leases, leaving and joining:
 # 200,000 ids, 100 events); Kafka on a three-node Apache Kafka cluster (partition leaders
-# SIGKILLed among ferry's kills, a broker stalled; no failpoint steps); schema evolution under
+# SIGKILLed among ferry's kills, a broker stalled; no failpoint steps), on 4.x and again on the
+# 3.x line of tests/kafka/pom.xml; schema evolution under
 # kills with a tenth of the ids (at most 100,000); routing under kills with a tenth of the ids
 # (at most 200,000) and all the kills. The short form is part of `make test` (label `fault`).
 # FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
@@ -254,6 +255,10 @@ torture: setup-deb setup-npm setup-gcs
 	    FERRY_TORTURE_CHILD_LIMIT_S=$${FERRY_TORTURE_CHILD_LIMIT_S:-3600} \
 	    build/dev/tests/fault/$$t 2>&1 | tee -a build/dev/torture.log || rc=1; \
 	done; \
+	FERRY_KAFKA_VERSION=$$(sed -n 's/.*<kafka.version>\(3\.[^<]*\)<.*/\1/p' tests/kafka/pom.xml | head -1) \
+	  FERRY_TORTURE_MESSAGES=$(TORTURE_MESSAGES) FERRY_TORTURE_KILLS=$(TORTURE_KILLS) \
+	  FERRY_TORTURE_CHILD_LIMIT_S=$${FERRY_TORTURE_CHILD_LIMIT_S:-3600} \
+	  build/dev/tests/fault/kafka_failover_torture_test 2>&1 | tee -a build/dev/torture.log || rc=1; \
 	echo; echo "torture figures ($$(nproc) cores, $$(uname -m)):"; grep '^TORTURE' build/dev/torture.log; \
 	exit $$rc
 

@@ -13,8 +13,9 @@
 // left to kafka_torture_test (they exercise ferry's own steps, the same on any broker).
 //
 // Short form here (6,000 ids, 10 kills); the long form in `make torture`
-// (FERRY_TORTURE_MESSAGES, FERRY_TORTURE_KILLS; docs/RELIABILITY.md). One cluster for the
-// binary (WHOLE_BINARY). Label: fault. Needs `make setup-kafka`.
+// (FERRY_TORTURE_MESSAGES, FERRY_TORTURE_KILLS; docs/RELIABILITY.md), which also runs it on the
+// last 3.x line (FERRY_KAFKA_VERSION=3.9.2). One cluster for the binary (WHOLE_BINARY). Label:
+// fault. Needs `make setup-kafka`.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>

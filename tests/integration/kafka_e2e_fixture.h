@@ -42,6 +42,15 @@ struct KafkaTable {
   std::vector<std::string> files;
 };
 
+// Ids first..last, in order.
+inline std::vector<int64_t> Ids(int64_t first, int64_t last) {
+  std::vector<int64_t> ids;
+  for (int64_t i = first; i <= last; ++i) {
+    ids.push_back(i);
+  }
+  return ids;
+}
+
 inline KafkaTable ReadKafkaTable(const std::string& dir) {
   TableContents t = ReadTable(dir);
   KafkaTable out{.txns = t.txns, .files = t.files};
@@ -105,6 +114,20 @@ class KafkaE2eTest : public ::testing::Test {
   // Waits until the table holds at least `rows` rows (or the deadline passes).
   size_t WaitForRows(size_t rows, std::chrono::seconds deadline = std::chrono::seconds(120)) {
     return e2e::WaitForRows(table(), rows, deadline);
+  }
+
+  // The table's ids are exactly `expected` (sorted: a range with holes where records were
+  // lost to retention or never committed), each once, by ferry's reader and DuckDB; every
+  // partition's txn position is the largest offset the table holds for it.
+  void ExpectIds(const std::vector<int64_t>& expected) {
+    KafkaTable t = ReadKafkaTable(table());
+    EXPECT_TRUE(t.ids == expected)
+        << "ids differ: " << t.ids.size() << " rows, " << expected.size() << " expected";
+    for (const auto& [partition, offset] : t.max_offset) {
+      EXPECT_EQ(t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)], offset)
+          << "partition " << partition;
+    }
+    ExpectDuckDbCounts(t.files, "id", expected.size());
   }
 
   // Each of ids first..last exactly once, by ferry's reader and DuckDB, and every partition's

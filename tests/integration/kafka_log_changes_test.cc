@@ -12,6 +12,9 @@
 //   - Retention by time (retention.ms) passing while ferry is stopped, made deterministic by the
 //     records' own timestamps instead of a wall-clock wait (KafkaRetentionByTimeTest): the same
 //     two outcomes.
+//   - Retention by size (retention.bytes, small segments) passing while ferry is stopped, the
+//     new log start read with ListOffsets before ferry starts (KafkaRetentionBySizeTest): the
+//     same two outcomes.
 //   - Partitions added to a topic while ferry runs, and a new topic matching a regex
 //     subscription, are ingested (group and manual assignment).
 //   - A topic deleted and recreated under a running ferry stops it with an error naming topic,
@@ -22,7 +25,6 @@
 // table. CTest runs the binary on Kafka 4.x and again on 3.9.x (kafka_log_changes_test_kafka3).
 // Label: integration. Needs `make setup-kafka`.
 #include <gtest/gtest.h>
-#include <librdkafka/rdkafka.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -41,24 +43,18 @@
 #include "pipeline_e2e_support.h"
 
 #include "ferry/testing/kafka_broker.h"
+#include "ferry/testing/kafka_records.h"
 #include "ferry/testing/subprocess.h"
 
 namespace ferry {
 namespace {
 
+using e2e::Ids;
 using e2e::kFerry;
 using source::kafka::testing::CommandResult;
 using source::kafka::testing::RunCommand;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-std::vector<int64_t> Ids(int64_t first, int64_t last) {
-  std::vector<int64_t> ids;
-  for (int64_t i = first; i <= last; ++i) {
-    ids.push_back(i);
-  }
-  return ids;
-}
 
 // One record as kcat prints it with -f '%o %k %s\n'.
 struct Record {
@@ -149,19 +145,6 @@ class KafkaLogChangesTest : public e2e::KafkaE2eTest {
     ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
     EXPECT_EQ(r.err.find("DataLoss"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("were skipped"), std::string::npos) << r.err;
-  }
-
-  // The table's ids are exactly `expected` (sorted), each once, by ferry's reader and DuckDB; the
-  // txn position of each partition of topic_ is its largest offset in the table.
-  void ExpectIds(const std::vector<int64_t>& expected) {
-    e2e::KafkaTable t = e2e::ReadKafkaTable(table());
-    EXPECT_TRUE(t.ids == expected)
-        << "ids differ: " << t.ids.size() << " rows, " << expected.size() << " expected";
-    for (const auto& [partition, offset] : t.max_offset) {
-      EXPECT_EQ(t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)], offset)
-          << "partition " << partition;
-    }
-    e2e::ExpectDuckDbCounts(t.files, "id", expected.size());
   }
 
   testing::KafkaBroker* broker_ = nullptr;
@@ -327,31 +310,9 @@ class KafkaRetentionByTimeTest : public KafkaLogChangesTest,
   // Produces ids first..last to partition 0 of `topic` with CreateTime `timestamp_ms` (0: now),
   // acks=all, with librdkafka (kcat cannot set a record's timestamp).
   void ProduceAt(const std::string& topic, int64_t first, int64_t last, int64_t timestamp_ms) {
-    char err[512] = {};
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    for (const auto& [key, value] : std::vector<std::pair<const char*, std::string>>{
-             {"bootstrap.servers", brokers_}, {"acks", "all"}, {"log_level", "3"}}) {
-      ASSERT_EQ(rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof(err)), RD_KAFKA_CONF_OK)
-          << err;
-    }
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-    ASSERT_NE(rk, nullptr) << err;
-    for (int64_t id = first; id <= last; ++id) {
-      const std::string value =
-          fmt::format(R"({{"id": {}, "dateTime": "-", "payload": "retention"}})", id);
-      const std::string key = fmt::format("k{}", id);
-      rd_kafka_resp_err_t e =
-          rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
-                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                            RD_KAFKA_V_KEY(key.data(), key.size()),
-                            RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_END);
-      EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
-    }
-    const rd_kafka_resp_err_t flushed = rd_kafka_flush(rk, 60000);
-    EXPECT_EQ(flushed, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(flushed);
-    EXPECT_EQ(rd_kafka_outq_len(rk), 0) << "records not delivered" << BrokerLog();
-    rd_kafka_destroy(rk);
+    Status produced =
+        testing::ProduceIds(brokers_, topic, first, last, {.timestamp_ms = timestamp_ms});
+    ASSERT_TRUE(produced.ok()) << produced.ToString() << BrokerLog();
   }
 
   std::string Prepare(const std::string& pipeline_keys) {
@@ -414,6 +375,95 @@ TEST_P(KafkaRetentionByTimeTest, GapPerOnGap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OnGap, KafkaRetentionByTimeTest, ::testing::Values("fail", "continue"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+// Retention by size (retention.bytes) passing while ferry is stopped. Small segments (16 KiB,
+// records of about 1 KB in batches of at most 4 KiB) make the deletion land on a segment
+// boundary the test reads instead of predicting: ids 1..50 are ingested while the topic keeps
+// everything (retention.bytes = -1); with ferry stopped ids 51..150 follow; then retention.bytes
+// becomes 32 KiB, and within the broker's retention check (every second here) the oldest
+// segments go until the partition holds at most that much beyond its newest segment. The test
+// waits until the log start (ListOffsets earliest) has moved past offset 50 and takes it as L;
+// nothing is produced afterwards, so L stays. The restart's next offset, 50, is below L.
+class KafkaRetentionBySizeTest : public KafkaLogChangesTest,
+                                 public ::testing::WithParamInterface<std::string> {
+ protected:
+  static constexpr int64_t kLast = 150;
+
+  // Returns the configuration; sets log_start_ to L.
+  std::string Prepare(const std::string& pipeline_keys) {
+    Status created = broker_->CreateTopic(
+        topic_, 1, {{"retention.bytes", "-1"}, {SmallSegmentBytesKey(), "16384"}});
+    EXPECT_TRUE(created.ok()) << created.ToString();
+    std::string config = WriteConfig({}, "", "", pipeline_keys);
+    const testing::ProduceIdsOptions big{.payload_bytes = 900};
+    Status produced = testing::ProduceIds(brokers_, topic_, 1, 50, big);
+    EXPECT_TRUE(produced.ok()) << produced.ToString();
+    RunUntilCaughtUp(config);
+    produced = testing::ProduceIds(brokers_, topic_, 51, kLast, big);
+    EXPECT_TRUE(produced.ok()) << produced.ToString();
+    Status altered = broker_->SetTopicConfigs(
+        topic_, {{"retention.bytes", "32768"}, {SmallSegmentBytesKey(), "16384"}});
+    EXPECT_TRUE(altered.ok()) << altered.ToString();
+    const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<testing::Watermarks> w = testing::QueryWatermarks(brokers_, topic_, 0);
+      EXPECT_TRUE(w.ok()) << w.status().ToString();
+      if (w.ok() && w->low > 50) {
+        log_start_ = w->low;
+        EXPECT_EQ(w->high, kLast);
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(500));
+    }
+    EXPECT_GT(log_start_, 50) << "retention.bytes removed nothing within 90 s" << BrokerLog();
+    EXPECT_LT(log_start_, kLast) << "retention.bytes removed every record" << BrokerLog();
+    // What is left, by an independent reader: offsets L..149, ids L + 1..150.
+    std::vector<Record> left = ReadWithKcat(topic_, kBeginning);
+    EXPECT_FALSE(left.empty());
+    EXPECT_EQ(left.empty() ? -1 : left.front().offset, log_start_);
+    EXPECT_EQ(static_cast<int64_t>(left.size()), kLast - log_start_);
+    fprintf(stderr, "KAFKA_RETENTION_BYTES log start moved to %lld (of %lld records)\n",
+            static_cast<long long>(log_start_), static_cast<long long>(kLast));
+    return config;
+  }
+
+  int64_t log_start_ = -1;
+};
+
+TEST_P(KafkaRetentionBySizeTest, GapPerOnGap) {
+  std::string config = Prepare(fmt::format(R"(on_gap = "{}")", GetParam()));
+  ASSERT_GT(log_start_, 50);
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  if (GetParam() == "fail") {
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(fmt::format("kafka/{0}/0: offsets 50..{1} of topic '{0}' partition 0 are "
+                                     "no longer on the broker (log start is now {2})",
+                                     topic_, log_start_ - 1, log_start_)),
+              std::string::npos)
+        << r.err;
+    ExpectIds(Ids(1, 50));
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
+  EXPECT_NE(
+      r.err.find(fmt::format("kafka/{}/0 positions 50..{} were skipped", topic_, log_start_ - 1)),
+      std::string::npos)
+      << r.err;
+  std::vector<int64_t> expected = Ids(1, 50);
+  for (int64_t id = log_start_ + 1; id <= kLast; ++id) {
+    expected.push_back(id);
+  }
+  ExpectIds(expected);
+  std::string history = RunCommand({kFerry, "table", "history", table(), "--json"}).out;
+  EXPECT_NE(history.find(fmt::format(R"(\"first\":50,\"last\":{})", log_start_ - 1)),
+            std::string::npos)
+      << history;
+}
+
+INSTANTIATE_TEST_SUITE_P(OnGap, KafkaRetentionBySizeTest, ::testing::Values("fail", "continue"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param;
                          });

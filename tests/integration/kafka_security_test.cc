@@ -12,6 +12,9 @@
 //     `ferry run` (no --until-caught-up: a daemon, which used to retry forever) exits 2 by itself,
 //     with an error that names the broker and the refused thing; the broker's log shows a
 //     handful of attempts, not a retry storm; no password appears in anything ferry printed.
+//   - A READ ACL (on the topic, on the group) removed while ferry runs: exit 2 with the same kind
+//     of error, the table holding exactly what was committed, and a restart after the ACL is
+//     granted again ingesting the rest, each id once (KafkaAclRevokedTest).
 //   - SCRAM on Kafka 4.x: librdkafka before 2.6.1 (Debian 12 has 2.0.2) sends SCRAM proofs that
 //     4.x brokers refuse (confluentinc/librdkafka#4895). There the SCRAM test expects the refusal,
 //     with ferry's note saying so; CTest runs the binary on 3.9.2 too
@@ -90,6 +93,7 @@ class KafkaSecurityTest : public e2e::KafkaE2eTest {
     ASSERT_EQ(broker_->version(), version != nullptr ? version : KafkaBroker::DefaultVersion());
     dir_ = e2e::FreshTestDir("ferry-kafka-sec");
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');  // parameterized: "Test/param"
     topic_ = "sec-" + name;
     group_ = "ferry-" + name;
     Status created = broker_->CreateTopic(topic_, kPartitions);
@@ -269,6 +273,81 @@ TEST_F(KafkaSecurityTest, NoReadOnTheGroupIsRefused) {
   EXPECT_GE(denials, 1);
   EXPECT_LE(denials, kMaxAttempts) << BrokerLog();
 }
+
+// A READ ACL removed while `ferry run` ingests as alice (issue 38, proof 7, later in a run): on
+// the topic, the next Fetch is refused (a consumer error TOPIC_AUTHORIZATION_FAILED); on the
+// group, the next group request (heartbeat or the offset commit after a Delta commit) is. ferry
+// must exit 2 by itself naming the broker and the refused thing, after a handful of refused
+// requests, with no password in its log, and the table holds only what it committed (each id
+// once, txn = largest offset); with the ACL granted again a restart ingests the rest, each id
+// once. The ids 301..600 arrive after the ACL is gone, over PLAINTEXT.
+class KafkaAclRevokedTest : public KafkaSecurityTest,
+                            public ::testing::WithParamInterface<Resource> {};
+
+TEST_P(KafkaAclRevokedTest, StopsWithExit2AndARestartIngestsTheRest) {
+  const Resource resource = GetParam();
+  const std::string refused = resource == Resource::kTopic ? topic_ : group_;
+  brokers_ = broker_->bootstrap(Listener::kSaslSsl);
+  const std::string config = WriteConfig({}, SaslSsl("PLAIN", "alice", kAlicePassword));
+  auto ferry = StartFerry(config);
+  ASSERT_EQ(WaitForRows(kMessages), static_cast<size_t>(kMessages)) << ferry->Log();
+
+  const std::string denial = "Principal = User:alice is Denied";
+  const int before = BrokerLogLines(denial);
+  Status revoked = broker_->RevokeRead("User:alice", resource, refused);
+  ASSERT_TRUE(revoked.ok()) << revoked.ToString();
+  const std::string sasl_brokers = brokers_;
+  brokers_ = broker_->bootstrap();
+  auto producer = StartProducer(topic_, kMessages, kMessages + 1, 0);
+  ASSERT_EQ(producer->Wait(), 0) << producer->Log();
+  brokers_ = sasl_brokers;
+
+  Result<int> exit_code = ferry->WaitFor(std::chrono::seconds(120));
+  ASSERT_TRUE(exit_code.ok()) << "ferry kept running without READ on " << refused << ":\n"
+                              << ferry->Log() << BrokerLog();
+  const std::string log = ferry->Log(1 << 20);
+  EXPECT_EQ(*exit_code, 2) << log;
+  EXPECT_NE(log.find("PermissionDenied: "), std::string::npos) << log;
+  EXPECT_NE(log.find(brokers_), std::string::npos) << "the broker is not named:\n" << log;
+  const std::string expected = resource == Resource::kTopic
+                                   ? "refused user 'alice' READ on topic '" + topic_ + "'"
+                                   : "refused user 'alice' READ on consumer group '" + group_ + "'";
+  EXPECT_NE(log.find(expected), std::string::npos) << "no '" << expected << "' in:\n" << log;
+  for (const char* secret : {kAlicePassword, kBobPassword, kDavePassword}) {
+    EXPECT_EQ(log.find(secret), std::string::npos) << "a password is in ferry's log:\n" << log;
+  }
+  const int denials = BrokerLogLines(denial) - before;
+  const size_t at = log.find("PermissionDenied: ");
+  fprintf(stderr, "KAFKA_SECURITY revoked_%s_denials=%d error: %s\n",
+          resource == Resource::kTopic ? "topic" : "group", denials,
+          at == std::string::npos ? "" : log.substr(at, log.find('\n', at) - at).c_str());
+  EXPECT_GE(denials, 1) << BrokerLog();
+  EXPECT_LE(denials, 2 * kMaxAttempts) << BrokerLog();
+
+  // What the table holds is what ferry committed: ids 1..300 and perhaps some later ones, each
+  // once, every partition's txn at its largest offset.
+  e2e::KafkaTable t = e2e::ReadKafkaTable(table());
+  EXPECT_GE(t.ids.size(), static_cast<size_t>(kMessages));
+  EXPECT_TRUE(std::adjacent_find(t.ids.begin(), t.ids.end()) == t.ids.end()) << "duplicates";
+  EXPECT_TRUE(t.ids.empty() || (t.ids.front() == 1 && t.ids.back() <= 2 * kMessages));
+  for (const auto& [partition, offset] : t.max_offset) {
+    EXPECT_EQ(t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)], offset)
+        << "partition " << partition;
+  }
+
+  Status allowed = broker_->AllowRead("User:alice", resource, refused);
+  ASSERT_TRUE(allowed.ok()) << allowed.ToString();
+  CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
+  ExpectExactlyOnce(1, 2 * kMessages);
+  ExpectNoSecret(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Resources, KafkaAclRevokedTest,
+                         ::testing::Values(Resource::kTopic, Resource::kGroup),
+                         [](const ::testing::TestParamInfo<Resource>& param) {
+                           return param.param == Resource::kTopic ? "topic" : "group";
+                         });
 
 }  // namespace
 }  // namespace ferry

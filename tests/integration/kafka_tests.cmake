@@ -132,7 +132,8 @@ endif()
 
 # Security on the real broker (issue 38, proof 7): SASL/PLAIN and SCRAM-SHA-512 over TLS and
 # mutual TLS ingest; a wrong password, an untrusted certificate and missing topic or group ACLs
-# end `ferry run` with exit 2, a few attempts and no password in its log. One broker (with
+# end `ferry run` with exit 2, a few attempts and no password in its log, also when a READ ACL is
+# removed while ferry runs (then a restart after the grant ingests the rest). One broker (with
 # every security listener) for the binary; again on the 3.x line, where librdkafka 2.0.2's SCRAM
 # is accepted.
 ferry_cc_test(NAME kafka_security_test
@@ -143,9 +144,9 @@ add_dependencies(kafka_security_test ferry)
 ferry_kafka3_variant(kafka_security_test)
 
 # Logs that change under a running ferry, on the real broker (issue 38, proofs 5 and 6): a
-# compacted topic across a restart, retention gaps (DeleteRecords, and retention.ms) under each
-# on_gap value, partitions added, a new topic matching a regex, a topic deleted and recreated. One
-# broker for the binary; on 4.x and again on the 3.x line.
+# compacted topic across a restart, retention gaps (DeleteRecords, retention.ms, retention.bytes)
+# under each on_gap value, partitions added, a new topic matching a regex, a topic deleted and
+# recreated. One broker for the binary; on 4.x and again on the 3.x line.
 ferry_cc_test(NAME kafka_log_changes_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_log_changes_test.cc
   DEPS ferry_pipeline_e2e_support ferry_testing_kafka_broker

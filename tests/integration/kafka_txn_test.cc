@@ -36,6 +36,7 @@
 namespace ferry {
 namespace {
 
+using e2e::Ids;
 using e2e::kFerry;
 using source::kafka::testing::ChildProcess;
 using source::kafka::testing::CommandResult;
@@ -47,14 +48,6 @@ constexpr char kScript[] = FERRY_SOURCE_DIR "/tests/kafka/txn_produce.py";
 
 std::string VenvPython() {
   return ferry::testing::FerryCacheDir() + "/kafka-py-venv/bin/python";
-}
-
-std::vector<int64_t> Ids(int64_t first, int64_t last) {
-  std::vector<int64_t> ids;
-  for (int64_t i = first; i <= last; ++i) {
-    ids.push_back(i);
-  }
-  return ids;
 }
 
 class KafkaTxnTest : public e2e::KafkaE2eTest {
@@ -89,18 +82,6 @@ class KafkaTxnTest : public e2e::KafkaE2eTest {
   void RunUntilCaughtUp(const std::string& config) {
     CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
     ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
-  }
-  // The table's ids are exactly `expected` (sorted), each once, by ferry's reader and DuckDB;
-  // every partition's txn position is its largest offset in the table.
-  void ExpectIds(const std::vector<int64_t>& expected) {
-    e2e::KafkaTable t = e2e::ReadKafkaTable(table());
-    EXPECT_TRUE(t.ids == expected)
-        << "ids differ: " << t.ids.size() << " rows, " << expected.size() << " expected";
-    for (const auto& [partition, offset] : t.max_offset) {
-      EXPECT_EQ(t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)], offset)
-          << "partition " << partition;
-    }
-    e2e::ExpectDuckDbCounts(t.files, "id", expected.size());
   }
   std::string BrokerLog() const { return "\nKafka broker log:\n" + broker_->Log(40); }
 

@@ -9,6 +9,7 @@
 #include "ferry/base/clock.h"
 #include "ferry/base/failpoint.h"
 #include "ferry/base/log.h"
+#include "ferry/base/retry_unavailable.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/type_widening.h"
 
@@ -164,36 +165,41 @@ Status Pipeline::SetDeadLetterTable(std::unique_ptr<delta::Table> table, delta::
 }
 
 Status Pipeline::StartSource() {
-  std::chrono::milliseconds backoff = options_.initial_backoff;
-  while (true) {
-    rate_limited_us_ = 0;
-    positions_fresh_ = false;
-    book_.Clear();  // an attempt that failed half-way may have assigned some
-    FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
-    Status st = source_->Start(this);
-    if (st.ok()) {
-      return st;
-    }
-    source_.reset();
-    // Unreachable (the broker, or the table's store while positions are read): try again, as a
-    // poll would, until a stop (the loop then ends with nothing read) or max_wait.
-    if (st.code() != StatusCode::kUnavailable) {
-      return st;
-    }
-    if (stop_->stopping() || stop_->abandon()) {
-      return Status::OK();
-    }
-    if (Status waited = CheckMaxWait(); !waited.ok()) {
-      return st.WithContext("{}", waited.message());
-    }
-    metrics_->unavailable->Increment();
-    last_source_error_ = st.message();
-    SetBrokerReachable(false, st);
-    FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms", options_.id,
-                   st.message(), backoff.count());
-    stop_->WaitFor(backoff);
-    backoff = std::min(backoff * 2, options_.max_backoff);
+  // Unreachable (the broker, or the table's store while positions are read): try again, as a
+  // poll would, until a stop (the loop then ends with nothing read) or max_wait.
+  RetryStop retry{.stopping = [this] { return stop_->stopping() || stop_->abandon(); },
+                  .wait = [this](std::chrono::milliseconds backoff) { stop_->WaitFor(backoff); },
+                  .on_retry =
+                      [this](const Status& st, std::chrono::milliseconds backoff) {
+                        if (Status waited = CheckMaxWait(); !waited.ok()) {
+                          return st.WithContext("{}", waited.message());
+                        }
+                        metrics_->unavailable->Increment();
+                        last_source_error_ = st.message();
+                        SetBrokerReachable(false, st);
+                        FERRY_LOG_WARN(
+                            "pipeline {}: starting the source: {}; trying again in {} ms",
+                            options_.id, st.message(), backoff.count());
+                        return Status::OK();
+                      }};
+  Status st = RetryWhileUnavailable(
+      {.initial_backoff = options_.initial_backoff, .max_backoff = options_.max_backoff}, retry,
+      [this]() -> Status {
+        rate_limited_us_ = 0;
+        positions_fresh_ = false;
+        book_.Clear();  // an attempt that failed half-way may have assigned some
+        FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
+        Status started = source_->Start(this);
+        if (!started.ok()) {
+          source_.reset();
+        }
+        return started;
+      });
+  if (st.code() == StatusCode::kUnavailable && source_ == nullptr &&
+      (stop_->stopping() || stop_->abandon())) {
+    return Status::OK();
   }
+  return st;
 }
 
 void Pipeline::CloseSource() {

@@ -7,6 +7,7 @@
 
 #include "ferry/base/check.h"
 #include "ferry/base/log.h"
+#include "ferry/base/retry_unavailable.h"
 
 namespace ferry::pipeline {
 
@@ -77,31 +78,35 @@ std::vector<std::string> Router::tables() const {
 // ---- Router thread: the real source ----
 
 Status Router::StartSource() {
-  std::chrono::milliseconds backoff = options_.initial_backoff;
-  while (true) {
-    assigned_.clear();
-    polled_high_.clear();
-    goals_.clear();
-    read_through_.clear();
-    goals_known_ = false;
-    FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
-    Status st = source_->Start(this);
-    if (st.ok()) {
-      return st;
-    }
-    source_.reset();
-    if (st.code() != StatusCode::kUnavailable || stop_->stopping()) {
-      return st;
-    }
-    last_source_error_ = st.message();
-    if (Status waited = CheckMaxWait(last_contact_, "no contact with the broker"); !waited.ok()) {
-      return st.WithContext("{}", waited.message());
-    }
-    FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms", options_.id,
-                   st.message(), backoff.count());
-    stop_->WaitFor(backoff);
-    backoff = std::min(backoff * 2, options_.max_backoff);
-  }
+  RetryStop retry{
+      .stopping = [this] { return stop_->stopping(); },
+      .wait = [this](std::chrono::milliseconds backoff) { stop_->WaitFor(backoff); },
+      .on_retry =
+          [this](const Status& st, std::chrono::milliseconds backoff) {
+            last_source_error_ = st.message();
+            if (Status waited = CheckMaxWait(last_contact_, "no contact with the broker");
+                !waited.ok()) {
+              return st.WithContext("{}", waited.message());
+            }
+            FERRY_LOG_WARN("pipeline {}: starting the source: {}; trying again in {} ms",
+                           options_.id, st.message(), backoff.count());
+            return Status::OK();
+          }};
+  return RetryWhileUnavailable(
+      {.initial_backoff = options_.initial_backoff, .max_backoff = options_.max_backoff}, retry,
+      [this]() -> Status {
+        assigned_.clear();
+        polled_high_.clear();
+        goals_.clear();
+        read_through_.clear();
+        goals_known_ = false;
+        FERRY_ASSIGN_OR_RETURN(source_, source_factory_());
+        Status started = source_->Start(this);
+        if (!started.ok()) {
+          source_.reset();
+        }
+        return started;
+      });
 }
 
 void Router::CloseSource() {

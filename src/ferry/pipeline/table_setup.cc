@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <thread>
+#include <chrono>
 
 #include "ferry/base/log.h"
+#include "ferry/base/retry_unavailable.h"
 #include "ferry/columnar/column_conform.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/pipeline/metadata_columns.h"
@@ -53,23 +53,17 @@ Status CheckSchema(const columnar::Schema& table, const columnar::Schema& expect
 template <typename T>
 Result<T> RetryUnavailable(const TableSetupOptions& options, const std::string& where,
                            const std::function<Result<T>()>& attempt) {
-  const auto start = std::chrono::steady_clock::now();
-  std::chrono::milliseconds backoff{250};
-  while (true) {
-    Result<T> result = attempt();
-    if (result.ok() || result.status().code() != StatusCode::kUnavailable) {
-      return result;
-    }
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited + backoff > options.unavailable_patience ||
-        (options.cancelled && options.cancelled())) {
-      return result;
-    }
-    FERRY_LOG_WARN("{}: the store does not answer: {}; trying again in {} ms", where,
-                   result.status().message(), backoff.count());
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
-  }
+  RetryStop retry{.stopping = options.cancelled,
+                  .wait = {},
+                  .on_retry = [&where](const Status& st, std::chrono::milliseconds backoff) {
+                    FERRY_LOG_WARN("{}: the store does not answer: {}; trying again in {} ms",
+                                   where, st.message(), backoff.count());
+                    return Status::OK();
+                  }};
+  return RetryWhileUnavailable<T>({.initial_backoff = std::chrono::milliseconds(250),
+                                   .max_backoff = std::chrono::seconds(5),
+                                   .patience = options.unavailable_patience},
+                                  retry, attempt);
 }
 
 }  // namespace

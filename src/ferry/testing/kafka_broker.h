@@ -166,6 +166,10 @@ class KafkaBroker {
   // (DescribeAcls lists it), so a client started next is allowed. REQUIRES: options.security.
   Status AllowRead(const std::string& principal, AclResource resource,
                    const std::string& name) const;
+  // Removes that ACL (DeleteAcls) and returns once DescribeAcls no longer lists it, so the
+  // principal's next request on the resource is refused. REQUIRES: options.security.
+  Status RevokeRead(const std::string& principal, AclResource resource,
+                    const std::string& name) const;
 
   // Grows `topic` to `total` partitions (CreatePartitions), then waits until every partition has
   // a leader.

@@ -1,6 +1,6 @@
-// KafkaBroker's admin requests (CreateTopic, AllowRead, AddPartitions, DeleteTopic, DeleteRecords,
-// SetTopicConfigs), which share one request-and-wait (CheckedAdminCall), and the librdkafka client
-// they and the start-up check share (kafka_broker_internal.h).
+// KafkaBroker's admin requests (CreateTopic, AllowRead, RevokeRead, AddPartitions, DeleteTopic,
+// DeleteRecords, SetTopicConfigs), which share one request-and-wait (CheckedAdminCall), and the
+// librdkafka client they and the start-up check share (kafka_broker_internal.h).
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
@@ -102,6 +102,27 @@ Result<EventPtr> CheckedAdminCall(rd_kafka_t* client, rd_kafka_admin_op_t op,
     return Unavailable("{} on {}: {}", what, bootstrap, rd_kafka_event_error_string(event.get()));
   }
   return event;
+}
+
+// How many ALLOW READ ACLs on the literal resource for `principal` the broker lists
+// (DescribeAcls); -1 when it does not answer.
+int64_t ReadAcls(rd_kafka_t* client, rd_kafka_ResourceType_t type, const std::string& name,
+                 const std::string& principal) {
+  char err[512] = {};
+  rd_kafka_AclBindingFilter_t* filter = rd_kafka_AclBindingFilter_new(
+      type, name.c_str(), RD_KAFKA_RESOURCE_PATTERN_LITERAL, principal.c_str(), nullptr,
+      RD_KAFKA_ACL_OPERATION_READ, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, err, sizeof(err));
+  EventPtr described = AdminCall(client, RD_KAFKA_ADMIN_OP_DESCRIBEACLS,
+                                 [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                                   rd_kafka_DescribeAcls(client, filter, options, queue);
+                                 });
+  rd_kafka_AclBinding_destroy(filter);
+  if (described == nullptr || rd_kafka_event_error(described.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return -1;
+  }
+  size_t found = 0;
+  rd_kafka_DescribeAcls_result_acls(rd_kafka_event_DescribeAcls_result(described.get()), &found);
+  return static_cast<int64_t>(found);
 }
 
 // The first per-topic error of a CreatePartitions or DeleteTopics result.
@@ -219,26 +240,58 @@ Status KafkaBroker::AllowRead(const std::string& principal, AclResource resource
   // The controller has the ACL; the broker's authorizer applies it when it replays the record.
   const auto deadline = steady_clock::now() + milliseconds(30000);
   while (steady_clock::now() < deadline) {
-    rd_kafka_AclBindingFilter_t* filter = rd_kafka_AclBindingFilter_new(
-        type, name.c_str(), RD_KAFKA_RESOURCE_PATTERN_LITERAL, principal.c_str(), nullptr,
-        RD_KAFKA_ACL_OPERATION_READ, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, err, sizeof(err));
-    EventPtr described = AdminCall(client.get(), RD_KAFKA_ADMIN_OP_DESCRIBEACLS,
-                                   [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
-                                     rd_kafka_DescribeAcls(client.get(), filter, options, queue);
-                                   });
-    rd_kafka_AclBinding_destroy(filter);
-    size_t found = 0;
-    if (described != nullptr &&
-        rd_kafka_event_error(described.get()) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      rd_kafka_DescribeAcls_result_acls(rd_kafka_event_DescribeAcls_result(described.get()),
-                                        &found);
-    }
-    if (found > 0) {
+    if (ReadAcls(client.get(), type, name, principal) > 0) {
       return Status::OK();
     }
     std::this_thread::sleep_for(milliseconds(50));
   }
   return Unavailable("{}: created, but DescribeAcls did not list it within 30 s", what);
+}
+
+Status KafkaBroker::RevokeRead(const std::string& principal, AclResource resource,
+                               const std::string& name) const {
+  if (!options_.security) {
+    return Internal("RevokeRead on a Kafka broker started without Options::security");
+  }
+  const rd_kafka_ResourceType_t type =
+      resource == AclResource::kTopic ? RD_KAFKA_RESOURCE_TOPIC : RD_KAFKA_RESOURCE_GROUP;
+  const std::string what =
+      fmt::format("removing ACL READ on {} '{}' for {}",
+                  resource == AclResource::kTopic ? "topic" : "group", name, principal);
+  FERRY_ASSIGN_OR_RETURN(RdKafkaPtr client, NewClient(bootstrap()));
+  char err[512] = {};
+  rd_kafka_AclBindingFilter_t* filter = rd_kafka_AclBindingFilter_new(
+      type, name.c_str(), RD_KAFKA_RESOURCE_PATTERN_LITERAL, principal.c_str(), nullptr,
+      RD_KAFKA_ACL_OPERATION_READ, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, err, sizeof(err));
+  if (filter == nullptr) {
+    return InvalidArgument("{}: {}", what, err);
+  }
+  Result<EventPtr> deleted =
+      CheckedAdminCall(client.get(), RD_KAFKA_ADMIN_OP_DELETEACLS, what, bootstrap(),
+                       [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                         rd_kafka_DeleteAcls(client.get(), &filter, 1, options, queue);
+                       });
+  rd_kafka_AclBinding_destroy(filter);
+  FERRY_RETURN_IF_ERROR(deleted.status());
+  size_t n = 0;
+  const rd_kafka_DeleteAcls_result_response_t** responses =
+      rd_kafka_DeleteAcls_result_responses(rd_kafka_event_DeleteAcls_result(deleted->get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    if (const rd_kafka_error_t* e = rd_kafka_DeleteAcls_result_response_error(responses[i]);
+        e != nullptr) {
+      return Unavailable("{} on {}: {}", what, bootstrap(), rd_kafka_error_string(e));
+    }
+  }
+  // Gone from the controller; the broker's authorizer drops it when it replays the record.
+  const auto deadline = steady_clock::now() + milliseconds(30000);
+  while (steady_clock::now() < deadline) {
+    if (ReadAcls(client.get(), type, name, principal) == 0) {
+      return Status::OK();
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Unavailable("{} on {}: deleted, but DescribeAcls still lists it after 30 s", what,
+                     bootstrap());
 }
 
 Status KafkaBroker::AddPartitions(const std::string& topic, int total) const {

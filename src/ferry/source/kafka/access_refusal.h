@@ -15,7 +15,11 @@
 // kafka_security_test.cc): a wrong password reaches the error callback as
 // RD_KAFKA_RESP_ERR__AUTHENTICATION, an untrusted broker certificate as RD_KAFKA_RESP_ERR__SSL,
 // a topic without READ as a consumer error TOPIC_AUTHORIZATION_FAILED, a group without READ as
-// an error callback GROUP_AUTHORIZATION_FAILED (from FindCoordinator).
+// an error callback GROUP_AUTHORIZATION_FAILED (from FindCoordinator). A READ ACL removed while
+// ferry runs: on the topic, a Fetch's consumer error (4.4) or first the result of the group
+// offset commit (3.9: OffsetCommit needs READ on the topic); on the group, the offset commit's
+// result GROUP_AUTHORIZATION_FAILED (both versions), which the commit callback turns into the
+// same PermissionDenied.
 //
 // Thread-safety: free functions.
 #pragma once

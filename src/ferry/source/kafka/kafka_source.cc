@@ -370,6 +370,21 @@ void KafkaSource::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
     return;
   }
   ++self->stats_.offset_commit_failures;
+  // The group's offsets are advisory, but a refusal (the principal lost READ on the group or a
+  // topic while ferry runs) is not going to heal by retrying: stop, as at the start
+  // (access_refusal.h). The Delta commit these offsets follow is already durable.
+  if (IsAccessRefusal(first)) {
+    const char* topic = "";
+    for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
+      if (offsets->elems[i].err == first) {
+        topic = offsets->elems[i].topic;
+        break;
+      }
+    }
+    self->Defer(
+        AccessRefusal(first, "committing the group's offsets was refused", topic, self->options_));
+    return;
+  }
   int64_t suppressed = 0;
   if (self->commit_log_.Allow(MonotonicMicros(), &suppressed)) {
     FERRY_LOG_WARN(
