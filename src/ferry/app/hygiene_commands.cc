@@ -25,6 +25,7 @@ struct OptimizeArgs {
   std::string where;
   std::string target_size = "256MiB";
   bool dry_run = false;
+  bool full = false;
   bool json = false;
 };
 
@@ -70,8 +71,11 @@ int RunOptimize(const OptimizeArgs& args) {
   if (!table.ok()) {
     return Fail("optimize", kUsage, args.table + ": " + table.status().ToString());
   }
-  auto result = delta::Optimize(
-      **table, {.where = *where, .target_size = *size, .dry_run = args.dry_run, .commit = {}});
+  auto result = delta::Optimize(**table, {.where = *where,
+                                          .target_size = *size,
+                                          .dry_run = args.dry_run,
+                                          .full = args.full,
+                                          .commit = {}});
   if (!result.ok()) {
     return Fail("optimize", CodeFor(result.status()),
                 args.table + ": " + result.status().ToString());
@@ -87,9 +91,13 @@ int RunOptimize(const OptimizeArgs& args) {
     out["bytes_removed"] = r.bytes_removed;
     out["bytes_added"] = r.bytes_added;
     out["rows"] = r.rows;
+    out["clustering_columns"] = r.clustering_columns;
+    out["row_ids_preserved"] = r.row_ids_preserved;
     std::printf("%s\n", out.dump().c_str());
   } else if (r.bins == 0) {
-    std::printf("%s: nothing to optimize\n", args.table.c_str());
+    std::printf(
+        "%s: nothing to optimize%s\n", args.table.c_str(),
+        r.clustering_columns.empty() ? "" : " (every file is clustered; --full reclusters)");
   } else if (args.dry_run) {
     std::printf("%s: would pack %lld files (%lld bytes) in %lld bins\n", args.table.c_str(),
                 static_cast<long long>(r.files_removed), static_cast<long long>(r.bytes_removed),
@@ -101,6 +109,16 @@ int RunOptimize(const OptimizeArgs& args) {
         static_cast<long long>(r.files_removed), static_cast<long long>(r.bytes_removed),
         static_cast<long long>(r.files_added), static_cast<long long>(r.bytes_added),
         static_cast<long long>(r.rows));
+  }
+  if (!args.json && r.bins > 0 && !r.clustering_columns.empty()) {
+    std::string columns;
+    for (const std::string& column : r.clustering_columns) {
+      columns += (columns.empty() ? "" : ", ") + column;
+    }
+    std::printf("%s: clustered by %s%s\n", args.table.c_str(), columns.c_str(),
+                r.row_ids_preserved ? "; row ids kept" : "");
+  } else if (!args.json && r.bins > 0 && r.row_ids_preserved) {
+    std::printf("%s: row ids kept\n", args.table.c_str());
   }
   return 0;
 }
@@ -149,8 +167,9 @@ int RunVacuum(const VacuumArgs& args) {
 
 void RegisterHygieneCommands(CLI::App& app, int* exit_code) {
   auto optimize_args = std::make_shared<OptimizeArgs>();
-  CLI::App* optimize =
-      app.add_subcommand("optimize", "Bin-pack a table's small files (safe while ingestion runs)");
+  CLI::App* optimize = app.add_subcommand(
+      "optimize",
+      "Bin-pack a table's small files, or cluster a clustered table (safe while ingestion runs)");
   optimize->add_option("TABLE", optimize_args->table, "Table location (directory or URI)")
       ->required();
   AddStorageOptionFlag(optimize, &optimize_args->storage_options);
@@ -159,6 +178,8 @@ void RegisterHygieneCommands(CLI::App& app, int* exit_code) {
   optimize->add_option("--target-size", optimize_args->target_size,
                        "Size of the packed files (default 256MiB)");
   optimize->add_flag("--dry-run", optimize_args->dry_run, "Plan only; change nothing");
+  optimize->add_flag("--full", optimize_args->full,
+                     "Clustered tables: also recluster the files clustered before");
   optimize->add_flag("--json", optimize_args->json, "Print one JSON object");
   optimize->callback([optimize_args, exit_code] { *exit_code = RunOptimize(*optimize_args); });
 

@@ -25,9 +25,68 @@ Result<std::string> RelativeFilePath(const AddFile& add) {
   return path;
 }
 
-Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile& add,
-                    const std::vector<std::string>& columns, int64_t max_rows,
-                    const std::function<Status(columnar::RecordBatch&)>& fn) {
+Result<RowTrackingColumns> MaterializedRowTrackingColumns(const Metadata& metadata) {
+  RowTrackingColumns names;
+  for (auto [key, out] :
+       {std::pair<const char*, std::string*>{"delta.rowTracking.materializedRowIdColumnName",
+                                             &names.row_id},
+        {"delta.rowTracking.materializedRowCommitVersionColumnName", &names.row_commit_version}}) {
+    auto it = metadata.configuration.find(key);
+    if (it == metadata.configuration.end() || it->second.empty()) {
+      return NotSupported(
+          "the table enables row tracking but its configuration does not name {}, so rows "
+          "cannot keep their ids when copied",
+          key);
+    }
+    *out = it->second;
+  }
+  return names;
+}
+
+namespace {
+
+// The two columns ScanLiveFileWithRowTracking adds: where the file's materialized values are
+// (-1: the file lacks the column) and what stands in for a null or absent one.
+struct RowTrackingScan {
+  int file_row_id = -1;
+  int file_commit_version = -1;
+};
+
+// Appends rows [start, start + count) of the batch (file positions from `first_position`) to
+// the row id and commit version columns.
+Status AppendRowTracking(const AddFile& add, const columnar::Column* materialized_id,
+                         const columnar::Column* materialized_version, int64_t start, int64_t count,
+                         int64_t first_position, columnar::Column* ids,
+                         columnar::Column* versions) {
+  auto* id_out = ids->As<columnar::Int64Column>();
+  auto* version_out = versions->As<columnar::Int64Column>();
+  const auto* id_in =
+      materialized_id != nullptr ? materialized_id->As<columnar::Int64Column>() : nullptr;
+  const auto* version_in =
+      materialized_version != nullptr ? materialized_version->As<columnar::Int64Column>() : nullptr;
+  for (int64_t row = start; row < start + count; ++row) {
+    if (id_in != nullptr && id_in->IsValid(row)) {
+      id_out->Append(id_in->Value(row));
+    } else if (add.base_row_id.has_value()) {
+      id_out->Append(*add.base_row_id + first_position + row);
+    } else {
+      return DataLoss("the add has no baseRowId, so its rows have no row id");
+    }
+    if (version_in != nullptr && version_in->IsValid(row)) {
+      version_out->Append(version_in->Value(row));
+    } else if (add.default_row_commit_version.has_value()) {
+      version_out->Append(*add.default_row_commit_version);
+    } else {
+      return DataLoss("the add has no defaultRowCommitVersion, so its rows have no commit version");
+    }
+  }
+  return Status::OK();
+}
+
+Status Scan(const Table& table, const Snapshot& snapshot, const AddFile& add,
+            const std::vector<std::string>& columns, int64_t max_rows,
+            const RowTrackingColumns* row_tracking,
+            const std::function<Status(columnar::RecordBatch&)>& fn) {
   const columnar::Schema& schema = *snapshot.schema();
   std::vector<columnar::Field> fields;
   if (columns.empty()) {
@@ -97,7 +156,30 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
       projection.push_back(*index);
     }
   }
-  auto out_schema = std::make_shared<const columnar::Schema>(fields);
+  RowTrackingScan tracking;
+  std::vector<columnar::Field> out_fields = fields;
+  if (row_tracking != nullptr) {
+    // The materialized columns by their exact names (they are not table columns, so neither
+    // column mapping nor case folding applies).
+    for (auto [name, index] :
+         {std::pair<const std::string*, int*>{&row_tracking->row_id, &tracking.file_row_id},
+          {&row_tracking->row_commit_version, &tracking.file_commit_version}}) {
+      for (size_t f = 0; f < file_schema.fields().size(); ++f) {
+        const columnar::Field& file_field = file_schema.field(static_cast<int>(f));
+        if (file_field.name != *name) {
+          continue;
+        }
+        if (file_field.type->id() != columnar::TypeId::kInt64) {
+          return where(DataLoss("materialized row tracking column '{}' has type {}, not BIGINT",
+                                *name, file_field.type->ToString()));
+        }
+        *index = static_cast<int>(projection.size());
+        projection.push_back(static_cast<int>(f));
+      }
+      out_fields.push_back(columnar::Field{*name, columnar::DataType::Int64(), false, {}});
+    }
+  }
+  auto out_schema = std::make_shared<const columnar::Schema>(std::move(out_fields));
   columnar::RecordBatch out = columnar::RecordBatch::MakeEmpty(out_schema);
   // Fills `out` from the file's rows (`data`, or `rows` rows of partition values only), then
   // hands it to `fn`. `out`'s columns are reused from batch to batch unless `fn` took them.
@@ -121,11 +203,12 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
         ++live_rows;
       }
     }
+    const int64_t first_position = next_row;
     next_row += rows;
     if (live_rows == 0) {
       return Status::OK();
     }
-    if (out.num_columns() != static_cast<int>(fields.size())) {
+    if (out.num_columns() != out_schema->num_fields()) {
       out = columnar::RecordBatch::MakeEmpty(out_schema);
     }
     std::vector<std::unique_ptr<columnar::Column>> cols = out.ReleaseColumns();
@@ -180,6 +263,23 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
         }
       }
     }
+    if (row_tracking != nullptr) {
+      columnar::Column* ids = cols[fields.size()].get();
+      columnar::Column* versions = cols[fields.size() + 1].get();
+      ids->Clear();
+      versions->Clear();
+      auto file_column = [&](int index) {
+        return index >= 0 && data != nullptr ? &data->column(index) : nullptr;
+      };
+      for (const auto& [start, count] : live) {
+        Status st = AppendRowTracking(add, file_column(tracking.file_row_id),
+                                      file_column(tracking.file_commit_version), start, count,
+                                      first_position, ids, versions);
+        if (!st.ok()) {
+          return where(st);
+        }
+      }
+    }
     out = columnar::RecordBatch(out_schema, std::move(cols));
     return fn(out);
   };
@@ -203,6 +303,20 @@ Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile&
     return where(DataLossUnlessRetryable(read, "live file is unreadable"));
   }
   return read;
+}
+
+}  // namespace
+
+Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                    const std::vector<std::string>& columns, int64_t max_rows,
+                    const std::function<Status(columnar::RecordBatch&)>& fn) {
+  return Scan(table, snapshot, add, columns, max_rows, nullptr, fn);
+}
+
+Status ScanLiveFileWithRowTracking(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                                   const RowTrackingColumns& names, int64_t max_rows,
+                                   const std::function<Status(columnar::RecordBatch&)>& fn) {
+  return Scan(table, snapshot, add, {}, max_rows, &names, fn);
 }
 
 Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,

@@ -5,7 +5,9 @@
 // after adding a column; a narrower type written before the column widened is converted to the
 // table's: column_conform.h, type_widening.h), partition columns are rebuilt from the log's
 // partitionValues. Batches carry the table's names either way. Rows the file's deletion vector
-// deletes are skipped (deletion_vector.h): only live rows reach the caller.
+// deletes are skipped (deletion_vector.h): only live rows reach the caller. Columns of the file
+// the table does not name (row tracking's materialized columns, hidden from the schema) are not
+// read, except by ScanLiveFileWithRowTracking.
 //
 // Errors name the table and the file: DataLoss when the file or its deletion vector is missing,
 // unreadable or inconsistent, InvalidArgument for a column the table does not have; DataLoss too
@@ -44,6 +46,27 @@ Result<std::string> RelativeFilePath(const AddFile& add);
 Status ScanLiveFile(const Table& table, const Snapshot& snapshot, const AddFile& add,
                     const std::vector<std::string>& columns, int64_t max_rows,
                     const std::function<Status(columnar::RecordBatch&)>& fn);
+
+// Row tracking's materialized columns (PROTOCOL.md "Row Tracking": hidden from the schema, named
+// by the table's configuration delta.rowTracking.materializedRowIdColumnName and
+// delta.rowTracking.materializedRowCommitVersionColumnName).
+struct RowTrackingColumns {
+  std::string row_id;
+  std::string row_commit_version;
+};
+// The table's names. NotSupported when the configuration lacks one of them.
+Result<RowTrackingColumns> MaterializedRowTrackingColumns(const Metadata& metadata);
+
+// ScanLiveFile with two more columns after the table's, int64 and never null, named as `names`:
+// each live row's stable row id (the file's materialized row id when the file has that column
+// and the row's value is not null, else the add's baseRowId + the row's physical position in
+// the file, rows its deletion vector deletes counted) and stable row commit version (the
+// materialized one, else the add's defaultRowCommitVersion). DataLoss when a row needs the
+// add's baseRowId or defaultRowCommitVersion and the add has none, or when a materialized
+// column is not a 64-bit integer.
+Status ScanLiveFileWithRowTracking(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                                   const RowTrackingColumns& names, int64_t max_rows,
+                                   const std::function<Status(columnar::RecordBatch&)>& fn);
 
 // The same rows as one batch (the whole file in memory).
 Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,

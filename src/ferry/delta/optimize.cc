@@ -4,9 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
+#include <span>
+
+#include <nlohmann/json.hpp>
 
 #include "ferry/base/clock.h"
+#include "ferry/delta/clustering_order.h"
 #include "ferry/delta/column_mapping.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/table.h"
@@ -97,6 +102,10 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 using Bin = std::vector<const AddFile*>;
 
+// Rows per TableWriter::Write of a sorted clustering group: a file closes at the first slice
+// that takes it past the target size.
+constexpr size_t kClusterSliceRows = 1024;
+
 // Step 2's rule: two files or more, or one with a deletion vector (rewriting it purges the DV).
 bool Worth(const Bin& bin) {
   return bin.size() >= 2 || (bin.size() == 1 && bin.front()->deletion_vector.has_value());
@@ -137,6 +146,51 @@ std::vector<Bin> PlanBins(const Snapshot& snapshot, const OptimizeOptions& optio
     }
   }
   return bins;
+}
+
+// Step 1 for a clustered table: the groups of files to cluster.
+std::vector<Bin> PlanClusterGroups(const Snapshot& snapshot, const OptimizeOptions& options) {
+  std::vector<Bin> groups;
+  Bin group;
+  int64_t bytes = 0;
+  for (const auto& [key, add] : snapshot.files()) {
+    const bool ours =
+        add.clustering_provider.has_value() && *add.clustering_provider == kClusteringProvider;
+    if (!RelativeFilePath(add).ok() ||
+        (add.clustering_provider.has_value() && !(options.full && ours))) {
+      continue;
+    }
+    if (!group.empty() && bytes + add.size > options.max_cluster_bytes) {
+      groups.push_back(std::move(group));
+      group.clear();
+      bytes = 0;
+    }
+    group.push_back(&add);
+    bytes += add.size;
+  }
+  if (!group.empty()) {
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+// Step 2-3: the live rows of `add`, with their stable row ids when `tracking` is set, in the
+// table's columns (plus the two hidden ones) as TableWriter takes them.
+Status ScanForRewrite(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                      const std::optional<RowTrackingColumns>& tracking,
+                      const columnar::SchemaPtr& batch_schema,
+                      const std::function<Status(columnar::RecordBatch&)>& fn) {
+  auto rebatch = [&](columnar::RecordBatch& batch) {
+    // The scan's schema is the table's fields; TableWriter wants the table schema itself.
+    columnar::RecordBatch rows(batch_schema, batch.ReleaseColumns());
+    Status st = fn(rows);
+    batch = columnar::RecordBatch(batch.schema_ptr(), rows.ReleaseColumns());
+    return st;
+  };
+  if (tracking.has_value()) {
+    return ScanLiveFileWithRowTracking(table, snapshot, add, *tracking, kScanBatchRows, rebatch);
+  }
+  return ScanLiveFile(table, snapshot, add, {}, kScanBatchRows, rebatch);
 }
 
 }  // namespace
@@ -209,35 +263,37 @@ bool PartitionPredicate::Matches(const PartitionValues& values) const {
 }
 
 Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& options) {
-  if (options.target_size <= 0) {
-    return InvalidArgument("optimize: the target size must be positive");
+  if (options.target_size <= 0 || options.max_cluster_bytes <= 0) {
+    return InvalidArgument("optimize: the target size and the cluster group size must be positive");
   }
   FERRY_ASSIGN_OR_RETURN(Snapshot snapshot, table.LoadSnapshot());
   FERRY_RETURN_IF_ERROR(options.where.CheckColumns(snapshot.partition_columns()));
-  if (RowTrackingEnabled(snapshot.protocol(), snapshot.metadata())) {
-    return NotSupported(
-        "optimize: {} has row tracking enabled (delta.enableRowTracking); ferry's optimize "
-        "cannot yet keep row ids stable (materialized row id columns), so it leaves the table "
-        "alone -- use Spark's OPTIMIZE",
-        table.Describe());
-  }
-  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> clustering,
-                         ClusteringColumns(snapshot.protocol(), snapshot.domain_metadata()));
-  if (snapshot.protocol().WriterLists("clustering")) {
-    std::string columns;
-    for (const std::string& column : clustering) {
-      columns += (columns.empty() ? "" : ", ") + column;
-    }
-    return NotSupported(
-        "optimize: {} is a clustered table (clustering columns: {}); ferry's optimize does not "
-        "cluster and would undo the clustering, so it leaves the table alone -- use Spark's "
-        "OPTIMIZE",
-        table.Describe(), columns.empty() ? "none yet" : columns);
-  }
   FERRY_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
                          GetColumnMappingMode(snapshot.protocol(), snapshot.metadata()));
-  std::vector<Bin> bins = PlanBins(snapshot, options, mapping);
   OptimizeResult result;
+  // Step 1.
+  FERRY_ASSIGN_OR_RETURN(result.clustering_columns,
+                         ClusteringColumns(snapshot.protocol(), snapshot.domain_metadata()));
+  std::vector<ColumnPath> clustering;
+  if (!result.clustering_columns.empty()) {
+    auto resolved =
+        ResolveClusteringColumns(*snapshot.schema(), result.clustering_columns, mapping);
+    if (!resolved.ok()) {
+      return resolved.status().WithContext("optimize: {}", table.Describe());
+    }
+    clustering = std::move(*resolved);
+  }
+  std::optional<RowTrackingColumns> tracking;
+  if (RowTrackingEnabled(snapshot.protocol(), snapshot.metadata())) {
+    auto names = MaterializedRowTrackingColumns(snapshot.metadata());
+    if (!names.ok()) {
+      return names.status().WithContext("optimize: {}", table.Describe());
+    }
+    tracking = std::move(*names);
+    result.row_ids_preserved = true;
+  }
+  std::vector<Bin> bins = clustering.empty() ? PlanBins(snapshot, options, mapping)
+                                             : PlanClusterGroups(snapshot, options);
   result.bins = static_cast<int64_t>(bins.size());
   for (const Bin& bin : bins) {
     for (const AddFile* add : bin) {
@@ -252,19 +308,34 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
   const int64_t now = WallMillis();
   TableWriterOptions writer_options;
   writer_options.target_file_size = options.target_size;
+  columnar::SchemaPtr batch_schema = snapshot.schema();
+  if (tracking.has_value()) {
+    writer_options.hidden_columns = {
+        columnar::Field{tracking->row_id, columnar::DataType::Int64(), true, {}},
+        columnar::Field{tracking->row_commit_version, columnar::DataType::Int64(), true, {}}};
+    std::vector<columnar::Field> fields = snapshot.schema()->fields();
+    fields.insert(fields.end(), writer_options.hidden_columns.begin(),
+                  writer_options.hidden_columns.end());
+    batch_schema = std::make_shared<const columnar::Schema>(std::move(fields));
+  }
   for (const Bin& bin : bins) {
-    // Step 3.
+    // Step 2-3.
     FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(table, snapshot, writer_options));
+    std::optional<columnar::RecordBatch> group;  // a clustering group's rows
     for (const AddFile* add : bin) {
-      FERRY_RETURN_IF_ERROR(ScanLiveFile(
-          table, snapshot, *add, {}, kScanBatchRows, [&](columnar::RecordBatch& batch) {
-            // The scan's schema is the table's fields; TableWriter wants the table schema
-            // itself.
-            columnar::RecordBatch rows(snapshot.schema(), batch.ReleaseColumns());
+      FERRY_RETURN_IF_ERROR(ScanForRewrite(
+          table, snapshot, *add, tracking, batch_schema, [&](columnar::RecordBatch& rows) {
             result.rows += rows.num_rows();
-            Status written = writer->Write(rows);
-            batch = columnar::RecordBatch(batch.schema_ptr(), rows.ReleaseColumns());
-            return written;
+            if (clustering.empty()) {
+              return writer->Write(rows);
+            }
+            if (!group.has_value()) {
+              group = columnar::RecordBatch::MakeEmpty(batch_schema);
+            }
+            for (int c = 0; c < rows.num_columns(); ++c) {
+              group->mutable_column(c)->AppendRange(rows.column(c), 0, rows.num_rows());
+            }
+            return Status::OK();
           }));
       txn.Remove(RemoveFile{.path = add->path,
                             .deletion_timestamp = now,
@@ -277,17 +348,38 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
                             // The logical file is (path, DV): its DV goes with it.
                             .deletion_vector = add->deletion_vector});
     }
+    if (group.has_value()) {
+      FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> order, ClusteringOrder(*group, clustering));
+      // In slices, so that the writer cuts files of the target size along the order.
+      for (size_t begin = 0; begin < order.size(); begin += kClusterSliceRows) {
+        const size_t end = std::min(order.size(), begin + kClusterSliceRows);
+        FERRY_RETURN_IF_ERROR(writer->Write(
+            group->Take(std::span<const int64_t>(order.data() + begin, order.data() + end))));
+      }
+    }
     FERRY_ASSIGN_OR_RETURN(std::vector<AddFile> adds, writer->Finish());
     for (AddFile& add : adds) {
       add.data_change = false;
+      if (!clustering.empty()) {
+        add.clustering_provider = kClusteringProvider;
+      }
       ++result.files_added;
       result.bytes_added += add.size;
       txn.Add(std::move(add));
     }
   }
   // Step 4.
-  txn.SetOperation("OPTIMIZE", {{"predicate", options.where.text()},
-                                {"targetSize", std::to_string(options.target_size)}});
+  if (tracking.has_value()) {
+    txn.PreserveRowTracking();
+  }
+  StringMap parameters = {{"predicate", options.where.text()},
+                          {"targetSize", std::to_string(options.target_size)}};
+  if (!clustering.empty()) {
+    nlohmann::json columns = result.clustering_columns;
+    parameters["clusterBy"] = columns.dump();
+    parameters["isFull"] = options.full ? "true" : "false";
+  }
+  txn.SetOperation("OPTIMIZE", std::move(parameters));
   FERRY_ASSIGN_OR_RETURN(CommitResult commit, txn.Commit());
   result.version = commit.version;
   return result;

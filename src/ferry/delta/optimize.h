@@ -1,29 +1,47 @@
 // Optimize: bin-packs the small files of each partition into files of about a target size
-// (`ferry optimize`), safely while ingestion appends to the table.
+// (`ferry optimize`), or clusters the files of a clustered table, safely while ingestion
+// appends to the table.
 //
 // Optimizing, numbered:
-//   1. Load the latest snapshot. Refuse (NotSupported, saying why) a table with row tracking
-//      enabled (stable row ids would need materialized row id columns, not written yet) and a
-//      clustered table (bin-packing would undo its clustering). Keep the live files whose partition
-//      values satisfy the predicate (PartitionPredicate below) and that are smaller than the target
-//      size (files with absolute paths are left alone).
-//   2. Per partition, in path order, pack them greedily into bins: a bin closes once its files
-//      sum to the target size. Only bins of two files or more are rewritten (a lone small file
-//      stays as it is), and a lone file with a deletion vector (rewriting purges the DV).
-//   3. For each bin, read every file's live rows (file_scan.h: rows its deletion vector deletes
+//   1. Load the latest snapshot. Pick the files:
+//        - a clustered table (the `clustering` feature with clustering columns in the
+//          delta.clustering domain; clustering_order.h): every live file not clustered yet (no
+//          clusteringProvider), whatever its size; with `full`, also the files ferry's (and
+//          Spark's) provider "liquid" clustered before. Files of another provider are never
+//          touched (PROTOCOL.md: an implementation reclusters only its own files). They form
+//          groups, in path order, of up to `max_cluster_bytes` of files each;
+//        - otherwise the live files whose partition values satisfy the predicate
+//          (PartitionPredicate below) and that are smaller than the target size, per
+//          partition, in path order, packed greedily into bins: a bin closes once its files sum
+//          to the target size. Only bins of two files or more are rewritten (a lone small file
+//          stays as it is), and a lone file with a deletion vector (rewriting purges the DV).
+//      Files with absolute paths are left alone.
+//   2. For each bin, read every file's live rows (file_scan.h: rows its deletion vector deletes
 //      are skipped) and write them through a TableWriter (target_file_size = the target), so the
 //      new files carry fresh stats and no deletion vector (as Spark's OPTIMIZE purges them); the
-//      remove of a file with a DV carries the DV, naming the logical file. A table with column
-//      mapping keeps its physical names and field ids: the scan gives the table's names, the
-//      writer maps them back (column_mapping.h); the predicate names columns as the table shows
-//      them.
+//      remove of a file with a DV carries the DV, naming the logical file. A clustering group is
+//      read whole into memory, sorted in clustering order (clustering_order.h) and written in
+//      that order, so the files cut from it cover consecutive ranges; its adds say
+//      clusteringProvider "liquid" and the delta.clustering domain stays as it is. A table with
+//      column mapping keeps its physical names and field ids: the scan gives the table's names,
+//      the writer maps them back (column_mapping.h); the predicate names columns as the table
+//      shows them.
+//   3. Row tracking enabled (delta.enableRowTracking, table_features.h): every copied row keeps
+//      its stable row id and row commit version (PROTOCOL.md "Row Tracking"). The scan yields
+//      them (the source file's materialized value, else baseRowId + the row's physical position
+//      / defaultRowCommitVersion: ScanLiveFileWithRowTracking) and the new files hold them in
+//      the materialized columns the table's configuration names, hidden from the schema. The
+//      new adds get fresh baseRowId / defaultRowCommitVersion and the high-water mark rises, as
+//      for any commit (transaction.h); commitInfo tags delta.rowTracking.preserved "true".
+//      Supported but not enabled: the new adds only get fresh ids (nothing to preserve).
 //   4. Commit one transaction: a `remove` (dataChange=false, deletionTimestamp now) for every
-//      packed file and the new `add`s (dataChange=false), operation "OPTIMIZE". No txn is
+//      rewritten file and the new `add`s (dataChange=false), operation "OPTIMIZE". No txn is
 //      written, so no source position changes, and rows are only moved between files.
-//      Concurrent appends are resolved by the Transaction's retry (they never conflict); a
-//      concurrent commit that removes one of the packed files aborts the optimize with Aborted
-//      (ConcurrentDeleteDelete): nothing was changed, the new files are orphans for vacuum,
-//      and running optimize again is safe.
+//      Concurrent appends are resolved by the Transaction's retry (they never conflict; the
+//      new adds' row ids are reassigned above the winner's); a concurrent commit that removes
+//      one of the rewritten files aborts the optimize with Aborted (ConcurrentDeleteDelete):
+//      nothing was changed, the new files are orphans for vacuum, and running optimize again is
+//      safe.
 //
 // Thread-safety: stateless; several processes may run it, one wins per file.
 #pragma once
@@ -68,6 +86,11 @@ struct OptimizeOptions {
   int64_t target_size = int64_t{256} << 20;
   // When true, plan only: report the bins, write and commit nothing.
   bool dry_run = false;
+  // Clustered tables: also recluster the files clustered before (Spark's OPTIMIZE ... FULL).
+  bool full = false;
+  // Clustered tables: the most bytes of files clustered together (each group is sorted in
+  // memory, which holds its rows uncompressed).
+  int64_t max_cluster_bytes = int64_t{1} << 30;
   CommitOptions commit;
 };
 
@@ -79,10 +102,20 @@ struct OptimizeResult {
   int64_t bytes_removed = 0;
   int64_t bytes_added = 0;
   int64_t rows = 0;  // rows moved
+  // A clustered table: its clustering columns (as the domain names them), by which the new
+  // files are ordered.
+  std::vector<std::string> clustering_columns;
+  // Row tracking was enabled: the moved rows kept their row ids and commit versions.
+  bool row_ids_preserved = false;
 };
 
+// The clusteringProvider of the files ferry's optimize clusters (the name Spark's liquid
+// clustering writes).
+inline constexpr const char* kClusteringProvider = "liquid";
+
 // Step 1-4. Errors: those of reading a file (DataLoss naming it), writing, and committing
-// (Aborted for a conflicting concurrent remove).
+// (Aborted for a conflicting concurrent remove); NotSupported for a clustering column ferry
+// cannot order or a row-tracking table that names no materialized columns (nothing changed).
 Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& options);
 
 }  // namespace ferry::delta

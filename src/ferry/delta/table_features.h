@@ -29,12 +29,12 @@
 //                        defaultRowCommitVersion = the commit's version; the commit raises the
 //                        high-water mark with a domainMetadata action; removes carry the ids of
 //                        the add they remove; a retry at a later version reassigns all of it.
-//                        ferry's optimize refuses a table where row tracking is *enabled*
-//                        (delta.enableRowTracking): it cannot yet preserve stable row ids
+//                        ferry's optimize keeps stable row ids and commit versions where row
+//                        tracking is *enabled* (materialized columns, optimize.h)
 //   clustering           implemented for appends: the `delta.clustering` domain is kept as it is,
 //                        and stats cover every clustering column (ClusteringColumns, added to
-//                        the stats columns by TableWriter). ferry's optimize refuses clustered
-//                        tables (it does not cluster)
+//                        the stats columns by TableWriter). ferry's optimize clusters by the
+//                        clustering columns (optimize.h, clustering_order.h)
 //   domainMetadata       domains are kept by replay and checkpoints; the only domain ferry writes
 //                        is delta.rowTracking, recomputed when a concurrent commit changed it
 //   changeDataFeed, timestampNtz, vacuumProtocolCheck, typeWidening(-preview)
@@ -96,7 +96,7 @@ bool InCommitTimestampsEnabled(const Protocol& protocol, const Metadata& metadat
 // row ids and row commit versions to every add.
 bool RowTrackingActive(const Protocol& protocol, const Metadata& metadata);
 // Row tracking is enabled (delta.enableRowTracking): rows copied by a rewrite must keep their
-// stable ids (materialized row id columns).
+// stable ids (materialized row id columns, written by optimize).
 bool RowTrackingEnabled(const Protocol& protocol, const Metadata& metadata);
 
 // The rowIdHighWaterMark of the delta.rowTracking domain; -1 (nothing assigned yet) when the

@@ -40,17 +40,37 @@ TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptio
       data_fields.push_back(field);
     }
   }
-  data_schema_ = std::make_shared<const columnar::Schema>(std::move(data_fields));
+  stats_schema_ = std::make_shared<const columnar::Schema>(data_fields);
+  std::vector<columnar::Field> batch_fields = schema.fields();
+  for (const columnar::Field& field : options_.hidden_columns) {
+    data_fields.push_back(field);
+    batch_fields.push_back(field);
+  }
+  batch_schema_ = options_.hidden_columns.empty()
+                      ? schema_
+                      : std::make_shared<const columnar::Schema>(std::move(batch_fields));
+  data_schema_ = options_.hidden_columns.empty()
+                     ? stats_schema_
+                     : std::make_shared<const columnar::Schema>(std::move(data_fields));
   for (const std::string& column : snapshot_.partition_columns()) {
     partition_indices_.push_back(*schema.FieldIndex(column));
     partition_keys_.push_back(
         mapping == ColumnMappingMode::kNone ? column : PhysicalColumnName(schema, column));
   }
-  // Column mapping: files and stats use the physical names, the batches keep the table's.
-  file_schema_ = mapping == ColumnMappingMode::kNone ? data_schema_ : PhysicalSchema(*data_schema_);
+  // Column mapping: files and stats use the physical names, the batches keep the table's; the
+  // hidden columns keep their own names.
+  if (mapping == ColumnMappingMode::kNone) {
+    file_schema_ = data_schema_;
+  } else {
+    std::vector<columnar::Field> file_fields = PhysicalSchema(*stats_schema_)->fields();
+    for (const columnar::Field& field : options_.hidden_columns) {
+      file_fields.push_back(field);
+    }
+    file_schema_ = std::make_shared<const columnar::Schema>(std::move(file_fields));
+  }
   if (mapping != ColumnMappingMode::kNone && stats_options_.stats_columns.has_value()) {
     for (std::string& path : *stats_options_.stats_columns) {
-      path = PhysicalColumnPath(*data_schema_, path);
+      path = PhysicalColumnPath(*stats_schema_, path);
     }
   }
   for (int i = 0; i < schema.num_fields(); ++i) {
@@ -58,6 +78,9 @@ TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptio
         partition_indices_.end()) {
       data_indices_.push_back(i);
     }
+  }
+  for (size_t i = 0; i < options_.hidden_columns.size(); ++i) {
+    data_indices_.push_back(schema.num_fields() + static_cast<int>(i));
   }
 }
 
@@ -109,7 +132,7 @@ Status TableWriter::Fail(Status st) {
 }
 
 Status TableWriter::CheckBatch(const columnar::RecordBatch& batch) const {
-  const columnar::Schema& table_schema = *schema_;
+  const columnar::Schema& table_schema = *batch_schema_;
   const columnar::Schema& schema = batch.schema();
   if (schema.num_fields() != table_schema.num_fields()) {
     return InvalidArgument("batch has {} columns, the table {}: batch <{}>, table <{}>",
@@ -141,7 +164,15 @@ Result<TableWriter::OpenFile*> TableWriter::FileFor(
   if (it != open_.end()) {
     return it->second.get();
   }
-  auto file = std::make_unique<OpenFile>(*file_schema_, stats_options_);
+  // Stats over the file's columns without the hidden ones (they come last, so the collector's
+  // column indices hold for the file's batches too).
+  const bool mapped = file_schema_ != data_schema_;
+  auto file = std::make_unique<OpenFile>(
+      mapped ? columnar::Schema(std::vector<columnar::Field>(
+                   file_schema_->fields().begin(),
+                   file_schema_->fields().begin() + stats_schema_->num_fields()))
+             : *stats_schema_,
+      stats_options_);
   std::string extension = CodecFileExtension(codec_);
   std::string name = fmt::format("part-{:05}-{}-c000{}{}.parquet", next_file_number_++,
                                  RandomUuid(), extension.empty() ? "" : ".", extension);
@@ -154,7 +185,7 @@ Result<TableWriter::OpenFile*> TableWriter::FileFor(
   FERRY_ASSIGN_OR_RETURN(auto sink, table_.store().OpenAtomicWriter(file->key));
   parquet::WriterOptions parquet_options = options_.parquet;
   parquet_options.codec = codec_;
-  parquet_options.match_fields_by_position = file_schema_ != data_schema_;
+  parquet_options.match_fields_by_position = mapped;
   FERRY_ASSIGN_OR_RETURN(file->writer,
                          parquet::FileWriter::Open(std::move(sink), file_schema_, parquet_options));
   OpenFile* raw = file.get();

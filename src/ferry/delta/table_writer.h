@@ -7,8 +7,9 @@
 //
 // Writing, numbered:
 //   1. Check the batch against the table schema: same column names and types in the same order
-//      (nullability may differ, but a NOT NULL column must hold no null), and that ferry may
-//      write the table at all (table_features.h). InvalidArgument / NotSupported otherwise.
+//      (nullability may differ, but a NOT NULL column must hold no null), then the hidden
+//      columns if the options name any, and that ferry may write the table at all
+//      (table_features.h). InvalidArgument / NotSupported otherwise.
 //   2. Split the rows by their partition values (partition_values.h). Each partition has one
 //      open file `<col>=<value>/.../part-NNNNN-<uuid>-c000.<codec>.parquet` whose columns are
 //      the table's minus the partition columns (as Spark writes them); the rows go there and
@@ -54,6 +55,12 @@ struct TableWriterOptions {
   // The schema the commit of these files will set (a schema change, schema_evolution.h); null:
   // the snapshot's. Partition columns are the snapshot's either way.
   columnar::SchemaPtr schema;
+  // Columns the data files carry that are not in the table's schema: row tracking's
+  // materialized row id and row commit version columns (PROTOCOL.md "Row Tracking": hidden from
+  // the schemaString, named by the table's configuration), written by optimize. Batches hold
+  // them after the table's columns; the files hold them after the data columns, by these names
+  // (no physical name, no field id), and they get no stats.
+  std::vector<columnar::Field> hidden_columns;
 };
 
 class TableWriter {
@@ -89,8 +96,12 @@ class TableWriter {
   TableWriterOptions options_;
   parquet::CompressionCodec codec_;
   StatsOptions stats_options_;
-  columnar::SchemaPtr schema_;  // options_.schema, else the snapshot's
+  columnar::SchemaPtr schema_;        // options_.schema, else the snapshot's
+  columnar::SchemaPtr batch_schema_;  // schema_ plus the hidden columns
+  // The columns written to the files (the table's minus the partition columns, plus the hidden
+  // ones) and those of them that get stats (the hidden ones left out).
   columnar::SchemaPtr data_schema_;
+  columnar::SchemaPtr stats_schema_;
   // The data files' schema: data_schema_ itself, or its physical names and field ids.
   columnar::SchemaPtr file_schema_;
   std::vector<int> partition_indices_;  // in the table schema, in partition-column order

@@ -182,7 +182,21 @@ Status Transaction::PrepareAttempt(int64_t version) {
     FERRY_ASSIGN_OR_RETURN(int64_t high_water_mark,
                            RowIdHighWaterMark(snapshot_.domain_metadata()));
     int64_t next = high_water_mark + 1;
+    // A file this commit removes and adds again (given a deletion vector) keeps its ids: its
+    // rows stay at their positions (PROTOCOL.md: a recommitted add carries the baseRowId and
+    // defaultRowCommitVersion of the last add of the same path).
+    std::map<std::string, const RemoveFile*> recommitted;
+    for (const RemoveFile& remove : removes_) {
+      if (remove.base_row_id.has_value() && remove.default_row_commit_version.has_value()) {
+        recommitted[remove.path] = &remove;
+      }
+    }
     for (AddFile& add : adds_) {
+      if (auto it = recommitted.find(add.path); it != recommitted.end()) {
+        add.base_row_id = it->second->base_row_id;
+        add.default_row_commit_version = it->second->default_row_commit_version;
+        continue;
+      }
       std::optional<int64_t> rows = add.stats ? StatsNumRecords(*add.stats) : std::nullopt;
       if (!rows.has_value()) {
         return InvalidArgument(
@@ -235,9 +249,10 @@ std::string Transaction::BuildCommit(int64_t version, const std::string& txn_id)
     info["operationMetrics"]["numRemovedFiles"] = std::to_string(removes_.size());
   }
   if (row_tracking_enabled_) {
-    // Rows ferry commits are new (appends) or copied without their stable ids (optimize
-    // refuses such tables, so that does not happen today).
-    info["tags"]["delta.rowTracking.preserved"] = removes_.empty() ? "true" : "false";
+    // Rows ferry commits are new (appends), or copied by optimize with their stable ids
+    // materialized (PreserveRowTracking).
+    info["tags"]["delta.rowTracking.preserved"] =
+        removes_.empty() || preserves_row_tracking_ ? "true" : "false";
   }
   if (identity_only_metadata_ && metadata_.has_value()) {
     info["tags"]["delta.identity.schemaUpdate"] = "true";

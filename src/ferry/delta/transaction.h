@@ -24,7 +24,9 @@
 //          records delta.inCommitTimestampEnablementVersion / Timestamp;
 //        - row tracking active: each add gets baseRowId = high-water mark + 1 + the rows of the
 //          adds before it and defaultRowCommitVersion = v; the raised mark is written as a
-//          delta.rowTracking domainMetadata action; removes carry the ids of the add they end.
+//          delta.rowTracking domainMetadata action; removes carry the ids of the add they end;
+//          an add of a path this commit removes (the same file re-added with a deletion
+//          vector) keeps that file's baseRowId and defaultRowCommitVersion.
 //      Build the commit file: commitInfo first (inCommitTimestamp, timestamp, operation,
 //      readVersion, isBlindAppend, operationMetrics, engineInfo "ferry/<version>", a random txnId,
 //      and ferry's `positions` {appId: version}), then protocol/metaData if set, the
@@ -133,6 +135,11 @@ class Transaction {
   void ExpectPosition(const std::string& app_id, std::optional<int64_t> expected);
   // commitInfo.operation and operationParameters (default "WRITE", {"mode": "Append"}).
   void SetOperation(std::string operation, StringMap parameters);
+  // The rows this commit copies (the files it removes, rewritten into its adds) keep their
+  // stable row ids and row commit versions in materialized columns (optimize.h): commitInfo
+  // tags delta.rowTracking.preserved "true" where row tracking is enabled (without this, a
+  // commit that removes files says "false").
+  void PreserveRowTracking() { preserves_row_tracking_ = true; }
   // For table creation: the protocol and metaData this commit sets.
   void SetProtocol(Protocol protocol) { protocol_ = std::move(protocol); }
   void SetMetadata(Metadata metadata) { metadata_ = std::move(metadata); }
@@ -182,6 +189,7 @@ class Transaction {
   std::optional<DomainMetadata> row_id_domain_;
   bool row_tracking_enabled_ = false;
   bool identity_only_metadata_ = false;
+  bool preserves_row_tracking_ = false;
   bool committed_ = false;
   Conflict conflict_ = Conflict::kNone;
 };

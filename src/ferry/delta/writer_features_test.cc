@@ -340,15 +340,7 @@ TEST_F(WriterFeaturesTest, SuspendedRowTrackingAssignsNothing) {
   EXPECT_FALSE(Domain(v2, kRowTrackingDomain).has_value());
 }
 
-TEST_F(WriterFeaturesTest, OptimizeRefusesATableWithRowTrackingEnabled) {
-  Snapshot base = Create({{"delta.enableRowTracking", "true"}});
-  auto first = Append(base, FeatureBatch(0, 4));
-  ASSERT_TRUE(Append(first->snapshot, FeatureBatch(4, 8)).ok());
-  auto optimized = Optimize(*table_, OptimizeOptions{});
-  EXPECT_EQ(optimized.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(optimized.status().message().find("row tracking"), std::string::npos);
-  EXPECT_EQ(table_->LoadSnapshot()->version(), 2);
-}
+// Optimize of a table with row tracking enabled keeps every row's id: optimize_features_test.cc.
 
 // Row tracking supported but not enabled: stable ids need not be preserved, so optimize runs;
 // its new files get fresh ids above the mark, and its removes carry the ids of the adds they end.
@@ -447,11 +439,18 @@ TEST_F(WriterFeaturesTest, ClusteredTableKeepsItsDomainAndGetsStatsForClustering
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->domain_metadata().at(kClusteringDomain).configuration, clustering);
   EXPECT_EQ(loaded->domain_metadata().at("com.example.app").configuration, "{\"x\":1}");
+  // ferry's optimize clusters the file (optimize_features_test.cc has the order) and keeps both
+  // domains.
   auto optimized = Optimize(*table_, OptimizeOptions{});
-  EXPECT_EQ(optimized.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(optimized.status().message().find("clustered table (clustering columns: c35, c1)"),
-            std::string::npos)
-      << optimized.status().ToString();
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  EXPECT_EQ(optimized->clustering_columns, (std::vector<std::string>{"c35", "c1"}));
+  std::vector<AddFile> clustered = Adds(Read(*optimized->version));
+  ASSERT_EQ(clustered.size(), 1u);
+  EXPECT_EQ(clustered[0].clustering_provider, "liquid");
+  loaded = table_->LoadSnapshot();
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->domain_metadata().at(kClusteringDomain).configuration, clustering);
+  EXPECT_EQ(loaded->domain_metadata().at("com.example.app").configuration, "{\"x\":1}");
 }
 
 TEST_F(WriterFeaturesTest, ClusteringColumnsReadBothSpellings) {

@@ -169,7 +169,7 @@ Result<UpsertActions> UpsertCommit::Plan(const delta::Table& table, const delta:
     again.data_change = true;
     again.modification_time = now;
     again.stats = WideStats(add->stats);
-    again.base_row_id.reset();  // assigned by the commit when row tracking is on
+    again.base_row_id.reset();  // the commit copies the removed file's ids (transaction.h)
     again.default_row_commit_version.reset();
     dv_adds.push_back(std::move(again));
     ++out.dv_files;
