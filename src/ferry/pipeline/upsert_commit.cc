@@ -1,5 +1,7 @@
 #include "ferry/pipeline/upsert_commit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <unordered_set>
@@ -7,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/base/clock.h"
+#include "ferry/base/log.h"
 #include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/stats.h"
@@ -70,7 +73,7 @@ Result<std::unique_ptr<UpsertCommit>> UpsertCommit::Create(const columnar::Schem
                                                            const UpsertSpec& spec) {
   FERRY_ASSIGN_OR_RETURN(ChangeKeys keys,
                          ChangeKeys::Create(table_schema, spec.key, spec.sequence));
-  return std::unique_ptr<UpsertCommit>(new UpsertCommit(std::move(keys)));
+  return std::unique_ptr<UpsertCommit>(new UpsertCommit(std::move(keys), spec));
 }
 
 Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snapshot) {
@@ -85,10 +88,11 @@ Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snap
   return index_.Rebuild(table, snapshot);
 }
 
-Result<UpsertActions> UpsertCommit::Plan(const delta::Table& table, const delta::Snapshot& snapshot,
-                                         const columnar::RecordBatch& rows,
-                                         const std::vector<transform::ChangeOp>& ops,
-                                         const delta::TableWriterOptions& writer_options) {
+Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
+                                                const delta::Snapshot& snapshot,
+                                                const columnar::RecordBatch& rows,
+                                                const std::vector<transform::ChangeOp>& ops,
+                                                const delta::TableWriterOptions& writer_options) {
   if (static_cast<int64_t>(ops.size()) != rows.num_rows()) {
     return Internal("upsert: {} rows but {} change kinds", rows.num_rows(), ops.size());
   }
@@ -216,7 +220,45 @@ Status UpsertCommit::RewriteFile(const delta::Table& table, const delta::Snapsho
   return Status::OK();
 }
 
-Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot& snapshot) {
+Result<CommitFiles> UpsertCommit::Plan(const delta::Table& table, const delta::Snapshot& snapshot,
+                                       const RowsToCommit& rows,
+                                       const delta::TableWriterOptions& writer_options) {
+  if (rows.filtered > 0) {
+    return Internal("an upsert pipeline cannot filter rows (`where`)");
+  }
+  FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+                         PlanChanges(table, snapshot, rows.rows, rows.ops, writer_options));
+  FERRY_LOG_DEBUG(
+      "upsert plan against version {} of {}: {} upserts, {} deletes, {} rows replaced, {} "
+      "collapsed, {} stale, {} files rewritten, {} deletion vectors",
+      snapshot.version(), table.Describe(), actions.upserts, actions.deletes, actions.replaced,
+      actions.collapsed, actions.stale, actions.rewritten_files, actions.dv_files);
+  return CommitFiles{.adds = std::move(actions.adds),
+                     .removes = std::move(actions.removes),
+                     .rows_written = actions.upserts,
+                     .skipped = actions.collapsed + actions.stale,
+                     .deletes = actions.deletes,
+                     .replaced = actions.replaced,
+                     .bytes = actions.bytes};
+}
+
+void UpsertCommit::DescribeCommit(delta::StringMap* parameters) const {
+  (*parameters)["outputMode"] = "Update";
+  (*parameters)["upsertKey"] = fmt::format("{}", fmt::join(spec_.key, ","));
+}
+
+bool UpsertCommit::Replans(delta::Conflict conflict) const {
+  // Another writer removed a file the plan marks: the index finds the keys' rows again in the
+  // files that replaced it.
+  return conflict == delta::Conflict::kDeleteRead || conflict == delta::Conflict::kDeleteDelete;
+}
+
+Status UpsertCommit::Recovered(const delta::Table& table, const delta::Snapshot& snapshot) {
+  return Committed(table, snapshot, snapshot.version());
+}
+
+Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot& snapshot,
+                               int64_t /*version*/) {
   FERRY_RETURN_IF_ERROR(index_.CatchUp(table, snapshot));
   if (index_.keys().has_sequence()) {
     for (const auto& [key, sequence] : pending_deletes_) {

@@ -119,7 +119,8 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
       }
     }
     columnar::RecordBatch rows = UpsertRows(schema_, json);
-    FERRY_ASSIGN_OR_RETURN(UpsertActions actions, upsert->Plan(*table_, snapshot_, rows, ops, {}));
+    FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+                           upsert->PlanChanges(*table_, snapshot_, rows, ops, {}));
     UpsertActions counts = actions;
     delta::Transaction txn(*table_, snapshot_);
     txn.AddFiles(std::move(actions.adds));
@@ -129,7 +130,7 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
     txn.SetPosition("p/0", ++position_);
     FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
     snapshot_ = std::move(result.snapshot);
-    FERRY_RETURN_IF_ERROR(upsert->Committed(*table_, snapshot_));
+    FERRY_RETURN_IF_ERROR(upsert->Committed(*table_, snapshot_, snapshot_.version()));
     return counts;
   }
 
@@ -218,7 +219,7 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   // Plan against the current version...
   columnar::RecordBatch rows = UpsertRows(schema_, {R"({"id": 2, "v": "B"})", R"({"id": 5})"});
   std::vector<ChangeOp> ops = {ChangeOp::kUpsert, ChangeOp::kDelete};
-  auto plan = upsert_->Plan(*table_, snapshot_, rows, ops, {});
+  auto plan = upsert_->PlanChanges(*table_, snapshot_, rows, ops, {});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   // ...while another writer compacts the table (an OPTIMIZE: every file into one).
   {
