@@ -183,6 +183,15 @@ Status Transaction::PrepareAttempt(int64_t version) {
                            RowIdHighWaterMark(snapshot_.domain_metadata()));
     int64_t next = high_water_mark + 1;
     for (AddFile& add : adds_) {
+      // A recommitted file keeps the ids of the last committed add of its path.
+      const std::string canonical = CanonicalPath(add.path);
+      auto live = snapshot_.files().lower_bound(FileKey{canonical, ""});
+      if (live != snapshot_.files().end() && live->first.path == canonical &&
+          live->second.base_row_id.has_value()) {
+        add.base_row_id = live->second.base_row_id;
+        add.default_row_commit_version = live->second.default_row_commit_version;
+        continue;
+      }
       std::optional<int64_t> rows = add.stats ? StatsNumRecords(*add.stats) : std::nullopt;
       if (!rows.has_value()) {
         return InvalidArgument(

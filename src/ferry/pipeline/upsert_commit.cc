@@ -173,8 +173,8 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
     again.data_change = true;
     again.modification_time = now;
     again.stats = WideStats(add->stats);
-    again.base_row_id.reset();  // assigned by the commit when row tracking is on
-    again.default_row_commit_version.reset();
+    // baseRowId and defaultRowCommitVersion stay the live file's: the rows it keeps keep their
+    // row ids (the commit checks them against the snapshot, transaction.h step 2).
     dv_adds.push_back(std::move(again));
     ++out.dv_files;
   }

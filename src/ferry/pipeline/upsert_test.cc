@@ -3,6 +3,7 @@
 // on tables with deletion vectors, with another writer removing the files a plan marks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,7 +11,9 @@
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/file_scan.h"
+#include "ferry/delta/stats.h"
 #include "ferry/delta/table.h"
+#include "ferry/delta/table_features.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/pipeline/change_keys.h"
@@ -249,6 +252,59 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   snapshot_ = *table_->Update(snapshot_);
   ASSERT_TRUE(Apply({"+2:B", "-5"}).ok());
   std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}};
+  EXPECT_EQ(State(), want);
+}
+
+TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfTheRowsAFileKeeps) {
+  // A table with row tracking (and, in the deletion-vector variant, deletion vectors).
+  delta::StringMap config = {{"delta.enableRowTracking", "true"}};
+  if (GetParam()) {
+    config["delta.enableDeletionVectors"] = "true";
+  }
+  table_ = std::move(*delta::Table::Open(store_, "tracked"));
+  auto created = table_->Create({.schema = schema_, .configuration = config});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  snapshot_ = *created;
+  upsert_ = NewUpsert("");
+  ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e"}).ok());
+  ASSERT_EQ(snapshot_.num_files(), 1);
+  const delta::AddFile first = snapshot_.files().begin()->second;
+  ASSERT_EQ(first.base_row_id, 0);
+  const int64_t first_version = snapshot_.version();
+  ASSERT_EQ(first.default_row_commit_version, first_version);
+
+  auto second = Apply({"+2:B", "-4"});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  // Every live file's row ids are distinct, and below the high-water mark.
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // [baseRowId, + physical rows)
+  bool kept = false;
+  for (const auto& [key, add] : snapshot_.files()) {
+    ASSERT_TRUE(add.base_row_id.has_value()) << add.path;
+    ASSERT_TRUE(add.default_row_commit_version.has_value()) << add.path;
+    ranges.emplace_back(*add.base_row_id, *delta::StatsNumRecords(*add.stats));
+    if (add.path == first.path) {
+      // Re-added with a deletion vector: the rows it keeps (1, 3, 5) keep their ids, and their
+      // commit version, since they did not change.
+      kept = true;
+      EXPECT_TRUE(add.deletion_vector.has_value());
+      EXPECT_EQ(add.base_row_id, first.base_row_id);
+      EXPECT_EQ(add.default_row_commit_version, first_version);
+    } else {
+      EXPECT_EQ(add.default_row_commit_version, snapshot_.version()) << add.path;
+    }
+  }
+  EXPECT_EQ(kept, GetParam());  // copy-on-write rewrites the file: new rows, new ids
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    EXPECT_GE(ranges[i].first, ranges[i - 1].first + ranges[i - 1].second) << "overlapping ids";
+  }
+  auto mark = delta::RowIdHighWaterMark(snapshot_.domain_metadata());
+  ASSERT_TRUE(mark.ok());
+  EXPECT_EQ(*mark, ranges.back().first + ranges.back().second - 1);
+  // Only the new files took fresh ids: 5 for the first file, 1 (the new 2) with deletion
+  // vectors; copy-on-write also gives the 3 rows it copies fresh ones.
+  EXPECT_EQ(*mark, GetParam() ? 5 : 8);
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {5, "e"}};
   EXPECT_EQ(State(), want);
 }
 
