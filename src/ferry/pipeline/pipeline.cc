@@ -58,8 +58,11 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
           "key",
           options.id);
     }
-    Result<std::unique_ptr<UpsertCommit>> upsert =
-        UpsertCommit::Create(*snapshot.schema(), *options.upsert);
+    UpsertSpec spec = *options.upsert;
+    if (spec.index_name.empty()) {
+      spec.index_name = options.id;
+    }
+    Result<std::unique_ptr<UpsertCommit>> upsert = UpsertCommit::Create(*snapshot.schema(), spec);
     if (!upsert.ok()) {
       return upsert.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,
                                          options.id, table->Describe());

@@ -85,7 +85,9 @@ Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snap
         table.Describe());
   }
   pending_deletes_.clear();
-  return index_.Rebuild(table, snapshot);
+  commits_since_persist_ = 0;
+  index_.UsePartitions(*snapshot.schema(), snapshot.partition_columns());
+  return index_.Load(table, snapshot, spec_.index_name);
 }
 
 Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
@@ -106,6 +108,11 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
   out.collapsed = rows.num_rows() - static_cast<int64_t>(winners.size());
   // 2.
   FERRY_RETURN_IF_ERROR(index_.CatchUp(table, snapshot));
+  if (index_.prunes()) {
+    // Only the files of the partitions the batch's keys live in.
+    FERRY_RETURN_IF_ERROR(
+        index_.LoadPartitions(table, snapshot, index_.RowPartitions(rows, winners)));
+  }
   std::vector<int64_t> upserts;
   std::map<int32_t, Touched> touched;  // index file id -> rows
   for (int64_t row : winners) {
@@ -269,6 +276,16 @@ Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot&
     }
   }
   pending_deletes_.clear();
+  if (!spec_.index_name.empty() && ++commits_since_persist_ >= spec_.persist_every) {
+    commits_since_persist_ = 0;
+    Status written = index_.Persist(table, snapshot, spec_.index_name);
+    if (!written.ok()) {
+      FERRY_LOG_WARN(
+          "upsert key index of {}: could not write it at version {} (a restart reads more of "
+          "the log): {}",
+          table.Describe(), index_.version(), written.ToString());
+    }
+  }
   return Status::OK();
 }
 

@@ -16,9 +16,11 @@
 // PlanChanges(), numbered:
 //   1. Every row's key (change_keys.h); the changes to one key collapse to the one that wins
 //      (the highest `sequence`, else the last in source order).
-//   2. The key index (key_index.h) catches up with the commits since the last batch, then says
-//      where each key's live row is. With a sequence, a change older than the key's row in the
-//      table (or than its delete, remembered by this process) is dropped (`stale`).
+//   2. The key index (key_index.h) catches up with the commits since the last batch (and, when
+//      the key determines the partition, reads the files of the partitions the batch's keys live
+//      in that it has not read yet: partition pruning), then says where each key's live row is.
+//      With a sequence, a change older than the key's row in the table (or than its delete,
+//      remembered by this process) is dropped (`stale`).
 //   3. The new row versions (upserts) are written as new files.
 //   4. The rows they replace and the rows deleted are removed from their files:
 //        - the table has the deletionVectors writer feature: the file's `add` is removed and
@@ -34,7 +36,9 @@
 //      forward and plans again, and the index then points at the new files. Nothing is ever
 //      resurrected or lost: a plan is only valid for the snapshot it was made against.
 // Committed(): the index reads the commit (and any before it) from the log; the deletes of the
-// batch are remembered with their sequence.
+// batch are remembered with their sequence; every UpsertSpec::persist_every commits the index is
+// written beside the table (key_index.h; a failed write is logged, never an error).
+// Load(): the persisted index caught up from the log, or a rebuild from the table.
 //
 // Errors: InvalidArgument for a null key or a key column missing from the rows (fatal); the
 // table's errors otherwise (reading files, writing files).
@@ -64,6 +68,12 @@ struct UpsertSpec {
   std::vector<std::string> key;  // the table's key columns
   std::string sequence;          // empty: source order
   std::string origin = "key";    // where the key was configured ("ferry.toml:12: ...key")
+  // The key index's file beside the table (key_index.h), named by the pipeline id; empty: not
+  // persisted, every Load() rebuilds from the table.
+  std::string index_name;
+  // Commits between two writes of that file (each writes the whole index, on the writer thread
+  // after a commit); a start reads at most this many commits from the log on top of it.
+  int persist_every = 100;
 };
 
 struct UpsertActions {
@@ -85,7 +95,8 @@ class UpsertCommit : public CommitStrategy {
   static Result<std::unique_ptr<UpsertCommit>> Create(const columnar::Schema& table_schema,
                                                       const UpsertSpec& spec);
 
-  // Builds the key index from the table (at start and after fencing).
+  // The key index as of `snapshot` (at start and after fencing): persisted and caught up, or
+  // rebuilt (key_index.h).
   Status Load(const delta::Table& table, const delta::Snapshot& snapshot) override;
   // Steps 1-4 against `snapshot`. `rows` has the table's schema; `ops` one entry per row.
   Result<UpsertActions> PlanChanges(const delta::Table& table, const delta::Snapshot& snapshot,
@@ -118,6 +129,7 @@ class UpsertCommit : public CommitStrategy {
 
   KeyIndex index_;
   const UpsertSpec spec_;
+  int commits_since_persist_ = 0;
   std::vector<std::pair<std::string, int64_t>> pending_deletes_;  // of the last plan
 };
 
