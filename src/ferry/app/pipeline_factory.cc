@@ -39,8 +39,9 @@ Status AtKey(const config::SourceLocation& where, std::string_view key, const St
   if (st.ok()) {
     return st;
   }
-  return Status(st.code(), fmt::format("{}:{}:{}: {}{}{}: {}", where.file, where.line, where.column,
-                                       where.key, where.key.empty() ? "" : ".", key, st.message()));
+  return Status(st.code(),
+                fmt::format("{}:{}:{}: {}{}{}: {}", where.file, where.line, where.column, where.key,
+                            where.key.empty() || key.empty() ? "" : ".", key, st.message()));
 }
 
 // mode = "upsert": the key (and sequence) columns against the table's schema, each refused at
