@@ -16,6 +16,7 @@
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/parquet_codec.h"
 #include "ferry/delta/schema_evolution.h"
+#include "ferry/pipeline/change_keys.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/table_setup.h"
 #include "ferry/pipeline/transform_stage.h"
@@ -38,8 +39,29 @@ Status AtKey(const config::SourceLocation& where, std::string_view key, const St
   if (st.ok()) {
     return st;
   }
-  return Status(st.code(), fmt::format("{}:{}:{}: {}{}{}: {}", where.file, where.line, where.column,
-                                       where.key, where.key.empty() ? "" : ".", key, st.message()));
+  return Status(st.code(),
+                fmt::format("{}:{}:{}: {}{}{}: {}", where.file, where.line, where.column, where.key,
+                            where.key.empty() || key.empty() ? "" : ".", key, st.message()));
+}
+
+// mode = "upsert": the key (and sequence) columns against the table's schema, each refused at
+// its own line (`ferry config check` says so before anything runs; Pipeline::Create again).
+Status CheckUpsertKey(const PipelineConfig& c, const columnar::Schema& table_schema) {
+  if (c.mode != "upsert") {
+    return Status::OK();
+  }
+  Result<pipeline::ChangeKeys> keys = pipeline::ChangeKeys::Create(table_schema, c.key, "");
+  if (!keys.ok()) {
+    return AtKey(c.key_location, "", keys.status());
+  }
+  if (!c.sequence.empty()) {
+    Result<pipeline::ChangeKeys> ordered =
+        pipeline::ChangeKeys::Create(table_schema, c.key, c.sequence);
+    if (!ordered.ok()) {
+      return AtKey(c.sequence_location, "", ordered.status());
+    }
+  }
+  return Status::OK();
 }
 
 kafka::StartPolicy KafkaStart(config::KafkaConfig::Start s) {
@@ -405,6 +427,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   pipeline::OpenedTable opened;
   if (build.check_only) {
     // Validate the declared schema, then the table if it exists; create nothing.
+    columnar::SchemaPtr declared_table;  // the table the declared schema creates
     if (!setup.schema_ddl.empty()) {
       Result<columnar::Schema> declared =
           columnar::ParseDdlSchema(setup.schema_ddl, setup.schema_origin);
@@ -414,7 +437,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
       FERRY_ASSIGN_OR_RETURN(columnar::SchemaPtr resolved,
                              pipeline::ResolveSchema(*declared, setup.metadata_columns));
       FERRY_RETURN_IF_ERROR(MakeDecoder(c, resolved, avro_input, protobuf_input).status());
-      FERRY_RETURN_IF_ERROR(pipeline::TransformStage::Create(resolved, setup.transform).status());
+      FERRY_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::TransformStage> stage,
+                             pipeline::TransformStage::Create(resolved, setup.transform));
+      declared_table = stage->table_schema();
     }
     FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
     if (!exists) {
@@ -423,6 +448,7 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
             c.location, "table",
             NotFound("{}: no Delta table there, and no `schema` to create it from", c.table));
       }
+      FERRY_RETURN_IF_ERROR(CheckUpsertKey(c, *declared_table));
       return std::unique_ptr<pipeline::Pipeline>();
     }
   }
@@ -431,6 +457,9 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
   setup.unavailable_patience = build.store_patience;
   setup.cancelled = build.cancelled;
   FERRY_ASSIGN_OR_RETURN(opened, pipeline::OpenOrCreateTable(store, "", setup));
+  if (build.check_only) {
+    FERRY_RETURN_IF_ERROR(CheckUpsertKey(c, *opened.snapshot.schema()));
+  }
   if (build.check_only && build.report != nullptr) {
     *build.report += ExplainSchemaEvolution(c, opened.snapshot);
   }

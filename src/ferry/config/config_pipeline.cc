@@ -376,7 +376,8 @@ Status ReadSource(TomlTable& t, PipelineConfig* p) {
 }
 
 // `mode`, `key` and `sequence` (docs/cdc.md). The key columns are checked against the table's
-// schema when the pipeline is built (the schema may be the existing table's).
+// schema when the pipeline is built and by `ferry config check` (the schema may be the existing
+// table's); here only what the configuration alone decides (a raw format has no key columns).
 Status ReadUpsert(TomlTable& t, PipelineConfig* p) {
   FERRY_ASSIGN_OR_RETURN(auto mode,
                          t.OneOf("mode", {"append", "upsert"}, "expected append or upsert"));
@@ -400,6 +401,25 @@ Status ReadUpsert(TomlTable& t, PipelineConfig* p) {
   for (const std::string& column : *key) {
     if (column.empty() || !seen.insert(column).second) {
       return t.Error("key", fmt::format("key: '{}' is empty or named twice", column));
+    }
+  }
+  if (p->decode.format == DecodeConfig::Format::kRaw) {
+    // A raw message is its bytes: the only columns to key on are the message's metadata.
+    std::set<std::string> metadata;
+    for (const auto& [kind, column] : p->metadata_columns) {
+      metadata.insert(column);
+    }
+    for (const std::string& column : *key) {
+      if (metadata.count(column) == 0) {
+        return t.Error(
+            "key",
+            fmt::format("key: column '{}' cannot come from [pipeline.decode] format = \"raw\", "
+                        "which carries no key (a raw message is only its bytes): key on a "
+                        "metadata column (metadata_columns = {{ key = \"{}\" }} is the message "
+                        "key) or decode with format = \"json\", \"debezium-json\", \"avro\" "
+                        "or \"protobuf\"",
+                        column, column));
+      }
     }
   }
   p->key = std::move(*key);

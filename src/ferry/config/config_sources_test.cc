@@ -149,6 +149,32 @@ TEST(ConfigTest, UpsertModeKeyAndSequence) {
   }
 }
 
+// Upsert mode with a format that carries no key: a raw message is only its bytes, so the key
+// must be a metadata column (the message key); the line of `key` says so.
+TEST(ConfigTest, UpsertModeWithARawFormatKeysOnMetadataOnly) {
+  auto with = [](std::string_view key, std::string_view metadata) {
+    std::string text(kIssueExample);
+    text.replace(text.find("format = \"json\""), 15, "format = \"raw\"");
+    text.replace(text.find("metadata_columns = {"), std::string_view("metadata_columns = {").size(),
+                 std::string("metadata_columns = {") + std::string(metadata));
+    text.insert(text.find("\n[pipeline.kafka]"),
+                std::string("\nmode = \"upsert\"\nkey = ") + std::string(key));
+    return Parse(text);
+  };
+  Result<Config> c = with("[\"id\"]", "");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(
+                "ferry.toml:10:7: pipeline[0].key: key: column 'id' cannot come from "
+                "[pipeline.decode] format = \"raw\", which carries no key"),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_NE(c.status().message().find("metadata_columns = { key = \"id\" }"), std::string::npos)
+      << c.status().message();
+  c = with("[\"k\"]", " key = \"k\",");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].key, std::vector<std::string>{"k"});
+}
+
 TEST(ConfigTest, DebeziumJsonFormat) {
   auto with_decode = [](std::string_view decode) {
     std::string text(kIssueExample);

@@ -182,19 +182,14 @@ Status Transaction::PrepareAttempt(int64_t version) {
     FERRY_ASSIGN_OR_RETURN(int64_t high_water_mark,
                            RowIdHighWaterMark(snapshot_.domain_metadata()));
     int64_t next = high_water_mark + 1;
-    // A file this commit removes and adds again (given a deletion vector) keeps its ids: its
-    // rows stay at their positions (PROTOCOL.md: a recommitted add carries the baseRowId and
-    // defaultRowCommitVersion of the last add of the same path).
-    std::map<std::string, const RemoveFile*> recommitted;
-    for (const RemoveFile& remove : removes_) {
-      if (remove.base_row_id.has_value() && remove.default_row_commit_version.has_value()) {
-        recommitted[remove.path] = &remove;
-      }
-    }
     for (AddFile& add : adds_) {
-      if (auto it = recommitted.find(add.path); it != recommitted.end()) {
-        add.base_row_id = it->second->base_row_id;
-        add.default_row_commit_version = it->second->default_row_commit_version;
+      // A recommitted file keeps the ids of the last committed add of its path.
+      const std::string canonical = CanonicalPath(add.path);
+      auto live = snapshot_.files().lower_bound(FileKey{canonical, ""});
+      if (live != snapshot_.files().end() && live->first.path == canonical &&
+          live->second.base_row_id.has_value()) {
+        add.base_row_id = live->second.base_row_id;
+        add.default_row_commit_version = live->second.default_row_commit_version;
         continue;
       }
       std::optional<int64_t> rows = add.stats ? StatsNumRecords(*add.stats) : std::nullopt;

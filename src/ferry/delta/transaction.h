@@ -22,11 +22,12 @@
 //          (or read from commit v-1 when the snapshot ends at a checkpoint); when this commit
 //          enables them at v > 0, the previous commit's file time + 1 instead, and the metaData
 //          records delta.inCommitTimestampEnablementVersion / Timestamp;
-//        - row tracking active: each add gets baseRowId = high-water mark + 1 + the rows of the
-//          adds before it and defaultRowCommitVersion = v; the raised mark is written as a
-//          delta.rowTracking domainMetadata action; removes carry the ids of the add they end;
-//          an add of a path this commit removes (the same file re-added with a deletion
-//          vector) keeps that file's baseRowId and defaultRowCommitVersion.
+//        - row tracking active: each new add gets baseRowId = high-water mark + 1 + the rows of
+//          the new adds before it and defaultRowCommitVersion = v; the raised mark is written as
+//          a delta.rowTracking domainMetadata action; removes carry the ids of the add they end.
+//          An add that recommits a live file (the same path, e.g. re-added with a deletion
+//          vector) keeps that file's baseRowId and defaultRowCommitVersion: the same rows keep
+//          their ids (PROTOCOL.md "Writer Requirements for Row Tracking").
 //      Build the commit file: commitInfo first (inCommitTimestamp, timestamp, operation,
 //      readVersion, isBlindAppend, operationMetrics, engineInfo "ferry/<version>", a random txnId,
 //      and ferry's `positions` {appId: version}), then protocol/metaData if set, the

@@ -60,21 +60,15 @@ std::string FormatDuration(std::chrono::milliseconds d) {
 
 BatchCommitter::BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
                                delta::Snapshot snapshot, std::unique_ptr<TransformStage> stage,
-                               std::unique_ptr<DedupIndex> dedup, Metrics metrics)
+                               std::unique_ptr<CommitStrategy> strategy, Metrics metrics)
     : options_(WithFileSeries(std::move(options))),
       metrics_(metrics),
       table_(std::move(table)),
       snapshot_(std::move(snapshot)),
       stage_(std::move(stage)),
       stage_schema_(snapshot_.schema()),
-      dedup_(std::move(dedup)) {
-  if (options_.upsert) {
-    // Pipeline::Create checked the key against the table's schema.
-    Result<std::unique_ptr<UpsertCommit>> upsert =
-        UpsertCommit::Create(*snapshot_.schema(), *options_.upsert);
-    FERRY_CHECK(upsert.ok());
-    upsert_ = std::move(*upsert);
-  }
+      strategy_(std::move(strategy)) {
+  FERRY_CHECK(strategy_ != nullptr);
   main_commit_ = options_.commit;
   if (main_commit_.checkpoint) {
     // Checkpoints of the main table off the commit path (delta/checkpointer.h): at ten commits
@@ -158,19 +152,13 @@ void BatchCommitter::SetDeadLetterTable(std::unique_ptr<delta::Table> table,
 
 // ---- Pipeline thread (the queue idle) ----
 
-Status BatchCommitter::LoadDedupIndex() {
-  if (upsert_ != nullptr) {
-    return upsert_->Load(*table_, snapshot_);
-  }
-  if (dedup_ == nullptr) {
-    return Status::OK();
-  }
-  return dedup_->Load(*table_, snapshot_, WallMillis());
+Status BatchCommitter::LoadIndex() {
+  return strategy_->Load(*table_, snapshot_);
 }
 
 Status BatchCommitter::Reload() {
   FERRY_ASSIGN_OR_RETURN(snapshot_, table_->LoadSnapshot());
-  return LoadDedupIndex();
+  return LoadIndex();
 }
 
 Result<std::optional<int64_t>> BatchCommitter::ReadPosition(const std::string& app_id,
@@ -386,117 +374,44 @@ Result<BatchCommitter::Aligned> BatchCommitter::Align(SealedBatch* batch) {
   return out;
 }
 
-Status BatchCommitter::PlanUpsert(SealedBatch* batch, const columnar::RecordBatch& rows,
-                                  const delta::TableWriterOptions& writer_options,
-                                  delta::Transaction* txn, int64_t* small_added) {
-  FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
-                         upsert_->Plan(*table_, snapshot_, rows, batch->ops, writer_options));
-  batch->rows_written = actions.upserts;
-  batch->upsert_deletes = actions.deletes;
-  batch->upsert_replaced = actions.replaced;
-  batch->dedup_hits = actions.collapsed + actions.stale;
-  batch->files = static_cast<int64_t>(actions.adds.size());
-  batch->bytes = actions.bytes;
-  for (const delta::AddFile& add : actions.adds) {
-    *small_added += add.deletion_vector || add.size >= metrics::Journal::kSmallFileBytes ? 0 : 1;
+Status BatchCommitter::PrepareRows(SealedBatch* batch, PreparedRows* prepared) {
+  PreparedRows& out = *prepared;
+  FERRY_ASSIGN_OR_RETURN(out.aligned, Align(batch));
+  out.rows = &batch->rows;
+  batch->filtered = 0;
+  if (!out.aligned.stage->empty()) {
+    out.transformed = out.aligned.stage->Apply(batch->rows, &batch->filtered);
+    out.rows = &out.transformed;
   }
-  FERRY_LOG_DEBUG(
-      "pipeline {}: upsert plan against version {}: {} upserts, {} deletes, {} rows replaced, "
-      "{} collapsed, {} stale, {} files rewritten, {} deletion vectors",
-      options_.id, snapshot_.version(), actions.upserts, actions.deletes, actions.replaced,
-      actions.collapsed, actions.stale, actions.rewritten_files, actions.dv_files);
-  txn->AddFiles(std::move(actions.adds));
-  for (delta::RemoveFile& remove : actions.removes) {
-    txn->Remove(std::move(remove));
+  FERRY_ASSIGN_OR_RETURN(
+      delta::ColumnRules rules,
+      delta::ReadColumnRules(snapshot_.protocol(), snapshot_.metadata(), *out.aligned.schema));
+  if (!rules.identity.empty() && out.rows->num_rows() > 0) {
+    // On a copy: a retry must see the rows' own (null) values again.
+    std::vector<int64_t> all(static_cast<size_t>(out.rows->num_rows()));
+    std::iota(all.begin(), all.end(), 0);
+    out.with_identity = out.rows->Take(all);
+    FERRY_ASSIGN_OR_RETURN(out.identity_schema,
+                           AssignIdentityValues(rules, *out.aligned.schema, &out.with_identity));
+    out.rows = &out.with_identity;
   }
   return Status::OK();
 }
 
-Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
-  *replan = false;
-  Clock::time_point start = Clock::now();
-  FERRY_ASSIGN_OR_RETURN(Aligned aligned, Align(batch));
-  columnar::RecordBatch transformed;
-  const columnar::RecordBatch* rows = &batch->rows;
-  batch->filtered = 0;
-  if (!aligned.stage->empty()) {
-    transformed = aligned.stage->Apply(batch->rows, &batch->filtered);
-    rows = &transformed;
+void BatchCommitter::AddPositionsAndMetadata(const SealedBatch& batch, const PreparedRows& prepared,
+                                             delta::Transaction* txn) const {
+  for (const auto& [p, part] : batch.partitions) {
+    txn->SetPosition(part.app_id, part.last);
+    txn->ExpectPosition(part.app_id, part.expected);
   }
-  FERRY_ASSIGN_OR_RETURN(
-      delta::ColumnRules rules,
-      delta::ReadColumnRules(snapshot_.protocol(), snapshot_.metadata(), *aligned.schema));
-  columnar::SchemaPtr identity_schema;  // the table's with raised high-water marks
-  columnar::RecordBatch with_identity;
-  if (!rules.identity.empty() && rows->num_rows() > 0) {
-    // On a copy: a retry must see the rows' own (null) values again.
-    std::vector<int64_t> all(static_cast<size_t>(rows->num_rows()));
-    std::iota(all.begin(), all.end(), 0);
-    with_identity = rows->Take(all);
-    FERRY_ASSIGN_OR_RETURN(identity_schema,
-                           AssignIdentityValues(rules, *aligned.schema, &with_identity));
-    rows = &with_identity;
+  for (const auto& [app_id, position] : batch.extra_txns) {
+    txn->SetPosition(app_id, position);
   }
-  batch->dedup_hits = 0;
-  std::vector<std::string> keys;
-  columnar::RecordBatch unique;
-  if (upsert_ != nullptr && batch->filtered > 0) {
-    return Internal("pipeline {}: an upsert pipeline cannot filter rows (`where`)", options_.id);
-  }
-  if (dedup_ != nullptr) {
-    // The batch before this one was remembered after its commit: its keys are seen here.
-    FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
-    FERRY_RETURN_IF_ERROR(dedup_->UseSchema(rows->schema_ptr()));
-    std::vector<int64_t> keep = dedup_->Filter(*rows, &keys);
-    batch->dedup_hits = rows->num_rows() - static_cast<int64_t>(keep.size());
-    if (batch->dedup_hits > 0) {
-      unique = rows->Take(keep);
-      rows = &unique;
-    }
-  }
-  delta::TableWriterOptions writer_options = options_.writer;
-  if (aligned.change) {
-    writer_options.schema = aligned.schema;
-  }
-  delta::Transaction txn(*table_, snapshot_, main_commit_);
-  int64_t small_added = 0;
-  if (upsert_ != nullptr) {
-    FERRY_RETURN_IF_ERROR(PlanUpsert(batch, *rows, writer_options, &txn, &small_added));
-  } else {
-    batch->rows_written = rows->num_rows();
-    FERRY_ASSIGN_OR_RETURN(auto writer,
-                           delta::TableWriter::Create(*table_, snapshot_, writer_options));
-    if (rows->num_rows() > 0) {
-      FERRY_RETURN_IF_ERROR(writer->Write(*rows));
-    }
-    FERRY_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer->Finish());
-    batch->files = static_cast<int64_t>(adds.size());
-    batch->bytes = 0;
-    for (const delta::AddFile& add : adds) {
-      batch->bytes += add.size;
-      small_added += add.size < metrics::Journal::kSmallFileBytes ? 1 : 0;
-    }
-    txn.AddFiles(std::move(adds));
-  }
-  Clock::time_point written = Clock::now();
-  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
-
-  for (const auto& [p, part] : batch->partitions) {
-    txn.SetPosition(part.app_id, part.last);
-    txn.ExpectPosition(part.app_id, part.expected);
-  }
-  for (const auto& [app_id, position] : batch->extra_txns) {
-    txn.SetPosition(app_id, position);
-  }
-  delta::StringMap parameters = {{"outputMode", upsert_ != nullptr ? "Update" : "Append"},
-                                 {"queryId", options_.id},
-                                 {"epochId", std::to_string(epoch_)}};
-  if (upsert_ != nullptr) {
-    parameters["upsertKey"] = fmt::format("{}", fmt::join(options_.upsert->key, ","));
-  }
-  if (!batch->gaps.empty()) {
+  delta::StringMap parameters = {{"queryId", options_.id}, {"epochId", std::to_string(epoch_)}};
+  strategy_->DescribeCommit(&parameters);
+  if (!batch.gaps.empty()) {
     nlohmann::json gaps = nlohmann::json::array();
-    for (const source::Gap& gap : batch->gaps) {
+    for (const source::Gap& gap : batch.gaps) {
       gaps.push_back({{"partition", gap.key},
                       {"first", gap.first_position},
                       {"last", gap.last_position},
@@ -504,31 +419,71 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
     }
     parameters["gaps"] = gaps.dump();
   }
+  const Aligned& aligned = prepared.aligned;
   if (aligned.change) {
     // One metaData (and a protocol when it changes) in the commit of the data that needs it.
-    txn.SetMetadata(aligned.change->metadata);
+    txn->SetMetadata(aligned.change->metadata);
     if (aligned.change->protocol) {
-      txn.SetProtocol(*aligned.change->protocol);
+      txn->SetProtocol(*aligned.change->protocol);
     }
     parameters["schemaChanges"] = fmt::format("{}", fmt::join(aligned.changes, "; "));
   }
-  if (identity_schema != nullptr) {
+  txn->SetOperation("STREAMING UPDATE", std::move(parameters));
+}
+
+Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
+  *replan = false;
+  Clock::time_point start = Clock::now();
+  // Step 3: the rows to commit, in the table's schema of this attempt.
+  PreparedRows prepared;  // `rows` points into it: never moved
+  FERRY_RETURN_IF_ERROR(PrepareRows(batch, &prepared));
+  Aligned& aligned = prepared.aligned;
+  delta::TableWriterOptions writer_options = options_.writer;
+  if (aligned.change) {
+    writer_options.schema = aligned.schema;
+  }
+  // Step 4: the strategy's files.
+  FERRY_ASSIGN_OR_RETURN(
+      CommitFiles files,
+      strategy_->Plan(
+          *table_, snapshot_,
+          RowsToCommit{.rows = *prepared.rows, .ops = batch->ops, .filtered = batch->filtered},
+          writer_options));
+  batch->rows_written = files.rows_written;
+  batch->dedup_hits = files.skipped;
+  batch->upsert_deletes = files.deletes;
+  batch->upsert_replaced = files.replaced;
+  batch->files = static_cast<int64_t>(files.adds.size());
+  batch->bytes = files.bytes;
+  int64_t small_added = 0;
+  for (const delta::AddFile& add : files.adds) {
+    small_added += add.deletion_vector || add.size >= metrics::Journal::kSmallFileBytes ? 0 : 1;
+  }
+  delta::Transaction txn(*table_, snapshot_, main_commit_);
+  txn.AddFiles(std::move(files.adds));
+  for (delta::RemoveFile& remove : files.removes) {
+    txn.Remove(std::move(remove));
+  }
+  Clock::time_point written = Clock::now();
+  FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("pipeline.before_commit"));
+
+  // Step 5.
+  AddPositionsAndMetadata(*batch, prepared, &txn);
+  if (prepared.identity_schema != nullptr) {
     // The raised identity high-water marks, in the commit of the values (PROTOCOL.md "Identity
     // Columns"): any other writer's metaData in between is a conflict (step 5: assign again).
     delta::Metadata metadata = aligned.change ? aligned.change->metadata : snapshot_.metadata();
-    FERRY_ASSIGN_OR_RETURN(metadata.schema_string, delta::SchemaToJson(*identity_schema));
+    FERRY_ASSIGN_OR_RETURN(metadata.schema_string, delta::SchemaToJson(*prepared.identity_schema));
     txn.SetMetadata(std::move(metadata));
     if (!aligned.change) {
       txn.SetIdentityOnlyMetadataUpdate();
     }
   }
-  txn.SetOperation("STREAMING UPDATE", std::move(parameters));
   Result<delta::CommitResult> committed = txn.Commit();
   if (!committed.ok()) {
     const bool aborted = committed.status().code() == StatusCode::kAborted;
     *replan = aborted && (txn.conflict() == delta::Conflict::kMetadataChanged ||
-                          txn.conflict() == delta::Conflict::kDeleteRead ||
-                          txn.conflict() == delta::Conflict::kDeleteDelete);
+                          strategy_->Replans(txn.conflict()));
     return committed.status();
   }
   delta::CommitResult result = std::move(*committed);
@@ -543,23 +498,7 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
     FERRY_LOG_INFO("pipeline {}: version {} of {} changes the schema: {}", options_.id,
                    result.version, table_->Describe(), fmt::join(batch->schema_changes, "; "));
   }
-  if (upsert_ != nullptr) {
-    // The index reads this commit (and the other writers' before it) from the log.
-    FERRY_RETURN_IF_ERROR(upsert_->Committed(*table_, snapshot_));
-  }
-  if (dedup_ != nullptr) {
-    // Commits of other writers that landed before ours, then our own keys.
-    FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_, result.version - 1));
-    int64_t now = WallMillis();
-    dedup_->Remember(keys, result.version, now);
-    Status persisted = dedup_->Persist(*table_, snapshot_, result.version, keys, now);
-    if (!persisted.ok()) {
-      FERRY_LOG_WARN(
-          "pipeline {}: could not write the dedup index segment of version {} (a "
-          "restart reads that version from the log instead): {}",
-          options_.id, result.version, persisted.ToString());
-    }
-  }
+  FERRY_RETURN_IF_ERROR(strategy_->Committed(*table_, snapshot_, result.version));
   batch->commit_seconds = Seconds(Clock::now() - start);
   metrics_.commit_seconds->Observe(batch->commit_seconds);
   const delta::CheckpointOutcome* checkpoint = nullptr;
@@ -663,12 +602,7 @@ Status BatchCommitter::Commit(SealedBatch* batch, StopSignal* stop) {
                      snapshot_.version());
       batch->version = snapshot_.version();
       NoteTableSchema(batch);
-      if (dedup_ != nullptr) {
-        FERRY_RETURN_IF_ERROR(dedup_->CatchUp(*table_, snapshot_));
-      }
-      if (upsert_ != nullptr) {
-        FERRY_RETURN_IF_ERROR(upsert_->Committed(*table_, snapshot_));
-      }
+      FERRY_RETURN_IF_ERROR(strategy_->Recovered(*table_, snapshot_));
       ++epoch_;
       return Status::OK();
     }

@@ -4,7 +4,7 @@
 // source: the pipeline thread does that once it has taken the outcome back.
 //
 //   BatchCommitter committer(committer_options, std::move(table), snapshot, std::move(stage),
-//                            std::move(dedup), committer_metrics);
+//                            std::move(strategy), committer_metrics);
 //   queue.Submit([&committer, batch, stop] { return committer.Commit(batch, stop); });
 //
 // Commit(), numbered as it runs (failpoints in brackets):
@@ -13,16 +13,17 @@
 //      first, with a txn per partition expecting the position of the batch before, unless the
 //      dead-letter log shows that an earlier attempt landed them already; once per batch.
 //      [pipeline.after_dead_letter_commit]
-//   3. The derived columns and `where` (TransformStage); then the dedup index catches up on
-//      other writers' commits and drops the rows whose key is committed already. Identity
-//      columns (table_rules.h) get their values from the snapshot's high-water marks, and the
-//      commit of step 5 carries the metaData with the raised marks, so a retry after a conflict
-//      (another writer's metaData: step 5) assigns them again.
-//   4. The rows left are written as Parquet files. [pipeline.before_commit]
-//      An upsert pipeline (BatchCommitterOptions::upsert) has no dedup; instead its commit
-//      strategy (upsert_commit.h) collapses the batch's changes per key, finds the rows they
-//      replace or delete through its key index, and gives the files to add (new row versions,
-//      rewritten files or files re-added with a deletion vector) and the files to remove.
+//   3. The rows to commit (PrepareRows, shared by every strategy): the derived columns and
+//      `where` (TransformStage); identity columns (table_rules.h) get their values from the
+//      snapshot's high-water marks, and the commit of step 5 carries the metaData with the
+//      raised marks, so a retry after a conflict (another writer's metaData: step 5) assigns them
+//      again.
+//   4. The commit strategy chosen when the pipeline was built (commit_strategy.h) turns the rows
+//      into the files to add and remove: AppendCommit (append_commit.h) drops the keys its dedup
+//      index has seen and writes the rest as Parquet files; UpsertCommit (upsert_commit.h)
+//      collapses the changes per key, finds the rows they replace or delete through its key
+//      index, and gives the new row versions, the rewritten files or the files re-added with a
+//      deletion vector, and the files to remove. [pipeline.before_commit]
 //   3a. Schema (schema_evolver.h, delta/schema_evolution.h): when the batch's schema is not the
 //      table's input schema (the pipeline thread evolved it, or the table changed), it is merged
 //      into the table's: the batch's columns are conformed to the result (columns the batch lacks
@@ -37,11 +38,11 @@
 //      position to the batch's last one, expecting the position of the batch sealed before it
 //      (SealedPartition::expected); skipped ranges go in commitInfo. If another writer's commit
 //      changed the table's metaData first (Conflict::kMetadataChanged), the snapshot is brought
-//      forward and the batch goes back to step 3a (at most kMaxReplans times); so does an upsert
-//      batch when another writer removed a file it marks (kDeleteRead, kDeleteDelete: planned
-//      again against the files that replaced it, upsert_commit.h). Then the dedup
-//      index remembers the batch's keys and persists them (a failed Persist is logged: a restart
-//      reads that version from the log instead). When a checkpoint of the table is due, it is
+//      forward and the batch goes back to step 3a (at most kMaxReplans times); so does a batch
+//      whose strategy replans on the conflict (CommitStrategy::Replans: an upsert when another
+//      writer removed a file it marks). Then the strategy learns the commit
+//      (CommitStrategy::Committed: the dedup index remembers the batch's keys, the key index
+//      reads the commit). When a checkpoint of the table is due, it is
 //      written on a thread of its own (delta/checkpointer.h), never on this path; the next
 //      commit reports it. [pipeline.after_commit]
 //   6. A failed step: Aborted (another writer's txn for one of our partitions) goes back at once,
@@ -52,9 +53,10 @@
 //      ones are (go to 1 and write the batch again), or neither (Aborted).
 //
 // Ownership: the committer owns the table handle, its snapshot, the dead-letter table and its
-// snapshot, the transform stage and the dedup index. While a SealedBatch is in flight only the
-// writer thread touches them; the methods under "Pipeline thread" below may be called only when
-// the CommitQueue is idle (CommitQueue invariant 5), which orders them with the jobs.
+// snapshot, the transform stage and the commit strategy (with its index). While a SealedBatch is in
+// flight only the writer thread touches them; the methods under "Pipeline thread" below may be
+// called only when the CommitQueue is idle (CommitQueue invariant 5), which orders them with the
+// jobs.
 //
 // Thread-safety: not thread-safe; see Ownership.
 #pragma once
@@ -76,10 +78,9 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/metrics/metrics.h"
-#include "ferry/pipeline/dedup_index.h"
+#include "ferry/pipeline/commit_strategy.h"
 #include "ferry/pipeline/stop_signal.h"
 #include "ferry/pipeline/transform_stage.h"
-#include "ferry/pipeline/upsert_commit.h"
 #include "ferry/source/source.h"
 
 namespace ferry::pipeline {
@@ -154,8 +155,6 @@ struct BatchCommitterOptions {
   TransformSpec transform;
   delta::SchemaEvolution schema_evolution = delta::SchemaEvolution::kNone;
   delta::SchemaEvolutionLimits evolution_limits;
-  // Set: the batch is applied as keyed upserts and deletes (upsert_commit.h), not appended.
-  std::optional<UpsertSpec> upsert;
 };
 
 class BatchCommitter {
@@ -177,10 +176,11 @@ class BatchCommitter {
   // Merges of one batch into a table whose metaData other writers keep changing (step 5).
   static constexpr int kMaxReplans = 20;
 
-  // `stage` maps the input schema to the table's; `dedup` may be null (no dedup).
+  // `stage` maps the input schema to the table's; `strategy` (not null) makes the files of
+  // step 4.
   BatchCommitter(BatchCommitterOptions options, std::unique_ptr<delta::Table> table,
                  delta::Snapshot snapshot, std::unique_ptr<TransformStage> stage,
-                 std::unique_ptr<DedupIndex> dedup, Metrics metrics);
+                 std::unique_ptr<CommitStrategy> strategy, Metrics metrics);
   // Waits for a running checkpoint (a stop after an error or an abandon leaves the one due at the
   // last commit to the next start).
   ~BatchCommitter();
@@ -199,12 +199,13 @@ class BatchCommitter {
 
   // ---- Pipeline thread, only while the CommitQueue is idle ----
 
-  // Loads the dedup index or the upsert key index (if any) as of the snapshot.
-  Status LoadDedupIndex();
+  // Loads the strategy's index (dedup index, upsert key index), if any, as of the snapshot.
+  Status LoadIndex();
   // At a clean end (every batch committed): waits for the running checkpoint, then writes the
   // one due at the last commit, if any, on this thread.
   void FinishCheckpoints();
-  // Reloads the snapshot from the log, then the dedup index (fencing starts over from the table).
+  // Reloads the snapshot from the log, then the strategy's index (fencing starts over from the
+  // table).
   Status Reload();
   // `app_id`'s position in the table after reading the commits the snapshot has not seen
   // (`refresh`; without it, as of the snapshot).
@@ -233,10 +234,23 @@ class BatchCommitter {
   // again after the snapshot moved: another writer's metaData (kMetadataChanged), or, for an
   // upsert, another writer removed a file this commit marks (kDeleteRead, kDeleteDelete).
   Status TransformWriteCommit(SealedBatch* batch, bool* replan);
-  // Step 4 of an upsert batch (UpsertCommit::Plan) into `txn`.
-  Status PlanUpsert(SealedBatch* batch, const columnar::RecordBatch& rows,
-                    const delta::TableWriterOptions& writer_options, delta::Transaction* txn,
-                    int64_t* small_added);
+  // Step 3's result for one attempt: the rows to commit (`rows` points into the batch or into
+  // one of the copies here).
+  struct PreparedRows {
+    PreparedRows() = default;
+    PreparedRows(const PreparedRows&) = delete;  // nor movable: `rows` may point into it
+    PreparedRows& operator=(const PreparedRows&) = delete;
+    Aligned aligned;
+    const columnar::RecordBatch* rows = nullptr;
+    columnar::RecordBatch transformed;
+    columnar::RecordBatch with_identity;
+    columnar::SchemaPtr identity_schema;  // the table's with raised high-water marks, if any
+  };
+  // Step 3 (with 3a) into `prepared` (which must not move afterwards: `rows` points into it).
+  Status PrepareRows(SealedBatch* batch, PreparedRows* prepared);
+  // Step 5's txn positions, commitInfo and schema change.
+  void AddPositionsAndMetadata(const SealedBatch& batch, const PreparedRows& prepared,
+                               delta::Transaction* txn) const;
   // Step 3a.
   Result<Aligned> Align(SealedBatch* batch);
   // The stage of the table's own input schema, rebuilt when the table's schema changed.
@@ -270,8 +284,7 @@ class BatchCommitter {
   // decoded before may lack: such a batch is read again (Align). Cleared by that rewind.
   std::vector<std::string> foreign_columns_;
   std::unique_ptr<TransformStage> evolved_stage_;  // for the last batch that changed the schema
-  std::unique_ptr<DedupIndex> dedup_;
-  std::unique_ptr<UpsertCommit> upsert_;  // options_.upsert
+  std::unique_ptr<CommitStrategy> strategy_;
   std::unique_ptr<delta::Table> dead_table_;
   delta::Snapshot dead_snapshot_;
   int64_t epoch_ = 0;        // batches committed by this pipeline (commitInfo epochId)

@@ -3,7 +3,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <map>
 #include <unordered_set>
@@ -13,6 +12,7 @@
 #include "ferry/base/varint.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/log_files.h"
+#include "ferry/pipeline/index_dir.h"
 
 namespace ferry::pipeline {
 namespace {
@@ -116,20 +116,6 @@ std::optional<int64_t> SegmentVersion(std::string_view name) {
     v = v * 10 + (c - '0');
   }
   return v;
-}
-
-// A pipeline id as one key segment: [A-Za-z0-9_-] kept, every other byte %XX.
-std::string EscapeName(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '_' || c == '-') {
-      out.push_back(c);
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -257,7 +243,7 @@ Status DedupIndex::CatchUp(const delta::Table& table, const delta::Snapshot& sna
 }
 
 std::string DedupIndex::IndexDir(const delta::Table& table) const {
-  return table.Key("_ferry/dedup/" + EscapeName(spec_.index_name) + "/");
+  return pipeline::IndexDir(table, "dedup", spec_.index_name);
 }
 
 Result<std::string> DedupIndex::LoadPersisted(const delta::Table& table,

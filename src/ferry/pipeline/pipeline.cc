@@ -12,6 +12,8 @@
 #include "ferry/base/retry_unavailable.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/type_widening.h"
+#include "ferry/pipeline/append_commit.h"
+#include "ferry/pipeline/upsert_commit.h"
 
 namespace ferry::pipeline {
 
@@ -48,6 +50,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
   if (!metadata.ok()) {
     return metadata.status().WithContext("pipeline {}", options.id);
   }
+  // The commit strategy (commit_strategy.h), chosen once here.
+  std::unique_ptr<CommitStrategy> strategy;
   if (options.upsert) {
     if (options.dedup || !options.transform.where.empty()) {
       return InvalidArgument(
@@ -55,24 +59,30 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
           "key",
           options.id);
     }
-    Result<ChangeKeys> keys =
-        ChangeKeys::Create(*snapshot.schema(), options.upsert->key, options.upsert->sequence);
-    if (!keys.ok()) {
-      return keys.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,
-                                       options.id, table->Describe());
-    }
-  }
-  std::unique_ptr<DedupIndex> dedup;
-  if (options.dedup) {
-    DedupSpec spec = *options.dedup;
+    UpsertSpec spec = *options.upsert;
     if (spec.index_name.empty()) {
       spec.index_name = options.id;
     }
-    Result<std::unique_ptr<DedupIndex>> index = DedupIndex::Create(snapshot.schema(), spec);
-    if (!index.ok()) {
-      return index.status().WithContext("pipeline {}", options.id);
+    Result<std::unique_ptr<UpsertCommit>> upsert = UpsertCommit::Create(*snapshot.schema(), spec);
+    if (!upsert.ok()) {
+      return upsert.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,
+                                         options.id, table->Describe());
     }
-    dedup = std::move(*index);
+    strategy = std::move(*upsert);
+  } else {
+    std::unique_ptr<DedupIndex> dedup;
+    if (options.dedup) {
+      DedupSpec spec = *options.dedup;
+      if (spec.index_name.empty()) {
+        spec.index_name = options.id;
+      }
+      Result<std::unique_ptr<DedupIndex>> index = DedupIndex::Create(snapshot.schema(), spec);
+      if (!index.ok()) {
+        return index.status().WithContext("pipeline {}", options.id);
+      }
+      dedup = std::move(*index);
+    }
+    strategy = std::make_unique<AppendCommit>(options.id, std::move(dedup));
   }
   auto widening = snapshot.metadata().configuration.find(delta::kEnableTypeWideningProperty);
   auto evolver = std::make_unique<SchemaEvolver>(
@@ -88,7 +98,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
   std::unique_ptr<Pipeline> pipeline(
       new Pipeline(std::move(options), std::move(table), std::move(snapshot),
                    std::move(source_factory), std::move(decoder), std::move(*metadata),
-                   std::move(*stage), std::move(dedup), std::move(evolver), registry));
+                   std::move(*stage), std::move(strategy), std::move(evolver), registry));
   FERRY_RETURN_IF_ERROR(pipeline->intake_.BuildKeyDecoder());
   // The table's column rules (table_rules.h); an expression ferry cannot evaluate stops here.
   const delta::Snapshot& created = pipeline->committer_->snapshot();
@@ -100,7 +110,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
 Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                    delta::Snapshot snapshot, SourceFactory source_factory,
                    std::unique_ptr<transform::Decoder> decoder, MetadataWriter metadata,
-                   std::unique_ptr<TransformStage> stage, std::unique_ptr<DedupIndex> dedup,
+                   std::unique_ptr<TransformStage> stage, std::unique_ptr<CommitStrategy> strategy,
                    std::unique_ptr<SchemaEvolver> evolver, metrics::Registry* registry)
     : options_(std::move(options)),
       source_factory_(std::move(source_factory)),
@@ -121,9 +131,8 @@ Pipeline::Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table,
                                 .max_backoff = options_.max_backoff,
                                 .transform = options_.transform,
                                 .schema_evolution = options_.schema_evolution,
-                                .evolution_limits = options_.evolution_limits,
-                                .upsert = options_.upsert},
-          std::move(table), std::move(snapshot), std::move(stage), std::move(dedup),
+                                .evolution_limits = options_.evolution_limits},
+          std::move(table), std::move(snapshot), std::move(stage), std::move(strategy),
           metrics_->committer)),
       queue_(
           std::make_unique<CommitQueue>(static_cast<size_t>(std::max(1, options_.max_in_flight)))) {
@@ -619,7 +628,7 @@ void Pipeline::WaitForDecoder(const Status& why) {
 Status Pipeline::RunLoop(StopSignal* stop) {
   stop_ = stop;
   metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kStarting);
-  FERRY_RETURN_IF_ERROR(committer_->LoadDedupIndex());
+  FERRY_RETURN_IF_ERROR(committer_->LoadIndex());
   FERRY_RETURN_IF_ERROR(StartSource());
   metrics_->up->Set(1);
   metrics_->journal->SetState(metrics_->journal_key, metrics::PipelineState::kRunning);

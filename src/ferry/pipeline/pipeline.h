@@ -23,7 +23,8 @@
 //      with a new open batch. On the writer thread a BatchCommitter (batch_committer.h, which
 //      numbers these steps) commits the dead letters (they have their own txn, before the main
 //      commit that covers the same positions [pipeline.after_dead_letter_commit]), applies the
-//      derived columns and `where`, filters dedup keys, writes the Parquet files
+//      derived columns and `where`, and has the commit strategy chosen here (commit_strategy.h:
+//      append with its dedup keys filtered, or upsert) write the Parquet files
 //      [pipeline.before_write], and commits them with one txn per partition in the batch, each
 //      expecting the position the batch before it commits [pipeline.before_commit,
 //      pipeline.after_commit]. The pipeline thread takes the outcome back and acknowledges to
@@ -59,11 +60,11 @@
 //     when the queue is full, sealing waits for the oldest outcome. Memory stays within
 //     (1 + max_in_flight) times the batch limits.
 //   - The BatchCommitter holds the table handle, the snapshot, the dead-letter table, the
-//     transform stage and the dedup index; while a batch is in flight only the writer thread
-//     uses them. The pipeline thread calls the committer only when the queue is idle: partition
-//     assignment and revocation (inside Poll) first wait for the batch in flight, so positions
-//     are read after its commit and a revoked partition's sealed rows are committed before the
-//     partition is given up; fencing, stop and return wait for every outcome.
+//     transform stage and the commit strategy (with its index); while a batch is in flight only the
+//     writer thread uses them. The pipeline thread calls the committer only when the queue is idle:
+//     partition assignment and revocation (inside Poll) first wait for the batch in flight, so
+//     positions are read after its commit and a revoked partition's sealed rows are committed
+//     before the partition is given up; fencing, stop and return wait for every outcome.
 //   - Dedup: batch N+1 is filtered on the writer thread after batch N's keys were remembered
 //     (after its durable commit), so it sees them; a fenced batch never reaches Remember.
 //   - An error on the writer thread (a fatal status, or a stop that abandons the batch) comes
@@ -110,7 +111,7 @@
 #include "ferry/metrics/metrics.h"
 #include "ferry/pipeline/batch_committer.h"
 #include "ferry/pipeline/commit_queue.h"
-#include "ferry/pipeline/dedup_index.h"
+#include "ferry/pipeline/commit_strategy.h"
 #include "ferry/pipeline/intake.h"
 #include "ferry/pipeline/metadata_columns.h"
 #include "ferry/pipeline/open_batch.h"
@@ -163,7 +164,7 @@ class Pipeline final : private source::PartitionListener {
   Pipeline(PipelineOptions options, std::unique_ptr<delta::Table> table, delta::Snapshot snapshot,
            SourceFactory source_factory, std::unique_ptr<transform::Decoder> decoder,
            MetadataWriter metadata, std::unique_ptr<TransformStage> stage,
-           std::unique_ptr<DedupIndex> dedup, std::unique_ptr<SchemaEvolver> evolver,
+           std::unique_ptr<CommitStrategy> strategy, std::unique_ptr<SchemaEvolver> evolver,
            metrics::Registry* registry);
 
   // PartitionListener (pipeline thread, inside Poll; both wait for the writer to be idle).
@@ -254,9 +255,9 @@ class Pipeline final : private source::PartitionListener {
 
   // Sealed batches out to the writer thread, oldest first, in step with queue_'s jobs.
   std::deque<std::unique_ptr<SealedBatch>> in_flight_;
-  // The writer thread's work; it owns the table, snapshots, stage and dedup index (see the header
-  // comment). Built after metrics_ (it takes metrics_->committer); declared before queue_, so it
-  // outlives the writer thread whose jobs call it.
+  // The writer thread's work; it owns the table, snapshots, stage and commit strategy (see the
+  // header comment). Built after metrics_ (it takes metrics_->committer); declared before queue_,
+  // so it outlives the writer thread whose jobs call it.
   std::unique_ptr<BatchCommitter> committer_;
   // Last: destroyed first, so the writer thread is joined before anything its jobs use.
   std::unique_ptr<CommitQueue> queue_;

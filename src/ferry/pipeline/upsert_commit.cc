@@ -1,5 +1,7 @@
 #include "ferry/pipeline/upsert_commit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <unordered_set>
@@ -7,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/base/clock.h"
+#include "ferry/base/log.h"
 #include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/stats.h"
@@ -70,7 +73,7 @@ Result<std::unique_ptr<UpsertCommit>> UpsertCommit::Create(const columnar::Schem
                                                            const UpsertSpec& spec) {
   FERRY_ASSIGN_OR_RETURN(ChangeKeys keys,
                          ChangeKeys::Create(table_schema, spec.key, spec.sequence));
-  return std::unique_ptr<UpsertCommit>(new UpsertCommit(std::move(keys)));
+  return std::unique_ptr<UpsertCommit>(new UpsertCommit(std::move(keys), spec));
 }
 
 Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snapshot) {
@@ -82,13 +85,16 @@ Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snap
         table.Describe());
   }
   pending_deletes_.clear();
-  return index_.Rebuild(table, snapshot);
+  commits_since_persist_ = 0;
+  index_.UsePartitions(*snapshot.schema(), snapshot.partition_columns());
+  return index_.Load(table, snapshot, spec_.index_name);
 }
 
-Result<UpsertActions> UpsertCommit::Plan(const delta::Table& table, const delta::Snapshot& snapshot,
-                                         const columnar::RecordBatch& rows,
-                                         const std::vector<transform::ChangeOp>& ops,
-                                         const delta::TableWriterOptions& writer_options) {
+Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
+                                                const delta::Snapshot& snapshot,
+                                                const columnar::RecordBatch& rows,
+                                                const std::vector<transform::ChangeOp>& ops,
+                                                const delta::TableWriterOptions& writer_options) {
   if (static_cast<int64_t>(ops.size()) != rows.num_rows()) {
     return Internal("upsert: {} rows but {} change kinds", rows.num_rows(), ops.size());
   }
@@ -102,6 +108,11 @@ Result<UpsertActions> UpsertCommit::Plan(const delta::Table& table, const delta:
   out.collapsed = rows.num_rows() - static_cast<int64_t>(winners.size());
   // 2.
   FERRY_RETURN_IF_ERROR(index_.CatchUp(table, snapshot));
+  if (index_.prunes()) {
+    // Only the files of the partitions the batch's keys live in.
+    FERRY_RETURN_IF_ERROR(
+        index_.LoadPartitions(table, snapshot, index_.RowPartitions(rows, winners)));
+  }
   std::vector<int64_t> upserts;
   std::map<int32_t, Touched> touched;  // index file id -> rows
   for (int64_t row : winners) {
@@ -169,8 +180,8 @@ Result<UpsertActions> UpsertCommit::Plan(const delta::Table& table, const delta:
     again.data_change = true;
     again.modification_time = now;
     again.stats = WideStats(add->stats);
-    again.base_row_id.reset();  // the commit copies the removed file's ids (transaction.h)
-    again.default_row_commit_version.reset();
+    // baseRowId and defaultRowCommitVersion stay the live file's: the rows it keeps keep their
+    // row ids (the commit checks them against the snapshot, transaction.h step 2).
     dv_adds.push_back(std::move(again));
     ++out.dv_files;
   }
@@ -216,7 +227,45 @@ Status UpsertCommit::RewriteFile(const delta::Table& table, const delta::Snapsho
   return Status::OK();
 }
 
-Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot& snapshot) {
+Result<CommitFiles> UpsertCommit::Plan(const delta::Table& table, const delta::Snapshot& snapshot,
+                                       const RowsToCommit& rows,
+                                       const delta::TableWriterOptions& writer_options) {
+  if (rows.filtered > 0) {
+    return Internal("an upsert pipeline cannot filter rows (`where`)");
+  }
+  FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+                         PlanChanges(table, snapshot, rows.rows, rows.ops, writer_options));
+  FERRY_LOG_DEBUG(
+      "upsert plan against version {} of {}: {} upserts, {} deletes, {} rows replaced, {} "
+      "collapsed, {} stale, {} files rewritten, {} deletion vectors",
+      snapshot.version(), table.Describe(), actions.upserts, actions.deletes, actions.replaced,
+      actions.collapsed, actions.stale, actions.rewritten_files, actions.dv_files);
+  return CommitFiles{.adds = std::move(actions.adds),
+                     .removes = std::move(actions.removes),
+                     .rows_written = actions.upserts,
+                     .skipped = actions.collapsed + actions.stale,
+                     .deletes = actions.deletes,
+                     .replaced = actions.replaced,
+                     .bytes = actions.bytes};
+}
+
+void UpsertCommit::DescribeCommit(delta::StringMap* parameters) const {
+  (*parameters)["outputMode"] = "Update";
+  (*parameters)["upsertKey"] = fmt::format("{}", fmt::join(spec_.key, ","));
+}
+
+bool UpsertCommit::Replans(delta::Conflict conflict) const {
+  // Another writer removed a file the plan marks: the index finds the keys' rows again in the
+  // files that replaced it.
+  return conflict == delta::Conflict::kDeleteRead || conflict == delta::Conflict::kDeleteDelete;
+}
+
+Status UpsertCommit::Recovered(const delta::Table& table, const delta::Snapshot& snapshot) {
+  return Committed(table, snapshot, snapshot.version());
+}
+
+Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot& snapshot,
+                               int64_t /*version*/) {
   FERRY_RETURN_IF_ERROR(index_.CatchUp(table, snapshot));
   if (index_.keys().has_sequence()) {
     for (const auto& [key, sequence] : pending_deletes_) {
@@ -227,6 +276,16 @@ Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot&
     }
   }
   pending_deletes_.clear();
+  if (!spec_.index_name.empty() && ++commits_since_persist_ >= spec_.persist_every) {
+    commits_since_persist_ = 0;
+    Status written = index_.Persist(table, snapshot, spec_.index_name);
+    if (!written.ok()) {
+      FERRY_LOG_WARN(
+          "upsert key index of {}: could not write it at version {} (a restart reads more of "
+          "the log): {}",
+          table.Describe(), index_.version(), written.ToString());
+    }
+  }
   return Status::OK();
 }
 

@@ -1,20 +1,26 @@
-// UpsertCommit: the commit strategy of an upsert pipeline (mode = "upsert", docs/cdc.md): what
-// one batch of changes adds to and removes from the table, for BatchCommitter to commit in one
-// Delta commit with the batch's positions.
+// UpsertCommit: the commit strategy of an upsert pipeline (mode = "upsert", docs/cdc.md;
+// commit_strategy.h): what one batch of changes adds to and removes from the table, for
+// BatchCommitter to commit in one Delta commit with the batch's positions.
 //
 //   FERRY_ASSIGN_OR_RETURN(auto upsert, UpsertCommit::Create(*snapshot.schema(), spec));
 //   FERRY_RETURN_IF_ERROR(upsert->Load(table, snapshot));               // at start, after fencing
 //   FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
-//                          upsert->Plan(table, snapshot, rows, ops, writer_options));
+//                          upsert->PlanChanges(table, snapshot, rows, ops, writer_options));
 //   txn.AddFiles(actions.adds); for (auto& r : actions.removes) txn.Remove(r); ... commit ...
-//   upsert->Committed(table, new_snapshot);
+//   upsert->Committed(table, new_snapshot, version);
 //
-// Plan(), numbered:
+// As a CommitStrategy, Plan() is PlanChanges() on the batch's rows and change kinds; a commit
+// aborted because another writer removed a file the plan marks (kDeleteRead, kDeleteDelete)
+// is planned again (Replans), as is one aborted by another writer's metaData.
+//
+// PlanChanges(), numbered:
 //   1. Every row's key (change_keys.h); the changes to one key collapse to the one that wins
 //      (the highest `sequence`, else the last in source order).
-//   2. The key index (key_index.h) catches up with the commits since the last batch, then says
-//      where each key's live row is. With a sequence, a change older than the key's row in the
-//      table (or than its delete, remembered by this process) is dropped (`stale`).
+//   2. The key index (key_index.h) catches up with the commits since the last batch (and, when
+//      the key determines the partition, reads the files of the partitions the batch's keys live
+//      in that it has not read yet: partition pruning), then says where each key's live row is.
+//      With a sequence, a change older than the key's row in the table (or than its delete,
+//      remembered by this process) is dropped (`stale`).
 //   3. The new row versions (upserts) are written as new files.
 //   4. The rows they replace and the rows deleted are removed from their files:
 //        - the table has the deletionVectors writer feature: the file's `add` is removed and
@@ -30,7 +36,9 @@
 //      forward and plans again, and the index then points at the new files. Nothing is ever
 //      resurrected or lost: a plan is only valid for the snapshot it was made against.
 // Committed(): the index reads the commit (and any before it) from the log; the deletes of the
-// batch are remembered with their sequence.
+// batch are remembered with their sequence; every UpsertSpec::persist_every commits the index is
+// written beside the table (key_index.h; a failed write is logged, never an error).
+// Load(): the persisted index caught up from the log, or a rebuild from the table.
 //
 // Errors: InvalidArgument for a null key or a key column missing from the rows (fatal); the
 // table's errors otherwise (reading files, writing files).
@@ -50,6 +58,7 @@
 #include "ferry/delta/snapshot.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
+#include "ferry/pipeline/commit_strategy.h"
 #include "ferry/pipeline/key_index.h"
 #include "ferry/transform/change_op.h"
 
@@ -59,6 +68,12 @@ struct UpsertSpec {
   std::vector<std::string> key;  // the table's key columns
   std::string sequence;          // empty: source order
   std::string origin = "key";    // where the key was configured ("ferry.toml:12: ...key")
+  // The key index's file beside the table (key_index.h), named by the pipeline id; empty: not
+  // persisted, every Load() rebuilds from the table.
+  std::string index_name;
+  // Commits between two writes of that file (each writes the whole index, on the writer thread
+  // after a commit); a start reads at most this many commits from the log on top of it.
+  int persist_every = 100;
 };
 
 struct UpsertActions {
@@ -74,32 +89,47 @@ struct UpsertActions {
   int64_t bytes = 0;            // of the new data files
 };
 
-class UpsertCommit {
+class UpsertCommit : public CommitStrategy {
  public:
   // InvalidArgument when the key or sequence do not fit `table_schema` (change_keys.h).
   static Result<std::unique_ptr<UpsertCommit>> Create(const columnar::Schema& table_schema,
                                                       const UpsertSpec& spec);
 
-  // Builds the key index from the table (at start and after fencing).
-  Status Load(const delta::Table& table, const delta::Snapshot& snapshot);
+  // The key index as of `snapshot` (at start and after fencing): persisted and caught up, or
+  // rebuilt (key_index.h).
+  Status Load(const delta::Table& table, const delta::Snapshot& snapshot) override;
   // Steps 1-4 against `snapshot`. `rows` has the table's schema; `ops` one entry per row.
-  Result<UpsertActions> Plan(const delta::Table& table, const delta::Snapshot& snapshot,
-                             const columnar::RecordBatch& rows,
-                             const std::vector<transform::ChangeOp>& ops,
-                             const delta::TableWriterOptions& writer_options);
-  // After the plan's commit is durable; `snapshot` includes it.
-  Status Committed(const delta::Table& table, const delta::Snapshot& snapshot);
+  Result<UpsertActions> PlanChanges(const delta::Table& table, const delta::Snapshot& snapshot,
+                                    const columnar::RecordBatch& rows,
+                                    const std::vector<transform::ChangeOp>& ops,
+                                    const delta::TableWriterOptions& writer_options);
+  // After the plan's commit `version` is durable; `snapshot` includes it.
+  Status Committed(const delta::Table& table, const delta::Snapshot& snapshot,
+                   int64_t version) override;
+
+  // ---- CommitStrategy ----
+  // PlanChanges() on the rows and their change kinds; Internal when `where` dropped rows
+  // (Pipeline refuses `where` in upsert mode).
+  Result<CommitFiles> Plan(const delta::Table& table, const delta::Snapshot& snapshot,
+                           const RowsToCommit& rows,
+                           const delta::TableWriterOptions& writer_options) override;
+  void DescribeCommit(delta::StringMap* parameters) const override;
+  bool Replans(delta::Conflict conflict) const override;
+  Status Recovered(const delta::Table& table, const delta::Snapshot& snapshot) override;
 
   const KeyIndex& index() const { return index_; }
 
  private:
-  explicit UpsertCommit(ChangeKeys keys) : index_(std::move(keys)) {}
+  UpsertCommit(ChangeKeys keys, UpsertSpec spec)
+      : index_(std::move(keys)), spec_(std::move(spec)) {}
   // Step 4 for one file: the rows of `add` at `rows` (physical indexes) whose keys are `keys`.
   Status RewriteFile(const delta::Table& table, const delta::Snapshot& snapshot,
                      const delta::AddFile& add, const std::vector<std::string>& keys,
                      delta::TableWriter* writer, UpsertActions* out);
 
   KeyIndex index_;
+  const UpsertSpec spec_;
+  int commits_since_persist_ = 0;
   std::vector<std::pair<std::string, int64_t>> pending_deletes_;  // of the last plan
 };
 

@@ -3,6 +3,7 @@
 // on tables with deletion vectors, with another writer removing the files a plan marks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,13 +11,17 @@
 #include "ferry/columnar/column.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/delta/file_scan.h"
+#include "ferry/delta/log_files.h"
+#include "ferry/delta/stats.h"
 #include "ferry/delta/table.h"
+#include "ferry/delta/table_features.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/pipeline/change_keys.h"
 #include "ferry/pipeline/key_index.h"
 #include "ferry/pipeline/upsert_commit.h"
 #include "ferry/storage/memory_store.h"
+#include "ferry/testing/forwarding_store.h"
 #include "ferry/transform/json_decoder.h"
 
 namespace ferry::pipeline {
@@ -93,6 +98,39 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
     return std::move(*upsert);
   }
 
+  // An UpsertCommit whose key index is persisted beside the table as pipeline "p", loaded
+  // through `table` (default: the fixture's).
+  std::unique_ptr<UpsertCommit> NewPersisted(int persist_every,
+                                             const delta::Table* table = nullptr) {
+    auto upsert = UpsertCommit::Create(
+        *schema_,
+        {.key = {"id"}, .sequence = "seq", .index_name = "p", .persist_every = persist_every});
+    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
+    Status st = (*upsert)->Load(table != nullptr ? *table : *table_, snapshot_);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return std::move(*upsert);
+  }
+
+  // Where the index says each of ids 0..99 is (path, row, sequence), or "-" when deleted or
+  // never seen.
+  std::vector<std::string> Locations(const KeyIndex& index) {
+    std::vector<std::string> json;
+    for (int id = 0; id < 100; ++id) {
+      json.push_back(fmt::format(R"({{"id": {}}})", id));
+    }
+    auto keys = index.keys().Encode(UpsertRows(schema_, json));
+    EXPECT_TRUE(keys.ok());
+    std::vector<std::string> out;
+    for (const std::string& key : *keys) {
+      const KeyIndex::Entry* e = index.Find(key);
+      out.push_back(e == nullptr ? "-"
+                    : e->file < 0
+                        ? fmt::format("deleted@{}", e->sequence)
+                        : fmt::format("{}:{}@{}", index.path(e->file), e->row, e->sequence));
+    }
+    return out;
+  }
+
   // One batch: "+id:v[:seq]" upserts, "-id[:seq]" deletes. Returns the plan's counts.
   Result<UpsertActions> Apply(const std::vector<std::string>& changes,
                               UpsertCommit* upsert = nullptr) {
@@ -118,8 +156,17 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
         ops.push_back(ChangeOp::kDelete);
       }
     }
-    columnar::RecordBatch rows = UpsertRows(schema_, json);
-    FERRY_ASSIGN_OR_RETURN(UpsertActions actions, upsert->Plan(*table_, snapshot_, rows, ops, {}));
+    return Commit(upsert, UpsertRows(schema_, json), ops);
+  }
+
+  // Plans `rows` (through `plan_table`, default the fixture's) and commits the plan the way
+  // BatchCommitter does.
+  Result<UpsertActions> Commit(UpsertCommit* upsert, const columnar::RecordBatch& rows,
+                               const std::vector<ChangeOp>& ops,
+                               const delta::Table* plan_table = nullptr) {
+    FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
+                           upsert->PlanChanges(plan_table != nullptr ? *plan_table : *table_,
+                                               snapshot_, rows, ops, {}));
     UpsertActions counts = actions;
     delta::Transaction txn(*table_, snapshot_);
     txn.AddFiles(std::move(actions.adds));
@@ -129,7 +176,7 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
     txn.SetPosition("p/0", ++position_);
     FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
     snapshot_ = std::move(result.snapshot);
-    FERRY_RETURN_IF_ERROR(upsert->Committed(*table_, snapshot_));
+    FERRY_RETURN_IF_ERROR(upsert->Committed(*table_, snapshot_, snapshot_.version()));
     return counts;
   }
 
@@ -218,7 +265,7 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   // Plan against the current version...
   columnar::RecordBatch rows = UpsertRows(schema_, {R"({"id": 2, "v": "B"})", R"({"id": 5})"});
   std::vector<ChangeOp> ops = {ChangeOp::kUpsert, ChangeOp::kDelete};
-  auto plan = upsert_->Plan(*table_, snapshot_, rows, ops, {});
+  auto plan = upsert_->PlanChanges(*table_, snapshot_, rows, ops, {});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   // ...while another writer compacts the table (an OPTIMIZE: every file into one).
   {
@@ -249,6 +296,224 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   ASSERT_TRUE(Apply({"+2:B", "-5"}).ok());
   std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}};
   EXPECT_EQ(State(), want);
+}
+
+TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfTheRowsAFileKeeps) {
+  // A table with row tracking (and, in the deletion-vector variant, deletion vectors).
+  delta::StringMap config = {{"delta.enableRowTracking", "true"}};
+  if (GetParam()) {
+    config["delta.enableDeletionVectors"] = "true";
+  }
+  table_ = std::move(*delta::Table::Open(store_, "tracked"));
+  auto created = table_->Create({.schema = schema_, .configuration = config});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  snapshot_ = *created;
+  upsert_ = NewUpsert("");
+  ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e"}).ok());
+  ASSERT_EQ(snapshot_.num_files(), 1);
+  const delta::AddFile first = snapshot_.files().begin()->second;
+  ASSERT_EQ(first.base_row_id, 0);
+  const int64_t first_version = snapshot_.version();
+  ASSERT_EQ(first.default_row_commit_version, first_version);
+
+  auto second = Apply({"+2:B", "-4"});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  // Every live file's row ids are distinct, and below the high-water mark.
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // [baseRowId, + physical rows)
+  bool kept = false;
+  for (const auto& [key, add] : snapshot_.files()) {
+    ASSERT_TRUE(add.base_row_id.has_value()) << add.path;
+    ASSERT_TRUE(add.default_row_commit_version.has_value()) << add.path;
+    ranges.emplace_back(*add.base_row_id, *delta::StatsNumRecords(*add.stats));
+    if (add.path == first.path) {
+      // Re-added with a deletion vector: the rows it keeps (1, 3, 5) keep their ids, and their
+      // commit version, since they did not change.
+      kept = true;
+      EXPECT_TRUE(add.deletion_vector.has_value());
+      EXPECT_EQ(add.base_row_id, first.base_row_id);
+      EXPECT_EQ(add.default_row_commit_version, first_version);
+    } else {
+      EXPECT_EQ(add.default_row_commit_version, snapshot_.version()) << add.path;
+    }
+  }
+  EXPECT_EQ(kept, GetParam());  // copy-on-write rewrites the file: new rows, new ids
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    EXPECT_GE(ranges[i].first, ranges[i - 1].first + ranges[i - 1].second) << "overlapping ids";
+  }
+  auto mark = delta::RowIdHighWaterMark(snapshot_.domain_metadata());
+  ASSERT_TRUE(mark.ok());
+  EXPECT_EQ(*mark, ranges.back().first + ranges.back().second - 1);
+  // Only the new files took fresh ids: 5 for the first file, 1 (the new 2) with deletion
+  // vectors; copy-on-write also gives the 3 rows it copies fresh ones.
+  EXPECT_EQ(*mark, GetParam() ? 5 : 8);
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {5, "e"}};
+  EXPECT_EQ(State(), want);
+}
+
+// A store that counts the data files read through it.
+class CountingStore : public testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
+    if (key.ends_with(".parquet")) {
+      ++data_files_read;
+      opened.emplace_back(key);
+    }
+    return ForwardingStore::OpenForRead(key);
+  }
+  int64_t data_files_read = 0;
+  std::vector<std::string> opened;
+};
+
+TEST_P(UpsertCommitTest, AKeyThatDeterminesThePartitionReadsOnlyTheTouchedPartitions) {
+  schema_ = UpsertSchema("region STRING NOT NULL, id BIGINT NOT NULL, v STRING, seq BIGINT");
+  delta::StringMap config;
+  if (GetParam()) {
+    config["delta.enableDeletionVectors"] = "true";
+  }
+  table_ = std::move(*delta::Table::Open(store_, "parts"));
+  auto created =
+      table_->Create({.schema = schema_, .partition_columns = {"region"}, .configuration = config});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  snapshot_ = *created;
+  auto make = [&](const delta::Table& table) {
+    auto upsert = UpsertCommit::Create(*schema_, {.key = {"region", "id"}});
+    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
+    EXPECT_TRUE((*upsert)->Load(table, snapshot_).ok());
+    EXPECT_TRUE((*upsert)->index().prunes());
+    return std::move(*upsert);
+  };
+  // "a:1:x" upserts (region a, id 1) with value x.
+  auto batch = [&](const std::vector<std::string>& changes) {
+    std::vector<std::string> json;
+    for (const std::string& c : changes) {
+      json.push_back(fmt::format(R"({{"region": "{}", "id": {}, "v": "{}"}})", c.substr(0, 1),
+                                 c.substr(2, c.rfind(':') - 2), c.substr(c.rfind(':') + 1)));
+    }
+    return UpsertRows(schema_, json);
+  };
+  auto upserts = [](size_t n) { return std::vector<ChangeOp>(n, ChangeOp::kUpsert); };
+  auto first = make(*table_);
+  auto rows = batch({"a:1:a1", "a:2:a2", "b:3:b3", "b:4:b4", "c:5:c5", "c:6:c6"});
+  ASSERT_TRUE(Commit(first.get(), rows, upserts(6)).ok());
+  rows = batch({"a:2:A2", "b:3:B3", "c:7:c7"});
+  ASSERT_TRUE(Commit(first.get(), rows, upserts(3)).ok());
+
+  // A new process: no data file read at start, the files of partition a only for a batch of a.
+  auto counting = std::make_shared<CountingStore>(store_);
+  auto counted = std::move(*delta::Table::Open(counting, "parts"));
+  auto restarted = make(*counted);
+  EXPECT_EQ(counting->data_files_read, 0);
+  rows = batch({"a:1:A1", "a:2:AA2", "a:8:a8"});
+  auto plan = Commit(restarted.get(), rows, upserts(3), counted.get());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->replaced, 2);  // a/1 and a/2 were found
+  EXPECT_GE(counting->data_files_read, 1);
+  for (const std::string& key : counting->opened) {
+    EXPECT_NE(key.find("/region=a/"), std::string::npos) << key << " is not of partition a";
+  }
+  // A batch of b later reads b's files then, and finds its keys.
+  rows = batch({"b:4:B4"});
+  plan = Commit(restarted.get(), rows, upserts(1), counted.get());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->replaced, 1);
+  std::map<int64_t, std::string> want = {{1, "A1"}, {2, "AA2"}, {3, "B3"}, {4, "B4"},
+                                         {5, "c5"}, {6, "c6"},  {7, "c7"}, {8, "a8"}};
+  EXPECT_EQ(State(), want);
+}
+
+TEST_P(UpsertCommitTest, APersistedKeyIndexStartsWithoutReadingTheTable) {
+  auto upsert = NewPersisted(/*persist_every=*/1);
+  EXPECT_TRUE(upsert->index().last_load().rebuilt);
+  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1", "+4:d:1"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+2:B:2", "-3:2", "+5:e:1"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+4:D:3", "+6:f:1", "-1:3"}, upsert.get()).ok());
+  const std::vector<std::string> want = Locations(upsert->index());
+  EXPECT_TRUE(store_->Read(KeyIndex::IndexFileKey(*table_, "p")).ok());
+
+  // A new process: the file of the last commit's version, no data file read, the same answers
+  // (deleted keys with their sequence included).
+  auto counting = std::make_shared<CountingStore>(store_);
+  auto counted = std::move(*delta::Table::Open(counting, "t"));
+  auto restarted = NewPersisted(1, counted.get());
+  const KeyIndexLoad& load = restarted->index().last_load();
+  EXPECT_FALSE(load.rebuilt) << load.reason;
+  EXPECT_EQ(load.base_version, snapshot_.version());
+  EXPECT_EQ(load.files_read, 0);
+  EXPECT_EQ(counting->data_files_read, 0);
+  EXPECT_EQ(Locations(restarted->index()), want);
+  // It goes on exactly like the process before it.
+  ASSERT_TRUE(Apply({"+2:B2:1", "+1:back:4"}, restarted.get()).ok());  // 2's change is stale
+  std::map<int64_t, std::string> state = {{1, "back"}, {2, "B"}, {4, "D"}, {5, "e"}, {6, "f"}};
+  EXPECT_EQ(State(), state);
+}
+
+TEST_P(UpsertCommitTest, AKeyIndexPersistedEarlierCatchesUpFromTheLog) {
+  auto upsert = NewPersisted(/*persist_every=*/1000);  // written at Load only (a rebuild)
+  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+2:B:2", "+4:d:1"}, upsert.get()).ok());
+  const std::vector<std::string> want = Locations(upsert->index());
+  auto counting = std::make_shared<CountingStore>(store_);
+  auto counted = std::move(*delta::Table::Open(counting, "t"));
+  auto restarted = NewPersisted(1000, counted.get());
+  const KeyIndexLoad& load = restarted->index().last_load();
+  EXPECT_FALSE(load.rebuilt) << load.reason;
+  EXPECT_EQ(load.base_version, 0);  // the empty table's
+  EXPECT_EQ(load.commits_from_log, 2);
+  // Only the files those commits added: the first batch's and the second's new one (which,
+  // copy-on-write, also holds the rows of the first file it rewrote; with deletion vectors the
+  // first file is re-added and only its vector is read).
+  EXPECT_EQ(load.files_read, 2);
+  EXPECT_EQ(Locations(restarted->index()), want);
+}
+
+TEST_P(UpsertCommitTest, ADamagedStaleOrForeignKeyIndexIsRebuiltWithTheSameAnswers) {
+  auto upsert = NewPersisted(/*persist_every=*/1);
+  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+2:B:2", "-1:2"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+4:d:1"}, upsert.get()).ok());
+  const std::string key = KeyIndex::IndexFileKey(*table_, "p");
+  std::string good = *store_->Read(key);
+  // Deleted keys are remembered only by a persisted index; a rebuild answers for the live keys.
+  std::vector<std::string> want = Locations(upsert->index());
+  for (std::string& w : want) {
+    w = w.starts_with("deleted@") ? "-" : w;
+  }
+  auto expect_rebuilt = [&](const std::string& why) {
+    auto restarted = NewPersisted(1);
+    const KeyIndexLoad& load = restarted->index().last_load();
+    EXPECT_TRUE(load.rebuilt) << why;
+    EXPECT_NE(load.reason.find(why), std::string::npos) << load.reason;
+    EXPECT_EQ(Locations(restarted->index()), want) << why;
+    // The rebuilt index was written again: the next start uses it.
+    EXPECT_FALSE(NewPersisted(1)->index().last_load().rebuilt) << why;
+  };
+  std::string damaged = good;
+  const size_t middle = damaged.size() / 2;
+  damaged[middle] = static_cast<char>(damaged[middle] ^ 0x20);
+  ASSERT_TRUE(store_->Put(key, damaged).ok());
+  expect_rebuilt("checksum mismatch");
+  ASSERT_TRUE(store_->Put(key, good.substr(0, good.size() - 3)).ok());
+  expect_rebuilt("checksum mismatch");  // torn
+  ASSERT_TRUE(store_->Delete(key).ok());
+  expect_rebuilt("no index beside the table yet");
+
+  // Stale beyond the log: the file of version 1, and commit 2 gone from the log (cleaned up
+  // after a checkpoint; the snapshot of the start was read before).
+  ASSERT_TRUE(Apply({"+5:e:1"}, upsert.get()).ok());
+  std::string at_last = *store_->Read(key);
+  ASSERT_TRUE(Apply({"+6:f:1"}, upsert.get()).ok());  // persisted again (every commit)
+  ASSERT_TRUE(store_->Put(key, at_last).ok());        // back to the version before it
+  ASSERT_TRUE(
+      store_
+          ->Delete(table_->Key("_delta_log/" + delta::PaddedVersion(snapshot_.version()) + ".json"))
+          .ok());
+  want = Locations(upsert->index());
+  for (std::string& w : want) {
+    w = w.starts_with("deleted@") ? "-" : w;
+  }
+  expect_rebuilt("no longer in the log");
 }
 
 std::string StoreKind(const ::testing::TestParamInfo<bool>& param) {
