@@ -40,6 +40,7 @@ def main():
 
     rng = random.Random(a.seed)
     state = bytearray([LIVE if a.start_live else NEVER]) * (a.keys + 1)
+    state[0] = NEVER  # ids start at 1
     hot = max(1, int(a.keys * a.hot_keys))
     counts = {"inserts": 0, "updates": 0, "deletes": 0, "reinserts": 0, "void_deletes": 0}
     p = Producer({"bootstrap.servers": a.brokers, "linger.ms": 20, "batch.size": 1 << 20,
