@@ -238,7 +238,9 @@ bench: setup setup-spark-bench release
 # SIGKILLed among ferry's kills, a broker stalled; no failpoint steps), on 4.x and again on the
 # 3.x line of tests/kafka/pom.xml; schema evolution under
 # kills with a tenth of the ids (at most 100,000); routing under kills with a tenth of the ids
-# (at most 200,000) and all the kills. The short form is part of `make test` (label `fault`).
+# (at most 200,000) and all the kills; upserts under kills with a tenth of the ids as keys (at
+# most 100,000) and four changes per key, all the kills (half on S3). The short form is part of
+# `make test` (label `fault`).
 # FERRY_TORTURE_SEED=N replays a seed; the figures lines start with
 # TORTURE and are collected in build/dev/torture.log.
 TORTURE_MESSAGES ?= 1000000
@@ -247,10 +249,11 @@ TORTURE_KILLS ?= 100
 torture: setup-deb setup-npm setup-gcs
 	cmake --preset dev >/dev/null
 	cmake --build --preset dev --target ferry kafka_torture_test kafka_failover_torture_test \
-	  jetstream_torture_test schema_evolution_torture_test routing_torture_test -j $(JOBS)
+	  jetstream_torture_test schema_evolution_torture_test routing_torture_test \
+	  upsert_torture_test -j $(JOBS)
 	@rm -f build/dev/torture.log; set -o pipefail; rc=0; \
 	for t in kafka_torture_test kafka_failover_torture_test jetstream_torture_test \
-	    schema_evolution_torture_test routing_torture_test; do \
+	    schema_evolution_torture_test routing_torture_test upsert_torture_test; do \
 	  FERRY_TORTURE_MESSAGES=$(TORTURE_MESSAGES) FERRY_TORTURE_KILLS=$(TORTURE_KILLS) \
 	    FERRY_TORTURE_CHILD_LIMIT_S=$${FERRY_TORTURE_CHILD_LIMIT_S:-3600} \
 	    build/dev/tests/fault/$$t 2>&1 | tee -a build/dev/torture.log || rc=1; \

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/base/file.h"
+#include "ferry/delta/deletion_vector.h"
+#include "ferry/delta/file_scan.h"
 #include "ferry/delta/partition_values.h"
+#include "ferry/delta/stats.h"
 #include "ferry/delta/table.h"
 #include "ferry/storage/store_factory.h"
 #include "ferry/storage/table_uri.h"
@@ -195,6 +199,66 @@ std::vector<std::string> TableRows(const TableLocation& table) {
     return {};
   }
   return std::move(*rows);
+}
+
+std::vector<std::string> LiveTableRows(const TableLocation& table) {
+  Result<Opened> opened = OpenLatest(table);
+  if (!opened.ok()) {
+    ADD_FAILURE() << table.uri() << ": " << opened.status().ToString();
+    return {};
+  }
+  if (!opened->snapshot) {
+    return {};
+  }
+  std::vector<std::string> rows;
+  for (const auto& [key, add] : opened->snapshot->files()) {
+    Status st = delta::ScanLiveFile(*opened->table, *opened->snapshot, add, {},
+                                    delta::kScanBatchRows, [&](columnar::RecordBatch& batch) {
+                                      for (std::string& row : testing::RenderRows(batch)) {
+                                        rows.push_back(std::move(row));
+                                      }
+                                      return Status::OK();
+                                    });
+    if (!st.ok()) {
+      ADD_FAILURE() << table.uri() << ": " << st.ToString();
+      return {};
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+Result<std::vector<LiveFile>> LocalLiveFilesWithDeletions(const TableLocation& table,
+                                                          const std::string& dir) {
+  FERRY_ASSIGN_OR_RETURN(Opened opened, OpenLatest(table));
+  std::vector<LiveFile> out;
+  if (!opened.snapshot) {
+    return out;
+  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<std::string> paths, LocalLiveFiles(table, dir));
+  size_t i = 0;
+  // LocalLiveFiles lists the same snapshot's files in the same order, unless the table moved
+  // on in between: the test reads a table no one writes any more.
+  for (const auto& [key, add] : opened.snapshot->files()) {
+    if (i >= paths.size()) {
+      return Aborted("table {} changed while its files were read", table.uri());
+    }
+    LiveFile file{.path = paths[i++], .deleted_rows = {}};
+    if (add.deletion_vector) {
+      std::optional<int64_t> records =
+          add.stats ? delta::StatsNumRecords(*add.stats) : std::nullopt;
+      FERRY_ASSIGN_OR_RETURN(
+          delta::RoaringBitmap64 rows,
+          delta::LoadDeletionVector(*opened.table, add,
+                                    records ? static_cast<uint64_t>(*records) : UINT64_MAX));
+      file.deleted_rows = rows.ToVector();
+    }
+    out.push_back(std::move(file));
+  }
+  if (i != paths.size()) {
+    return Aborted("table {} changed while its files were read", table.uri());
+  }
+  return out;
 }
 
 Result<std::vector<std::string>> LocalLiveFiles(const TableLocation& table,

@@ -69,10 +69,25 @@ Result<std::map<std::string, int64_t>> TablePositions(const TableLocation& table
 // the table has no commit yet. A table that cannot be read is a test failure.
 std::vector<std::string> TableRows(const TableLocation& table);
 
+// The same rows read through delta/file_scan.h: deletion vectors applied (TableRows refuses a
+// file with one), without TableRows' checks of each file against its add.
+std::vector<std::string> LiveTableRows(const TableLocation& table);
+
 // The live data files of the latest snapshot as local files a reader no one here wrote can open
 // (DuckDB): a local table's own paths; an object store's files copied, through the harness's
 // store, into `dir` (created). Empty when the table has no commit yet.
 Result<std::vector<std::string>> LocalLiveFiles(const TableLocation& table, const std::string& dir);
+
+// LocalLiveFiles with, for each file, the rows its deletion vector deletes (ferry's own DV
+// decoding: delta/deletion_vector.h), ascending; empty for a file without one. A reader that
+// cannot apply Delta's deletion vectors (DuckDB over the Parquet files) leaves these rows out by
+// their position in the file (DuckDB's file_row_number).
+struct LiveFile {
+  std::string path;
+  std::vector<uint64_t> deleted_rows;
+};
+Result<std::vector<LiveFile>> LocalLiveFilesWithDeletions(const TableLocation& table,
+                                                          const std::string& dir);
 
 // `ferry verify TABLE --id id --expect N --range 1..N --json`, its exit code and counts.
 struct VerifyResult {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +34,9 @@ struct ProduceKafkaOptions {
   std::string topic;
   std::string value_template;
   std::string key_template;
+  // Messages from a file instead of templates, one a line: KEY<TAB>VALUE ("" for stdin).
+  std::string lines;
+  bool template_given = false;  // --template "" is a valid template (empty messages)
   int64_t count = 1;
   int64_t start = 1;
   double rate = 0;
@@ -155,9 +160,50 @@ int Fail(const Status& st) {
   return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
-int RunProduceKafka(const ProduceKafkaOptions& o) {
+// The messages of --lines: "KEY<TAB>VALUE" per line; a line without a tab is a key alone, and an
+// empty VALUE is an empty message (a tombstone to a compacted topic and to an upsert pipeline).
+// An empty KEY sends no key.
+struct LineMessages {
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+};
+
+Result<LineMessages> ReadLines(const std::string& path) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) {
+      return InvalidArgument("--lines {}: cannot open", path);
+    }
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  LineMessages out;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t tab = line.find('\t');
+    out.keys.push_back(line.substr(0, tab));
+    out.values.push_back(tab == std::string::npos ? std::string() : line.substr(tab + 1));
+  }
+  return out;
+}
+
+int RunProduceKafka(ProduceKafkaOptions o) {
   if (Status st = SetupLogging(LogOptions{.secrets = SecretValues(o.properties)}); !st.ok()) {
     return Fail(st);
+  }
+  std::optional<LineMessages> lines;
+  if (!o.lines.empty()) {
+    if (o.template_given || !o.key_template.empty()) {
+      return Fail(InvalidArgument("--lines goes without --template and --key"));
+    }
+    Result<LineMessages> read = ReadLines(o.lines);
+    if (!read.ok()) {
+      return Fail(read.status());
+    }
+    lines = std::move(*read);
+    o.count = static_cast<int64_t>(lines->keys.size());
+  } else if (!o.template_given) {
+    return Fail(InvalidArgument("--template (or --lines FILE) is required"));
   }
   Result<MessageTemplate> value = MessageTemplate::Parse(o.value_template);
   if (!value.ok()) {
@@ -191,7 +237,7 @@ int RunProduceKafka(const ProduceKafkaOptions& o) {
   // Without a key, librdkafka's sticky partitioner would fill one partition at a time: spread
   // the messages round-robin ourselves (FIELD-NOTES.md).
   int32_t partitions = 0;
-  if (o.partition < 0 && !key) {
+  if (o.partition < 0 && !key && !lines) {
     Result<int32_t> n = PartitionCount(rk->get(), o.topic, deadline_us);
     if (!n.ok()) {
       return Fail(n.status());
@@ -210,16 +256,23 @@ int RunProduceKafka(const ProduceKafkaOptions& o) {
       }
     }
     const int64_t seq = o.start + i;
-    value->Render(seq, &value_buf);
-    if (key) {
-      key->Render(seq, &key_buf);
+    bool keyed = key.has_value();
+    if (lines) {
+      value_buf = lines->values[static_cast<size_t>(i)];
+      key_buf = lines->keys[static_cast<size_t>(i)];
+      keyed = !key_buf.empty();
+    } else {
+      value->Render(seq, &value_buf);
+      if (key) {
+        key->Render(seq, &key_buf);
+      }
     }
     const int32_t partition =
         o.partition >= 0
             ? o.partition
             : (partitions > 0 ? static_cast<int32_t>(i % partitions) : RD_KAFKA_PARTITION_UA);
     rd_kafka_resp_err_t err =
-        Send(rk->get(), o.topic, partition, value_buf, key ? &key_buf : nullptr);
+        Send(rk->get(), o.topic, partition, value_buf, keyed ? &key_buf : nullptr);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (refused++ == 0) {
         FERRY_LOG_ERROR("produce: message {} refused: {}", seq, rd_kafka_err2str(err));
@@ -276,7 +329,11 @@ void RegisterProduceKafkaCommand(CLI::App& app, int* exit_code) {
       "bad arguments.");
   cmd->add_option("--brokers", o->brokers, "bootstrap.servers")->required();
   cmd->add_option("--topic", o->topic, "Topic")->required();
-  cmd->add_option("--template", o->value_template, "Message value template")->required();
+  cmd->add_option("--template", o->value_template, "Message value template");
+  cmd->add_option("--lines", o->lines,
+                  "Send the messages of FILE ('-' for stdin) instead, one a line: KEY<TAB>VALUE "
+                  "(keyed by KEY; an empty VALUE is an empty message, a tombstone; no tab: an "
+                  "empty message); --count and --start do not apply");
   cmd->add_option("--count", o->count, "Number of messages")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -292,7 +349,11 @@ void RegisterProduceKafkaCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--timeout", o->timeout_s, "Seconds to wait for deliveries")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->callback([o, exit_code] { *exit_code = RunProduceKafka(*o); });
+  cmd->callback([o, exit_code, cmd] {
+    ProduceKafkaOptions run = *o;  // a copy: --lines sets the count
+    run.template_given = cmd->get_option("--template")->count() > 0;
+    *exit_code = RunProduceKafka(run);
+  });
 }
 
 }  // namespace ferry::app

@@ -345,6 +345,25 @@ Result<std::vector<std::string>> ConfiguredRoutedTables(const VerifyArgs& args,
   return InvalidArgument("{}: no pipeline with id '{}'", args.config, args.pipeline);
 }
 
+struct UpsertTarget {
+  std::string table;
+  std::vector<std::string> key;
+  storage::StorageOptions storage;
+};
+
+// --config FILE --pipeline ID naming an upsert pipeline (mode = "upsert"): its table and key;
+// nullopt for another pipeline (routed ones are handled by ConfiguredRoutedTables).
+Result<std::optional<UpsertTarget>> ConfiguredUpsertTable(const VerifyArgs& args) {
+  FERRY_ASSIGN_OR_RETURN(config::Config cfg, config::LoadConfig(args.config));
+  for (const config::PipelineConfig& p : cfg.pipelines) {
+    if (p.id == args.pipeline && p.mode == "upsert" && !p.routing) {
+      return std::optional<UpsertTarget>(
+          UpsertTarget{.table = p.table, .key = p.key, .storage = p.storage});
+    }
+  }
+  return std::optional<UpsertTarget>();
+}
+
 int RunVerify(VerifyArgs args) {
   // Checked here rather than by CLI11 so that every usage error exits with 2.
   const int sources =
@@ -363,8 +382,12 @@ int RunVerify(VerifyArgs args) {
   if (!args.pipeline.empty() && args.config.empty() && args.routing.empty()) {
     return Usage("--pipeline goes with --config or --routing");
   }
-  if (args.options.id_column.empty()) {
-    return Usage("--id COLUMN is required");
+  if (!args.options.key_columns.empty() && !args.options.id_column.empty()) {
+    return Usage("give --id COLUMN or --key COLUMN[,COLUMN...], not both");
+  }
+  if (!args.options.key_columns.empty() && args.routing.empty() && args.config.empty() &&
+      !args.more_tables.empty()) {
+    return Usage("--key checks one table (an upsert pipeline's)");
   }
   if (!args.expect.empty()) {
     args.options.expect = ParseInt(args.expect);
@@ -381,6 +404,27 @@ int RunVerify(VerifyArgs args) {
   auto options = StorageOptionsFromFlags(args.storage_options);
   if (!options.ok()) {
     return Usage(options.status().message());
+  }
+  if (!args.config.empty()) {
+    // An upsert pipeline: its table, checked by its key (unless --id or --key says otherwise).
+    Result<std::optional<UpsertTarget>> upsert = ConfiguredUpsertTable(args);
+    if (!upsert.ok()) {
+      return Usage(upsert.status().ToString());
+    }
+    if (*upsert) {
+      args.table = (*upsert)->table;
+      args.config.clear();
+      *options = storage::MergeStorageOptions({&*options, &(*upsert)->storage});
+      if (args.options.id_column.empty() && args.options.key_columns.empty()) {
+        args.options.key_columns = (*upsert)->key;
+      }
+    }
+  }
+  if (args.options.id_column.empty() && args.options.key_columns.empty()) {
+    return Usage("--id COLUMN (or --key COLUMN[,COLUMN...]) is required");
+  }
+  if (!args.options.key_columns.empty() && !args.routing.empty()) {
+    return Usage("--key checks one table (an upsert pipeline's), not a routed pipeline's");
   }
   if (!args.config.empty() || !args.routing.empty()) {
     storage::StorageOptions storage = *options;
@@ -441,6 +485,12 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
                      "table records several pipelines)");
   AddStorageOptionFlag(verify, &args->storage_options);
   verify->add_option("--id", args->options.id_column, "Id column (integer or string)");
+  verify
+      ->add_option("--key", args->options.key_columns,
+                   "Key columns of an upsert table (COLUMN[,COLUMN...]): every key must have "
+                   "one live row; txn positions may lie past the data (deletes). With "
+                   "--config/--pipeline of an upsert pipeline, its key is the default")
+      ->delimiter(',');
   verify->add_option("--expect", args->expect, "Rows and distinct ids must both equal N");
   verify->add_option("--range", args->range, "Inclusive id range A..B that must all be present");
   verify->add_flag("--json", args->json,

@@ -14,6 +14,10 @@
 //   ferry verify --config FILE --pipeline ID --id COLUMN ...
 //                the same over the pipeline's static tables (routes, fallback; left out while no
 //                table is there) and the ones its positions table records (routed_status.h)
+//   ferry verify TABLE --key COLUMN[,COLUMN...] [--expect N] [--json]
+//   ferry verify --config FILE --pipeline ID      (an upsert pipeline: its table and key)
+//                an upsert table (docs/cdc.md): one live row per key; a txn may lie past the
+//                data (deletes), never behind it (delta/verify.h)
 //
 // Prints rows, distinct ids, duplicates (the first few with the files holding them), ids of the
 // inclusive range A..B no row holds, the position checks, and whether rows and distinct ids

@@ -12,6 +12,7 @@
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/stats.h"
 #include "ferry/delta/table.h"
+#include "ferry/delta/value_format.h"
 
 namespace ferry::delta {
 namespace {
@@ -59,6 +60,61 @@ std::optional<std::string_view> TextAt(const Column& column, int64_t row) {
     return std::nullopt;
   }
   return column.As<columnar::BinaryColumn>()->Value(row);
+}
+
+bool KeyColumnType(TypeId id) {
+  return columnar::IsIntegerType(id) || IsText(id) || id == TypeId::kBoolean ||
+         id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kDecimal;
+}
+
+// Appends row `row` of key column `column` (KeyColumnType) to *out: integers in decimal,
+// booleans true/false, dates and timestamps as the Delta log spells them, decimals as numbers,
+// strings in double quotes with `"` and `\` escaped (so that "(a, b)" is unambiguous). False
+// for null.
+bool AppendKeyPart(const Column& column, int64_t row, std::string* out) {
+  if (column.IsNull(row)) {
+    return false;
+  }
+  const TypeId id = column.type_id();
+  if (IsText(id)) {
+    out->push_back('"');
+    for (char c : column.As<columnar::BinaryColumn>()->Value(row)) {
+      if (c == '"' || c == '\\') {
+        out->push_back('\\');
+      }
+      out->push_back(c);
+    }
+    out->push_back('"');
+  } else if (id == TypeId::kBoolean) {
+    out->append(column.As<columnar::UInt8Column>()->Value(row) != 0 ? "true" : "false");
+  } else if (id == TypeId::kDate) {
+    out->append(FormatDate(column.As<columnar::Int32Column>()->Value(row)));
+  } else if (id == TypeId::kTimestamp) {
+    out->append(FormatTimestampMicros(column.As<columnar::Int64Column>()->Value(row),
+                                      TimestampStyle::kIsoMicrosZ));
+  } else if (id == TypeId::kDecimal) {
+    out->append(
+        FormatDecimal(column.As<columnar::DecimalColumn>()->Value(row), column.type()->scale()));
+  } else {
+    out->append(std::to_string(*IntAt(column, row)));
+  }
+  return true;
+}
+
+// The key of `row` from batch columns [0, count), "(v1, v2, ...)"; nullopt when a part is null.
+std::optional<std::string> CompositeKey(const columnar::RecordBatch& batch, int count,
+                                        int64_t row) {
+  std::string key = "(";
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) {
+      key.append(", ");
+    }
+    if (!AppendKeyPart(batch.column(i), row, &key)) {
+      return std::nullopt;
+    }
+  }
+  key.push_back(')');
+  return key;
 }
 
 // Counts ids of one key type (int64_t or std::string) and remembers the first duplicates.
@@ -236,18 +292,35 @@ std::optional<SourceAppId> ParseSourceAppId(std::string_view app_id) {
 
 Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
                                  const VerifyOptions& options) {
-  std::optional<int> id_index = snapshot.schema()->FieldIndex(options.id_column);
-  if (!id_index) {
-    return InvalidArgument("table {} has no column '{}' (columns: {})", table.Describe(),
-                           options.id_column, snapshot.schema()->ToString());
+  const bool key_mode = !options.key_columns.empty();
+  if (key_mode && !options.id_column.empty()) {
+    return InvalidArgument("verify takes an id column or key columns, not both");
   }
-  const TypeId id_type = snapshot.schema()->field(*id_index).type->id();
-  const bool integer_ids = columnar::IsIntegerType(id_type);
-  if (!integer_ids && !IsText(id_type)) {
-    return InvalidArgument("id column '{}' of table {} is {}: verify needs integers or strings",
-                           options.id_column, table.Describe(),
-                           snapshot.schema()->field(*id_index).type->ToString());
+  const std::vector<std::string> id_columns =
+      key_mode ? options.key_columns : std::vector<std::string>{options.id_column};
+  std::vector<TypeId> id_types;
+  for (const std::string& name : id_columns) {
+    std::optional<int> index = snapshot.schema()->FieldIndex(name);
+    if (!index) {
+      return InvalidArgument("table {} has no column '{}' (columns: {})", table.Describe(), name,
+                             snapshot.schema()->ToString());
+    }
+    const columnar::Field& field = snapshot.schema()->field(*index);
+    const TypeId type = field.type->id();
+    if (key_mode ? !KeyColumnType(type) : !(columnar::IsIntegerType(type) || IsText(type))) {
+      return InvalidArgument("{} column '{}' of table {} is {}: verify needs {}",
+                             key_mode ? "key" : "id", name, table.Describe(),
+                             field.type->ToString(),
+                             key_mode ? "integers, strings, booleans, dates, timestamps or decimals"
+                                      : "integers or strings");
+    }
+    id_types.push_back(type);
   }
+  // One integer or string column counts ids as they are; any other key is rendered as text.
+  const bool single = id_columns.size() == 1;
+  const bool integer_ids = single && columnar::IsIntegerType(id_types[0]);
+  const bool text_ids = single && IsText(id_types[0]);
+  const int key_count = static_cast<int>(id_columns.size());
   if (options.range) {
     const auto [first, last] = *options.range;
     if (first > last || last == INT64_MAX || (first < 0 && last > INT64_MAX + first - 1)) {
@@ -270,7 +343,8 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
     }
     kafka_txns = kafka_txns || (parsed && parsed->kind == "kafka");
   }
-  std::vector<std::string> columns = {options.id_column};
+  std::vector<std::string> columns = id_columns;
+  const int kafka_index = key_count;
   if (kafka_columns) {
     columns.push_back(options.partition_column);
     columns.push_back(options.offset_column);
@@ -288,7 +362,7 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
   report.version = snapshot.version();
   report.positions_checked = kafka_columns || jetstream_columns;
   IdCounter<int64_t> int_ids(options.max_listed);
-  IdCounter<std::string> text_ids(options.max_listed);
+  IdCounter<std::string> string_ids(options.max_listed);
   std::map<KafkaKey, int64_t> kafka_max;
   std::vector<std::string> file_paths;
   for (const auto& [key, add] : snapshot.files()) {
@@ -301,17 +375,31 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
           file_rows += batch.num_rows();
           const Column& ids = batch.column(0);
           for (int64_t row = 0; row < batch.num_rows(); ++row) {
-            if (ids.IsNull(row)) {
+            if (integer_ids || text_ids) {
+              if (ids.IsNull(row)) {
+                ++report.null_ids;
+              } else if (integer_ids) {
+                int_ids.Add(*IntAt(ids, row), file, &report, file_paths);
+              } else {
+                string_ids.Add(std::string(*TextAt(ids, row)), file, &report, file_paths);
+              }
+              continue;
+            }
+            std::optional<std::string> row_key;
+            if (!single) {
+              row_key = CompositeKey(batch, key_count, row);
+            } else if (std::string one; AppendKeyPart(ids, row, &one)) {
+              row_key = std::move(one);
+            }
+            if (!row_key) {
               ++report.null_ids;
-            } else if (integer_ids) {
-              int_ids.Add(*IntAt(ids, row), file, &report, file_paths);
             } else {
-              text_ids.Add(std::string(*TextAt(ids, row)), file, &report, file_paths);
+              string_ids.Add(std::move(*row_key), file, &report, file_paths);
             }
           }
           if (kafka_columns) {
-            const Column& partitions = batch.column(1);
-            const Column& offsets = batch.column(2);
+            const Column& partitions = batch.column(kafka_index);
+            const Column& offsets = batch.column(kafka_index + 1);
             for (int64_t row = 0; row < batch.num_rows(); ++row) {
               std::optional<int64_t> partition = IntAt(partitions, row);
               std::optional<int64_t> offset = IntAt(offsets, row);
@@ -319,7 +407,7 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
                 continue;
               }
               std::optional<std::string_view> topic =
-                  topic_column ? TextAt(batch.column(3), row) : std::string_view();
+                  topic_column ? TextAt(batch.column(kafka_index + 2), row) : std::string_view();
               KafkaKey k{.topic = std::string(topic.value_or("")), .partition = *partition};
               auto [it, inserted] = kafka_max.try_emplace(std::move(k), *offset);
               if (!inserted) {
@@ -360,13 +448,13 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
                                      add.path, *records, file_rows, deleted));
     }
   }
-  report.distinct = integer_ids ? int_ids.distinct() : text_ids.distinct();
+  report.distinct = integer_ids ? int_ids.distinct() : string_ids.distinct();
   if (options.keep_ids) {
-    report.ids = integer_ids ? int_ids.Rendered() : text_ids.Rendered();
+    report.ids = integer_ids ? int_ids.Rendered() : string_ids.Rendered();
   }
   report.duplicates = report.rows - report.null_ids - report.distinct;
   if (options.range) {
-    CheckRange(integer_ids ? int_ids.IntegerIds() : text_ids.IntegerIds(), *options.range,
+    CheckRange(integer_ids ? int_ids.IntegerIds() : string_ids.IntegerIds(), *options.range,
                options.max_listed, &report);
   }
   if (options.expect) {
@@ -383,7 +471,8 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
     PositionCheck check{.app_id = app_id,
                         .source = "kafka/" + parsed->name + "/" + parsed->part,
                         .txn_version = txn.version,
-                        .data_max = std::nullopt};
+                        .data_max = std::nullopt,
+                        .at_most = key_mode};
     if (std::optional<int64_t> partition = ParseInt(parsed->part)) {
       KafkaKey k{.topic = topic_column ? parsed->name : "", .partition = *partition};
       auto it = kafka_max.find(k);
@@ -412,7 +501,8 @@ Result<VerifyReport> VerifyTable(const Table& table, const Snapshot& snapshot,
         PositionCheck{.app_id = f.app_id,
                       .source = "jetstream/" + parsed->name + "/" + parsed->part,
                       .txn_version = snapshot.txns().at(f.app_id).version,
-                      .data_max = f.max});
+                      .data_max = f.max,
+                      .at_most = key_mode});
   }
   return report;
 }

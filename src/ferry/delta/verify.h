@@ -12,6 +12,11 @@
 //   3. optionally, that rows and distinct ids both equal an expected count;
 //   4. that every file holds as many rows as its add's stats.numRecords says (when present;
 //      live rows plus those its deletion vector deletes).
+// With key columns instead of an id column (an upsert table, docs/cdc.md): the "id" of a row is
+// its key (one column or several), so check 1 finds every key with more than one live row
+// (deletion vectors applied), naming the key and the files; and since a delete or a replaced
+// row leaves no row for a change's offset, a position is right when the data's largest offset
+// is at most the txn version (a partition whose rows were all deleted passes).
 // The report is clean (ok()) only when there is no duplicate, no null id, nothing missing, the
 // expectation holds, every position agrees and every file's row count matches its stats.
 //
@@ -19,7 +24,8 @@
 // data's largest offset: that shows up as a mismatch (verify knows nothing of filters).
 //
 // Errors (the table could not be checked, as opposed to an unclean table): InvalidArgument for
-// an id column the table lacks or of another type than integer or string; DataLoss naming the
+// an id column the table lacks or of another type than integer or string (a key column: also
+// boolean, date, timestamp or decimal), or for both an id and key columns; DataLoss naming the
 // table and file for a live file that is missing or unreadable; the errors of LoadSnapshot.
 //
 // Thread-safety: stateless functions.
@@ -40,6 +46,9 @@ class Table;
 
 struct VerifyOptions {
   std::string id_column;
+  // Key columns (instead of id_column): one live row per key. A key of several columns is
+  // rendered "(v1, v2)", strings quoted; a single column as its value.
+  std::vector<std::string> key_columns;
   // Rows and distinct ids must both equal this.
   std::optional<int64_t> expect;
   // Inclusive range [first, last] of integer ids that must all be present. String ids count
@@ -68,7 +77,14 @@ struct PositionCheck {
   std::string source;  // "kafka/<topic>/<partition>" or "jetstream/<stream>/<filter>"
   std::optional<int64_t> txn_version;  // nullopt: no txn
   std::optional<int64_t> data_max;     // nullopt: no row of this partition
-  bool ok() const { return txn_version.has_value() && txn_version == data_max; }
+  // Key mode: the data may end before the txn (deletes and replaced rows leave no row).
+  bool at_most = false;
+  bool ok() const {
+    if (!txn_version) {
+      return false;
+    }
+    return at_most ? (!data_max || *data_max <= *txn_version) : txn_version == data_max;
+  }
 };
 
 struct VerifyReport {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ferry/columnar/column.h"
+#include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
@@ -356,6 +359,117 @@ TEST_F(VerifyTest, RoutedTablesTogether) {
   EXPECT_EQ(twice.several_listed[0].first, "5");
   EXPECT_EQ(twice.several_listed[0].second.size(), 2u);
   EXPECT_EQ(twice.expect_ok, false);
+}
+
+// Key mode (an upsert table, docs/cdc.md): a key of two columns, a key held by two live rows
+// in two files, then a deletion vector that deletes the older row.
+columnar::SchemaPtr KeyedSchema() {
+  return std::make_shared<const columnar::Schema>(std::vector<Field>{
+      {"id", DataType::Int64(), true, {}},
+      {"region", DataType::String(), true, {}},
+      {"day", DataType::Date(), true, {}},
+      {"_partition", DataType::Int32(), true, {}},
+      {"_offset", DataType::Int64(), true, {}},
+  });
+}
+
+struct KeyedRow {
+  int64_t id;
+  std::optional<std::string> region;
+  int64_t offset;
+};
+
+columnar::RecordBatch KeyedBatch(const std::vector<KeyedRow>& rows) {
+  auto batch = columnar::RecordBatch::MakeEmpty(KeyedSchema());
+  for (const KeyedRow& r : rows) {
+    batch.mutable_column(0)->As<columnar::Int64Column>()->Append(r.id);
+    if (r.region) {
+      batch.mutable_column(1)->As<columnar::BinaryColumn>()->Append(*r.region);
+    } else {
+      batch.mutable_column(1)->AppendNull();
+    }
+    batch.mutable_column(2)->As<columnar::Int32Column>()->Append(19000);  // 2022-01-08
+    batch.mutable_column(3)->As<columnar::Int32Column>()->Append(0);
+    batch.mutable_column(4)->As<columnar::Int64Column>()->Append(r.offset);
+  }
+  return batch;
+}
+
+TEST_F(VerifyTest, KeyModeFindsKeysWithTwoLiveRowsAndAppliesDeletionVectors) {
+  TableSpec spec;
+  spec.schema = KeyedSchema();
+  spec.configuration = {{"delta.enableDeletionVectors", "true"}};
+  auto created = table_->Create(spec);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  snapshot_ = *created;
+  // The key (2, "eu") twice: in the first file (row 1) and in the second; (1, "eu") and
+  // (1, "us") are different keys. The txn is past the data (the last changes were deletes).
+  Append(KeyedBatch({{1, "eu", 0}, {2, "eu", 1}, {1, "us", 2}}));
+  ASSERT_EQ(snapshot_.files().size(), 1u);
+  const AddFile first = snapshot_.files().begin()->second;
+  Append(KeyedBatch({{2, "eu", 3}, {3, "a\"b", 4}}), {{"p/kafka/t/0", 6}});
+  const VerifyOptions by_key{.key_columns = {"id", "region"}};
+  VerifyReport report = Verify(by_key);
+  EXPECT_EQ(report.rows, 5);
+  EXPECT_EQ(report.distinct, 4);
+  EXPECT_EQ(report.duplicates, 1);
+  ASSERT_EQ(report.duplicates_listed.size(), 1u);
+  EXPECT_EQ(report.duplicates_listed[0].id, "(2, \"eu\")");
+  EXPECT_EQ(report.duplicates_listed[0].count, 2);
+  ASSERT_EQ(report.duplicates_listed[0].files.size(), 2u);
+  EXPECT_NE(report.duplicates_listed[0].files[0], report.duplicates_listed[0].files[1]);
+  ASSERT_EQ(report.positions.size(), 1u);
+  EXPECT_TRUE(report.positions[0].ok()) << "data max 4 <= txn 6 in key mode";
+  EXPECT_FALSE(report.ok());
+  // The same table by id: equality of positions, so the txn past the data is a mismatch.
+  VerifyReport by_id = Verify({.id_column = "id"});
+  EXPECT_EQ(by_id.position_mismatches(), 1);
+
+  // An upsert's commit: the first file again with a deletion vector on its row 1.
+  RoaringBitmap64 deleted;
+  deleted.Add(1);
+  AddFile again = first;
+  again.deletion_vector = InlineDeletionVector(deleted);
+  Transaction txn(*table_, snapshot_);
+  txn.Remove(RemoveFile{.path = first.path, .data_change = true});
+  txn.AddFiles({again});
+  auto committed = txn.Commit();
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  report = Verify(by_key);
+  EXPECT_EQ(report.rows, 4);
+  EXPECT_EQ(report.distinct, 4);
+  EXPECT_EQ(report.duplicates, 0);
+  EXPECT_TRUE(report.stats_mismatches.empty());
+  EXPECT_TRUE(report.ok());
+  VerifyOptions keep = by_key;
+  keep.keep_ids = true;
+  std::vector<std::string> ids = Verify(keep).ids;
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"(1, \"eu\")", "(1, \"us\")", "(2, \"eu\")",
+                                           "(3, \"a\\\"b\")"}));
+  // A date key is rendered as the log spells it; a null part makes a null key.
+  Append(KeyedBatch({{4, std::nullopt, 5}}));
+  report = Verify({.key_columns = {"day"}, .max_listed = 1});
+  EXPECT_EQ(report.distinct, 1);
+  ASSERT_EQ(report.duplicates_listed.size(), 1u);
+  EXPECT_EQ(report.duplicates_listed[0].id, "2022-01-08");
+  report = Verify(by_key);
+  EXPECT_EQ(report.null_ids, 1);
+  EXPECT_FALSE(report.ok());
+}
+
+TEST_F(VerifyTest, KeyModeRefusesBadColumns) {
+  CleanKafkaTable();
+  auto snap = table_->LoadSnapshot();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(VerifyTable(*table_, *snap, {.key_columns = {"id", "nope"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(VerifyTable(*table_, *snap, {.id_column = "id", .key_columns = {"id"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  // One integer key column counts like an id column.
+  auto report = VerifyTable(*table_, *snap, {.key_columns = {"id"}, .expect = 30});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok());
 }
 
 }  // namespace
