@@ -350,6 +350,11 @@ class Retries:
         raise AssertionError(f"{what}: still conflicting after 30 attempts: {self.conflicts}")
 
 
+def has_commit(table) -> bool:
+    """The table's first commit is there (a directory _delta_log alone is not a table yet)."""
+    return (table / "_delta_log" / "00000000000000000000.json").exists()
+
+
 def spark_count(spark, table, where="true") -> int:
     return spark.sql(f"SELECT count(*) AS n FROM delta.`{table}` WHERE {where}").collect()[0]["n"]
 
@@ -473,7 +478,9 @@ def test_structured_streaming_reads_ferry_table(spark, nats, ferry_binary, workd
     ferry = FerryProcess(ferry_binary, config, workdir / "ferry.log")
     query = None
     try:
-        wait_for("ids 1..600 in the table", lambda: (table / "_delta_log").exists()
+        # The first commit file, not the _delta_log directory: ferry (and Spark) make the
+        # directory before the commit lands, and Spark refuses a log without a commit.
+        wait_for("ids 1..600 in the table", lambda: has_commit(table)
                  and spark_count(spark, table) == 600, proc=ferry)
         query = (spark.readStream.format("delta").option("maxFilesPerTrigger", "4")
                  .load(str(table)).writeStream.format("delta")
@@ -485,7 +492,7 @@ def test_structured_streaming_reads_ferry_table(spark, nats, ferry_binary, workd
         run_ferry(ferry_binary, "optimize", str(table))
         publish(ferry_binary, nats.url, name, 2001, 500)
         wait_for("the stream's sink to hold 2,500 rows",
-                 lambda: sink.exists() and (sink / "_delta_log").exists()
+                 lambda: has_commit(sink)
                  and spark_count(spark, sink) >= 2500 and spark_count(spark, table) == 2500,
                  timeout=180, proc=ferry)
         query.processAllAvailable()
