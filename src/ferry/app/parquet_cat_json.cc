@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "ferry/base/json_escape.h"
+
 namespace ferry::app {
 namespace {
 
@@ -240,29 +242,7 @@ void AppendJsonString(std::string_view s, std::string* out) {
       }
       continue;
     }
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (c < 0x20) {
-          fmt::format_to(std::back_inserter(*out), "\\u{:04x}", c);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
+    AppendJsonEscaped(s.substr(i, 1), out);  // ASCII: escaped as every JSON string ferry writes
     i++;
   }
   out->push_back('"');
