@@ -1,6 +1,6 @@
 // SchemaEvolutionTest: a pipeline over a fake source into an in-memory table with schema
-// evolution, decoding JSON or framed Avro or Protobuf; shared by schema_evolution_test.cc and
-// schema_evolution_registry_test.cc (the Avro and Protobuf cases).
+// evolution, decoding JSON or framed Avro or Protobuf, appending or upserting; shared by
+// schema_evolution_test.cc and schema_evolution_registry_test.cc (the Avro and Protobuf cases).
 #pragma once
 
 #include <fmt/format.h>
@@ -38,14 +38,18 @@ struct Messages {
   std::string prefix = "kafka/events";
   int partitions = 1;
   std::vector<std::vector<std::string>> payloads = std::vector<std::vector<std::string>>(1);
+  // (partition, index in payloads) -> the message's key (none: no key).
+  std::map<std::pair<int, size_t>, std::string> keys;
 
   SourceFactory Factory() {
     return [this]() -> Result<std::unique_ptr<source::Source>> {
       auto s = std::make_shared<FakeSource>(
           FakeSource::Options{.prefix = prefix, .partitions = partitions});
       for (int p = 0; p < partitions; ++p) {
-        for (const std::string& payload : payloads[static_cast<size_t>(p)]) {
-          s->Produce(p, payload);
+        const std::vector<std::string>& partition = payloads[static_cast<size_t>(p)];
+        for (size_t i = 0; i < partition.size(); ++i) {
+          auto key = keys.find({p, i});
+          s->Produce(p, partition[i], key != keys.end() ? key->second : "");
         }
       }
       return std::unique_ptr<source::Source>(std::make_unique<SharedSource>(std::move(s)));
@@ -76,6 +80,7 @@ class SchemaEvolutionTest : public ::testing::Test {
     std::shared_ptr<transform::WriterSchemas> avro;
     std::shared_ptr<transform::ProtoSchemas> protobuf;
     std::function<void(SealedBatch*)> seal_hook;  // PipelineOptions::seal_hook
+    std::optional<UpsertSpec> upsert;             // PipelineOptions::upsert
   };
 
   Result<std::unique_ptr<Pipeline>> Make(Messages* messages, const Setup& setup) {
@@ -135,6 +140,7 @@ class SchemaEvolutionTest : public ::testing::Test {
                             .decoder_factory = factory,
                             .until_caught_up = true};
     options.dedup = setup.dedup;
+    options.upsert = setup.upsert;
     options.seal_hook = setup.seal_hook;
     options.commit.checkpoint = false;
     options.initial_backoff = std::chrono::milliseconds(1);
