@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "ferry/delta/file_scan.h"
 #include "ferry/delta/schema_history.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/delta/type_widening.h"
@@ -179,6 +181,24 @@ class SchemaEvolutionTest : public ::testing::Test {
     auto rows = testing::ReadTableRows(**table, *snap);
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
     return rows.ok() ? *rows : std::vector<std::string>{};
+  }
+  // The same with deletion vectors applied (upsert tables), by ferry's file scan.
+  std::vector<std::string> LiveRows(const std::string& name = "events") {
+    auto table = delta::Table::Open(store_, name);
+    auto snap = (*table)->LoadSnapshot();
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+    std::vector<std::string> out;
+    for (const auto& [key, add] : snap->files()) {
+      auto batch = delta::ReadLiveFile(**table, *snap, add);
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      if (batch.ok()) {
+        for (std::string& row : testing::RenderRows(*batch)) {
+          out.push_back(std::move(row));
+        }
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
   // Versions whose commit holds a metaData, and how many metaData actions the log holds.
   std::vector<int64_t> MetadataVersions(int64_t* actions = nullptr) {
