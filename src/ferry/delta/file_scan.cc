@@ -319,6 +319,13 @@ Status ScanLiveFileWithRowTracking(const Table& table, const Snapshot& snapshot,
   return Scan(table, snapshot, add, {}, max_rows, &names, fn);
 }
 
+Status ScanLiveFileWithRowTracking(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                                   const std::vector<std::string>& columns,
+                                   const RowTrackingColumns& names, int64_t max_rows,
+                                   const std::function<Status(columnar::RecordBatch&)>& fn) {
+  return Scan(table, snapshot, add, columns, max_rows, &names, fn);
+}
+
 Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,
                                            const AddFile& add,
                                            const std::vector<std::string>& columns) {

@@ -67,6 +67,12 @@ Result<RowTrackingColumns> MaterializedRowTrackingColumns(const Metadata& metada
 Status ScanLiveFileWithRowTracking(const Table& table, const Snapshot& snapshot, const AddFile& add,
                                    const RowTrackingColumns& names, int64_t max_rows,
                                    const std::function<Status(columnar::RecordBatch&)>& fn);
+// The same with the table columns `columns` only (empty: all), as ScanLiveFile: the upsert
+// pipeline's copy of an updated row's id reads the key columns and the two ids.
+Status ScanLiveFileWithRowTracking(const Table& table, const Snapshot& snapshot, const AddFile& add,
+                                   const std::vector<std::string>& columns,
+                                   const RowTrackingColumns& names, int64_t max_rows,
+                                   const std::function<Status(columnar::RecordBatch&)>& fn);
 
 // The same rows as one batch (the whole file in memory).
 Result<columnar::RecordBatch> ReadLiveFile(const Table& table, const Snapshot& snapshot,

@@ -460,6 +460,9 @@ Status BatchCommitter::TransformWriteCommit(SealedBatch* batch, bool* replan) {
     small_added += add.deletion_vector || add.size >= metrics::Journal::kSmallFileBytes ? 0 : 1;
   }
   delta::Transaction txn(*table_, snapshot_, main_commit_);
+  if (files.preserves_row_ids) {
+    txn.PreserveRowTracking();
+  }
   txn.AddFiles(std::move(files.adds));
   for (delta::RemoveFile& remove : files.removes) {
     txn.Remove(std::move(remove));

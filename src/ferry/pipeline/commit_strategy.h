@@ -54,6 +54,9 @@ struct CommitFiles {
   int64_t deletes = 0;       // upsert: keys deleted
   int64_t replaced = 0;      // upsert: rows of the table marked removed
   int64_t bytes = 0;         // of the new data files
+  // The rows the removes copy into the adds keep their row ids in materialized columns
+  // (delta::Transaction::PreserveRowTracking).
+  bool preserves_row_ids = false;
 };
 
 class CommitStrategy {

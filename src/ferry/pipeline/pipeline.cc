@@ -63,6 +63,11 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
     if (spec.index_name.empty()) {
       spec.index_name = options.id;
     }
+    if (spec.key_partitions.empty()) {
+      spec.key_partitions =
+          KeyDerivedPartitions(*snapshot.schema(), snapshot.partition_columns(), spec.key,
+                               options.transform.columns, options.transform.time_zone);
+    }
     Result<std::unique_ptr<UpsertCommit>> upsert = UpsertCommit::Create(*snapshot.schema(), spec);
     if (!upsert.ok()) {
       return upsert.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,

@@ -435,5 +435,58 @@ TEST_F(SchemaEvolutionTest, ColumnMappedTableEvolves) {
   }
 }
 
+// An upsert batch that adds a column (and widens one) while it replaces and deletes rows of files
+// written before: the rows a copy-on-write rewrite keeps take the new schema like the batch's
+// own (the new column null, the widened one widened), on a copy-on-write table, one with
+// deletion vectors, and one with row tracking (whose copies carry the materialized row ids).
+TEST_F(SchemaEvolutionTest, UpsertsRewriteFilesWrittenBeforeAColumnTheBatchAdds) {
+  for (const char* variant : {"cow", "dv", "tracked"}) {
+    SCOPED_TRACE(variant);
+    store_ = std::make_shared<storage::InMemoryStore>();
+    Messages m;
+    m.payloads[0] = {
+        R"({"id": 1, "v": "a", "n": 1})",  // batch 1: offsets 0-3, before `extra`
+        R"({"id": 2, "v": "b", "n": 2})",
+        R"({"id": 3, "v": "c", "n": 3})",
+        R"({"id": 4, "v": "d", "n": 4})",
+        R"({"id": 2, "v": "B", "n": 20, "extra": "x"})",  // batch 2: adds extra, widens n
+        "",                                               // tombstone of 3
+        R"({"id": 5, "v": "e", "n": 3000000000, "extra": "y"})",
+        R"({"id": 1, "v": "a2", "n": 10})",
+        R"({"id": 6, "v": "f", "n": 6})",  // batch 3
+        "",                                // tombstone of 4
+    };
+    m.keys[{0, 5}] = R"({"id": 3})";
+    m.keys[{0, 9}] = R"({"id": 4})";
+    Setup setup{.ddl = "id BIGINT NOT NULL, v STRING, n INT",
+                .mode = SchemaEvolution::kAddColumnsAndWiden,
+                .max_rows = 4,
+                .id = variant,
+                .upsert = UpsertSpec{.key = {"id"}}};
+    if (std::string_view(variant) == "dv") {
+      setup.properties = {{"delta.enableDeletionVectors", "true"}};
+    } else if (std::string_view(variant) == "tracked") {
+      setup.properties = {{"delta.enableRowTracking", "true"}};
+    }
+    Status st = RunOnce(&m, setup);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    delta::Snapshot snap = Latest();
+    EXPECT_EQ(snap.schema()->ToString(),
+              "id BIGINT NOT NULL, v STRING, n BIGINT, _offset BIGINT, extra STRING");
+    EXPECT_EQ(snap.position(fmt::format("{}/kafka/events/0", variant)), 9);
+    EXPECT_EQ(LiveRows(), (std::vector<std::string>{
+                              "id=1|v=a2|n=10|_offset=7|extra=null",
+                              "id=2|v=B|n=20|_offset=4|extra=x",
+                              "id=5|v=e|n=3000000000|_offset=6|extra=y",
+                              "id=6|v=f|n=6|_offset=8|extra=null",
+                          }));
+    int64_t with_dv = 0;
+    for (const auto& [key, add] : snap.files()) {
+      with_dv += add.deletion_vector ? 1 : 0;
+    }
+    EXPECT_EQ(with_dv > 0, std::string_view(variant) == "dv");
+  }
+}
+
 }  // namespace
 }  // namespace ferry::pipeline::evolution_test

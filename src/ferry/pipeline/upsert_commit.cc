@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -15,12 +18,14 @@
 #include "ferry/delta/stats.h"
 #include "ferry/delta/table_features.h"
 #include "ferry/delta/uuid.h"
+#include "ferry/pipeline/schema_evolver.h"
+#include "ferry/transform/expression.h"
 
 namespace ferry::pipeline {
 
 namespace {
 
-// The touched rows of one file (step 4).
+// The touched rows of one file (step 3).
 struct Touched {
   std::vector<int64_t> rows;  // physical row indexes
   std::vector<std::string> keys;
@@ -62,6 +67,123 @@ std::optional<std::string> WideStats(const std::optional<std::string>& stats) {
   return json.dump();
 }
 
+// Where the rows of one plan go (the copies of step 3, the new versions of step 4): the table's
+// columns of this attempt (a schema change of the commit included), then, when the table keeps
+// row ids and names the materialized columns, those two (PROTOCOL.md "Row Tracking"): a copied
+// row carries its stable row id and row commit version there, an updated row its old row id
+// (its commit version null: the new file's defaultRowCommitVersion, this commit's), a new row
+// neither.
+struct Output {
+  columnar::SchemaPtr table;
+  columnar::SchemaPtr batch;  // `table` plus the hidden columns
+  std::optional<delta::RowTrackingColumns> tracking;
+  std::vector<columnar::Field> hidden;
+};
+
+Output MakeOutput(const delta::Snapshot& snapshot, const columnar::SchemaPtr& table) {
+  Output out{.table = table, .batch = table, .tracking = std::nullopt, .hidden = {}};
+  if (!delta::RowTrackingEnabled(snapshot.protocol(), snapshot.metadata())) {
+    return out;
+  }
+  // A table that does not name the columns: its copied and updated rows get fresh ids.
+  Result<delta::RowTrackingColumns> names =
+      delta::MaterializedRowTrackingColumns(snapshot.metadata());
+  if (!names.ok()) {
+    return out;
+  }
+  out.tracking = std::move(*names);
+  out.hidden = {
+      columnar::Field{out.tracking->row_id, columnar::DataType::Int64(), true, {}},
+      columnar::Field{out.tracking->row_commit_version, columnar::DataType::Int64(), true, {}}};
+  std::vector<columnar::Field> fields = table->fields();
+  fields.insert(fields.end(), out.hidden.begin(), out.hidden.end());
+  out.batch = std::make_shared<const columnar::Schema>(std::move(fields));
+  return out;
+}
+
+// `rows` of a scan (the snapshot's columns, then the two row tracking columns when out.tracking)
+// as out.batch holds them: a column the commit adds is null, a widened one widened.
+Result<columnar::RecordBatch> ToOutput(const Output& out, columnar::RecordBatch rows) {
+  const size_t hidden = out.tracking ? 2 : 0;
+  const std::vector<columnar::Field>& scanned = rows.schema().fields();
+  std::vector<columnar::Field> fields(scanned.begin(),
+                                      scanned.end() - static_cast<std::ptrdiff_t>(hidden));
+  std::vector<std::unique_ptr<columnar::Column>> columns = rows.ReleaseColumns();
+  std::vector<std::unique_ptr<columnar::Column>> ids;
+  for (size_t i = columns.size() - hidden; i < columns.size(); ++i) {
+    ids.push_back(std::move(columns[i]));
+  }
+  columns.resize(columns.size() - hidden);
+  columnar::RecordBatch data(std::make_shared<const columnar::Schema>(std::move(fields)),
+                             std::move(columns));
+  FERRY_RETURN_IF_ERROR(ConformBatch(&data, out.table));
+  columns = data.ReleaseColumns();
+  for (auto& column : ids) {
+    columns.push_back(std::move(column));
+  }
+  return columnar::RecordBatch(out.batch, std::move(columns));
+}
+
+// Step 3 by copy-on-write for one file: its live rows whose keys are not in `keys` are written
+// to `writer`; with row tracking the stable row ids of the rows left out go to `ids`.
+Status RewriteFile(const delta::Table& table, const delta::Snapshot& snapshot,
+                   const delta::AddFile& add, const ChangeKeys& change_keys,
+                   const std::vector<std::string>& keys, const Output& output,
+                   delta::TableWriter* writer, std::unordered_map<std::string, int64_t>* ids) {
+  std::unordered_set<std::string> drop(keys.begin(), keys.end());
+  auto copy = [&](columnar::RecordBatch& batch) -> Status {
+    FERRY_ASSIGN_OR_RETURN(std::vector<std::string> encoded, change_keys.Encode(batch));
+    std::vector<int64_t> keep;
+    keep.reserve(encoded.size());
+    const auto* row_ids =
+        output.tracking ? batch.GetColumn(output.tracking->row_id)->As<columnar::Int64Column>()
+                        : nullptr;
+    for (size_t row = 0; row < encoded.size(); ++row) {
+      if (drop.count(encoded[row]) == 0) {
+        keep.push_back(static_cast<int64_t>(row));
+      } else if (row_ids != nullptr) {
+        (*ids)[encoded[row]] = row_ids->Value(static_cast<int64_t>(row));
+      }
+    }
+    if (keep.empty()) {
+      return Status::OK();
+    }
+    FERRY_ASSIGN_OR_RETURN(
+        columnar::RecordBatch rows,
+        ToOutput(output, keep.size() == encoded.size()
+                             ? columnar::RecordBatch(batch.schema_ptr(), batch.ReleaseColumns())
+                             : batch.Take(keep)));
+    return writer->Write(rows);
+  };
+  Status st = output.tracking
+                  ? delta::ScanLiveFileWithRowTracking(table, snapshot, add, *output.tracking,
+                                                       delta::kScanBatchRows, copy)
+                  : delta::ScanLiveFile(table, snapshot, add, {}, delta::kScanBatchRows, copy);
+  return st.WithContext("upsert: rewriting {}", add.path);
+}
+
+// The stable row ids of the live rows of `add` whose keys are in `keys` (a file that keeps its
+// other rows under a deletion vector: only the key columns and the ids are read).
+Status ReadRowIds(const delta::Table& table, const delta::Snapshot& snapshot,
+                  const delta::AddFile& add, const ChangeKeys& change_keys,
+                  const std::vector<std::string>& keys, const delta::RowTrackingColumns& tracking,
+                  std::unordered_map<std::string, int64_t>* ids) {
+  std::unordered_set<std::string> wanted(keys.begin(), keys.end());
+  Status st = delta::ScanLiveFileWithRowTracking(
+      table, snapshot, add, change_keys.key(), tracking, delta::kScanBatchRows,
+      [&](columnar::RecordBatch& batch) -> Status {
+        FERRY_ASSIGN_OR_RETURN(std::vector<std::string> encoded, change_keys.Encode(batch));
+        const auto* row_ids = batch.GetColumn(tracking.row_id)->As<columnar::Int64Column>();
+        for (size_t row = 0; row < encoded.size(); ++row) {
+          if (wanted.count(encoded[row]) != 0) {
+            (*ids)[encoded[row]] = row_ids->Value(static_cast<int64_t>(row));
+          }
+        }
+        return Status::OK();
+      });
+  return st.WithContext("upsert: reading the row ids of {}", add.path);
+}
+
 }  // namespace
 
 bool UsesDeletionVectors(const delta::Snapshot& snapshot) {
@@ -69,10 +191,61 @@ bool UsesDeletionVectors(const delta::Snapshot& snapshot) {
   return std::find(features.begin(), features.end(), "deletionVectors") != features.end();
 }
 
+std::vector<std::string> KeyDerivedPartitions(const columnar::Schema& schema,
+                                              const std::vector<std::string>& partition_columns,
+                                              const std::vector<std::string>& key,
+                                              const std::vector<DerivedColumnSpec>& derived,
+                                              const std::string& time_zone) {
+  // The key columns alone: an expression reading any other column does not compile here.
+  std::vector<columnar::Field> fields;
+  for (const std::string& name : key) {
+    std::optional<int> i = schema.FieldIndex(name);
+    if (!i) {
+      return {};
+    }
+    fields.push_back(schema.field(*i));
+  }
+  const columnar::Schema key_schema(std::move(fields));
+  std::vector<std::string> out;
+  for (const std::string& column : partition_columns) {
+    if (std::find(key.begin(), key.end(), column) != key.end()) {
+      continue;
+    }
+    auto spec = std::find_if(derived.begin(), derived.end(),
+                             [&](const DerivedColumnSpec& d) { return d.name == column; });
+    if (spec == derived.end()) {
+      return {};
+    }
+    // The words of the expression (identifiers lowercased; inside string literals too, which
+    // at worst turns pruning off): no clock.
+    std::string word;
+    bool clock = false;
+    for (size_t i = 0; i <= spec->expr.size(); ++i) {
+      const char c = i < spec->expr.size() ? spec->expr[i] : ' ';
+      if (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') {
+        word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        continue;
+      }
+      clock = clock || word == "current_timestamp" || word == "current_date" || word == "now" ||
+              word == "unix_timestamp" || word == "localtimestamp";
+      word.clear();
+    }
+    if (clock ||
+        !transform::Expression::Compile(spec->expr, key_schema, {.time_zone = time_zone}).ok()) {
+      return {};
+    }
+    out.push_back(column);
+  }
+  return out;
+}
+
 Result<std::unique_ptr<UpsertCommit>> UpsertCommit::Create(const columnar::Schema& table_schema,
                                                            const UpsertSpec& spec) {
+  // The index's key: the key columns, then the partition columns the key determines.
+  std::vector<std::string> index_key = spec.key;
+  index_key.insert(index_key.end(), spec.key_partitions.begin(), spec.key_partitions.end());
   FERRY_ASSIGN_OR_RETURN(ChangeKeys keys,
-                         ChangeKeys::Create(table_schema, spec.key, spec.sequence));
+                         ChangeKeys::Create(table_schema, index_key, spec.sequence));
   return std::unique_ptr<UpsertCommit>(new UpsertCommit(std::move(keys), spec));
 }
 
@@ -114,7 +287,8 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
         index_.LoadPartitions(table, snapshot, index_.RowPartitions(rows, winners)));
   }
   std::vector<int64_t> upserts;
-  std::map<int32_t, Touched> touched;  // index file id -> rows
+  std::map<int32_t, Touched> touched;       // index file id -> rows
+  std::unordered_set<std::string> updated;  // keys of upserts that replace a live row
   for (int64_t row : winners) {
     const auto r = static_cast<size_t>(row);
     const int64_t sequence = sequences.empty() ? kNoSequence : sequences[r];
@@ -123,7 +297,8 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
       ++out.stale;
       continue;
     }
-    if (entry != nullptr && entry->file >= 0) {
+    const bool live = entry != nullptr && entry->file >= 0;
+    if (live) {
       Touched& t = touched[entry->file];
       t.rows.push_back(entry->row);
       t.keys.push_back(encoded[r]);
@@ -133,15 +308,18 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
       pending_deletes_.emplace_back(encoded[r], sequence);
     } else {
       upserts.push_back(row);
+      if (live) {
+        updated.insert(encoded[r]);
+      }
     }
   }
-  // 3.
-  FERRY_ASSIGN_OR_RETURN(auto writer, delta::TableWriter::Create(table, snapshot, writer_options));
-  if (!upserts.empty()) {
-    FERRY_RETURN_IF_ERROR(writer->Write(rows.Take(upserts)));
-  }
-  out.upserts = static_cast<int64_t>(upserts.size());
-  // 4.
+  // The files of steps 3 and 4 (one writer: copied rows and new versions share files).
+  const Output output = MakeOutput(snapshot, rows.schema_ptr());
+  delta::TableWriterOptions options = writer_options;
+  options.hidden_columns = output.hidden;
+  FERRY_ASSIGN_OR_RETURN(auto writer, delta::TableWriter::Create(table, snapshot, options));
+  // 3. (before the new versions: with row tracking they take the ids of the rows they replace)
+  std::unordered_map<std::string, int64_t> row_ids;  // key -> stable row id (row tracking)
   const int64_t now = WallMillis();
   const bool dv = UsesDeletionVectors(snapshot);
   std::optional<delta::DeletionVectorFileWriter> dv_file;
@@ -155,16 +333,26 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
     }
     out.replaced += static_cast<int64_t>(t.rows.size());
     out.removes.push_back(RemoveOf(*add, now));
-    if (!dv) {
-      FERRY_RETURN_IF_ERROR(RewriteFile(table, snapshot, *add, t.keys, writer.get(), &out));
-      continue;
-    }
     std::optional<int64_t> num_rows =
         add->stats ? delta::StatsNumRecords(*add->stats) : std::nullopt;
-    if (!num_rows) {
-      // Without numRecords the DV cannot be checked against the file: rewrite it instead.
-      FERRY_RETURN_IF_ERROR(RewriteFile(table, snapshot, *add, t.keys, writer.get(), &out));
+    // Without numRecords a DV cannot be checked against the file: rewrite it instead.
+    if (!dv || !num_rows) {
+      FERRY_RETURN_IF_ERROR(
+          RewriteFile(table, snapshot, *add, keys, t.keys, output, writer.get(), &row_ids));
+      ++out.rewritten_files;
       continue;
+    }
+    if (output.tracking) {
+      std::vector<std::string> ids_of;
+      for (const std::string& key : t.keys) {
+        if (updated.count(key) != 0) {
+          ids_of.push_back(key);
+        }
+      }
+      if (!ids_of.empty()) {
+        FERRY_RETURN_IF_ERROR(
+            ReadRowIds(table, snapshot, *add, keys, ids_of, *output.tracking, &row_ids));
+      }
     }
     FERRY_ASSIGN_OR_RETURN(
         delta::RoaringBitmap64 deleted,
@@ -185,10 +373,34 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
     dv_adds.push_back(std::move(again));
     ++out.dv_files;
   }
+  // 4.
+  if (!upserts.empty()) {
+    columnar::RecordBatch changed = rows.Take(upserts);
+    if (output.tracking) {
+      std::vector<std::unique_ptr<columnar::Column>> columns = changed.ReleaseColumns();
+      auto ids = columnar::MakeColumn(columnar::DataType::Int64());
+      auto versions = columnar::MakeColumn(columnar::DataType::Int64());
+      for (int64_t row : upserts) {
+        auto it = row_ids.find(encoded[static_cast<size_t>(row)]);
+        if (it != row_ids.end()) {
+          ids->As<columnar::Int64Column>()->Append(it->second);
+        } else {
+          ids->AppendNull();
+        }
+        versions->AppendNull();
+      }
+      columns.push_back(std::move(ids));
+      columns.push_back(std::move(versions));
+      changed = columnar::RecordBatch(output.batch, std::move(columns));
+    }
+    FERRY_RETURN_IF_ERROR(writer->Write(changed));
+  }
+  out.upserts = static_cast<int64_t>(upserts.size());
   FERRY_ASSIGN_OR_RETURN(out.adds, writer->Finish());
   for (const delta::AddFile& add : out.adds) {
     out.bytes += add.size;
   }
+  out.preserves_row_ids = output.tracking.has_value();
   if (dv_file) {
     // One DV file for the batch; unnamed by any commit until this one lands.
     FERRY_RETURN_IF_ERROR(table.store().Put(table.Key(dv_file->relative_path()), dv_file->bytes()));
@@ -197,34 +409,6 @@ Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
     out.adds.push_back(std::move(add));
   }
   return out;
-}
-
-Status UpsertCommit::RewriteFile(const delta::Table& table, const delta::Snapshot& snapshot,
-                                 const delta::AddFile& add, const std::vector<std::string>& keys,
-                                 delta::TableWriter* writer, UpsertActions* out) {
-  std::unordered_set<std::string> drop(keys.begin(), keys.end());
-  const ChangeKeys& change_keys = index_.keys();
-  Status st = delta::ScanLiveFile(
-      table, snapshot, add, {}, delta::kScanBatchRows, [&](columnar::RecordBatch& batch) -> Status {
-        FERRY_ASSIGN_OR_RETURN(std::vector<std::string> encoded, change_keys.Encode(batch));
-        std::vector<int64_t> keep;
-        keep.reserve(encoded.size());
-        for (size_t row = 0; row < encoded.size(); ++row) {
-          if (drop.count(encoded[row]) == 0) {
-            keep.push_back(static_cast<int64_t>(row));
-          }
-        }
-        if (keep.empty()) {
-          return Status::OK();
-        }
-        if (keep.size() == encoded.size()) {
-          return writer->Write(batch);
-        }
-        return writer->Write(batch.Take(keep));
-      });
-  FERRY_RETURN_IF_ERROR(st.WithContext("upsert: rewriting {}", add.path));
-  ++out->rewritten_files;
-  return Status::OK();
 }
 
 Result<CommitFiles> UpsertCommit::Plan(const delta::Table& table, const delta::Snapshot& snapshot,
@@ -246,7 +430,8 @@ Result<CommitFiles> UpsertCommit::Plan(const delta::Table& table, const delta::S
                      .skipped = actions.collapsed + actions.stale,
                      .deletes = actions.deletes,
                      .replaced = actions.replaced,
-                     .bytes = actions.bytes};
+                     .bytes = actions.bytes,
+                     .preserves_row_ids = actions.preserves_row_ids};
 }
 
 void UpsertCommit::DescribeCommit(delta::StringMap* parameters) const {

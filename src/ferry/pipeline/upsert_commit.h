@@ -19,17 +19,28 @@
 //   2. The key index (key_index.h) catches up with the commits since the last batch (and, when
 //      the key determines the partition, reads the files of the partitions the batch's keys live
 //      in that it has not read yet: partition pruning), then says where each key's live row is.
+//      The key determines the partition when every partition column is a key column or derived
+//      from key columns alone (UpsertSpec::key_partitions: the index keys by those too).
 //      With a sequence, a change older than the key's row in the table (or than its delete,
 //      remembered by this process) is dropped (`stale`).
-//   3. The new row versions (upserts) are written as new files.
-//   4. The rows they replace and the rows deleted are removed from their files:
+//   3. The rows they replace and the rows deleted are removed from their files:
 //        - the table has the deletionVectors writer feature: the file's `add` is removed and
 //          added again with a deletion vector holding its old one plus these rows (PROTOCOL.md
 //          "Deletion Vectors"), all of the batch's vectors in one new DV file
 //          (deletion_vector.h), stats marked tightBounds = false;
 //        - otherwise copy-on-write: the file is read (its own deletion vector applied), its rows
 //          whose key the batch changes are left out, the rest is written as new files, and the
-//          file is removed.
+//          file is removed. The copied rows take the schema of this commit (a column the batch
+//          adds is null in them, a widened one widened), as the batch's own rows do.
+//   4. The new row versions (upserts) are written as new files (with the copies of step 3).
+//   Row tracking (PROTOCOL.md "Row Tracking"; when the table enables it and names the
+//   materialized columns, as ferry and Spark do): the new files carry the materialized row id
+//   and row commit version columns (TableWriterOptions::hidden_columns), as `ferry optimize`
+//   writes them. A copied row keeps both; a new version of a live key keeps the row id of the
+//   row it replaces (read from the rewritten file, or, under a deletion vector, from the file's
+//   key columns) with a null commit version (the new file's, this commit's), as Spark's MERGE
+//   and UPDATE do; a new key gets neither (a fresh id from the add's baseRowId). A file
+//   re-added with a deletion vector keeps its baseRowId and defaultRowCommitVersion.
 //      Every remove carries dataChange = true and the removed add's deletion vector, so the
 //      commit aborts (ConcurrentDeleteRead / ConcurrentDeleteDelete, transaction.h) when another
 //      writer removed the file first (OPTIMIZE, DELETE, MERGE): the caller brings the snapshot
@@ -60,6 +71,7 @@
 #include "ferry/delta/table_writer.h"
 #include "ferry/pipeline/commit_strategy.h"
 #include "ferry/pipeline/key_index.h"
+#include "ferry/pipeline/transform_stage.h"
 #include "ferry/transform/change_op.h"
 
 namespace ferry::pipeline {
@@ -74,6 +86,10 @@ struct UpsertSpec {
   // Commits between two writes of that file (each writes the whole index, on the writer thread
   // after a commit); a start reads at most this many commits from the log on top of it.
   int persist_every = 100;
+  // Partition columns derived from the key columns alone (KeyDerivedPartitions): the key index
+  // compares rows by `key` plus these, which the key determines, so that every partition column
+  // is an index key column and the index prunes by partition (key_index.h).
+  std::vector<std::string> key_partitions;
 };
 
 struct UpsertActions {
@@ -87,6 +103,9 @@ struct UpsertActions {
   int64_t rewritten_files = 0;  // copy-on-write
   int64_t dv_files = 0;         // files given a deletion vector
   int64_t bytes = 0;            // of the new data files
+  // The new files carry row tracking's materialized columns: the rows copied and updated keep
+  // their row ids (the commit says delta.rowTracking.preserved).
+  bool preserves_row_ids = false;
 };
 
 class UpsertCommit : public CommitStrategy {
@@ -122,11 +141,6 @@ class UpsertCommit : public CommitStrategy {
  private:
   UpsertCommit(ChangeKeys keys, UpsertSpec spec)
       : index_(std::move(keys)), spec_(std::move(spec)) {}
-  // Step 4 for one file: the rows of `add` at `rows` (physical indexes) whose keys are `keys`.
-  Status RewriteFile(const delta::Table& table, const delta::Snapshot& snapshot,
-                     const delta::AddFile& add, const std::vector<std::string>& keys,
-                     delta::TableWriter* writer, UpsertActions* out);
-
   KeyIndex index_;
   const UpsertSpec spec_;
   int commits_since_persist_ = 0;
@@ -135,5 +149,16 @@ class UpsertCommit : public CommitStrategy {
 
 // The table's `deletionVectors` writer feature (upserts mark rows with deletion vectors).
 bool UsesDeletionVectors(const delta::Snapshot& snapshot);
+
+// The partition columns that are derived columns (`derived`, [[pipeline.columns]]) whose
+// expression reads key columns only and no clock (current_timestamp(), now(), current_date(),
+// unix_timestamp()): the key determines their values. Empty unless every partition column is a
+// key column or such a derived column (only then can the index prune). `schema` is the table's;
+// `time_zone` the expressions' (TransformSpec::time_zone).
+std::vector<std::string> KeyDerivedPartitions(const columnar::Schema& schema,
+                                              const std::vector<std::string>& partition_columns,
+                                              const std::vector<std::string>& key,
+                                              const std::vector<DerivedColumnSpec>& derived,
+                                              const std::string& time_zone);
 
 }  // namespace ferry::pipeline

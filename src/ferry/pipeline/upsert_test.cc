@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "ferry/delta/table_features.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
+#include "ferry/parquet/file_reader.h"
 #include "ferry/pipeline/change_keys.h"
 #include "ferry/pipeline/key_index.h"
 #include "ferry/pipeline/upsert_commit.h"
@@ -169,6 +171,9 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
                                                snapshot_, rows, ops, {}));
     UpsertActions counts = actions;
     delta::Transaction txn(*table_, snapshot_);
+    if (actions.preserves_row_ids) {
+      txn.PreserveRowTracking();
+    }
     txn.AddFiles(std::move(actions.adds));
     for (delta::RemoveFile& r : actions.removes) {
       txn.Remove(std::move(r));
@@ -194,6 +199,39 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
         EXPECT_TRUE(out.emplace(ids.Value(r), std::string(vs.Value(r))).second)
             << "id " << ids.Value(r) << " twice";
       }
+    }
+    return out;
+  }
+
+  // Each live row's stable row id and row commit version, as a reader derives them (the
+  // materialized columns, else baseRowId + position and defaultRowCommitVersion), by id.
+  struct RowIds {
+    int64_t row_id = 0;
+    int64_t version = 0;
+    bool operator==(const RowIds&) const = default;
+  };
+  std::map<int64_t, RowIds> StableRowIds() {
+    std::map<int64_t, RowIds> out;
+    auto names = delta::MaterializedRowTrackingColumns(snapshot_.metadata());
+    EXPECT_TRUE(names.ok()) << names.status().ToString();
+    if (!names.ok()) {
+      return out;
+    }
+    for (const auto& [key, add] : snapshot_.files()) {
+      Status st = delta::ScanLiveFileWithRowTracking(
+          *table_, snapshot_, add, *names, 1000, [&](columnar::RecordBatch& batch) {
+            const auto& ids = static_cast<const columnar::Int64Column&>(*batch.GetColumn("id"));
+            const auto& row_ids =
+                static_cast<const columnar::Int64Column&>(*batch.GetColumn(names->row_id));
+            const auto& versions = static_cast<const columnar::Int64Column&>(
+                *batch.GetColumn(names->row_commit_version));
+            for (int64_t r = 0; r < batch.num_rows(); ++r) {
+              EXPECT_TRUE(
+                  out.emplace(ids.Value(r), RowIds{row_ids.Value(r), versions.Value(r)}).second);
+            }
+            return Status::OK();
+          });
+      EXPECT_TRUE(st.ok()) << st.ToString();
     }
     return out;
   }
@@ -298,7 +336,7 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   EXPECT_EQ(State(), want);
 }
 
-TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfTheRowsAFileKeeps) {
+TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfCopiedAndUpdatedRows) {
   // A table with row tracking (and, in the deletion-vector variant, deletion vectors).
   delta::StringMap config = {{"delta.enableRowTracking", "true"}};
   if (GetParam()) {
@@ -313,41 +351,84 @@ TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfTheRowsAFileKeeps) {
   ASSERT_EQ(snapshot_.num_files(), 1);
   const delta::AddFile first = snapshot_.files().begin()->second;
   ASSERT_EQ(first.base_row_id, 0);
-  const int64_t first_version = snapshot_.version();
-  ASSERT_EQ(first.default_row_commit_version, first_version);
-
-  auto second = Apply({"+2:B", "-4"});
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
-  // Every live file's row ids are distinct, and below the high-water mark.
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // [baseRowId, + physical rows)
-  bool kept = false;
-  for (const auto& [key, add] : snapshot_.files()) {
-    ASSERT_TRUE(add.base_row_id.has_value()) << add.path;
-    ASSERT_TRUE(add.default_row_commit_version.has_value()) << add.path;
-    ranges.emplace_back(*add.base_row_id, *delta::StatsNumRecords(*add.stats));
-    if (add.path == first.path) {
-      // Re-added with a deletion vector: the rows it keeps (1, 3, 5) keep their ids, and their
-      // commit version, since they did not change.
-      kept = true;
-      EXPECT_TRUE(add.deletion_vector.has_value());
-      EXPECT_EQ(add.base_row_id, first.base_row_id);
-      EXPECT_EQ(add.default_row_commit_version, first_version);
-    } else {
-      EXPECT_EQ(add.default_row_commit_version, snapshot_.version()) << add.path;
-    }
+  const int64_t v1 = snapshot_.version();
+  ASSERT_EQ(first.default_row_commit_version, v1);
+  const std::map<int64_t, RowIds> before = StableRowIds();
+  ASSERT_EQ(before.size(), 5u);
+  for (int64_t id = 1; id <= 5; ++id) {
+    EXPECT_EQ(before.at(id), (RowIds{id - 1, v1})) << id;
   }
-  EXPECT_EQ(kept, GetParam());  // copy-on-write rewrites the file: new rows, new ids
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i) {
-    EXPECT_GE(ranges[i].first, ranges[i - 1].first + ranges[i - 1].second) << "overlapping ids";
+
+  // 2 is updated, 4 deleted, 6 inserted.
+  auto second = Apply({"+2:B", "-4", "+6:f"});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_TRUE(second->preserves_row_ids);
+  const int64_t v2 = snapshot_.version();
+  std::map<int64_t, RowIds> after = StableRowIds();
+  // The rows kept (1, 3, 5) keep id and commit version, whether their file was re-added with a
+  // deletion vector or copied; the updated row keeps its id with the new commit version (as
+  // Spark's MERGE and UPDATE); the new row has a fresh id.
+  EXPECT_EQ(after.at(1), before.at(1));
+  EXPECT_EQ(after.at(3), before.at(3));
+  EXPECT_EQ(after.at(5), before.at(5));
+  EXPECT_EQ(after.at(2), (RowIds{1, v2}));
+  EXPECT_EQ(after.count(4), 0u);
+  // The new file: copy-on-write holds 1, 3, 5, then 2 and 6 (ids 5-9, 6 at position 4); with
+  // deletion vectors 2 and 6 (ids 5-6).
+  EXPECT_EQ(after.at(6), (RowIds{GetParam() ? 6 : 9, v2}));
+  std::set<int64_t> distinct;
+  for (const auto& [id, ids] : after) {
+    EXPECT_TRUE(distinct.insert(ids.row_id).second) << "row id " << ids.row_id << " twice";
   }
   auto mark = delta::RowIdHighWaterMark(snapshot_.domain_metadata());
   ASSERT_TRUE(mark.ok());
-  EXPECT_EQ(*mark, ranges.back().first + ranges.back().second - 1);
-  // Only the new files took fresh ids: 5 for the first file, 1 (the new 2) with deletion
-  // vectors; copy-on-write also gives the 3 rows it copies fresh ones.
-  EXPECT_EQ(*mark, GetParam() ? 5 : 8);
-  std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {5, "e"}};
+  EXPECT_EQ(*mark, GetParam() ? 6 : 9);
+  bool kept = false;
+  for (const auto& [key, add] : snapshot_.files()) {
+    ASSERT_TRUE(add.base_row_id.has_value()) << add.path;
+    if (add.path == first.path) {
+      // Re-added with a deletion vector: its baseRowId and defaultRowCommitVersion stay.
+      kept = true;
+      EXPECT_TRUE(add.deletion_vector.has_value());
+      EXPECT_EQ(add.base_row_id, first.base_row_id);
+      EXPECT_EQ(add.default_row_commit_version, v1);
+      continue;
+    }
+    EXPECT_EQ(add.default_row_commit_version, v2) << add.path;
+    // The new file holds the materialized columns, named by the table's configuration, after
+    // the data columns; the table's readers do not see them.
+    auto path = delta::RelativeFilePath(add);
+    ASSERT_TRUE(path.ok());
+    auto file = store_->OpenForRead(table_->Key(*path));
+    ASSERT_TRUE(file.ok());
+    auto reader = parquet::FileReader::Open(*file);
+    ASSERT_TRUE(reader.ok());
+    const columnar::Schema& file_schema = *(*reader)->schema();
+    ASSERT_EQ(file_schema.num_fields(), 5);
+    EXPECT_EQ(file_schema.field(3).name, snapshot_.metadata().configuration.at(
+                                             "delta.rowTracking.materializedRowIdColumnName"));
+    EXPECT_EQ(file_schema.field(4).name,
+              snapshot_.metadata().configuration.at(
+                  "delta.rowTracking.materializedRowCommitVersionColumnName"));
+    auto rows = delta::ReadLiveFile(*table_, snapshot_, add);
+    ASSERT_TRUE(rows.ok());
+    EXPECT_EQ(rows->num_columns(), 3);
+  }
+  EXPECT_EQ(kept, GetParam());
+  auto commit = store_->Read("tracked/_delta_log/" + delta::CommitFileName(v2));
+  ASSERT_TRUE(commit.ok());
+  EXPECT_NE(commit->find("\"delta.rowTracking.preserved\":\"true\""), std::string::npos) << *commit;
+
+  // Again, over files whose ids are materialized now: 2 and 1 updated, 3 deleted.
+  ASSERT_TRUE(Apply({"+2:BB", "+1:A", "-3"}).ok());
+  const int64_t v3 = snapshot_.version();
+  std::map<int64_t, RowIds> third = StableRowIds();
+  EXPECT_EQ(third.at(1), (RowIds{0, v3}));
+  EXPECT_EQ(third.at(2), (RowIds{1, v3}));
+  EXPECT_EQ(third.at(5), before.at(5));
+  EXPECT_EQ(third.at(6), after.at(6));
+  EXPECT_EQ(third.count(3), 0u);
+  std::map<int64_t, std::string> want = {{1, "A"}, {2, "BB"}, {5, "e"}, {6, "f"}};
   EXPECT_EQ(State(), want);
 }
 
@@ -420,6 +501,87 @@ TEST_P(UpsertCommitTest, AKeyThatDeterminesThePartitionReadsOnlyTheTouchedPartit
   EXPECT_EQ(plan->replaced, 1);
   std::map<int64_t, std::string> want = {{1, "A1"}, {2, "AA2"}, {3, "B3"}, {4, "B4"},
                                          {5, "c5"}, {6, "c6"},  {7, "c7"}, {8, "a8"}};
+  EXPECT_EQ(State(), want);
+}
+
+TEST(KeyDerivedPartitionsTest, OnlyExpressionsOfTheKeyAloneWithoutAClock) {
+  auto schema = UpsertSchema("id BIGINT NOT NULL, v STRING, seq BIGINT, bucket BIGINT, day DATE");
+  auto derived = [](const char* expr) {
+    return std::vector<DerivedColumnSpec>{{.name = "bucket", .expr = expr}};
+  };
+  EXPECT_EQ(KeyDerivedPartitions(*schema, {"bucket"}, {"id"}, derived("id % 4"), "UTC"),
+            std::vector<std::string>{"bucket"});
+  // Another column, a clock, a partition column that is neither: no pruning.
+  EXPECT_TRUE(KeyDerivedPartitions(*schema, {"bucket"}, {"id"}, derived("seq % 4"), "UTC").empty());
+  EXPECT_TRUE(
+      KeyDerivedPartitions(*schema, {"bucket"}, {"id"}, derived("id + unix_timestamp()"), "UTC")
+          .empty());
+  EXPECT_TRUE(
+      KeyDerivedPartitions(*schema, {"bucket", "day"}, {"id"}, derived("id % 4"), "UTC").empty());
+  // A partition column that is a key column needs nothing derived.
+  EXPECT_TRUE(KeyDerivedPartitions(*schema, {"id"}, {"id"}, derived("id % 4"), "UTC").empty());
+}
+
+// A partition column derived from the key (bucket = id % 3): the index keys by (id, bucket),
+// which the id determines, and reads only the partitions a batch touches.
+TEST_P(UpsertCommitTest, APartitionDerivedFromTheKeyReadsOnlyTheTouchedPartitions) {
+  schema_ = UpsertSchema("id BIGINT NOT NULL, v STRING, seq BIGINT, bucket BIGINT");
+  delta::StringMap config;
+  if (GetParam()) {
+    config["delta.enableDeletionVectors"] = "true";
+  }
+  table_ = std::move(*delta::Table::Open(store_, "buckets"));
+  auto created =
+      table_->Create({.schema = schema_, .partition_columns = {"bucket"}, .configuration = config});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  snapshot_ = *created;
+  const std::vector<std::string> key_partitions = KeyDerivedPartitions(
+      *schema_, {"bucket"}, {"id"}, {{.name = "bucket", .expr = "id % 3"}}, "UTC");
+  ASSERT_EQ(key_partitions, std::vector<std::string>{"bucket"});
+  auto make = [&](const delta::Table& table) {
+    auto upsert = UpsertCommit::Create(*schema_, {.key = {"id"}, .key_partitions = key_partitions});
+    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
+    EXPECT_TRUE((*upsert)->Load(table, snapshot_).ok());
+    EXPECT_TRUE((*upsert)->index().prunes());
+    return std::move(*upsert);
+  };
+  // "+id:v" upserts, "-id" deletes; bucket as the pipeline's derived column computes it.
+  auto batch = [&](const std::vector<std::string>& changes, std::vector<ChangeOp>* ops) {
+    std::vector<std::string> json;
+    ops->clear();
+    for (const std::string& c : changes) {
+      const size_t colon = c.find(':');
+      const int64_t id = std::stoll(c.substr(1, colon == std::string::npos ? colon : colon - 1));
+      json.push_back(c[0] == '+' ? fmt::format(R"({{"id": {}, "v": "{}", "bucket": {}}})", id,
+                                               c.substr(colon + 1), id % 3)
+                                 : fmt::format(R"({{"id": {}, "bucket": {}}})", id, id % 3));
+      ops->push_back(c[0] == '+' ? ChangeOp::kUpsert : ChangeOp::kDelete);
+    }
+    return UpsertRows(schema_, json);
+  };
+  std::vector<ChangeOp> ops;
+  auto first = make(*table_);
+  auto rows = batch({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e", "+6:f"}, &ops);
+  ASSERT_TRUE(Commit(first.get(), rows, ops).ok());
+
+  // A new process: no data file read at start, then only bucket 1's files (ids 1, 4, 7).
+  auto counting = std::make_shared<CountingStore>(store_);
+  auto counted = std::move(*delta::Table::Open(counting, "buckets"));
+  auto restarted = make(*counted);
+  EXPECT_EQ(counting->data_files_read, 0);
+  rows = batch({"+1:A", "-4", "+7:g"}, &ops);
+  auto plan = Commit(restarted.get(), rows, ops, counted.get());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->replaced, 2);  // 1 and 4 were found
+  EXPECT_GE(counting->data_files_read, 1);
+  for (const std::string& key : counting->opened) {
+    EXPECT_NE(key.find("/bucket=1/"), std::string::npos) << key << " is not of bucket 1";
+  }
+  rows = batch({"+2:B", "-6"}, &ops);
+  plan = Commit(restarted.get(), rows, ops, counted.get());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->replaced, 2);
+  std::map<int64_t, std::string> want = {{1, "A"}, {2, "B"}, {3, "c"}, {5, "e"}, {7, "g"}};
   EXPECT_EQ(State(), want);
 }
 

@@ -1,11 +1,12 @@
 // SchemaEvolutionTest: a pipeline over a fake source into an in-memory table with schema
-// evolution, decoding JSON or framed Avro or Protobuf; shared by schema_evolution_test.cc and
-// schema_evolution_registry_test.cc (the Avro and Protobuf cases).
+// evolution, decoding JSON or framed Avro or Protobuf, appending or upserting; shared by
+// schema_evolution_test.cc and schema_evolution_registry_test.cc (the Avro and Protobuf cases).
 #pragma once
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -13,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "ferry/delta/file_scan.h"
 #include "ferry/delta/schema_history.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/delta/type_widening.h"
@@ -38,14 +40,18 @@ struct Messages {
   std::string prefix = "kafka/events";
   int partitions = 1;
   std::vector<std::vector<std::string>> payloads = std::vector<std::vector<std::string>>(1);
+  // (partition, index in payloads) -> the message's key (none: no key).
+  std::map<std::pair<int, size_t>, std::string> keys;
 
   SourceFactory Factory() {
     return [this]() -> Result<std::unique_ptr<source::Source>> {
       auto s = std::make_shared<FakeSource>(
           FakeSource::Options{.prefix = prefix, .partitions = partitions});
       for (int p = 0; p < partitions; ++p) {
-        for (const std::string& payload : payloads[static_cast<size_t>(p)]) {
-          s->Produce(p, payload);
+        const std::vector<std::string>& partition = payloads[static_cast<size_t>(p)];
+        for (size_t i = 0; i < partition.size(); ++i) {
+          auto key = keys.find({p, i});
+          s->Produce(p, partition[i], key != keys.end() ? key->second : "");
         }
       }
       return std::unique_ptr<source::Source>(std::make_unique<SharedSource>(std::move(s)));
@@ -76,6 +82,7 @@ class SchemaEvolutionTest : public ::testing::Test {
     std::shared_ptr<transform::WriterSchemas> avro;
     std::shared_ptr<transform::ProtoSchemas> protobuf;
     std::function<void(SealedBatch*)> seal_hook;  // PipelineOptions::seal_hook
+    std::optional<UpsertSpec> upsert;             // PipelineOptions::upsert
   };
 
   Result<std::unique_ptr<Pipeline>> Make(Messages* messages, const Setup& setup) {
@@ -135,6 +142,7 @@ class SchemaEvolutionTest : public ::testing::Test {
                             .decoder_factory = factory,
                             .until_caught_up = true};
     options.dedup = setup.dedup;
+    options.upsert = setup.upsert;
     options.seal_hook = setup.seal_hook;
     options.commit.checkpoint = false;
     options.initial_backoff = std::chrono::milliseconds(1);
@@ -173,6 +181,24 @@ class SchemaEvolutionTest : public ::testing::Test {
     auto rows = testing::ReadTableRows(**table, *snap);
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
     return rows.ok() ? *rows : std::vector<std::string>{};
+  }
+  // The same with deletion vectors applied (upsert tables), by ferry's file scan.
+  std::vector<std::string> LiveRows(const std::string& name = "events") {
+    auto table = delta::Table::Open(store_, name);
+    auto snap = (*table)->LoadSnapshot();
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+    std::vector<std::string> out;
+    for (const auto& [key, add] : snap->files()) {
+      auto batch = delta::ReadLiveFile(**table, *snap, add);
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      if (batch.ok()) {
+        for (std::string& row : testing::RenderRows(*batch)) {
+          out.push_back(std::move(row));
+        }
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
   // Versions whose commit holds a metaData, and how many metaData actions the log holds.
   std::vector<int64_t> MetadataVersions(int64_t* actions = nullptr) {
