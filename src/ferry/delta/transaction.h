@@ -57,8 +57,10 @@
 //          rule is to reassign). Other domains are kept as the winner left them;
 //        - anything else (blind appends, compaction, deletes: ferry's adds never conflict with
 //          them): apply the winner to the read snapshot and retry at v + 1.
-//   5. Back off before retrying: a random sleep up to min(max_backoff, initial * 2^n). After
-//      max_attempts put attempts: Unavailable ("too much contention").
+//   5. Back off before retrying: a random sleep up to min(max_backoff, initial * 2^n), THEN read
+//      the commits that landed meanwhile (step 4 for each), so the next try is at the version
+//      after the newest seen just before it. After max_attempts put attempts: Unavailable ("too
+//      much contention").
 //   6. The post-commit snapshot is the read snapshot plus the winners plus our actions (no log
 //      re-read). If a checkpoint is due -- the newest checkpoint is older than the last multiple
 //      of delta.checkpointInterval at or below v, so a checkpoint a crash skipped is retried by
