@@ -612,6 +612,56 @@ TEST_F(KafkaSourceTest, LogStartMovedBeforeTheFirstFetchIsNoGap) {
   EXPECT_EQ(source->stats().gaps, 0);
 }
 
+// The log start moves twice before the first fetch: the restart at the first new log start is
+// itself removed by retention before anything is read. Still no gap and no error: the partition
+// has taken nothing, so it starts again at the second new log start, and every offset from there
+// on arrives once. The Fetch requests, in order: 3 refused while the test fills the partition, the
+// one at 0 out of range (the pushed NO_ERROR lets it through), then 3 refused at the first new log
+// start while the test fills the partition again, and the one there out of range.
+TEST_F(KafkaSourceTest, LogStartMovedTwiceBeforeTheFirstFetchIsNoGap) {
+  ASSERT_TRUE(cluster_->CreateTopic("big", 1).ok());
+  ASSERT_TRUE(ProduceBig(*cluster_, 1).ok());
+  std::vector<rd_kafka_resp_err_t> errors(3, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  errors.push_back(RD_KAFKA_RESP_ERR_NO_ERROR);
+  errors.insert(errors.end(), 3, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  cluster_->PushRequestErrors(*ParseApiKey("Fetch"), errors);
+  TestListener listener;
+  KafkaSourceOptions o = Options({"big"});
+  o.assignment = Assignment::kManual;  // Start() resolves the log start (0) and assigns
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(ProduceBig(*cluster_, 12, 1).ok());
+  PollResult r = PollUntil(source.get(), nullptr, [&](const PollResult& p) {
+    return !p.errors.empty() || !p.messages.empty() || source->stats().policy_restarts >= 1;
+  });
+  ASSERT_TRUE(r.errors.empty()) << r.errors.front().ToString();
+  ASSERT_TRUE(r.messages.empty()) << "offset " << r.messages.front().offset
+                                  << " was fetched before the log start moved";
+  ASSERT_EQ(source->stats().policy_restarts, 1);
+  ASSERT_TRUE(ProduceBig(*cluster_, 12, 13).ok());
+  PollResult rest = PollUntil(source.get(), nullptr, [](const PollResult& p) {
+    return !p.errors.empty() || (!p.messages.empty() && p.messages.back().offset == 24);
+  });
+  EXPECT_TRUE(rest.errors.empty()) << rest.errors.front().ToString();
+  EXPECT_TRUE(Settle(source.get(), nullptr, 500).messages.empty());
+  EXPECT_EQ(source->stats().policy_restarts, 2) << "the second move was not before the fetch";
+  EXPECT_TRUE(source->TakeGaps().empty());
+  EXPECT_EQ(source->stats().gaps, 0);
+  // Every offset the broker still holds, once.
+  Result<ConfPtr> conf = NewConf(ConsumerProperties(o));
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  Result<KafkaPtr> rk = NewClient(RD_KAFKA_CONSUMER, std::move(conf).value());
+  ASSERT_TRUE(rk.ok()) << rk.status().ToString();
+  int64_t low = -1;
+  int64_t high = -1;
+  ASSERT_EQ(rd_kafka_query_watermark_offsets(rk->get(), "big", 0, &low, &high, 5000),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  EXPECT_GT(low, 12);  // past everything of the first fill: the log start moved twice
+  EXPECT_EQ(high, 25);
+  EXPECT_EQ(OffsetsByPartition(rest.messages)[0], Range(low, 24));
+  EXPECT_EQ(rest.messages.size(), static_cast<size_t>(25 - low));
+}
+
 TEST_F(KafkaSourceTest, NewTopicMatchingRegexIsPickedUp) {
   ASSERT_TRUE(cluster_->CreateTopic("ev-a", 2).ok());
   ASSERT_TRUE(cluster_->CreateTopic("other", 1).ok());
@@ -706,6 +756,31 @@ TEST_F(KafkaSourceTest, PositionPastLogEndIsDataLoss) {
                                        "broker's log now holds offsets 0..4"),
             std::string::npos)
       << r.errors[0].ToString();
+}
+
+// A partition new to the table whose start policy names an offset past the log end: the
+// DataLoss says where the policy wanted to start, not a table position the table does not have.
+TEST_F(KafkaSourceTest, PolicyOffsetPastLogEndIsDataLossNamingThePolicy) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
+  ASSERT_TRUE(ProduceDefault(*cluster_, "events", 0, 5).ok());
+  TestListener listener;
+  KafkaSourceOptions o = Options({"events"});
+  o.start = StartPolicy::kOffsets;
+  o.start_offsets = {{{"events", 0}, 42}};
+  auto source = Make(o, &listener);
+  ASSERT_NE(source, nullptr);
+  PollResult r =
+      PollUntil(source.get(), nullptr, [](const PollResult& p) { return !p.errors.empty(); });
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.errors[0].message().find(
+                "kafka/events/0: topic 'events' partition 0 was to start at offset 42 (start = "
+                "\"offsets\"; the table holds no position for it), but the broker's log now holds "
+                "offsets 0..4"),
+            std::string::npos)
+      << r.errors[0].ToString();
+  EXPECT_EQ(r.errors[0].message().find("table's position"), std::string::npos);
+  EXPECT_EQ(source->stats().policy_restarts, 0);
 }
 
 TEST_F(KafkaSourceTest, BrokersDownAndUpLosesNothing) {

@@ -108,6 +108,7 @@ void AssignmentController::StartPartitions(const std::vector<PartitionState*>& s
       s->table_position = *position;
     }
     s->start_at_log_start = false;
+    s->start_at_log_end = false;
     if (s->table_position.has_value()) {
       s->start_offset = *s->table_position + 1;
       started.push_back(s);
@@ -122,15 +123,17 @@ void AssignmentController::StartPartitions(const std::vector<PartitionState*>& s
     }
     Status resolved = resolver_.Resolve(rk_, list.get());
     if (resolved.ok()) {
-      std::vector<bool> log_start(by_policy.size());
+      std::vector<int64_t> logical(by_policy.size());
       for (size_t i = 0; i < by_policy.size(); ++i) {
-        log_start[i] = list->elems[i].offset == RD_KAFKA_OFFSET_BEGINNING;
+        logical[i] = list->elems[i].offset;
       }
       resolver_.Absolutize(rk_, list.get());
       for (size_t i = 0; i < by_policy.size(); ++i) {
-        by_policy[i]->start_offset = list->elems[i].offset;
-        by_policy[i]->start_at_log_start = log_start[i] && list->elems[i].offset >= 0;
-        started.push_back(by_policy[i]);
+        PartitionState* s = by_policy[i];
+        s->start_offset = list->elems[i].offset;
+        s->start_at_log_start = logical[i] == RD_KAFKA_OFFSET_BEGINNING && s->start_offset >= 0;
+        s->start_at_log_end = logical[i] == RD_KAFKA_OFFSET_END && s->start_offset >= 0;
+        started.push_back(s);
       }
     } else if (first_error.ok()) {
       first_error =
@@ -349,17 +352,22 @@ Status AssignmentController::OnOutOfRange(const rd_kafka_message_t& message) {
   RefusedOffset refused = InspectRefusal(rk_, message, options_->request_timeout);
   PartitionState* s =
       refused.topic.empty() ? nullptr : table_->Find(refused.topic, refused.partition);
-  if (refused.BelowLogStart() && s != nullptr && s->assigned && s->start_at_log_start &&
-      s->last_taken < 0 && refused.wanted == s->start_offset) {
-    // The policy's log start, looked up before the assignment, was removed by retention before
-    // the first fetch: nothing the table expects is missing.
-    FERRY_LOG_INFO("{}: the log start moved from {} to {} before the first fetch; starting there",
-                   s->info.key, refused.wanted, refused.low);
-    return StartAgainAt(s, refused.low);
+  // Started where the policy put it and nothing taken since: the table holds no position for the
+  // partition, so no offset of it is expected.
+  const bool untouched = s != nullptr && s->assigned && !s->table_position.has_value() &&
+                         s->last_taken < 0 && refused.wanted == s->start_offset;
+  if (untouched && ((s->start_at_log_start && (refused.BelowLogStart() || refused.PastLogEnd())) ||
+                    (s->start_at_log_end && refused.PastLogEnd()))) {
+    return StartAgainAtPolicyStart(s, refused);
   }
+  // A policy start at the log end that the log start has since passed is a gap, not such a case:
+  // the offsets between were written after the start was looked up and removed unread.
   if (options_->on_gap == OnGap::kContinue && refused.BelowLogStart() && s != nullptr &&
       s->assigned && message.rkt != nullptr) {
     return SkipGap(s, refused);
+  }
+  if (untouched) {
+    refused.started_by = StartPolicyName(options_->start);
   }
   Status lost = RefusalStatus(refused);
   FERRY_LOG_ERROR("{}", lost.message());
@@ -382,12 +390,52 @@ Status AssignmentController::SkipGap(PartitionState* s, const RefusedOffset& ref
   return StartAgainAt(s, refused.low);
 }
 
+Status AssignmentController::StartAgainAtPolicyStart(PartitionState* s,
+                                                     const RefusedOffset& refused) {
+  ++stats_->policy_restarts;
+  if (s->start_at_log_start && refused.BelowLogStart()) {
+    // Retention removed the log start looked up before the first fetch (perhaps once more after
+    // an earlier restart here): nothing the table expects is missing.
+    FERRY_LOG_INFO("{}: the log start moved from {} to {} before the first fetch; starting there",
+                   s->info.key, refused.wanted, refused.low);
+    return StartAgainAt(s, refused.low);
+  }
+  // Past the log end: after the start was looked up the topic was deleted and recreated, or an
+  // unclean leader election cut the log. The policy's position in the log as it is now: its
+  // start, or its end asked of the broker again (the last stable offset under read_committed,
+  // as at the first start; the logical end, which librdkafka looks up, if it does not answer).
+  int64_t start = refused.low;
+  if (s->start_at_log_end) {
+    PartitionListPtr list = NewPartitionList(1);
+    AddToList(list.get(), *s)->offset = RD_KAFKA_OFFSET_END;
+    resolver_.Absolutize(rk_, list.get());
+    start = list->elems[0].offset;
+  }
+  const std::string_view which = s->start_at_log_end ? "end" : "start";
+  FERRY_LOG_WARN(
+      "{}: offset {}, the log {} that start = \"{}\" chose, is past the broker's log, which now "
+      "holds {}, and nothing was read yet: was the topic deleted and recreated, or did an "
+      "unclean leader election cut the log? The table holds no position for the partition: "
+      "starting at the new log {} ({})",
+      s->info.key, refused.wanted, which, StartPolicyName(options_->start),
+      DescribeLogRange(refused.low, refused.high), which,
+      start >= 0 ? fmt::format("offset {}", start) : "looked up by librdkafka");
+  Status started = StartAgainAt(s, start);
+  // A logical end is no offset a later refusal could be compared with.
+  s->start_at_log_end = s->start_at_log_end && start >= 0;
+  return started;
+}
+
 Status AssignmentController::StartAgainAt(PartitionState* s, int64_t low) {
   // After the refusal librdkafka has stopped fetching the partition, and rd_kafka_seek does not
-  // start it again (2.0.2: the partition stays silent). Assigning it again at the log start does;
-  // nothing at or below last_taken is delivered twice.
+  // start it again (2.0.2: the partition stays silent). Assigning it again at `low` does;
+  // nothing below it, nor at or below last_taken, is delivered.
   s->start_offset = low;
-  s->last_taken = low - 1;
+  // A partition that has taken nothing still has taken nothing (OnOutOfRange then recognizes a
+  // further move of the log under a policy start); one that has continues right at `low`.
+  if (s->last_taken >= 0) {
+    s->last_taken = low - 1;
+  }
   if (!cooperative_) {
     return Assign({});  // eager or manual: the whole list again, each at its NextOffset()
   }
@@ -398,7 +446,7 @@ Status AssignmentController::StartAgainAt(PartitionState* s, int64_t low) {
     error.reset(rd_kafka_incremental_assign(rk_, list.get()));
   }
   if (error != nullptr) {
-    return Internal("{}: assigning again at the log start {}: {}", s->info.key, low,
+    return Internal("{}: assigning again at {}: {}", s->info.key, OffsetName(low),
                     rd_kafka_error_string(error.get()));
   }
   return Status::OK();

@@ -11,8 +11,11 @@
 //     and are tried again at every Refresh();
 //   - an out-of-range fetch: the check that names a gap below the log start or a topic deleted
 //     and recreated past the table's position (gap_report.h), and with on_gap = kContinue the
-//     re-assignment at the log start; a partition started by policy at the log start, which
-//     retention moved before the first fetch, starts again at the new one (no gap).
+//     re-assignment at the log start; a partition started by policy at the log start or end
+//     whose log moved under that offset before anything was taken (retention moved the log
+//     start past it, once or more; the topic was deleted and recreated, or an unclean leader
+//     election cut the log end below it) starts again at the new log start or end (no gap: the
+//     table holds no position for it).
 //
 // Errors found here reach the source through AssignmentHost::Defer (the next Poll returns them).
 //
@@ -103,7 +106,12 @@ class AssignmentController {
   Status RefusedTopic(const std::string& name, int timeout_ms);
   // on_gap = kContinue: records the range below the log start and restarts the partition there.
   Status SkipGap(PartitionState* s, const RefusedOffset& refused);
-  // Assigns `s` again from offset `low` (a refused fetch stopped it).
+  // A partition the policy started at the log start or end, whose log moved under that offset
+  // before anything was taken (OnOutOfRange): starts it again at the policy's position in the
+  // log as the broker holds it now. No gap: the table holds no position for it.
+  Status StartAgainAtPolicyStart(PartitionState* s, const RefusedOffset& refused);
+  // Assigns `s` again from offset `low` (a refused fetch stopped it); RD_KAFKA_OFFSET_END lets
+  // librdkafka look the log end up.
   Status StartAgainAt(PartitionState* s, int64_t low);
 
   const KafkaSourceOptions* options_;

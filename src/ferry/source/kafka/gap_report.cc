@@ -7,9 +7,8 @@
 #include "ferry/source/kafka/kafka_source_options.h"
 
 namespace ferry::source::kafka {
-namespace {
 
-std::string LogRange(int64_t low, int64_t high) {
+std::string DescribeLogRange(int64_t low, int64_t high) {
   if (low < 0 || high < 0) {
     return "an unknown range (the watermark query failed)";
   }
@@ -18,8 +17,6 @@ std::string LogRange(int64_t low, int64_t high) {
   }
   return fmt::format("offsets {}..{}", low, high - 1);
 }
-
-}  // namespace
 
 RefusedOffset InspectRefusal(rd_kafka_t* rk, const rd_kafka_message_t& error,
                              std::chrono::milliseconds timeout) {
@@ -54,19 +51,27 @@ Status RefusalStatus(const RefusedOffset& r) {
         "skip them",
         r.key, r.wanted, r.low - 1, r.topic, r.partition, r.low);
   }
+  if (r.PastLogEnd() && !r.started_by.empty()) {
+    return DataLoss(
+        "{}: topic '{}' partition {} was to start at offset {} (start = \"{}\"; the table holds "
+        "no position for it), but the broker's log now holds {}: was the topic deleted and "
+        "recreated, or is the start offset wrong? ferry stops rather than guess where to start "
+        "(on_gap does not apply here)",
+        r.key, r.topic, r.partition, r.wanted, r.started_by, DescribeLogRange(r.low, r.high));
+  }
   if (r.PastLogEnd()) {
     return DataLoss(
         "{}: the table's position for topic '{}' partition {} is offset {} (next to read: {}), "
         "but the broker's log now holds {}: was the topic deleted and recreated, or does the "
         "table come from another cluster? ferry stops rather than skip or re-read; offsets "
         "{}..{} are unknown to the broker (on_gap does not apply here)",
-        r.key, r.topic, r.partition, r.wanted - 1, r.wanted, LogRange(r.low, r.high), r.high,
-        r.wanted - 1);
+        r.key, r.topic, r.partition, r.wanted - 1, r.wanted, DescribeLogRange(r.low, r.high),
+        r.high, r.wanted - 1);
   }
   return DataLoss(
       "{}: the broker cannot serve offset {} of topic '{}' partition {} ({}); its log "
       "holds {}",
-      r.key, r.wanted, r.topic, r.partition, r.reason, LogRange(r.low, r.high));
+      r.key, r.wanted, r.topic, r.partition, r.reason, DescribeLogRange(r.low, r.high));
 }
 
 }  // namespace ferry::source::kafka

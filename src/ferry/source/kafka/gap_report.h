@@ -29,10 +29,18 @@ struct RefusedOffset {
   int64_t low = -1;
   int64_t high = -1;
   std::string reason;  // librdkafka's words
+  // Set by the caller when `wanted` is where the start policy (named here, e.g. "offsets") put a
+  // partition the table holds no position for, and nothing was read since; empty when `wanted`
+  // follows the table's position or what was read.
+  std::string started_by;
 
   bool BelowLogStart() const { return wanted >= 0 && low >= 0 && wanted < low; }
   bool PastLogEnd() const { return wanted >= 0 && high >= 0 && wanted > high; }
 };
+
+// A broker's log range for messages: "offsets L..H-1", "no records (log start and end H)", or "an
+// unknown range (...)" when either is negative (the watermark query failed).
+std::string DescribeLogRange(int64_t low, int64_t high);
 
 // REQUIRES: error.err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET.
 RefusedOffset InspectRefusal(rd_kafka_t* rk, const rd_kafka_message_t& error,
@@ -43,6 +51,8 @@ RefusedOffset InspectRefusal(rd_kafka_t* rk, const rd_kafka_message_t& error,
 //    now B+1): retention removed them before they were ingested. Set on_gap = ..." (below),
 //   "kafka/T/P: the table's position for topic 'T' partition P is offset N-1, but the broker's
 //    log now holds offsets L..H-1: was the topic deleted and recreated? ..." (past the end),
+//   "kafka/T/P: topic 'T' partition P was to start at offset N (start = "offsets"; the table
+//    holds no position for it), but the broker's log now holds ..." (past the end, started_by),
 //   or a generic message with librdkafka's reason otherwise.
 Status RefusalStatus(const RefusedOffset& refused);
 

@@ -28,6 +28,10 @@
 //      range (gap_report.h). The partition stops; nothing is skipped. Except with
 //      on_gap = kContinue and a position below the log start (retention): the range is logged,
 //      reported once through TakeGaps(), and the partition is assigned again at the log start.
+//      And except for a partition new to the table that has taken nothing since the policy
+//      started it at the log start or end: the log moved under that offset (retention, a
+//      recreated topic), nothing is expected there, and it starts again at the new log start or
+//      end (assignment_controller.h).
 //   6. Acknowledge(): rd_kafka_commit(async) of position + 1 for partitions still assigned. The
 //      outcome arrives in a later Poll and is counted in stats(); never fatal.
 //   7. Close(): rd_kafka_consumer_close_queue(), serving the revocation (OnRevoked) until the

@@ -21,6 +21,9 @@ struct KafkaSourceStats {
   int64_t rate_limited_us = 0;  // time partitions spent paused by the rate limit (ended pauses)
   int64_t gaps = 0;             // ranges skipped with on_gap = kContinue
   int64_t lost_offsets = 0;     // offsets in those ranges
+  // Partitions the start policy began at the log start or end, started again at the new one
+  // because the log moved under that offset before anything was read (no gap).
+  int64_t policy_restarts = 0;
 };
 
 }  // namespace ferry::source::kafka

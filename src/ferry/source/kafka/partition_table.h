@@ -40,10 +40,14 @@ struct PartitionState {
   // The offset (or RD_KAFKA_OFFSET_BEGINNING/END) the current assignment started at. Messages
   // below an absolute start are never delivered.
   int64_t start_offset = RD_KAFKA_OFFSET_INVALID;
-  // The start policy asked for the log start and start_offset is what the broker answered for it
-  // (StartResolver::Absolutize): should retention move the log start past it before the first
-  // fetch, the partition starts again at the new log start, which is no gap.
+  // The start policy asked for the log start (or end) and start_offset is what the broker
+  // answered for it (StartResolver::Absolutize). Should the log move under that offset before
+  // anything is taken (retention moving the log start past it; a topic deleted and recreated, or
+  // an unclean leader election, cutting the log end below it), the partition starts again at the
+  // policy's position in the log as it is now, which is no gap: the table holds no position for
+  // it and nothing was read (AssignmentController::OnOutOfRange).
   bool start_at_log_start = false;
+  bool start_at_log_end = false;
   // The highest offset taken from librdkafka in this assignment (delivered or held); -1 if none.
   // Anything at or below it is a redelivery.
   int64_t last_taken = -1;
