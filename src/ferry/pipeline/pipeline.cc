@@ -63,6 +63,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
     if (spec.index_name.empty()) {
       spec.index_name = options.id;
     }
+    if (registry != nullptr) {
+      spec.metrics = KeyIndexSeries(registry, options.id, options.metrics_table);
+    }
     Result<std::unique_ptr<UpsertCommit>> upsert = UpsertCommit::Create(*snapshot.schema(), spec);
     if (!upsert.ok()) {
       return upsert.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,
