@@ -242,6 +242,12 @@ void UpsertTortureTest::Run(const UpsertRun& run, int kills) {
   std::vector<std::string> final_argv = argv;
   final_argv.push_back("--until-caught-up");
   EXPECT_EQ(RunToExit(final_argv, run.table.env(), final_log), 0) << Tail(final_log);
+  // The last start found the key index the runs before it wrote beside the table (of this table,
+  // key and history), loaded it and read only the commits after it: no rebuild from the table.
+  const std::string final_text = ReadFile(final_log);
+  EXPECT_NE(final_text.find("loaded from the file persisted at version"), std::string::npos)
+      << Tail(final_log);
+  EXPECT_EQ(final_text.find("rebuilding from the table"), std::string::npos) << Tail(final_log);
 
   // ferry's reader.
   std::vector<std::string> read;

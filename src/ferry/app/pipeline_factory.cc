@@ -528,7 +528,10 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
         pipeline::UpsertSpec{.key = c.key,
                              .sequence = c.sequence,
                              .origin = fmt::format("{}:{}: {}", c.key_location.file,
-                                                   c.key_location.line, c.key_location.key)};
+                                                   c.key_location.line, c.key_location.key),
+                             .persist_every = c.key_index_persist_every,
+                             .tombstone_retention = c.tombstone_retention,
+                             .max_tombstones = c.max_tombstones};
     auto key_column = c.metadata_columns.find("key");
     options.tombstone_key_from_metadata =
         key_column != c.metadata_columns.end() &&

@@ -287,6 +287,13 @@ struct PipelineConfig {
   SourceLocation key_location;
   std::string sequence;
   SourceLocation sequence_location;
+  // The upsert key index (docs/cdc.md "Finding the rows"): commits between two writes of its
+  // file; tombstones (deleted keys, with `sequence`) dropped when more than
+  // `tombstone_retention` (the sequence's units) below the highest sequence, and past
+  // `max_tombstones`.
+  int64_t key_index_persist_every = 100;
+  std::optional<int64_t> tombstone_retention;
+  int64_t max_tombstones = 1'000'000;
   std::string on_gap = "fail";  // fail, continue
   std::string time_zone = "UTC";
   Duration drain_timeout{30000};

@@ -384,6 +384,9 @@ Status ReadUpsert(TomlTable& t, PipelineConfig* p) {
   Set(mode, &p->mode);
   FERRY_ASSIGN_OR_RETURN(auto key, t.StringList("key"));
   FERRY_ASSIGN_OR_RETURN(auto sequence, t.String("sequence"));
+  FERRY_ASSIGN_OR_RETURN(auto persist_every, t.Int("key_index_persist_every"));
+  FERRY_ASSIGN_OR_RETURN(auto retention, t.Int("tombstone_retention"));
+  FERRY_ASSIGN_OR_RETURN(auto max_tombstones, t.Int("max_tombstones"));
   if (p->mode != "upsert") {
     if (key) {
       return t.Error("key", "key names the table's key columns of mode = \"upsert\"");
@@ -391,8 +394,31 @@ Status ReadUpsert(TomlTable& t, PipelineConfig* p) {
     if (sequence) {
       return t.Error("sequence", "sequence orders the changes of mode = \"upsert\"");
     }
+    if (persist_every || retention || max_tombstones) {
+      return t.Error(persist_every ? "key_index_persist_every"
+                     : retention   ? "tombstone_retention"
+                                   : "max_tombstones",
+                     "tunes the key index of mode = \"upsert\"");
+    }
     return Status::OK();
   }
+  if (persist_every && *persist_every < 1) {
+    return t.Error("key_index_persist_every", "must be at least 1");
+  }
+  if (retention && *retention < 0) {
+    return t.Error("tombstone_retention", "must be at least 0");
+  }
+  if (max_tombstones && *max_tombstones < 0) {
+    return t.Error("max_tombstones", "must be at least 0");
+  }
+  if ((retention || max_tombstones) && !sequence) {
+    return t.Error(retention ? "tombstone_retention" : "max_tombstones",
+                   "deleted keys are kept only with a `sequence` column (to refuse older "
+                   "changes): set sequence, or drop this");
+  }
+  Set(persist_every, &p->key_index_persist_every);
+  Set(max_tombstones, &p->max_tombstones);
+  p->tombstone_retention = retention;
   if (!key || key->empty()) {
     return t.Error(key ? "key" : "mode",
                    "mode = \"upsert\" needs key = [\"<column>\", ...]: the table's key columns");

@@ -128,6 +128,17 @@ TEST(ConfigTest, UpsertModeKeyAndSequence) {
   EXPECT_EQ(c->pipelines[0].key, std::vector<std::string>{"id"});
   EXPECT_EQ(c->pipelines[0].sequence, "dateTime");
   EXPECT_EQ(c->pipelines[0].key_location.line, 10);
+  EXPECT_EQ(c->pipelines[0].key_index_persist_every, 100);
+  EXPECT_FALSE(c->pipelines[0].tombstone_retention.has_value());
+  EXPECT_EQ(c->pipelines[0].max_tombstones, 1'000'000);
+
+  c = with(
+      "mode = \"upsert\"\nkey = [\"id\"]\nsequence = \"dateTime\"\nkey_index_persist_every = 20\n"
+      "tombstone_retention = 86400000\nmax_tombstones = 5000");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].key_index_persist_every, 20);
+  EXPECT_EQ(c->pipelines[0].tombstone_retention, 86400000);
+  EXPECT_EQ(c->pipelines[0].max_tombstones, 5000);
 
   struct Bad {
     const char* lines;
@@ -141,6 +152,11 @@ TEST(ConfigTest, UpsertModeKeyAndSequence) {
            {"mode = \"upsert\"\nkey = [\"id\", \"id\"]", "pipeline[0].key: key: 'id' is empty"},
            {"key = [\"id\"]", "ferry.toml:9:7: pipeline[0].key: key names the table's key"},
            {"sequence = \"x\"", "ferry.toml:9:12: pipeline[0].sequence: sequence orders"},
+           {"max_tombstones = 5", "pipeline[0].max_tombstones: tunes the key index"},
+           {"mode = \"upsert\"\nkey = [\"id\"]\nkey_index_persist_every = 0",
+            "pipeline[0].key_index_persist_every: must be at least 1"},
+           {"mode = \"upsert\"\nkey = [\"id\"]\ntombstone_retention = 10",
+            "pipeline[0].tombstone_retention: deleted keys are kept only with a `sequence`"},
        }) {
     Result<Config> r = with(bad.lines);
     ASSERT_FALSE(r.ok()) << bad.lines;

@@ -12,6 +12,8 @@
 #include "ferry/delta/deletion_vector.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/partition_values.h"
+#include "ferry/delta/stats.h"
+#include "ferry/pipeline/key_index_writer.h"
 
 namespace ferry::pipeline {
 namespace {
@@ -37,18 +39,102 @@ void AppendCanonicalPartitionValue(columnar::TypeId type, const std::optional<st
   out->append(canonical);
 }
 
+// The encoded size of a key of `key` (change_keys.h: a tag byte and 8 bytes an integer-like
+// value, 16 a decimal, a 4-byte length and the bytes a string: 16 bytes guessed).
+size_t EstimatedKeyBytes(const columnar::Schema& schema, const std::vector<std::string>& key) {
+  size_t bytes = 0;
+  for (const std::string& name : key) {
+    std::optional<int> i = schema.FieldIndex(name);
+    const columnar::TypeId type = i ? schema.field(*i).type->id() : columnar::TypeId::kString;
+    if (type == columnar::TypeId::kDecimal) {
+      bytes += 17;
+    } else if (type == columnar::TypeId::kString || type == columnar::TypeId::kBinary ||
+               type == columnar::TypeId::kJson || type == columnar::TypeId::kFixedBinary) {
+      bytes += 21;
+    } else {
+      bytes += 9;
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
+KeyIndex::KeyIndex(ChangeKeys keys, KeyIndexOptions options)
+    : keys_(std::move(keys)),
+      options_(std::move(options)),
+      writer_(std::make_unique<KeyIndexWriter>()) {}
+
+KeyIndex::~KeyIndex() = default;
+
 void KeyIndex::Clear() {
-  entries_.clear();
-  files_.clear();
-  file_ids_.clear();
+  table_.Clear();
+  entries_ = {};
+  files_ = {};
+  file_ids_ = {};
   free_ids_.clear();
   live_ = 0;
+  high_sequence_ = kNoSequence;
   version_ = -1;
   loaded_.clear();
   pending_.clear();
   pending_paths_.clear();
+}
+
+size_t KeyIndex::MemoryBytes() const {
+  size_t bytes = table_.MemoryBytes() + entries_.capacity() * sizeof(Entry);
+  for (const File& file : files_) {
+    bytes += file.ids.capacity() * sizeof(uint32_t);
+  }
+  return bytes;
+}
+
+void KeyIndex::Publish() const {
+  const KeyIndexMetrics& m = options_.metrics;
+  if (m.keys != nullptr) {
+    m.keys->Set(static_cast<double>(live_));
+  }
+  if (m.tombstones != nullptr) {
+    m.tombstones->Set(static_cast<double>(tombstones()));
+  }
+  if (m.bytes != nullptr) {
+    m.bytes->Set(static_cast<double>(MemoryBytes()));
+  }
+}
+
+uint32_t KeyIndex::SetEntry(std::string_view key, Entry entry) {
+  bool inserted = false;
+  const uint32_t id = table_.Insert(key, &inserted);
+  if (id >= entries_.size()) {
+    entries_.resize(static_cast<size_t>(id) + 1);
+  }
+  Entry& slot = entries_[id];
+  const bool was_live = !inserted && slot.file >= 0;
+  if (was_live != (entry.file >= 0)) {
+    if (was_live) {
+      --live_;
+    } else {
+      ++live_;
+    }
+  }
+  slot = entry;
+  high_sequence_ = std::max(high_sequence_, entry.sequence);
+  return id;
+}
+
+void KeyIndex::EraseLive(uint32_t id) {
+  table_.Erase(id);
+  entries_[id] = Entry{};
+  --live_;
+}
+
+bool KeyIndex::LiveRow(int32_t file, size_t row) const {
+  const uint32_t id = files_[static_cast<size_t>(file)].ids[row];
+  if (id == KeyTable::kNoKey || !table_.live(id)) {
+    return false;
+  }
+  const Entry& entry = entries_[id];
+  return entry.file == file && entry.row == row;
 }
 
 // ---- Partition pruning ----
@@ -138,22 +224,85 @@ Status KeyIndex::LoadPartitions(const delta::Table& table, const delta::Snapshot
   return Status::OK();
 }
 
-const KeyIndex::Entry* KeyIndex::Find(const std::string& key) const {
-  auto it = entries_.find(key);
-  return it == entries_.end() ? nullptr : &it->second;
+const KeyIndex::Entry* KeyIndex::Find(std::string_view key) const {
+  const uint32_t id = table_.Find(key);
+  return id == KeyTable::kNoKey ? nullptr : &entries_[id];
 }
 
-void KeyIndex::NoteDeleted(const std::string& key, int64_t sequence) {
-  Entry& entry = entries_[key];
-  if (entry.file >= 0) {
-    --live_;
+void KeyIndex::NoteDeleted(std::string_view key, int64_t sequence) {
+  if (sequence == kNoSequence) {
+    // Nothing is older: the tombstone would guard nothing.
+    const uint32_t id = table_.Find(key);
+    if (id != KeyTable::kNoKey) {
+      if (entries_[id].file >= 0) {
+        EraseLive(id);
+      } else {
+        table_.Erase(id);
+        entries_[id] = Entry{};
+      }
+    }
+    return;
   }
-  entry = Entry{.file = -1, .row = 0, .sequence = sequence};
+  SetEntry(key, Entry{.file = -1, .row = 0, .sequence = sequence});
+}
+
+int64_t KeyIndex::DropOldTombstones() {
+  if (tombstones() == 0) {
+    return 0;
+  }
+  int64_t floor = INT64_MIN;
+  if (options_.tombstone_retention && high_sequence_ != kNoSequence) {
+    const int64_t retention = std::max<int64_t>(0, *options_.tombstone_retention);
+    floor = high_sequence_ < INT64_MIN + retention ? INT64_MIN : high_sequence_ - retention;
+  }
+  int64_t dropped = 0;
+  std::vector<std::pair<int64_t, uint32_t>> kept;  // (sequence, id)
+  for (uint32_t id = 0; id < table_.id_limit(); ++id) {
+    if (!table_.live(id) || entries_[id].file >= 0) {
+      continue;
+    }
+    if (entries_[id].sequence < floor) {
+      table_.Erase(id);
+      entries_[id] = Entry{};
+      ++dropped;
+    } else {
+      kept.emplace_back(entries_[id].sequence, id);
+    }
+  }
+  const auto cap = static_cast<size_t>(std::max<int64_t>(0, options_.max_tombstones));
+  if (kept.size() > cap) {
+    const auto excess = static_cast<std::ptrdiff_t>(kept.size() - cap);
+    std::nth_element(kept.begin(), kept.begin() + excess, kept.end());
+    for (auto it = kept.begin(); it != kept.begin() + excess; ++it) {
+      table_.Erase(it->second);
+      entries_[it->second] = Entry{};
+      ++dropped;
+    }
+  }
+  if (dropped > 0) {
+    table_.MaybeCompact();
+    FERRY_LOG_DEBUG("upsert key index: {} tombstones dropped (watermark {}, {} kept)", dropped,
+                    floor, tombstones());
+    if (options_.metrics.tombstones_dropped != nullptr) {
+      options_.metrics.tombstones_dropped->Increment(static_cast<double>(dropped));
+    }
+  }
+  return dropped;
 }
 
 Status KeyIndex::Rebuild(const delta::Table& table, const delta::Snapshot& snapshot) {
   Clear();
   ++rebuilds_;
+  if (!prunes()) {
+    // Room for every physical row up front: growing a table of millions of keys rehashes it.
+    size_t rows = 0;
+    for (const auto& [file_key, add] : snapshot.files()) {
+      std::optional<int64_t> n = add.stats ? delta::StatsNumRecords(*add.stats) : std::nullopt;
+      rows += static_cast<size_t>(std::max<int64_t>(0, n.value_or(0)));
+    }
+    table_.Reserve(rows, rows * EstimatedKeyBytes(*snapshot.schema(), keys_.key()));
+    entries_.reserve(rows);
+  }
   for (const auto& [file_key, add] : snapshot.files()) {
     FERRY_RETURN_IF_ERROR(AddFile(table, snapshot, add));
   }
@@ -172,28 +321,36 @@ Status KeyIndex::AddFile(const delta::Table& table, const delta::Snapshot& snaps
       return Status::OK();
     }
   }
-  // Physical rows: the file without its deletion vector, which is applied below.
+  // Physical rows: the file without its deletion vector, which is applied below. The keys are
+  // gathered first (one buffer), and enter the index only after the file's old version left it.
   delta::AddFile whole = add;
   whole.deletion_vector.reset();
-  File file{.path = add.path, .keys = {}};
+  std::string key_bytes;
+  std::vector<size_t> key_ends;
   std::vector<int64_t> sequences;
   Status st = delta::ScanLiveFile(
       table, snapshot, whole, keys_.ScanColumns(), delta::kScanBatchRows,
       [&](columnar::RecordBatch& batch) -> Status {
         FERRY_ASSIGN_OR_RETURN(std::vector<std::string> keys, keys_.Encode(batch));
         FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> seqs, keys_.Sequences(batch));
-        for (std::string& key : keys) {
-          file.keys.push_back(std::move(key));
+        for (const std::string& key : keys) {
+          key_bytes += key;
+          key_ends.push_back(key_bytes.size());
         }
         sequences.insert(sequences.end(), seqs.begin(), seqs.end());
         return Status::OK();
       });
   FERRY_RETURN_IF_ERROR(st.WithContext("upsert key index"));
   ++files_read_;
+  const size_t rows = key_ends.size();
+  if (rows > UINT32_MAX) {
+    return NotSupported("upsert key index: {} has {} rows (at most {} a file)", add.path, rows,
+                        UINT32_MAX);
+  }
   delta::RoaringBitmap64 deleted;
   if (add.deletion_vector) {
-    FERRY_ASSIGN_OR_RETURN(
-        deleted, delta::LoadDeletionVector(table, add, static_cast<uint64_t>(file.keys.size())));
+    FERRY_ASSIGN_OR_RETURN(deleted,
+                           delta::LoadDeletionVector(table, add, static_cast<uint64_t>(rows)));
   }
   DropFile(add.path);  // a file added again (another deletion vector): read afresh
   int32_t id;
@@ -204,18 +361,18 @@ Status KeyIndex::AddFile(const delta::Table& table, const delta::Snapshot& snaps
     id = static_cast<int32_t>(files_.size());
     files_.emplace_back();
   }
-  for (size_t row = 0; row < file.keys.size(); ++row) {
+  File file{.path = add.path, .ids = std::vector<uint32_t>(rows, KeyTable::kNoKey)};
+  size_t begin = 0;
+  for (size_t row = 0; row < rows; ++row) {
+    const std::string_view key(key_bytes.data() + begin, key_ends[row] - begin);
+    begin = key_ends[row];
     if (deleted.Contains(row)) {
-      file.keys[row].clear();
       continue;
     }
-    Entry& entry = entries_[file.keys[row]];
-    if (entry.file < 0) {
-      ++live_;
-    }
-    entry = Entry{.file = id,
-                  .row = static_cast<int64_t>(row),
-                  .sequence = sequences.empty() ? kNoSequence : sequences[row]};
+    file.ids[row] =
+        SetEntry(key, Entry{.file = id,
+                            .row = static_cast<uint32_t>(row),
+                            .sequence = sequences.empty() ? kNoSequence : sequences[row]});
   }
   file_ids_[add.path] = id;
   files_[static_cast<size_t>(id)] = std::move(file);
@@ -237,18 +394,11 @@ void KeyIndex::DropFile(const std::string& path) {
   if (it == file_ids_.end()) {
     return;
   }
-  int32_t id = it->second;
+  const int32_t id = it->second;
   File& file = files_[static_cast<size_t>(id)];
-  for (size_t row = 0; row < file.keys.size(); ++row) {
-    const std::string& key = file.keys[row];
-    if (key.empty()) {
-      continue;
-    }
-    auto entry = entries_.find(key);
-    if (entry != entries_.end() && entry->second.file == id &&
-        entry->second.row == static_cast<int64_t>(row)) {
-      entries_.erase(entry);
-      --live_;
+  for (size_t row = 0; row < file.ids.size(); ++row) {
+    if (LiveRow(id, row)) {
+      EraseLive(file.ids[row]);
     }
   }
   file = File{};
@@ -261,19 +411,16 @@ void KeyIndex::DropRows(const std::string& path, const delta::RoaringBitmap64& d
   if (it == file_ids_.end()) {
     return;
   }
-  int32_t id = it->second;
+  const int32_t id = it->second;
   File& file = files_[static_cast<size_t>(id)];
   for (uint64_t row : deleted.ToVector()) {
-    if (row >= file.keys.size() || file.keys[row].empty()) {
+    if (row >= file.ids.size()) {
       continue;
     }
-    auto entry = entries_.find(file.keys[row]);
-    if (entry != entries_.end() && entry->second.file == id &&
-        entry->second.row == static_cast<int64_t>(row)) {
-      entries_.erase(entry);
-      --live_;
+    if (LiveRow(id, row)) {
+      EraseLive(file.ids[row]);
     }
-    file.keys[row].clear();
+    file.ids[row] = KeyTable::kNoKey;
   }
 }
 
@@ -311,7 +458,7 @@ Status KeyIndex::CatchUp(const delta::Table& table, const delta::Snapshot& snaps
         const File& file = files_[static_cast<size_t>(file_ids_[remove->path])];
         FERRY_ASSIGN_OR_RETURN(delta::RoaringBitmap64 deleted,
                                delta::LoadDeletionVector(table, *again->second,
-                                                         static_cast<uint64_t>(file.keys.size())));
+                                                         static_cast<uint64_t>(file.ids.size())));
         DropRows(remove->path, deleted);
         re_added.insert(remove->path);
       } else {
@@ -325,6 +472,7 @@ Status KeyIndex::CatchUp(const delta::Table& table, const delta::Snapshot& snaps
     }
     version_ = v;
   }
+  table_.MaybeCompact();
   return Status::OK();
 }
 

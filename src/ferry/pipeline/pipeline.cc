@@ -68,6 +68,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
           KeyDerivedPartitions(*snapshot.schema(), snapshot.partition_columns(), spec.key,
                                options.transform.columns, options.transform.time_zone);
     }
+    if (registry != nullptr) {
+      spec.metrics = KeyIndexSeries(registry, options.id, options.metrics_table);
+    }
     Result<std::unique_ptr<UpsertCommit>> upsert = UpsertCommit::Create(*snapshot.schema(), spec);
     if (!upsert.ok()) {
       return upsert.status().WithContext("{}: pipeline {}: table {}", options.upsert->origin,

@@ -66,6 +66,40 @@ PipelineMetrics::PipelineMetrics(metrics::Registry* r, const std::string& id,
       "Batches read again because the table's new schema could not take their values", l);
 }
 
+KeyIndexMetrics KeyIndexSeries(metrics::Registry* r, const std::string& id,
+                               const std::string& table) {
+  auto with = [&](Labels extra) {
+    Labels out = {{"pipeline", id}};
+    if (!table.empty()) {
+      out.emplace_back("table", table);
+    }
+    out.insert(out.end(), extra.begin(), extra.end());
+    return out;
+  };
+  const Labels l = with({});
+  const char* loads = "Starts of the upsert key index: from its file, or rebuilt from the table";
+  const char* writes = "Writes of the upsert key index's file beside the table";
+  return KeyIndexMetrics{
+      .keys = r->GetGauge("ferry_upsert_index_keys", "Live keys in the upsert key index", l),
+      .tombstones = r->GetGauge("ferry_upsert_index_tombstones",
+                                "Deleted keys the upsert key index keeps for their sequence", l),
+      .bytes = r->GetGauge("ferry_upsert_index_bytes", "Heap bytes of the upsert key index", l),
+      .loaded = r->GetCounter("ferry_upsert_index_loads_total", loads, with({{"source", "file"}})),
+      .rebuilt =
+          r->GetCounter("ferry_upsert_index_loads_total", loads, with({{"source", "rebuilt"}})),
+      .written =
+          r->GetCounter("ferry_upsert_index_writes_total", writes, with({{"outcome", "written"}})),
+      .write_failed =
+          r->GetCounter("ferry_upsert_index_writes_total", writes, with({{"outcome", "failed"}})),
+      .write_skipped =
+          r->GetCounter("ferry_upsert_index_writes_total", writes, with({{"outcome", "skipped"}})),
+      .tombstones_dropped =
+          r->GetCounter("ferry_upsert_index_tombstones_dropped_total",
+                        "Tombstones the upsert key index dropped (tombstone_retention, "
+                        "max_tombstones)",
+                        l)};
+}
+
 Labels PipelineMetrics::With(Labels extra) const {
   Labels out = {{"pipeline", pipeline}};
   if (!table.empty()) {

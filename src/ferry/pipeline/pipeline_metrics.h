@@ -15,6 +15,7 @@
 
 #include "ferry/metrics/metrics.h"
 #include "ferry/pipeline/batch_committer.h"
+#include "ferry/pipeline/key_index.h"
 
 namespace ferry::pipeline {
 
@@ -73,6 +74,12 @@ struct PipelineMetrics {
  private:
   std::set<std::string, std::less<>> dropped_field_labels_;  // the pipeline thread's
 };
+
+// The upsert key index's series of pipeline `id` (key_index.h), labelled like PipelineMetrics':
+// ferry_upsert_index_keys, _tombstones, _bytes (gauges), ferry_upsert_index_loads_total{source},
+// ferry_upsert_index_writes_total{outcome}, ferry_upsert_index_tombstones_dropped_total.
+KeyIndexMetrics KeyIndexSeries(metrics::Registry* registry, const std::string& id,
+                               const std::string& table = "");
 
 // The `reason` label of a bad record, from the decoder's message (transform/json_decoder.h):
 // schema, framing, unknown_schema, malformed, invalid_utf8, missing_required, overflow,

@@ -258,9 +258,8 @@ Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snap
         table.Describe());
   }
   pending_deletes_.clear();
-  commits_since_persist_ = 0;
   index_.UsePartitions(*snapshot.schema(), snapshot.partition_columns());
-  return index_.Load(table, snapshot, spec_.index_name);
+  return index_.Load(table, snapshot);
 }
 
 Result<UpsertActions> UpsertCommit::PlanChanges(const delta::Table& table,
@@ -461,17 +460,7 @@ Status UpsertCommit::Committed(const delta::Table& table, const delta::Snapshot&
     }
   }
   pending_deletes_.clear();
-  if (!spec_.index_name.empty() && ++commits_since_persist_ >= spec_.persist_every) {
-    commits_since_persist_ = 0;
-    Status written = index_.Persist(table, snapshot, spec_.index_name);
-    if (!written.ok()) {
-      FERRY_LOG_WARN(
-          "upsert key index of {}: could not write it at version {} (a restart reads more of "
-          "the log): {}",
-          table.Describe(), index_.version(), written.ToString());
-    }
-  }
-  return Status::OK();
+  return index_.Committed(table, snapshot);  // writes the index every spec_.persist_every
 }
 
 }  // namespace ferry::pipeline

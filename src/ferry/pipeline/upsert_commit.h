@@ -48,7 +48,8 @@
 //      resurrected or lost: a plan is only valid for the snapshot it was made against.
 // Committed(): the index reads the commit (and any before it) from the log; the deletes of the
 // batch are remembered with their sequence; every UpsertSpec::persist_every commits the index is
-// written beside the table (key_index.h; a failed write is logged, never an error).
+// written beside the table, off the writer thread (key_index.h; a failed write is logged, never
+// an error).
 // Load(): the persisted index caught up from the log, or a rebuild from the table.
 //
 // Errors: InvalidArgument for a null key or a key column missing from the rows (fatal); the
@@ -59,6 +60,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,9 +85,15 @@ struct UpsertSpec {
   // The key index's file beside the table (key_index.h), named by the pipeline id; empty: not
   // persisted, every Load() rebuilds from the table.
   std::string index_name;
-  // Commits between two writes of that file (each writes the whole index, on the writer thread
-  // after a commit); a start reads at most this many commits from the log on top of it.
-  int persist_every = 100;
+  // Commits between two writes of that file (key_index_persist_every: the index is encoded on the
+  // writer thread after a commit and written by a thread of its own); a start reads about this
+  // many commits from the log on top of it.
+  int64_t persist_every = 100;
+  // Deleted keys kept for their sequence (key_index.h): dropped when more than this below the
+  // highest sequence (tombstone_retention; nullopt: by count only), and past max_tombstones.
+  std::optional<int64_t> tombstone_retention;
+  int64_t max_tombstones = 1'000'000;
+  KeyIndexMetrics metrics;  // the index's series (null: none)
   // Partition columns derived from the key columns alone (KeyDerivedPartitions): the key index
   // compares rows by `key` plus these, which the key determines, so that every partition column
   // is an index key column and the index prunes by partition (key_index.h).
@@ -140,10 +148,15 @@ class UpsertCommit : public CommitStrategy {
 
  private:
   UpsertCommit(ChangeKeys keys, UpsertSpec spec)
-      : index_(std::move(keys)), spec_(std::move(spec)) {}
+      : index_(std::move(keys), KeyIndexOptions{.name = spec.index_name,
+                                                .persist_every = spec.persist_every,
+                                                .tombstone_retention = spec.tombstone_retention,
+                                                .max_tombstones = spec.max_tombstones,
+                                                .metrics = spec.metrics}),
+        spec_(std::move(spec)) {}
+
   KeyIndex index_;
   const UpsertSpec spec_;
-  int commits_since_persist_ = 0;
   std::vector<std::pair<std::string, int64_t>> pending_deletes_;  // of the last plan
 };
 
