@@ -6,7 +6,9 @@ What Spark must see: every generated value equal to Spark's own evaluation of th
 expression, the default where the message had no value, identity values unique, above the
 start and on its grid (and Spark's own next insert continues above ferry's), and no row that
 breaks the constraint; the messages that break a rule are in ferry's dead-letter table, each
-naming the rule.
+naming the rule. A second table has a CHECK constraint on a field inside a struct and a NOT
+NULL field inside a nullable struct: the rows that break them (a NULL struct breaks its NOT NULL
+field, as Spark's own writer says) are dead letters naming the constraint.
 """
 
 from __future__ import annotations
@@ -16,17 +18,18 @@ import pytest
 from ferry_harness import Ferry, MockKafka
 
 TOPIC = "constrained"
+NESTED_TOPIC = "nested"
 
 
 @pytest.fixture(scope="module")
 def ferry(ferry_binary, tmp_path_factory):
     work = tmp_path_factory.mktemp("ferry")
-    kafka = MockKafka(ferry_binary, [f"{TOPIC}:1"], work / "mock-kafka.log")
+    kafka = MockKafka(ferry_binary, [f"{TOPIC}:1", f"{NESTED_TOPIC}:1"], work / "mock-kafka.log")
     yield Ferry(ferry_binary, kafka, work)
     kafka.close()
 
 
-def config(table, dead, brokers: str) -> str:
+def config(table, dead, brokers: str, topic: str = TOPIC) -> str:
     # No `schema`: the table's (Spark's) is used, as a user appending to an existing table would.
     return f"""
 [log]
@@ -40,7 +43,7 @@ dead_letter_table = "{dead}"
 
 [pipeline.kafka]
 brokers = "{brokers}"
-topics = ["{TOPIC}"]
+topics = ["{topic}"]
 assignment = "manual"
 start = "earliest"
 
@@ -108,3 +111,38 @@ def test_spark_table_with_rules(spark, ferry, workdir):
     assert "CHECK constraint 'small_id' (id < 1000000)" in text, text
     assert "generated column 'id_mod'" in text, text
     assert "identity column 'seq'" in text, text
+
+
+def test_spark_table_with_nested_rules(spark, ferry, workdir):
+    table = workdir / "nested_rules"
+    dead = workdir / "nested_rules_dead_letter"
+    spark.sql(f"""
+        CREATE TABLE delta.`{table}` (
+          id BIGINT NOT NULL,
+          s STRUCT<x: INT, tag: STRING NOT NULL>
+        ) USING DELTA""")
+    spark.sql(f"ALTER TABLE delta.`{table}` ADD CONSTRAINT positive_x CHECK (s.x > 0)")
+    spark.sql(f"INSERT INTO delta.`{table}` VALUES (0, named_struct('x', 1, 'tag', 'spark'))")
+
+    ferry.produce(NESTED_TOPIC, '{"id": {{seq}}, "s": {"x": {{seq}}, "tag": "m{{seq}}"}}', 1, 300)
+    ferry.produce(NESTED_TOPIC, '{"id": 5000, "s": {"x": -5, "tag": "negative"}}', 0, 1)
+    ferry.produce(NESTED_TOPIC, '{"id": 5001, "s": null}', 0, 1)
+    ferry.produce(NESTED_TOPIC, '{"id": {{seq}}, "s": {"x": {{seq}}, "tag": "m{{seq}}"}}', 301, 200)
+    path = ferry.workdir / "nested.toml"
+    path.write_text(config(table, dead, ferry.kafka.bootstrap, NESTED_TOPIC))
+    ferry("run", "--config", str(path), "--until-caught-up", "--max-wait", "60s")
+
+    df = spark.read.format("delta").load(str(table))
+    rows = df.collect()
+    assert sorted(r.id for r in rows) == list(range(0, 501)), len(rows)
+    assert all(r.s is not None and r.s.tag is not None and r.s.x > 0 for r in rows)
+    assert all(r.s.tag == ("spark" if r.id == 0 else f"m{r.id}") for r in rows)
+    # Spark's own writer still accepts the table (ferry kept its constraints as they were).
+    spark.sql(f"INSERT INTO delta.`{table}` VALUES (9000, named_struct('x', 2, 'tag', 'again'))")
+    assert spark.read.format("delta").load(str(table)).count() == 502
+
+    errors = [r.error for r in spark.read.format("delta").load(str(dead)).collect()]
+    assert len(errors) == 2, errors
+    text = "\n".join(errors)
+    assert "CHECK constraint 'positive_x' (s.x > 0)" in text, text
+    assert "NOT NULL constraint on column 's.tag'" in text, text

@@ -24,6 +24,7 @@ struct OptimizeArgs {
   std::vector<std::string> storage_options;
   std::string where;
   std::string target_size = "256MiB";
+  std::string cluster_memory = "256MiB";
   bool dry_run = false;
   bool full = false;
   bool json = false;
@@ -65,6 +66,10 @@ int RunOptimize(const OptimizeArgs& args) {
   if (!size.ok() || *size <= 0) {
     return Fail("optimize", kUsage, "--target-size: bad size '" + args.target_size + "'");
   }
+  auto memory = config::ParseSize(args.cluster_memory);
+  if (!memory.ok() || *memory <= 0) {
+    return Fail("optimize", kUsage, "--cluster-memory: bad size '" + args.cluster_memory + "'");
+  }
   auto options = StorageOptionsFromFlags(args.storage_options);
   auto table = options.ok() ? OpenTableAt(args.table, *options)
                             : Result<std::unique_ptr<delta::Table>>(options.status());
@@ -75,6 +80,7 @@ int RunOptimize(const OptimizeArgs& args) {
                                           .target_size = *size,
                                           .dry_run = args.dry_run,
                                           .full = args.full,
+                                          .max_cluster_memory = *memory,
                                           .commit = {}});
   if (!result.ok()) {
     return Fail("optimize", CodeFor(result.status()),
@@ -92,6 +98,7 @@ int RunOptimize(const OptimizeArgs& args) {
     out["bytes_added"] = r.bytes_added;
     out["rows"] = r.rows;
     out["clustering_columns"] = r.clustering_columns;
+    out["cluster_parts"] = r.cluster_parts;
     out["row_ids_preserved"] = r.row_ids_preserved;
     std::printf("%s\n", out.dump().c_str());
   } else if (r.bins == 0) {
@@ -177,6 +184,8 @@ void RegisterHygieneCommands(CLI::App& app, int* exit_code) {
                        "Partition predicate: col = 'v' [AND col2 = 1 AND col3 IS NULL]");
   optimize->add_option("--target-size", optimize_args->target_size,
                        "Size of the packed files (default 256MiB)");
+  optimize->add_option("--cluster-memory", optimize_args->cluster_memory,
+                       "Clustered tables: decoded rows sorted at once (default 256MiB)");
   optimize->add_flag("--dry-run", optimize_args->dry_run, "Plan only; change nothing");
   optimize->add_flag("--full", optimize_args->full,
                      "Clustered tables: also recluster the files clustered before");

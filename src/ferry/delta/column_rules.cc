@@ -53,6 +53,50 @@ bool Has(const std::vector<std::string>& features, std::string_view name) {
   return std::find(features.begin(), features.end(), name) != features.end();
 }
 
+// The invariant of `field` (named by `path`, dotted), if it has one.
+Status AddInvariant(const columnar::Field& field, const std::string& path, ColumnRules* rules) {
+  const std::string* raw = FindKey(field, kInvariantsKey);
+  if (raw == nullptr) {
+    return Status::OK();
+  }
+  FERRY_ASSIGN_OR_RETURN(std::string text, SqlText(field, kInvariantsKey, *raw));
+  nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+  if (!v.is_object() || !v.contains("expression") || !v["expression"].is_object() ||
+      !v["expression"].contains("expression") || !v["expression"]["expression"].is_string()) {
+    return DataLoss(
+        "column '{}': delta.invariants is not {{\"expression\": {{\"expression\": ...}}}}: {}",
+        path, text);
+  }
+  rules->checks.push_back(
+      {"invariant on " + path, v["expression"]["expression"].get<std::string>()});
+  return Status::OK();
+}
+
+// The NOT NULL fields and invariants inside struct `parent` (at `path`), through structs only
+// (Spark's SchemaUtils.filterRecursively with checkComplexTypes = false).
+Status AddNestedRules(const columnar::Field& parent, std::vector<std::string>* path,
+                      bool invariants, ColumnRules* rules) {
+  if (parent.type->id() != columnar::TypeId::kStruct) {
+    return Status::OK();
+  }
+  for (const columnar::Field& field : parent.type->fields()) {
+    path->push_back(field.name);
+    if (!field.nullable) {
+      rules->not_null.push_back(*path);
+    }
+    if (invariants) {
+      std::string dotted;
+      for (const std::string& part : *path) {
+        dotted += (dotted.empty() ? "" : ".") + part;
+      }
+      FERRY_RETURN_IF_ERROR(AddInvariant(field, dotted, rules));
+    }
+    FERRY_RETURN_IF_ERROR(AddNestedRules(field, path, invariants, rules));
+    path->pop_back();
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string ColumnRules::Key() const {
@@ -113,18 +157,11 @@ Result<ColumnRules> ReadColumnRules(const Protocol& protocol, const Metadata& me
       }
       rules.identity.push_back(id);
     }
-    if (const std::string* raw = FindKey(field, kInvariantsKey); invariants && raw) {
-      FERRY_ASSIGN_OR_RETURN(std::string text, SqlText(field, kInvariantsKey, *raw));
-      nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
-      if (!v.is_object() || !v.contains("expression") || !v["expression"].is_object() ||
-          !v["expression"].contains("expression") || !v["expression"]["expression"].is_string()) {
-        return DataLoss(
-            "column '{}': delta.invariants is not {{\"expression\": {{\"expression\": ...}}}}: {}",
-            field.name, text);
-      }
-      rules.checks.push_back(
-          {"invariant on " + field.name, v["expression"]["expression"].get<std::string>()});
+    if (invariants) {
+      FERRY_RETURN_IF_ERROR(AddInvariant(field, field.name, &rules));
     }
+    std::vector<std::string> path = {field.name};
+    FERRY_RETURN_IF_ERROR(AddNestedRules(field, &path, invariants, &rules));
   }
   if (checks) {
     for (const auto& [key, value] : metadata.configuration) {

@@ -9,13 +9,20 @@
 //               `.allowExplicitInsert`: values the writer assigns, above the high-water mark
 //               (below it for a negative step), and the mark raised in the commit
 //   check       table configuration `delta.constraints.<name>` and column metadata
-//               `delta.invariants` ({"expression": {"expression": "<SQL>"}}): every row must
-//               evaluate to true (false or NULL violates)
+//               `delta.invariants` ({"expression": {"expression": "<SQL>"}}) of a column or of
+//               a field inside structs: every row must evaluate to true (false or NULL violates)
+//   not null    a NOT NULL field inside structs (`s.a` with `a` non-nullable): every struct on
+//               the path and the field itself must hold a value. PROTOCOL.md only says that
+//               `nullable` is false; this is how Delta's reference writer enforces it (Spark's
+//               Invariants.getFromSchema makes NotNull(s.a) of it, and a NULL `s` violates it:
+//               InvariantEnforcementSuite "reject non-nullable nested column"). Top-level NOT
+//               NULL columns are the decoders' job (and the pipeline's for filled columns).
 //
 // This file only reads and writes the metadata (the delta layer does not evaluate SQL); the
 // pipeline compiles and evaluates the expressions with ferry's Spark-expression engine
-// (pipeline/table_rules.h). Only top-level columns are read: a nested field with such metadata
-// is refused by CheckWriteSupported (table_features.h).
+// (pipeline/table_rules.h). Nested fields are followed through structs only, as Spark does;
+// generated, default and identity metadata on a nested field, and invariants below an array or
+// a map, are refused by CheckWriteSupported (table_features.h).
 //
 // Thread-safety: stateless functions.
 #pragma once
@@ -65,6 +72,13 @@ struct ColumnRules {
   std::vector<ColumnExpression> defaults;
   std::vector<IdentityColumn> identity;
   std::vector<RowCheck> checks;
+  // NOT NULL fields inside structs, each as its path of names from the top-level column. Left
+  // out of empty() and Key(): they are the schema's nullability, which the pipeline reads from
+  // the schema rows are decoded into, and a decoder's schema (a registry writer schema) may
+  // differ in it from the table's without any rule having changed; so a batch is never read
+  // again for them, and a nested field another writer makes NOT NULL while a batch is in flight
+  // is not checked for that batch.
+  std::vector<std::vector<std::string>> not_null;
 
   bool empty() const {
     return generated.empty() && defaults.empty() && identity.empty() && checks.empty();

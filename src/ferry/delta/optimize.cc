@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <span>
 
@@ -263,8 +264,10 @@ bool PartitionPredicate::Matches(const PartitionValues& values) const {
 }
 
 Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& options) {
-  if (options.target_size <= 0 || options.max_cluster_bytes <= 0) {
-    return InvalidArgument("optimize: the target size and the cluster group size must be positive");
+  if (options.target_size <= 0 || options.max_cluster_bytes <= 0 ||
+      options.max_cluster_memory <= 0) {
+    return InvalidArgument(
+        "optimize: the target size and the cluster group size and memory must be positive");
   }
   FERRY_ASSIGN_OR_RETURN(Snapshot snapshot, table.LoadSnapshot());
   FERRY_RETURN_IF_ERROR(options.where.CheckColumns(snapshot.partition_columns()));
@@ -321,7 +324,31 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
   for (const Bin& bin : bins) {
     // Step 2-3.
     FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(table, snapshot, writer_options));
-    std::optional<columnar::RecordBatch> group;  // a clustering group's rows
+    std::vector<AddFile> adds;
+    std::optional<columnar::RecordBatch> group;  // a clustering group's rows (or part of them)
+    int64_t group_bytes = 0;
+    // Sorts what the group holds and writes it in that order, in slices, so that the writer
+    // cuts files of the target size along the order.
+    auto write_group = [&]() -> Status {
+      if (!group.has_value()) {
+        return Status::OK();
+      }
+      FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> order, ClusteringOrder(*group, clustering));
+      for (size_t begin = 0; begin < order.size(); begin += kClusterSliceRows) {
+        const size_t end = std::min(order.size(), begin + kClusterSliceRows);
+        FERRY_RETURN_IF_ERROR(writer->Write(
+            group->Take(std::span<const int64_t>(order.data() + begin, order.data() + end))));
+      }
+      group.reset();
+      group_bytes = 0;
+      ++result.cluster_parts;
+      // The part's last file closes here: the next part's rows start a file of their own.
+      FERRY_ASSIGN_OR_RETURN(std::vector<AddFile> written, writer->Finish());
+      adds.insert(adds.end(), std::make_move_iterator(written.begin()),
+                  std::make_move_iterator(written.end()));
+      FERRY_ASSIGN_OR_RETURN(writer, TableWriter::Create(table, snapshot, writer_options));
+      return Status::OK();
+    };
     for (const AddFile* add : bin) {
       FERRY_RETURN_IF_ERROR(ScanForRewrite(
           table, snapshot, *add, tracking, batch_schema, [&](columnar::RecordBatch& rows) {
@@ -335,7 +362,9 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
             for (int c = 0; c < rows.num_columns(); ++c) {
               group->mutable_column(c)->AppendRange(rows.column(c), 0, rows.num_rows());
             }
-            return Status::OK();
+            // The decoded rows held, not the files' compressed size, bound the sort's memory.
+            group_bytes += rows.ByteSize();
+            return group_bytes >= options.max_cluster_memory ? write_group() : Status::OK();
           }));
       txn.Remove(RemoveFile{.path = add->path,
                             .deletion_timestamp = now,
@@ -348,16 +377,10 @@ Result<OptimizeResult> Optimize(const Table& table, const OptimizeOptions& optio
                             // The logical file is (path, DV): its DV goes with it.
                             .deletion_vector = add->deletion_vector});
     }
-    if (group.has_value()) {
-      FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> order, ClusteringOrder(*group, clustering));
-      // In slices, so that the writer cuts files of the target size along the order.
-      for (size_t begin = 0; begin < order.size(); begin += kClusterSliceRows) {
-        const size_t end = std::min(order.size(), begin + kClusterSliceRows);
-        FERRY_RETURN_IF_ERROR(writer->Write(
-            group->Take(std::span<const int64_t>(order.data() + begin, order.data() + end))));
-      }
-    }
-    FERRY_ASSIGN_OR_RETURN(std::vector<AddFile> adds, writer->Finish());
+    FERRY_RETURN_IF_ERROR(write_group());
+    FERRY_ASSIGN_OR_RETURN(std::vector<AddFile> last, writer->Finish());
+    adds.insert(adds.end(), std::make_move_iterator(last.begin()),
+                std::make_move_iterator(last.end()));
     for (AddFile& add : adds) {
       add.data_change = false;
       if (!clustering.empty()) {

@@ -20,9 +20,14 @@
 //      are skipped) and write them through a TableWriter (target_file_size = the target), so the
 //      new files carry fresh stats and no deletion vector (as Spark's OPTIMIZE purges them); the
 //      remove of a file with a DV carries the DV, naming the logical file. A clustering group is
-//      read whole into memory, sorted in clustering order (clustering_order.h) and written in
-//      that order, so the files cut from it cover consecutive ranges; its adds say
-//      clusteringProvider "liquid" and the delta.clustering domain stays as it is. A table with
+//      read into memory, sorted in clustering order (clustering_order.h) and written in that
+//      order, so the files cut from it cover consecutive ranges; its adds say
+//      clusteringProvider "liquid" and the delta.clustering domain stays as it is. Memory is
+//      bounded by the decoded rows, not by the files' compressed size (zstd Parquet decodes to
+//      several times its size): once the rows read hold `max_cluster_memory` bytes, they are
+//      sorted and written as one part (its last file closed), and the group goes on with a new
+//      part. Each part covers its own ranges; parts of one group may overlap each other, as
+//      Spark's ZCubes do. A table with
 //      column mapping keeps its physical names and field ids: the scan gives the table's names,
 //      the writer maps them back (column_mapping.h); the predicate names columns as the table
 //      shows them.
@@ -88,9 +93,12 @@ struct OptimizeOptions {
   bool dry_run = false;
   // Clustered tables: also recluster the files clustered before (Spark's OPTIMIZE ... FULL).
   bool full = false;
-  // Clustered tables: the most bytes of files clustered together (each group is sorted in
-  // memory, which holds its rows uncompressed).
+  // Clustered tables: the most bytes of files clustered together in one group.
   int64_t max_cluster_bytes = int64_t{1} << 30;
+  // Clustered tables: the most bytes of decoded rows sorted at once (step 2); a group whose rows
+  // exceed it is sorted and written in parts. Peak memory is about this plus the writer's open
+  // file and the sort's keys (about 24 bytes a row).
+  int64_t max_cluster_memory = int64_t{256} << 20;
   CommitOptions commit;
 };
 
@@ -105,6 +113,9 @@ struct OptimizeResult {
   // A clustered table: its clustering columns (as the domain names them), by which the new
   // files are ordered.
   std::vector<std::string> clustering_columns;
+  // A clustered table: the parts sorted and written (one per group unless a group's rows
+  // exceeded max_cluster_memory).
+  int64_t cluster_parts = 0;
   // Row tracking was enabled: the moved rows kept their row ids and commit versions.
   bool row_ids_preserved = false;
 };

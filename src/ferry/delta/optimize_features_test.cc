@@ -2,7 +2,9 @@
 // clustering_order.h): every live row keeps its stable row id and row commit version
 // (deletion vectors honoured, materialized columns written and read back, a concurrent append
 // and a concurrent remove handled as for any optimize), and a clustered table's rows come back
-// from the new files in clustering order with disjoint ranges per file.
+// from the new files in clustering order with disjoint ranges per file. Row ids read through
+// ferry's row tracking reader are checked against ids the test computes itself from the raw
+// Parquet files (materialized columns, else baseRowId + physical position).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -105,6 +107,7 @@ class OptimizeFeaturesTest : public ::testing::Test {
   // Another writer's commit: the live file holding id `id` gets a deletion vector deleting it
   // (remove + add of the same path, as Spark's DELETE writes them).
   void DeleteRow(int64_t id) {
+    deleted_.insert(id);
     Snapshot snapshot = Latest();
     for (const auto& [key, add] : snapshot.files()) {
       // Physical positions: the file's rows in order, those deleted already included.
@@ -173,6 +176,58 @@ class OptimizeFeaturesTest : public ::testing::Test {
     return out;
   }
 
+  // The same pairs computed by the test alone, as an independent check of RowIds(): every live
+  // file read whole by ferry's Parquet reader (no Delta code), the materialized columns looked
+  // up by the names in the table's configuration, and where a row has no materialized value,
+  // baseRowId + its physical position and defaultRowCommitVersion (PROTOCOL.md "Row Tracking").
+  // Deleted rows are known by id from DeleteRow (the ids are unique), so no DV is decoded.
+  std::map<int64_t, Tracked> RawRowIds() {
+    Snapshot snapshot = Latest();
+    const StringMap& config = snapshot.metadata().configuration;
+    const std::string id_name = config.at("delta.rowTracking.materializedRowIdColumnName");
+    const std::string version_name =
+        config.at("delta.rowTracking.materializedRowCommitVersionColumnName");
+    std::map<int64_t, Tracked> out;
+    for (const auto& [key, add] : snapshot.files()) {
+      auto file = store_->OpenForRead(table_->Key(*RelativeFilePath(add)));
+      EXPECT_TRUE(file.ok());
+      auto reader = parquet::FileReader::Open(*file);
+      EXPECT_TRUE(reader.ok());
+      auto batch = (*reader)->ReadAll();
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      EXPECT_TRUE(add.base_row_id.has_value()) << add.path;
+      EXPECT_TRUE(add.default_row_commit_version.has_value()) << add.path;
+      if (!batch.ok() || !add.base_row_id || !add.default_row_commit_version) {
+        continue;
+      }
+      const auto* ids = batch->GetColumn("id")->As<columnar::Int64Column>();
+      const columnar::Column* row_ids = batch->GetColumn(id_name);  // null: not in the file
+      const columnar::Column* versions = batch->GetColumn(version_name);
+      for (int64_t position = 0; position < ids->length(); ++position) {
+        const int64_t id = ids->Value(position);
+        if (deleted_.count(id) != 0) {
+          continue;
+        }
+        Tracked tracked{*add.base_row_id + position, *add.default_row_commit_version};
+        if (row_ids != nullptr && row_ids->IsValid(position)) {
+          tracked.row_id = row_ids->As<columnar::Int64Column>()->Value(position);
+        }
+        if (versions != nullptr && versions->IsValid(position)) {
+          tracked.commit_version = versions->As<columnar::Int64Column>()->Value(position);
+        }
+        EXPECT_TRUE(out.emplace(id, tracked).second) << "id " << id << " twice";
+      }
+    }
+    return out;
+  }
+
+  // RowIds(), checked against RawRowIds().
+  std::map<int64_t, Tracked> CheckedRowIds() {
+    std::map<int64_t, Tracked> ids = RowIds();
+    EXPECT_EQ(RawRowIds(), ids) << "ferry's row tracking reader and the raw files disagree";
+    return ids;
+  }
+
   // The row ids of a map, which must all differ.
   static void ExpectUnique(const std::map<int64_t, Tracked>& ids) {
     std::set<int64_t> seen;
@@ -230,6 +285,7 @@ class OptimizeFeaturesTest : public ::testing::Test {
 
   std::shared_ptr<storage::InMemoryStore> store_;
   std::unique_ptr<Table> table_;
+  std::set<int64_t> deleted_;  // ids DeleteRow deleted
 };
 
 // --- Row tracking ---
@@ -241,7 +297,7 @@ TEST_F(OptimizeFeaturesTest, RowIdsAndCommitVersionsSurviveOptimizeWithDeletionV
   DeleteRow(3);                           // version 3: DVs shift no positions
   DeleteRow(12);                          // version 4
   ASSERT_TRUE(Append(Ids(25, 30)).ok());  // version 5: 25..29
-  const std::map<int64_t, Tracked> before = RowIds();
+  const std::map<int64_t, Tracked> before = CheckedRowIds();
   ASSERT_EQ(before.size(), 28u);
   EXPECT_EQ(before.at(4).row_id, 4);  // position 4 of the first file, row 3 deleted before it
   EXPECT_EQ(before.at(13).row_id, 13);
@@ -260,7 +316,7 @@ TEST_F(OptimizeFeaturesTest, RowIdsAndCommitVersionsSurviveOptimizeWithDeletionV
   EXPECT_EQ(add.base_row_id, 30);  // fresh ids above the mark
   EXPECT_EQ(add.default_row_commit_version, 6);
   EXPECT_EQ(*RowIdHighWaterMark(after.domain_metadata()), 57);
-  EXPECT_EQ(RowIds(), before);
+  EXPECT_EQ(CheckedRowIds(), before);
   const std::string text = CommitText(6);
   EXPECT_NE(text.find("\"delta.rowTracking.preserved\":\"true\""), std::string::npos) << text;
 
@@ -277,6 +333,12 @@ TEST_F(OptimizeFeaturesTest, RowIdsAndCommitVersionsSurviveOptimizeWithDeletionV
             after.metadata().configuration.at(
                 "delta.rowTracking.materializedRowCommitVersionColumnName"));
   EXPECT_EQ(after.schema()->num_fields(), 2);
+  // Every row of the rewritten file carries both values (RawRowIds relies on them, not on
+  // baseRowId 30 + position).
+  auto raw = (*reader)->ReadAll();
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  EXPECT_EQ(raw->column(2).null_count(), 0);
+  EXPECT_EQ(raw->column(3).null_count(), 0);
   // Stats cover the table's columns only.
   EXPECT_EQ(add.stats->find("_row-"), std::string::npos) << *add.stats;
   // Readers by name see the table's columns only.
@@ -288,12 +350,12 @@ TEST_F(OptimizeFeaturesTest, RowIdsAndCommitVersionsSurviveOptimizeWithDeletionV
   // New rows, then a second optimize mixing materialized and default ids.
   ASSERT_TRUE(Append(Ids(30, 34)).ok());  // version 7: 58..61
   DeleteRow(20);                          // version 8, in the optimized file
-  std::map<int64_t, Tracked> expected = RowIds();
+  std::map<int64_t, Tracked> expected = CheckedRowIds();
   EXPECT_EQ(expected.at(31).row_id, 59);
   EXPECT_EQ(expected.at(31).commit_version, 7);
   auto again = Optimize(*table_, OptimizeOptions{});
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ(RowIds(), expected);
+  EXPECT_EQ(CheckedRowIds(), expected);
   ExpectUnique(expected);
 }
 
@@ -301,7 +363,7 @@ TEST_F(OptimizeFeaturesTest, AConcurrentAppendGetsFreshIdsAndOptimizeKeepsTheOld
   Create({{"delta.enableRowTracking", "true"}});
   ASSERT_TRUE(Append(Ids(0, 10)).ok());
   ASSERT_TRUE(Append(Ids(10, 20)).ok());
-  const std::map<int64_t, Tracked> before = RowIds();
+  const std::map<int64_t, Tracked> before = CheckedRowIds();
   // The optimize stalls before its first put; an append commits meanwhile.
   ASSERT_TRUE(failpoint::Arm("delta.commit.before_put", "sleep(1000)@1").ok());
   Result<OptimizeResult> optimized = Internal("not run");
@@ -313,7 +375,7 @@ TEST_F(OptimizeFeaturesTest, AConcurrentAppendGetsFreshIdsAndOptimizeKeepsTheOld
   optimizer.join();
   ASSERT_TRUE(appended.ok()) << appended.ToString();
   ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
-  std::map<int64_t, Tracked> after = RowIds();
+  std::map<int64_t, Tracked> after = CheckedRowIds();
   ASSERT_EQ(after.size(), 25u);
   for (const auto& [id, tracked] : before) {
     EXPECT_EQ(after.at(id), tracked) << "id " << id;
@@ -342,7 +404,7 @@ TEST_F(OptimizeFeaturesTest, AConcurrentRemoveAbortsAndChangesNothing) {
   EXPECT_EQ(optimized.status().code(), StatusCode::kAborted) << optimized.status().ToString();
   EXPECT_NE(optimized.status().message().find("ConcurrentDeleteDelete"), std::string::npos);
   EXPECT_EQ(Latest().num_files(), 2);
-  std::map<int64_t, Tracked> ids = RowIds();
+  std::map<int64_t, Tracked> ids = CheckedRowIds();
   EXPECT_EQ(ids.size(), 19u);
   EXPECT_EQ(ids.count(5), 0u);
   EXPECT_EQ(ids.at(6).row_id, 6);
@@ -382,12 +444,13 @@ TEST_F(OptimizeFeaturesTest, ClusteredTableIsSortedIntoFilesWithDisjointRanges) 
     }
     ASSERT_TRUE(Append(Rows(rows)).ok());
   }
-  const std::map<int64_t, Tracked> before = RowIds();
+  const std::map<int64_t, Tracked> before = CheckedRowIds();
   const std::string domain = Latest().domain_metadata().at(kClusteringDomain).configuration;
 
   auto optimized = Optimize(*table_, OptimizeOptions{.target_size = 8 << 10});
   ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
   EXPECT_EQ(optimized->clustering_columns, std::vector<std::string>{"k"});
+  EXPECT_EQ(optimized->cluster_parts, 1);
   EXPECT_EQ(optimized->files_removed, 4);
   EXPECT_EQ(optimized->rows, 4000);
   ASSERT_GT(optimized->files_added, 2);
@@ -402,7 +465,7 @@ TEST_F(OptimizeFeaturesTest, ClusteredTableIsSortedIntoFilesWithDisjointRanges) 
   EXPECT_EQ(ranges.front()[0], 0);
   EXPECT_EQ(ranges.back()[1], 3999);
   EXPECT_EQ(after.domain_metadata().at(kClusteringDomain).configuration, domain);
-  EXPECT_EQ(RowIds(), before);
+  EXPECT_EQ(CheckedRowIds(), before);
   const std::string text = CommitText(after.version());
   EXPECT_NE(text.find("\"clusterBy\":\"[\\\"k\\\"]\""), std::string::npos) << text;
 
@@ -414,7 +477,48 @@ TEST_F(OptimizeFeaturesTest, ClusteredTableIsSortedIntoFilesWithDisjointRanges) 
   auto full = Optimize(*table_, OptimizeOptions{.target_size = 8 << 10, .full = true});
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   EXPECT_EQ(full->files_removed, optimized->files_added);
-  EXPECT_EQ(RowIds(), before);
+  EXPECT_EQ(CheckedRowIds(), before);
+}
+
+// A group whose decoded rows pass max_cluster_memory is sorted and written in parts: every file
+// still sorted, every row and row id kept, each part's files disjoint.
+TEST_F(OptimizeFeaturesTest, AGroupPastTheMemoryBoundIsClusteredInParts) {
+  Create({{"delta.enableRowTracking", "true"}});
+  Cluster("[[\"k\"]]", /*row_tracking=*/true);
+  std::vector<int64_t> ks(4000);
+  std::iota(ks.begin(), ks.end(), 0);
+  std::shuffle(ks.begin(), ks.end(), std::mt19937_64(43));
+  for (int part = 0; part < 4; ++part) {
+    std::vector<std::pair<int64_t, std::optional<int64_t>>> rows;
+    for (int i = part * 1000; i < (part + 1) * 1000; ++i) {
+      rows.emplace_back(i, ks[static_cast<size_t>(i)]);
+    }
+    ASSERT_TRUE(Append(Rows(rows)).ok());
+  }
+  const std::map<int64_t, Tracked> before = CheckedRowIds();
+  // 1,000 rows of four BIGINTs (two of them the row tracking columns) hold about 32 KiB: a part
+  // closes after the second file, and another after the fourth.
+  auto optimized =
+      Optimize(*table_, OptimizeOptions{.target_size = 8 << 10, .max_cluster_memory = 40 << 10});
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  EXPECT_EQ(optimized->cluster_parts, 2);
+  EXPECT_EQ(optimized->files_removed, 4);
+  EXPECT_EQ(optimized->rows, 4000);
+  Snapshot after = Latest();
+  bool all_clustered = false;
+  std::vector<std::vector<int64_t>> ranges = FileRanges(after, &all_clustered);  // each sorted
+  EXPECT_TRUE(all_clustered);
+  ASSERT_GE(ranges.size(), 4u);
+  // Two parts, each covering about the whole range of k with disjoint files: every value of k
+  // lies in at most two files.
+  for (int64_t k : {int64_t{0}, int64_t{1999}, int64_t{3999}}) {
+    int64_t holding = 0;
+    for (const std::vector<int64_t>& range : ranges) {
+      holding += range[0] <= k && k <= range[1] ? 1 : 0;
+    }
+    EXPECT_LE(holding, 2) << k;
+  }
+  EXPECT_EQ(CheckedRowIds(), before);
 }
 
 TEST_F(OptimizeFeaturesTest, FilesOfAnotherClusteringProviderAreLeftAlone) {

@@ -53,19 +53,23 @@ bool In(const char* const* begin, const char* const* end, std::string_view name)
   return std::any_of(begin, end, [&](const char* f) { return name == f; });
 }
 
-// Finds a field (at any depth) whose metadata has a key starting with `prefix`.
+// Finds a field (at any depth) whose metadata has a key starting with `prefix`; with
+// `structs_allowed`, only one below an array or a map.
 const columnar::Field* FindMetadata(const std::vector<columnar::Field>& fields,
-                                    std::string_view prefix, std::string* path) {
+                                    std::string_view prefix, bool structs_allowed,
+                                    std::string* path) {
   for (const columnar::Field& field : fields) {
     for (const auto& [key, value] : field.metadata) {
-      if (key.compare(0, prefix.size(), prefix) == 0) {
+      if (!structs_allowed && key.compare(0, prefix.size(), prefix) == 0) {
         *path = field.name;
         return &field;
       }
     }
     if (field.type->is_nested()) {
       std::string child_path;
-      if (const auto* found = FindMetadata(field.type->fields(), prefix, &child_path)) {
+      const bool below_collection = field.type->id() != columnar::TypeId::kStruct;
+      if (const auto* found = FindMetadata(field.type->fields(), prefix,
+                                           structs_allowed && !below_collection, &child_path)) {
         *path = field.name + "." + child_path;
         return found;
       }
@@ -84,19 +88,26 @@ Status CheckFeatureUnused(const std::string& feature, const Metadata& metadata,
         feature, path, what);
   };
   // Implemented for top-level columns (column_rules.h, evaluated by pipeline/table_rules.h);
-  // refused when a nested field carries the metadata.
+  // refused when a nested field carries the metadata, except invariants, which are implemented
+  // for fields inside structs (as Spark, which does not look below arrays and maps).
   const char* nested_key = feature == "invariants"            ? kInvariantsKey
                            : feature == "generatedColumns"    ? kGenerationExpressionKey
                            : feature == "identityColumns"     ? "delta.identity."
                            : feature == "allowColumnDefaults" ? kCurrentDefaultKey
                                                               : nullptr;
   if (nested_key != nullptr) {
+    const bool structs_allowed = feature == "invariants";
     for (const columnar::Field& field : schema.fields()) {
+      const bool struct_column = field.type->id() == columnar::TypeId::kStruct;
       if (field.type->is_nested() &&
-          FindMetadata(field.type->fields(), nested_key, &path) != nullptr) {
+          FindMetadata(field.type->fields(), nested_key, structs_allowed && struct_column, &path) !=
+              nullptr) {
         path = field.name + "." + path;
-        return refuse_column("metadata " + std::string(nested_key) +
-                             " on a nested field (ferry implements it for top-level columns)");
+        return refuse_column(
+            "metadata " + std::string(nested_key) +
+            (structs_allowed ? " below an array or a map (ferry implements it for columns and "
+                               "fields inside structs)"
+                             : " on a nested field (ferry implements it for top-level columns)"));
       }
     }
     return Status::OK();

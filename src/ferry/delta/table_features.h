@@ -12,7 +12,10 @@
 //   invariants, checkConstraints, generatedColumns, identityColumns, allowColumnDefaults
 //                        implemented for top-level columns: the rules are read by
 //                        column_rules.h and evaluated per row by the pipeline
-//                        (pipeline/table_rules.h); a nested field with such metadata is refused
+//                        (pipeline/table_rules.h). CHECK constraints may read nested fields
+//                        (`s.x > 0`); invariants and NOT NULL are honoured on fields inside
+//                        structs too; other such metadata on a nested field, and invariants
+//                        below an array or a map, are refused
 //   columnMapping        honoured in modes name and id (column_mapping.h): physical names and
 //                        field ids in the data files, physical names in partitionValues and
 //                        stats, new columns get ids and physical names; refused when the schema

@@ -26,6 +26,11 @@ struct TableRules::Check {
   std::unique_ptr<transform::Expression> condition;
 };
 
+struct TableRules::NestedNotNull {
+  std::string name;          // dotted path
+  std::vector<int> indexes;  // the top-level column, then the field in each struct
+};
+
 namespace {
 
 std::string Quoted(std::string_view name) {
@@ -66,6 +71,8 @@ Result<std::unique_ptr<TableRules>> TableRules::Create(const delta::ColumnRules&
                                                        const columnar::Schema& input,
                                                        const std::string& time_zone) {
   auto out = std::unique_ptr<TableRules>(new TableRules());
+  // ColumnRules::empty() leaves out the nested NOT NULL fields, which CompleteRow checks in
+  // place without a copy of the row.
   out->empty_ = rules.empty();
   out->key_ = rules.Key();
   auto compile =
@@ -135,10 +142,49 @@ Result<std::unique_ptr<TableRules>> TableRules::Create(const delta::ColumnRules&
     }
     out->checks_.push_back(std::move(check));
   }
+  for (const std::vector<std::string>& path : rules.not_null) {
+    NestedNotNull field;
+    const columnar::Field* at = nullptr;
+    for (const std::string& part : path) {
+      field.name += (field.name.empty() ? "" : ".") + part;
+      std::optional<int> i;
+      if (at == nullptr) {
+        i = input.FieldIndex(part);
+      } else if (at->type->id() == columnar::TypeId::kStruct) {
+        const std::vector<columnar::Field>& fields = at->type->fields();
+        for (size_t k = 0; k < fields.size() && !i; ++k) {
+          if (fields[k].name == part) {
+            i = static_cast<int>(k);
+          }
+        }
+      }
+      if (!i) {
+        return NotSupported("NOT NULL field '{}' is not a field ferry decodes",
+                            fmt::format("{}", fmt::join(path, ".")));
+      }
+      at = at == nullptr ? &input.field(*i) : &at->type->fields()[static_cast<size_t>(*i)];
+      field.indexes.push_back(*i);
+    }
+    out->nested_not_null_.push_back(std::move(field));
+  }
   return out;
 }
 
 Status TableRules::CompleteRow(columnar::RecordBatch* rows, int64_t row) const {
+  // Nested NOT NULL first, straight on the columns (a struct's children hold a placeholder for
+  // each null row, so a row index is valid at every depth).
+  for (const NestedNotNull& field : nested_not_null_) {
+    const columnar::Column* column = &rows->column(field.indexes[0]);
+    for (size_t k = 1; k < field.indexes.size() && column->IsValid(row); ++k) {
+      column = &column->As<columnar::StructColumn>()->child(field.indexes[k]);
+    }
+    if (column->IsNull(row)) {
+      return InvalidArgument(
+          "the row violates the NOT NULL constraint on column '{}': it is NULL, or a struct "
+          "holding it is (Delta requires every struct on the path of a NOT NULL field)",
+          field.name);
+    }
+  }
   if (empty_) {
     return Status::OK();
   }

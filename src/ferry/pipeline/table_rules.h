@@ -8,8 +8,10 @@
 //      equal it (`<=>`), else the row is bad, naming the column and both values.
 //   3. Identity columns without allowExplicitInsert: a supplied value makes the row bad.
 //   4. NOT NULL columns that 1-2 fill must hold a value now.
-//   5. CHECK constraints and invariants must be true (false or NULL: bad, naming the constraint
-//      and its expression).
+//   5. CHECK constraints and invariants (of columns and of fields inside structs) must be true
+//      (false or NULL: bad, naming the constraint and its expression); a NOT NULL field inside
+//      structs must hold a value, and so must every struct on its path (a NULL `s` breaks NOT
+//      NULL `s.a`, as in Delta's reference writer; delta/column_rules.h), checked first.
 // Per batch, on the writer thread (BatchCommitter, step 3, once per commit attempt):
 //   6. AssignIdentityValues gives every NULL identity value the next start + k * step beyond the
 //      high-water mark and returns the schema with the raised mark for the commit's metaData;
@@ -42,7 +44,8 @@ class TableRules {
                                                     const std::string& time_zone);
   ~TableRules();
 
-  bool empty() const { return empty_; }
+  // True when CompleteRow has nothing to do (not even a nested NOT NULL field to check).
+  bool empty() const { return empty_ && nested_not_null_.empty(); }
   // ColumnRules::Key of the rules (what a batch was checked against).
   const std::string& key() const { return key_; }
 
@@ -53,6 +56,7 @@ class TableRules {
  private:
   struct Fill;
   struct Check;
+  struct NestedNotNull;
   TableRules() = default;
 
   bool empty_ = true;
@@ -62,6 +66,7 @@ class TableRules {
   std::vector<std::string> explicit_refused_names_;
   std::vector<int> not_null_;  // NOT NULL columns the fills fill
   std::vector<Check> checks_;
+  std::vector<NestedNotNull> nested_not_null_;
 };
 
 // The columns the table fills itself (defaults, generated, identity): a message may omit them,
