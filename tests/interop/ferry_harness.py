@@ -308,12 +308,16 @@ class FerryProcess:
     """`ferry run --config CONFIG` running in the background (its output in `log_path`), to be
     killed mid-way."""
 
-    def __init__(self, ferry: str, config: Path, log_path: Path, args: tuple = ()):
+    def __init__(self, ferry: str, config: Path, log_path: Path, args: tuple = (),
+                 failpoints: str = ""):
         self._log = open(log_path, "ab")
         self.log_path = log_path
+        env = dict(os.environ)
+        if failpoints:
+            env["FERRY_FAILPOINTS"] = failpoints  # src/ferry/base/failpoint.h
         self.proc = subprocess.Popen([ferry, "run", "--config", str(config), *args],
                                      stdin=subprocess.DEVNULL, stdout=self._log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, env=env)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

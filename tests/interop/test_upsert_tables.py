@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
+import threading
 import time
 
 import deltalake
 import pyarrow
 import pytest
 
-from ferry_harness import MockKafka, run_ferry
+from ferry_harness import FerryProcess, MockKafka, run_ferry, wait_for
 
 PARTITIONS = 2
-TOPICS = ["upsert_dv", "upsert_cow"]
+TOPICS = ["upsert_dv", "upsert_cow", "concurrent_dv", "concurrent_cow", "cdf_append",
+          "cdf_upsert"]
 
 # The change stream, in order: (op, first id, count, value tag). Keys partition by hash, so the
 # changes to one key keep their order in one partition.
@@ -38,9 +41,10 @@ ROUNDS = [
 KILLS = int(os.environ.get("FERRY_UPSERT_KILLS", "4"))
 
 
-def replay() -> dict[int, str]:
-    state: dict[int, str] = {}
-    for op, first, count, tag in ROUNDS:
+def replay(rounds=ROUNDS, state: dict[int, str] | None = None) -> dict[int, str]:
+    """The state a change stream leaves (on top of `state`): the test's own replay."""
+    state = {} if state is None else state
+    for op, first, count, tag in rounds:
         for i in range(first, first + count):
             if op == "upsert":
                 state[i] = f"{tag}-{i}"
@@ -57,19 +61,19 @@ def kafka(ferry_binary, tmp_path_factory):
     k.close()
 
 
-def produce(ferry: str, kafka: MockKafka, topic: str) -> None:
-    for op, first, count, tag in ROUNDS:
+def produce(ferry: str, kafka: MockKafka, topic: str, rounds=ROUNDS) -> None:
+    for op, first, count, tag in rounds:
         value = '{"id": {{seq}}, "v": "' + tag + '-{{seq}}"}' if op == "upsert" else ""
         run_ferry(ferry, "produce", "kafka", "--brokers", kafka.bootstrap, "--topic", topic,
                   "--template", value, "--key", '{"id": {{seq}}}', "--start", str(first),
                   "--count", str(count))
 
 
-def config(path, table, topic, brokers, deletion_vectors: bool) -> None:
+def config(path, table, topic, brokers, deletion_vectors: bool, level: str = "warn") -> None:
     props = '"delta.enableDeletionVectors" = "true"' if deletion_vectors else ""
     path.write_text(f"""
 [log]
-level = "warn"
+level = "{level}"
 
 [[pipeline]]
 id = "upsert"
@@ -193,3 +197,188 @@ def test_upserts_and_deletes_with_kills(spark, ferry_binary, kafka, workdir, del
                 expected.pop(i, None)
     run_ferry(ferry_binary, "run", "--config", str(cfg), "--until-caught-up", "--max-wait", "60s")
     check_state(spark, table, expected)
+
+
+# --- Other writers while ferry applies changes (issue 42: "a Spark OPTIMIZE that rewrote the
+# files ferry marks must make ferry retry against the new files, never resurrect or lose a row").
+
+# Ferry's keys are 1..3,199; Spark's own are 9,001..9,200 (ferry inserts them first and never
+# touches them again) and -20..-1 (Spark's MERGE inserts them): one writer per key, as
+# docs/cdc.md requires.
+BEFORE = [("upsert", 1, 3000, "a1"), ("upsert", 9001, 200, "a1")]
+# Under the failpoint: the first batch updates existing keys, so it marks files that Spark's
+# OPTIMIZE (every file into one) rewrites.
+DURING = [
+    ("upsert", 1, 1500, "b1"),
+    ("delete", 1200, 400, None),
+    ("upsert", 1301, 200, "b3"),    # deleted keys come back
+    ("upsert", 2500, 700, "b4"),    # 501 updates, 199 new keys
+    ("delete", 1, 100, None),
+]
+# While Spark's second OPTIMIZE and a DELETE race ferry's commits (each side retries).
+AFTER = [("upsert", 1, 2000, "c1"), ("delete", 1500, 300, None), ("upsert", 3100, 100, "c3")]
+
+
+def spark_retrying(what: str, op, allowed: tuple[str, ...], conflicts: list) -> None:
+    """Runs a Spark command, retrying it on the Delta conflicts `allowed` (what a job does: Spark
+    does not retry them itself); any other failure fails the test."""
+    for _ in range(30):
+        try:
+            op()
+            return
+        except Exception as e:  # noqa: BLE001 - Spark's Py4J / captured SQL errors
+            text = f"{type(e).__name__}: {e}"
+            found = sorted(set(re.findall(r"\w*Concurrent\w*Exception", text)) & set(allowed))
+            if not found:
+                raise AssertionError(f"{what} failed (not an allowed conflict): {text[:2000]}")
+            conflicts.append((what, found[0]))
+    raise AssertionError(f"{what}: still conflicting after 30 attempts: {conflicts}")
+
+
+@pytest.mark.parametrize("deletion_vectors", [True, False], ids=["deletion_vectors", "copy_on_write"])
+def test_spark_writes_while_ferry_upserts(spark, ferry_binary, kafka, workdir, deletion_vectors):
+    """1. ferry loads the table (keys 1..3,000 and Spark's 9,001..9,200).
+    2. A `ferry run` armed with `pipeline.before_commit=wait(GO)@1` plans its first batch of
+       changes (marking rows in the table's files) and stops before committing. Meanwhile Spark
+       commits an OPTIMIZE (which rewrites every file that batch marks), a DELETE and a MERGE on
+       its own keys. Then GO: ferry's commit loses to the OPTIMIZE (ConcurrentDeleteDelete),
+       ferry plans the batch again against the new files (logged), and goes on.
+    3. More changes, with a second Spark OPTIMIZE and a DELETE racing ferry's commits, each
+       side retrying its conflicts.
+    The state must equal the test's replay: Spark, delta-rs and `ferry verify --key id`."""
+    topic = "concurrent_dv" if deletion_vectors else "concurrent_cow"
+    table = workdir / topic
+    cfg = workdir / "ferry.toml"
+    config(cfg, table, topic, kafka.bootstrap, deletion_vectors, level="info")
+    produce(ferry_binary, kafka, topic, BEFORE)
+    run_ferry(ferry_binary, "run", "--config", str(cfg), "--until-caught-up", "--max-wait", "60s")
+    files_before = len(spark.read.format("delta").load(str(table)).inputFiles())
+    assert files_before > 1, f"{files_before} file: OPTIMIZE would have nothing to rewrite"
+
+    produce(ferry_binary, kafka, topic, DURING)
+    go = workdir / "go"
+    log = workdir / "ferry.log"
+    ferry = FerryProcess(ferry_binary, cfg, log,
+                         failpoints=f"pipeline.before_commit=wait({go})@1")
+    spark_conflicts: list = []
+    try:
+        wait_for("ferry's first upsert plan (failpoint pipeline.before_commit)",
+                 lambda: "failpoint pipeline.before_commit: wait" in
+                 log.read_text(errors="replace"), proc=ferry)
+        spark.sql(f"OPTIMIZE delta.`{table}`").collect()
+        spark.sql(f"DELETE FROM delta.`{table}` WHERE id BETWEEN 9001 AND 9050").collect()
+        source = spark.range(9101, 9151).union(spark.range(-20, 0))
+        source.selectExpr("id", "concat('spark-', CAST(id AS STRING)) AS v") \
+            .createOrReplaceTempView("spark_src")
+        spark.sql(f"""MERGE INTO delta.`{table}` t USING spark_src s ON t.id = s.id
+                      WHEN MATCHED THEN UPDATE SET v = s.v
+                      WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)""").collect()
+        history = [r.asDict() for r in
+                   spark.sql(f"DESCRIBE HISTORY delta.`{table}` LIMIT 3").collect()]
+        assert [h["operation"] for h in history] == ["MERGE", "DELETE", "OPTIMIZE"], history
+    finally:
+        go.touch()  # never leave ferry stalled, whatever failed above
+    try:
+        wait_for("ferry's replan after Spark's OPTIMIZE",
+                 lambda: "planning the batch again" in log.read_text(errors="replace"),
+                 proc=ferry)
+        text = log.read_text(errors="replace")
+        assert "ConcurrentDeleteDelete" in text, text[-3000:]
+
+        # The changes arrive while Spark works: its commands and ferry's commits interleave.
+        producer_errors: list = []
+
+        def produce_after():
+            try:
+                produce(ferry_binary, kafka, topic, AFTER)
+            except Exception as e:  # noqa: BLE001 - reported below
+                producer_errors.append(e)
+
+        producer = threading.Thread(target=produce_after)
+        producer.start()
+        spark_retrying("OPTIMIZE", lambda: spark.sql(f"OPTIMIZE delta.`{table}`").collect(),
+                       ("ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException"),
+                       spark_conflicts)
+        spark_retrying(
+            "DELETE",
+            lambda: spark.sql(f"DELETE FROM delta.`{table}` WHERE id BETWEEN 9051 AND 9060")
+            .collect(),
+            ("ConcurrentAppendException", "ConcurrentDeleteReadException",
+             "ConcurrentDeleteDeleteException"), spark_conflicts)
+        producer.join()
+        assert not producer_errors, producer_errors
+    finally:
+        status = ferry.stop()
+    assert status == 0, f"ferry run exited {status}: {log.read_text(errors='replace')[-3000:]}"
+    run_ferry(ferry_binary, "run", "--config", str(cfg), "--until-caught-up", "--max-wait", "60s")
+    text = log.read_text(errors="replace")
+    print(f"ferry replanned {text.count('planning the batch again')} times; Spark's conflicts: "
+          f"{spark_conflicts}")
+
+    expected = replay(BEFORE + DURING + AFTER)
+    for i in range(9001, 9061):
+        expected.pop(i)
+    for i in list(range(9101, 9151)) + list(range(-20, 0)):
+        expected[i] = f"spark-{i}"
+    check_state(spark, table, expected)
+    verify = subprocess.run([ferry_binary, "verify", str(table), "--key", "id", "--expect",
+                             str(len(expected))], capture_output=True, text=True, timeout=120)
+    assert verify.returncode == 0, f"ferry verify --key id:\n{verify.stdout}\n{verify.stderr}"
+
+
+# --- The change data feed (delta.enableChangeDataFeed) -------------------------------------------
+
+def test_change_data_feed_table(spark, ferry_binary, kafka, workdir):
+    """ferry writes no change data files (`cdc`). An append needs none (its adds are the
+    inserts): Spark's change feed reads ferry's rows as inserts. An upsert replaces and deletes
+    rows, whose feed needs them: ferry refuses the table, naming the property, and commits
+    nothing."""
+    table = workdir / "cdf"
+    spark.sql(f"""CREATE TABLE delta.`{table}` (id BIGINT NOT NULL, v STRING) USING delta
+                  TBLPROPERTIES (delta.enableChangeDataFeed = true)""").collect()
+    for topic in ("cdf_append", "cdf_upsert"):
+        run_ferry(ferry_binary, "produce", "kafka", "--brokers", kafka.bootstrap, "--topic", topic,
+                  "--template", '{"id": {{seq}}, "v": "f-{{seq}}"}', "--key", '{"id": {{seq}}}',
+                  "--start", "1", "--count", "100")
+
+    def cdf_config(name: str, topic: str, upsert: str):
+        path = workdir / f"{name}.toml"
+        # No `schema`: the table's own (Spark's).
+        path.write_text(f"""
+[log]
+level = "warn"
+
+[[pipeline]]
+id = "{name}"
+table = "{table}"
+on_bad_record = "fail"
+{upsert}
+[pipeline.kafka]
+brokers = "{kafka.bootstrap}"
+topics = ["{topic}"]
+assignment = "manual"
+start = "earliest"
+
+[pipeline.decode]
+format = "json"
+""")
+        return path
+
+    append = cdf_config("cdf-append", "cdf_append", "")
+    run_ferry(ferry_binary, "run", "--config", str(append), "--until-caught-up", "--max-wait",
+              "60s")
+    feed = (spark.read.format("delta").option("readChangeFeed", "true")
+            .option("startingVersion", 0).load(str(table)).collect())
+    changes = sorted((r["id"], r["v"], r["_change_type"]) for r in feed)
+    assert changes == [(i, f"f-{i}", "insert") for i in range(1, 101)], changes[:10]
+
+    upsert = cdf_config("cdf-upsert", "cdf_upsert", 'mode = "upsert"\nkey = ["id"]\n')
+    versions = sorted((table / "_delta_log").glob("*.json"))
+    done = subprocess.run([ferry_binary, "run", "--config", str(upsert), "--until-caught-up",
+                           "--max-wait", "60s"], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, f"ferry upserted into a change-data-feed table:\n{out}"
+    assert "delta.enableChangeDataFeed" in out, out
+    assert sorted((table / "_delta_log").glob("*.json")) == versions, "ferry committed anyway"
+    assert spark.read.format("delta").load(str(table)).count() == 100

@@ -18,13 +18,14 @@ std::atomic<bool> any_armed{false};
 
 namespace {
 
-enum class Action { kOff, kCrash, kError, kSleep };
+enum class Action { kOff, kCrash, kError, kSleep, kWait };
 enum class Trigger { kAlways, kOnce, kFrom, kPercent };
 
 struct Spec {
   Action action = Action::kOff;
   std::string error_kind = "EIO";
   int64_t sleep_ms = 0;
+  std::string wait_path;
   Trigger trigger = Trigger::kAlways;
   int64_t n = 0;
   int64_t hits = 0;
@@ -49,7 +50,9 @@ bool ParseInt(std::string_view s, int64_t* out) {
 
 Status ParseSpec(std::string_view text, Spec* spec) {
   std::string_view s = text;
-  size_t trig = s.find_first_of("@%");
+  // The trigger follows the argument: an argument (a path) may hold '@' or '%' itself.
+  size_t close = s.rfind(')');
+  size_t trig = s.find_first_of("@%", close == std::string_view::npos ? 0 : close);
   std::string_view trigger_text;
   if (trig != std::string_view::npos) {
     trigger_text = s.substr(trig);
@@ -83,9 +86,16 @@ Status ParseSpec(std::string_view text, Spec* spec) {
       return InvalidArgument("failpoint spec '{}': sleep needs milliseconds, e.g. sleep(100)",
                              text);
     }
+  } else if (s == "wait") {
+    spec->action = Action::kWait;
+    if (arg.empty()) {
+      return InvalidArgument("failpoint spec '{}': wait needs a file path, e.g. wait(/tmp/go)",
+                             text);
+    }
+    spec->wait_path = std::string(arg);
   } else {
-    return InvalidArgument("failpoint spec '{}': unknown action '{}' (crash, error, sleep, off)",
-                           text, s);
+    return InvalidArgument(
+        "failpoint spec '{}': unknown action '{}' (crash, error, sleep, wait, off)", text, s);
   }
   if (!trigger_text.empty()) {
     std::string_view num = trigger_text.substr(1);
@@ -211,6 +221,7 @@ Status Evaluate(std::string_view name) {
   Action action;
   std::string error_kind;
   int64_t sleep_ms;
+  std::string wait_path;
   {
     Registry& r = GetRegistry();
     std::lock_guard lock(r.mu);
@@ -241,6 +252,7 @@ Status Evaluate(std::string_view name) {
     action = spec.action;
     error_kind = spec.error_kind;
     sleep_ms = spec.sleep_ms;
+    wait_path = spec.wait_path;
   }
   switch (action) {
     case Action::kOff:
@@ -256,6 +268,16 @@ Status Evaluate(std::string_view name) {
       Announce(fmt::format("failpoint {}: sleep {} ms\n", name, sleep_ms));
       std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       return Status::OK();
+    case Action::kWait: {
+      Announce(fmt::format("failpoint {}: wait {}\n", name, wait_path));
+      // Bounded: a test that died before creating the file must not leave ferry stalled forever.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+      while (::access(wait_path.c_str(), F_OK) != 0 &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      return Status::OK();
+    }
     case Action::kError:
       Announce(fmt::format("failpoint {}: error {}\n", name, error_kind));
       if (error_kind == "ENOSPC") {

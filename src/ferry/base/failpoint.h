@@ -6,10 +6,13 @@
 //   crash          raise SIGKILL: nothing is flushed, exactly like `kill -9`
 //   error(E)       the failpoint returns an error; E is EIO (default), ENOSPC or FSYNC
 //   sleep(MS)      stall MS milliseconds, then continue
+//   wait(PATH)     stall until the file PATH exists (polled every 20 ms, at most 10 minutes),
+//                  then continue: a test choreographs another writer between two steps of
+//                  ferry's (PATH holds no ';' or ')')
 //   off            disarmed
 // triggers: none = every hit; `@N` only the N-th hit (1-based); `@N+` the N-th and later hits;
 // `%P` each hit with probability P percent. Every firing writes one line to stderr,
-// "failpoint NAME: crash|error KIND|sleep MS ms", so fault tests can tell it was reached.
+// "failpoint NAME: crash|error KIND|sleep MS ms|wait PATH", so fault tests can tell it was reached.
 //
 // FERRY_FAILPOINT("name") evaluates to a Status (OK unless an error fires). With failpoints
 // compiled out (release preset) it is Status::OK() and costs nothing; compiled in and unarmed,

@@ -1,6 +1,13 @@
 #include "ferry/base/failpoint.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
 
 namespace ferry {
 namespace {
@@ -49,6 +56,30 @@ TEST_F(FailpointTest, ArmFromStringAndOff) {
   ASSERT_TRUE(failpoint::ArmFromString("test.p=error;test.q=off").ok());
   EXPECT_FALSE(FERRY_FAILPOINT("test.p").ok());
   EXPECT_TRUE(FERRY_FAILPOINT("test.q").ok());
+}
+
+TEST_F(FailpointTest, WaitStallsUntilTheFileExists) {
+  const std::filesystem::path dir = ::testing::TempDir();
+  // '@' in the path is part of the path; the trigger follows the ')'.
+  const std::filesystem::path go = dir / ("ferry-failpoint-go@" + std::to_string(::getpid()));
+  std::filesystem::remove(go);
+  ASSERT_TRUE(failpoint::Arm("test.wait", "wait(" + go.string() + ")@2").ok());
+  EXPECT_TRUE(FERRY_FAILPOINT("test.wait").ok());  // the first hit does not wait
+  std::atomic<bool> passed{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(FERRY_FAILPOINT("test.wait").ok());
+    passed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(passed.load());  // still waiting: the file is not there
+  std::FILE* f = std::fopen(go.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  waiter.join();
+  EXPECT_TRUE(passed.load());
+  EXPECT_EQ(failpoint::HitCount("test.wait"), 2);
+  std::filesystem::remove(go);
+  EXPECT_FALSE(failpoint::Arm("x", "wait").ok());
 }
 
 TEST_F(FailpointTest, CrashKillsTheProcess) {

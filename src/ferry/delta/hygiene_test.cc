@@ -285,6 +285,45 @@ TEST_F(HygieneTest, ConcurrentRemoveOfTheSameFileAborts) {
   EXPECT_EQ(third.Commit().status().code(), StatusCode::kAborted);
 }
 
+// ferry writes no `cdc` files: a commit that removes rows (dataChange = true, an upsert) is
+// refused on a table with the change data feed, before or after another writer enables it;
+// a compaction (dataChange = false) is not.
+TEST_F(HygieneTest, RowRemovalsRefusedWithChangeDataFeed) {
+  Create({{"delta.enableChangeDataFeed", "true"}});
+  ASSERT_TRUE(Append(0, 10).ok());
+  ASSERT_TRUE(Append(10, 20).ok());
+  Snapshot read = *table_->LoadSnapshot();
+  const AddFile victim = read.files().begin()->second;
+  Transaction upsert(*table_, read);
+  upsert.Remove(RemoveFile{.path = victim.path, .data_change = true});
+  auto refused = upsert.Commit();
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotSupported) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("delta.enableChangeDataFeed"), std::string::npos);
+  EXPECT_EQ(table_->LoadSnapshot()->version(), read.version());
+  Transaction compaction(*table_, read);
+  compaction.Remove(RemoveFile{.path = victim.path, .data_change = false});
+  EXPECT_TRUE(compaction.Commit().ok());
+}
+
+TEST_F(HygieneTest, RowRemovalRefusedWhenAnotherWriterEnablesChangeDataFeed) {
+  Create();
+  ASSERT_TRUE(Append(0, 10).ok());
+  Snapshot read = *table_->LoadSnapshot();
+  const AddFile victim = read.files().begin()->second;
+  Transaction upsert(*table_, read);
+  upsert.Remove(RemoveFile{.path = victim.path, .data_change = true});
+  // Another writer sets the property first (a metaData that changes no schema: no conflict).
+  Metadata metadata = read.metadata();
+  metadata.configuration["delta.enableChangeDataFeed"] = "true";
+  Transaction alter(*table_, read);
+  alter.SetProtocol(Protocol{1, 4, std::nullopt, std::nullopt});  // changeDataFeed's version
+  alter.SetMetadata(metadata);
+  ASSERT_TRUE(alter.Commit().ok());
+  auto refused = upsert.Commit();
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotSupported) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("delta.enableChangeDataFeed"), std::string::npos);
+}
+
 TEST_F(HygieneTest, VacuumDeletesOrphansAndExpiredRemovesNeverLiveFiles) {
   Create();
   for (int64_t begin = 0; begin < 40; begin += 10) {

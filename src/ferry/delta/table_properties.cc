@@ -82,6 +82,8 @@ Result<TableProperties> ParseTableProperties(const StringMap& configuration) {
   for (const auto& [key, value] : configuration) {
     if (key == "delta.appendOnly") {
       FERRY_ASSIGN_OR_RETURN(p.append_only, ParseBool(key, value));
+    } else if (key == "delta.enableChangeDataFeed") {
+      FERRY_ASSIGN_OR_RETURN(p.change_data_feed, ParseBool(key, value));
     } else if (key == "delta.checkpointInterval") {
       FERRY_ASSIGN_OR_RETURN(p.checkpoint_interval, ParseInt(key, value));
       if (p.checkpoint_interval <= 0) {

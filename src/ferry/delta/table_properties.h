@@ -2,6 +2,8 @@
 // defaults. Unknown properties are kept in the metadata and ignored here.
 //
 //   delta.appendOnly                       false
+//   delta.enableChangeDataFeed             false (ferry writes no `cdc` files: commits that remove
+//                                          rows are refused, transaction.h step 1)
 //   delta.checkpointInterval               10 (commits between classic checkpoints)
 //   delta.dataSkippingNumIndexedCols       32 (leaf columns with stats; -1 = all)
 //   delta.dataSkippingStatsColumns         unset (comma-separated column names; overrides the
@@ -25,6 +27,7 @@ namespace ferry::delta {
 
 struct TableProperties {
   bool append_only = false;
+  bool change_data_feed = false;
   int64_t checkpoint_interval = 10;
   int64_t data_skipping_num_indexed_cols = 32;
   std::optional<std::vector<std::string>> data_skipping_stats_columns;

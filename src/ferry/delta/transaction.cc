@@ -1,5 +1,6 @@
 #include "ferry/delta/transaction.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "ferry/delta/stats.h"
 #include "ferry/delta/table.h"
 #include "ferry/delta/table_features.h"
+#include "ferry/delta/table_properties.h"
 #include "ferry/delta/uuid.h"
 
 namespace ferry::delta {
@@ -96,6 +98,7 @@ Status Transaction::Validate() {
     FERRY_ASSIGN_OR_RETURN(schema, ParseSchemaJson(metadata_->schema_string));
   }
   FERRY_RETURN_IF_ERROR(CheckWriteSupported(protocol, metadata, *schema));
+  FERRY_RETURN_IF_ERROR(CheckRowRemovalsAllowed(metadata));
   for (const RemoveFile& remove : removes_) {
     if (snapshot_.files().count(KeyOf(remove)) == 0) {
       conflict_ = Conflict::kDeleteRead;
@@ -113,6 +116,31 @@ Status Transaction::Validate() {
           app_id, actual ? std::to_string(*actual) : "none", snapshot_.version(),
           expected ? std::to_string(*expected) : "none");
     }
+  }
+  return Status::OK();
+}
+
+Status Transaction::CheckRowRemovalsAllowed(const Metadata& metadata) const {
+  const bool removes_rows = std::any_of(removes_.begin(), removes_.end(),
+                                        [](const RemoveFile& r) { return r.data_change; });
+  if (!removes_rows) {
+    return Status::OK();  // appends and compactions (dataChange = false) change no row
+  }
+  FERRY_ASSIGN_OR_RETURN(TableProperties properties, ParseTableProperties(metadata.configuration));
+  if (properties.append_only) {
+    return NotSupported(
+        "{} sets delta.appendOnly = true: this commit removes rows, which the table forbids",
+        table_.Describe());
+  }
+  if (properties.change_data_feed) {
+    // PROTOCOL.md "Add CDC File": a commit that deletes or updates rows must carry the change
+    // data files (`cdc`, with _change_type) for the feed; without them readers would take the
+    // removed files' rows as deleted and the re-added ones as inserted, a wrong feed.
+    return NotSupported(
+        "{} sets delta.enableChangeDataFeed = true: this commit removes or replaces rows, and "
+        "ferry does not write the change data files (`cdc` actions) the feed needs; unset the "
+        "property or use an append pipeline",
+        table_.Describe());
   }
   return Status::OK();
 }

@@ -14,7 +14,10 @@
 //   1. Validate against the read snapshot: ferry can write the table (table_features.h), and
 //      every appId's position in the snapshot equals the expected one (ExpectPosition, or the
 //      snapshot's own for SetPosition); otherwise Aborted ("ConcurrentTransaction"), nothing
-//      written.
+//      written. A commit that removes rows (a remove with dataChange = true) is NotSupported on
+//      a table with delta.appendOnly or delta.enableChangeDataFeed (ferry writes no `cdc`
+//      files); re-checked after every winner, so a property another writer sets in between
+//      stops it too.
 //   2. Prepare the attempt for version v (PrepareAttempt; redone for every attempt, since each
 //      depends on v and on the commits before it):
 //        - In-Commit Timestamps enabled (table_features.h): inCommitTimestamp = max(now,
@@ -160,6 +163,8 @@ class Transaction {
 
  private:
   Status Validate();
+  // Step 1's rule for commits that remove rows, against the table's `metadata`.
+  Status CheckRowRemovalsAllowed(const Metadata& metadata) const;
   // Step 2: in-commit timestamp, row ids, metaData as written, for an attempt at `version`.
   Status PrepareAttempt(int64_t version);
   // The inCommitTimestamp of the read snapshot's commit when the snapshot does not know it.

@@ -257,6 +257,15 @@ Status UpsertCommit::Load(const delta::Table& table, const delta::Snapshot& snap
         "forbids",
         table.Describe());
   }
+  if (properties.change_data_feed) {
+    // The commit would refuse too (transaction.h step 1): say so before reading anything.
+    return InvalidArgument(
+        "{} sets delta.enableChangeDataFeed = true: an upsert pipeline replaces and deletes "
+        "rows, and ferry does not write the change data files (`cdc`) the feed needs (docs/"
+        "cdc.md, \"Limits\"); unset the property (ALTER TABLE ... SET TBLPROPERTIES "
+        "('delta.enableChangeDataFeed' = 'false')) or use an append pipeline",
+        table.Describe());
+  }
   pending_deletes_.clear();
   index_.UsePartitions(*snapshot.schema(), snapshot.partition_columns());
   return index_.Load(table, snapshot);
