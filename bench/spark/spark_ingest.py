@@ -23,7 +23,9 @@ topic with Spark's `kafka` source (spark-sql-kafka-0-10) and writing a Delta tab
 Prints "READY" once the query has run its first trigger (the latency runs start publishing then)
 and, with available-now, "DONE <batches> <rows>" and each batch's durationMs at the end. At exit it closes the JVM's stdin
 and waits for it, so that the JVM is a reaped child of this process and `/usr/bin/time` counts its
-CPU. The jars come from ~/.cache/ferry (make setup-spark-bench): nothing is downloaded.
+CPU. The jars come from ~/.cache/ferry (make setup-spark-bench): nothing is downloaded. The
+session, the Kafka source and the final report (start_session, kafka_stream, finish) serve
+spark_merge.py too.
 """
 
 import argparse
@@ -71,25 +73,15 @@ def jars():
     return found
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--brokers", required=True)
-    ap.add_argument("--topic", required=True)
-    ap.add_argument("--table", required=True)
-    ap.add_argument("--checkpoint", required=True)
-    ap.add_argument("--scratch", required=True)
-    ap.add_argument("--shape", choices=["nine", "latency"], default="nine")
-    ap.add_argument("--trigger", choices=["available-now", "default", "1s"], default="available-now")
-    ap.add_argument("--settings", choices=["default", "tuned"], default="default")
-    args = ap.parse_args()
-
+def start_session(app_name, scratch, settings, tuned_extra=None):
+    """The local[2] session of both jobs (this one and spark_merge.py): the jars, Delta's
+    extension and catalog, loopback only, scratch directories under `scratch`; with settings
+    "tuned", TUNED and then `tuned_extra`. Returns the session and its JVM (a child process)."""
     if not os.environ.get("JAVA_HOME") and os.path.isdir(JAVA_17):
         os.environ["JAVA_HOME"] = JAVA_17
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
-    b = (SparkSession.builder.master("local[2]").appName("ferry-bench-spark")
+    b = (SparkSession.builder.master("local[2]").appName(app_name)
          .config("spark.jars", ",".join(jars()))
          .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
          .config("spark.sql.catalog.spark_catalog",
@@ -98,22 +90,67 @@ def main():
          .config("spark.driver.host", "127.0.0.1")
          .config("spark.driver.bindAddress", "127.0.0.1")
          .config("spark.ui.showConsoleProgress", "false")
-         .config("spark.local.dir", os.path.join(args.scratch, "local"))
-         .config("spark.sql.warehouse.dir", os.path.join(args.scratch, "warehouse"))
-         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={args.scratch}"))
-    if args.settings == "tuned":
-        for k, v in TUNED.items():
+         .config("spark.local.dir", os.path.join(scratch, "local"))
+         .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
+         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}"))
+    if settings == "tuned":
+        for k, v in {**TUNED, **(tuned_extra or {})}.items():
             b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    jvm = spark.sparkContext._gateway.proc
+    return spark, spark.sparkContext._gateway.proc
 
-    source = (spark.readStream.format("kafka")
-              .option("kafka.bootstrap.servers", args.brokers)
-              .option("subscribe", args.topic)
-              .option("startingOffsets", "earliest")
-              .option("failOnDataLoss", "true")
-              .load())
+
+def kafka_stream(spark, brokers, topic, max_offsets=None):
+    """The topic from its earliest offset through Spark's `kafka` source, failing on data loss;
+    at most `max_offsets` messages a trigger when given."""
+    r = (spark.readStream.format("kafka")
+         .option("kafka.bootstrap.servers", brokers)
+         .option("subscribe", topic)
+         .option("startingOffsets", "earliest")
+         .option("failOnDataLoss", "true"))
+    if max_offsets is not None:
+        r = r.option("maxOffsetsPerTrigger", str(max_offsets))
+    return r.load()
+
+
+def finish(spark, jvm, query):
+    """After the query ended: "DONE <batches> <rows>" and each batch's durationMs (where its time
+    went, in ms: addBatch is reading, decoding, writing), then the session stopped and the JVM
+    waited for."""
+    progress = query.recentProgress
+    print(f"DONE {len(progress)} {sum(p['numInputRows'] for p in progress)}", flush=True)
+    for p in progress:
+        print(f"BATCH {p['batchId']} rows {p['numInputRows']} durationMs {p['durationMs']}",
+              flush=True)
+    spark.stop()
+    # The JVM exits when its stdin closes; waiting for it makes its CPU time ours.
+    if jvm is not None:
+        jvm.stdin.close()
+        jvm.wait()
+
+
+def job_arguments():
+    """The arguments both jobs take: the Kafka source, the table, Spark's checkpoint and scratch
+    directories."""
+    ap = argparse.ArgumentParser()
+    for name in ("--brokers", "--topic", "--table", "--checkpoint", "--scratch"):
+        ap.add_argument(name, required=True)
+    return ap
+
+
+def main():
+    ap = job_arguments()
+    ap.add_argument("--shape", choices=["nine", "latency"], default="nine")
+    ap.add_argument("--trigger", choices=["available-now", "default", "1s"], default="available-now")
+    ap.add_argument("--settings", choices=["default", "tuned"], default="default")
+    args = ap.parse_args()
+
+    spark, jvm = start_session("ferry-bench-spark", args.scratch, args.settings)
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    source = kafka_stream(spark, args.brokers, args.topic)
     if args.shape == "nine":
         schema = T.StructType([
             T.StructField("id", T.LongType()),
@@ -152,16 +189,7 @@ def main():
         time.sleep(0.1)
     print("READY", flush=True)
     q.awaitTermination()
-    progress = q.recentProgress
-    print(f"DONE {len(progress)} {sum(p['numInputRows'] for p in progress)}", flush=True)
-    for p in progress:  # where a batch's time went (ms): addBatch is reading, decoding, writing
-        print(f"BATCH {p['batchId']} rows {p['numInputRows']} durationMs {p['durationMs']}",
-              flush=True)
-    spark.stop()
-    # The JVM exits when its stdin closes; waiting for it makes its CPU time ours.
-    if jvm is not None:
-        jvm.stdin.close()
-        jvm.wait()
+    finish(spark, jvm, q)
 
 
 if __name__ == "__main__":

@@ -14,66 +14,36 @@ MERGE INTO the table ON id: a delete deletes, an upsert updates or inserts. Prin
 `/usr/bin/time` counts the JVM's CPU. Jars as spark_ingest.py finds them (make setup-spark-bench).
 """
 
-import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import spark_ingest  # noqa: E402  (its jars() and TUNED)
+import spark_ingest  # noqa: E402  (its session, Kafka source and report)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--brokers", required=True)
-    ap.add_argument("--topic", required=True)
-    ap.add_argument("--table", required=True)
-    ap.add_argument("--checkpoint", required=True)
-    ap.add_argument("--scratch", required=True)
+    ap = spark_ingest.job_arguments()
     ap.add_argument("--max-offsets", type=int, default=250000)
     ap.add_argument("--settings", choices=["default", "tuned"], default="tuned")
     args = ap.parse_args()
 
-    if not os.environ.get("JAVA_HOME") and os.path.isdir(spark_ingest.JAVA_17):
-        os.environ["JAVA_HOME"] = spark_ingest.JAVA_17
+    spark, jvm = spark_ingest.start_session(
+        "ferry-bench-spark-merge", args.scratch, args.settings,
+        tuned_extra={
+            "spark.driver.memory": "3g",  # a MERGE into 10 M rows needs more than 1g
+            # Without it, a batch of 250,000 changes failed: "Not enough memory to build and
+            # broadcast the table" (OutOfMemoryError) at 3g; Spark's error names this workaround.
+            "spark.sql.autoBroadcastJoinThreshold": "-1",
+        })
     from delta.tables import DeltaTable
-    from pyspark.sql import SparkSession, Window
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-
-    b = (SparkSession.builder.master("local[2]").appName("ferry-bench-spark-merge")
-         .config("spark.jars", ",".join(spark_ingest.jars()))
-         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-         .config("spark.sql.catalog.spark_catalog",
-                 "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-         .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.driver.host", "127.0.0.1")
-         .config("spark.driver.bindAddress", "127.0.0.1")
-         .config("spark.ui.showConsoleProgress", "false")
-         .config("spark.local.dir", os.path.join(args.scratch, "local"))
-         .config("spark.sql.warehouse.dir", os.path.join(args.scratch, "warehouse"))
-         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={args.scratch}"))
-    if args.settings == "tuned":
-        for k, v in spark_ingest.TUNED.items():
-            b = b.config(k, v)
-        b = b.config("spark.driver.memory", "3g")  # a MERGE into 10 M rows needs more than 1g
-        # Without it, a batch of 250,000 changes failed: "Not enough memory to build and
-        # broadcast the table" (OutOfMemoryError) at 3g; Spark's error names this workaround.
-        b = b.config("spark.sql.autoBroadcastJoinThreshold", "-1")
-    spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    jvm = spark.sparkContext._gateway.proc
 
     row = T.StructType([T.StructField("id", T.LongType()), T.StructField("v", T.StringType()),
                         T.StructField("n", T.LongType())])
     key = T.StructType([T.StructField("id", T.LongType())])
-    source = (spark.readStream.format("kafka")
-              .option("kafka.bootstrap.servers", args.brokers)
-              .option("subscribe", args.topic)
-              .option("startingOffsets", "earliest")
-              .option("failOnDataLoss", "true")
-              .option("maxOffsetsPerTrigger", str(args.max_offsets))
-              .load())
+    source = spark_ingest.kafka_stream(spark, args.brokers, args.topic, args.max_offsets)
     changes = source.select(
         F.from_json(F.col("key").cast("string"), key)["id"].alias("key_id"),
         F.from_json(F.col("value").cast("string"), row).alias("r"),
@@ -96,15 +66,7 @@ def main():
     q = (changes.writeStream.foreachBatch(merge).option("checkpointLocation", args.checkpoint)
          .trigger(availableNow=True).start())
     q.awaitTermination()
-    progress = q.recentProgress
-    print(f"DONE {len(progress)} {sum(p['numInputRows'] for p in progress)}", flush=True)
-    for p in progress:
-        print(f"BATCH {p['batchId']} rows {p['numInputRows']} durationMs {p['durationMs']}",
-              flush=True)
-    spark.stop()
-    if jvm is not None:
-        jvm.stdin.close()
-        jvm.wait()
+    spark_ingest.finish(spark, jvm, q)
 
 
 if __name__ == "__main__":

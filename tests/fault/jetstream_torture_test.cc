@@ -209,20 +209,6 @@ TEST_F(JetStreamTortureTest, ElasticProcessesOnS3KilledStoppedJoiningAndLeaving)
                       (*store)->Table("elastic"), "jetstream-elastic-s3");
 }
 
-// The scenario into `store`'s tables "table" and "dead", with its store-fault phase.
-template <typename Store>
-void RunOnObjectStore(JetStreamTortureSource* source, const TortureSettings& settings,
-                      const std::filesystem::path& dir, Store* store, const std::string& suffix) {
-  Figures figures;
-  RunTortureScenario(source, settings.ForObjectStore(), dir.string(),
-                     {.table = store->Table("table"),
-                      .dead = store->Table("dead"),
-                      .store_faults = store,
-                      .suffix = suffix},
-                     &figures);
-  fmt::print("{}\n", FiguresLine(figures));
-}
-
 // The same scenario into tables on S3 (radosgw), ferry reaching it through a proxy that breaks
 // requests, plus the store-fault phase (s3_torture_store.h): 503 SlowDown, resets, stalled
 // uploads, the gateway stopped and restarted while ferry runs.
@@ -231,7 +217,7 @@ TEST_F(JetStreamTortureTest, KillsServerRestartsStoreFaultsAndEveryFailpointOnS3
   auto store = S3TortureStore::Start(settings_.seed, int64_t{2} << 30);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   JetStreamTortureSource source(server_.get());
-  RunOnObjectStore(&source, settings_, dir_, store->get(), "-s3");
+  RunTortureScenarioOnStore(&source, settings_, dir_, store->get(), "-s3");
 }
 
 // The same scenario into tables on Azure Blob Storage (Azurite), ferry reaching it through the
@@ -242,7 +228,7 @@ TEST_F(JetStreamTortureTest, KillsServerRestartsStoreFaultsAndEveryFailpointOnAz
   auto store = AzureTortureStore::Start(settings_.seed, /*memory_limit_mb=*/2048);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   JetStreamTortureSource source(server_.get());
-  RunOnObjectStore(&source, settings_, dir_, store->get(), "-azure");
+  RunTortureScenarioOnStore(&source, settings_, dir_, store->get(), "-azure");
 }
 
 // The same scenario into tables on GCS (fake-gcs-server), ferry reaching it through the proxy in
@@ -252,7 +238,7 @@ TEST_F(JetStreamTortureTest, KillsServerRestartsStoreFaultsAndEveryFailpointOnGc
   auto store = GcsTortureStore::Start(settings_.seed);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   JetStreamTortureSource source(server_.get());
-  RunOnObjectStore(&source, settings_, dir_, store->get(), "-gcs");
+  RunTortureScenarioOnStore(&source, settings_, dir_, store->get(), "-gcs");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "gcs_torture_store.h"
 #include "kafka_child_process.h"
 #include "kafka_torture_source.h"
+#include "mock_kafka_torture.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
 #include "torture_scenario.h"
@@ -30,7 +31,6 @@ namespace ferry::fault {
 namespace {
 
 using source::kafka::testing::ChildProcess;
-using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -104,54 +104,18 @@ class MockKafkaTortureSource : public KafkaTortureSource {
   ChildProcess* mock_;
 };
 
-class KafkaTortureTest : public ::testing::Test {
+class KafkaTortureTest : public MockKafkaTortureTest {
  protected:
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/15000, /*default_kills=*/20);
-    dir_ = e2e::FreshTestDir("ferry-torture-kafka");
-    auto mock = StartMockKafka(kFerry, 3, {fmt::format("{}:{}", kTopic, kPartitions)});
-    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
-    mock_ = std::move(mock->child);
-    brokers_ = mock->bootstrap;
-    watchdog_ = std::make_unique<Watchdog>("ferry mock-kafka",
-                                           [mock = mock_.get()] { return mock->ExitReport(); });
+    StartTorture("ferry-torture-kafka", {fmt::format("{}:{}", kTopic, kPartitions)});
   }
-  void TearDown() override {
-    watchdog_.reset();
-    mock_.reset();
-    if (settings_.keep) {
-      fmt::print("kept {}\n", dir_.string());
-    } else {
-      std::filesystem::remove_all(dir_);
-    }
-  }
-
-  TortureSettings settings_;
-  std::filesystem::path dir_;
-  std::unique_ptr<ChildProcess> mock_;
-  std::string brokers_;
-  std::unique_ptr<Watchdog> watchdog_;  // after mock_: stops watching before it goes
 };
 
 TEST_F(KafkaTortureTest, KillsBrokerFaultsAndEveryFailpoint) {
   MockKafkaTortureSource source(mock_.get(), brokers_, kGroup);
   Figures figures;
   RunTortureScenario(&source, settings_, dir_.string(), LocalTortureTables(dir_.string()),
-                     &figures);
-  fmt::print("{}\n", FiguresLine(figures));
-}
-
-// The scenario into `store`'s tables "table" and "dead", with its store-fault phase
-// (proxied_torture_store.h).
-template <typename Store>
-void RunOnObjectStore(MockKafkaTortureSource* source, const TortureSettings& settings,
-                      const std::filesystem::path& dir, Store* store, const std::string& suffix) {
-  Figures figures;
-  RunTortureScenario(source, settings.ForObjectStore(), dir.string(),
-                     {.table = store->Table("table"),
-                      .dead = store->Table("dead"),
-                      .store_faults = store,
-                      .suffix = suffix},
                      &figures);
   fmt::print("{}\n", FiguresLine(figures));
 }
@@ -163,7 +127,7 @@ TEST_F(KafkaTortureTest, KillsBrokerAndStoreFaultsAndEveryFailpointOnS3) {
   auto store = S3TortureStore::Start(settings_.seed, kMemstoreBytes);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   MockKafkaTortureSource source(mock_.get(), brokers_, kGroup);
-  RunOnObjectStore(&source, settings_, dir_, store->get(), "-s3");
+  RunTortureScenarioOnStore(&source, settings_, dir_, store->get(), "-s3");
 }
 
 // The same scenario into tables on GCS (fake-gcs-server), ferry reaching it through the proxy in
@@ -173,7 +137,7 @@ TEST_F(KafkaTortureTest, KillsBrokerAndStoreFaultsAndEveryFailpointOnGcs) {
   auto store = GcsTortureStore::Start(settings_.seed);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   MockKafkaTortureSource source(mock_.get(), brokers_, kGroup);
-  RunOnObjectStore(&source, settings_, dir_, store->get(), "-gcs");
+  RunTortureScenarioOnStore(&source, settings_, dir_, store->get(), "-gcs");
 }
 
 // The session of the consumers of a group of processes. The mock coordinator of librdkafka 2.0.2

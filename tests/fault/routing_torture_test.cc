@@ -30,6 +30,7 @@
 
 #include "config_toml.h"
 #include "kafka_child_process.h"
+#include "mock_kafka_torture.h"
 #include "pipeline_e2e_support.h"
 #include "torture_support.h"
 #include "torture_table.h"
@@ -37,8 +38,6 @@
 namespace ferry::fault {
 namespace {
 
-using source::kafka::testing::ChildProcess;
-using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 
 constexpr int kEventPartitions = 8;
@@ -50,7 +49,7 @@ constexpr int64_t kAuditCount = 150;
 // Ids of topic cdc.tJ: kCdcBase * (J + 1) + 1 ...
 constexpr int64_t kCdcBase = 10'000'000;
 
-class RoutingTortureTest : public ::testing::Test {
+class RoutingTortureTest : public MockKafkaTortureTest {
  protected:
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/9000, /*default_kills=*/12);
@@ -58,26 +57,10 @@ class RoutingTortureTest : public ::testing::Test {
       settings_.messages = std::clamp<int64_t>(settings_.messages / 10, 9000, 200000);
     }
     settings_.messages -= settings_.messages % kTypeCount;
-    dir_ = e2e::FreshTestDir("ferry-torture-routing");
-    auto mock = StartMockKafka(
-        kFerry, 3,
-        {fmt::format("events:{}", kEventPartitions), fmt::format("cdc.t0:{}", kCdcPartitions)});
-    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
-    mock_ = std::move(mock->child);
-    brokers_ = mock->bootstrap;
-    watchdog_ = std::make_unique<Watchdog>("ferry mock-kafka",
-                                           [mock = mock_.get()] { return mock->ExitReport(); });
+    StartTorture("ferry-torture-routing", {fmt::format("events:{}", kEventPartitions),
+                                           fmt::format("cdc.t0:{}", kCdcPartitions)});
     logs_ = (dir_ / "logs").string();
     std::filesystem::create_directories(logs_);
-  }
-  void TearDown() override {
-    watchdog_.reset();
-    mock_.reset();
-    if (settings_.keep) {
-      fmt::print("kept {}\n", dir_.string());
-    } else {
-      std::filesystem::remove_all(dir_);
-    }
   }
 
   std::string TypeTable(std::string_view type) const {
@@ -162,12 +145,7 @@ class RoutingTortureTest : public ::testing::Test {
         << Tail(log, 60);
   }
 
-  TortureSettings settings_;
-  std::filesystem::path dir_;
   std::string logs_;
-  std::unique_ptr<ChildProcess> mock_;
-  std::string brokers_;
-  std::unique_ptr<Watchdog> watchdog_;
 };
 
 TEST_F(RoutingTortureTest, FieldAndPatternRoutingThroughKillsExactlyOnce) {

@@ -23,6 +23,7 @@
 #include "config_toml.h"
 #include "duckdb_statements.h"
 #include "kafka_child_process.h"
+#include "mock_kafka_torture.h"
 #include "pipeline_e2e_support.h"
 #include "torture_support.h"
 #include <nlohmann/json.hpp>
@@ -31,8 +32,6 @@ namespace ferry::fault {
 namespace {
 
 using Json = nlohmann::json;
-using source::kafka::testing::ChildProcess;
-using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -80,7 +79,7 @@ std::string UnionOfFiles(const std::vector<std::string>& files,
   return sql;
 }
 
-class SchemaEvolutionTortureTest : public ::testing::Test {
+class SchemaEvolutionTortureTest : public MockKafkaTortureTest {
  protected:
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/3000, /*default_kills=*/10);
@@ -90,29 +89,10 @@ class SchemaEvolutionTortureTest : public ::testing::Test {
       settings_.messages = std::clamp<int64_t>(settings_.messages / 10, 3000, 100000);
       settings_.kills = std::max(10, settings_.kills / 2);
     }
-    dir_ = e2e::FreshTestDir("ferry-torture-evolution");
-    if (!std::filesystem::exists(std::string(FERRY_SOURCE_DIR) +
-                                 "/tests/duckdb/node_modules/@duckdb")) {
-      GTEST_SKIP() << "DuckDB is not installed (make setup-npm)";
-    }
-    auto mock =
-        StartMockKafka(kFerry, 3,
-                       {fmt::format("events:{}", kPartitions), fmt::format("a:{}", kPartitions),
-                        fmt::format("b:{}", kPartitions)});
-    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
-    mock_ = std::move(mock->child);
-    brokers_ = mock->bootstrap;
-    watchdog_ = std::make_unique<Watchdog>("ferry mock-kafka",
-                                           [mock = mock_.get()] { return mock->ExitReport(); });
-  }
-  void TearDown() override {
-    watchdog_.reset();
-    mock_.reset();
-    if (settings_.keep) {
-      fmt::print("kept {}\n", dir_.string());
-    } else {
-      std::filesystem::remove_all(dir_);
-    }
+    StartTorture("ferry-torture-evolution",
+                 {fmt::format("events:{}", kPartitions), fmt::format("a:{}", kPartitions),
+                  fmt::format("b:{}", kPartitions)},
+                 {.duckdb = true});
   }
 
   std::vector<std::string> Producer(const std::string& topic, int64_t first, int64_t count,
@@ -203,12 +183,6 @@ class SchemaEvolutionTortureTest : public ::testing::Test {
               0);
     return Json::parse(ReadFile(out), nullptr, false);
   }
-
-  TortureSettings settings_;
-  std::filesystem::path dir_;
-  std::unique_ptr<ChildProcess> mock_;
-  std::string brokers_;
-  std::unique_ptr<Watchdog> watchdog_;
 };
 
 // Ids 1..a plain; a+1..b add `score` and the nested `loc.alt`; b+1..N add `tags` and put `n`

@@ -22,7 +22,10 @@
 // Thread-safety: one thread (the optimize loop runs its own).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -96,5 +99,22 @@ TortureTables LocalTortureTables(const std::string& dir);
 
 void RunTortureScenario(TortureSource* source, const TortureSettings& settings,
                         const std::string& dir, const TortureTables& tables, Figures* out);
+
+// The scenario at settings.ForObjectStore() into `store`'s tables "table" and "dead", with its
+// store-fault phase (proxied_torture_store.h); prints the figures line. Store: one of the
+// *TortureStore classes (s3_torture_store.h, gcs_torture_store.h, azure_torture_store.h).
+template <typename Store>
+void RunTortureScenarioOnStore(TortureSource* source, const TortureSettings& settings,
+                               const std::filesystem::path& dir, Store* store,
+                               const std::string& suffix) {
+  Figures figures;
+  RunTortureScenario(source, settings.ForObjectStore(), dir.string(),
+                     {.table = store->Table("table"),
+                      .dead = store->Table("dead"),
+                      .store_faults = store,
+                      .suffix = suffix},
+                     &figures);
+  fmt::print("{}\n", FiguresLine(figures));
+}
 
 }  // namespace ferry::fault

@@ -30,6 +30,7 @@
 #include "config_toml.h"
 #include "duckdb_statements.h"
 #include "kafka_child_process.h"
+#include "mock_kafka_torture.h"
 #include "pipeline_e2e_support.h"
 #include "s3_torture_store.h"
 #include "torture_support.h"
@@ -39,8 +40,6 @@ namespace ferry::fault {
 namespace {
 
 using Json = nlohmann::json;
-using source::kafka::testing::ChildProcess;
-using source::kafka::testing::StartMockKafka;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -53,36 +52,17 @@ struct UpsertRun {
   bool deletion_vectors = true;
 };
 
-class UpsertTortureTest : public ::testing::Test {
+class UpsertTortureTest : public MockKafkaTortureTest {
  protected:
   void SetUp() override {
     settings_ = TortureSettings::FromEnv(/*default_messages=*/20000, /*default_kills=*/8);
     stream_.keys = std::clamp<int64_t>(settings_.messages / 10, 2000, 100000);
     stream_.changes = 4 * stream_.keys;
     stream_.seed = settings_.seed;
-    dir_ = e2e::FreshTestDir("ferry-torture-upsert");
-    if (!std::filesystem::exists(std::string(FERRY_SOURCE_DIR) +
-                                 "/tests/duckdb/node_modules/@duckdb")) {
-      GTEST_SKIP() << "DuckDB is not installed (make setup-npm): the upsert torture needs it";
-    }
-    auto mock =
-        StartMockKafka(kFerry, 3,
-                       {fmt::format("dv:{}", kPartitions), fmt::format("cow:{}", kPartitions),
-                        fmt::format("s3:{}", kPartitions)});
-    ASSERT_TRUE(mock.ok()) << mock.status().ToString();
-    mock_ = std::move(mock->child);
-    brokers_ = mock->bootstrap;
-    watchdog_ = std::make_unique<Watchdog>("ferry mock-kafka",
-                                           [mock = mock_.get()] { return mock->ExitReport(); });
-  }
-  void TearDown() override {
-    watchdog_.reset();
-    mock_.reset();
-    if (settings_.keep) {
-      fmt::print("kept {}\n", dir_.string());
-    } else {
-      std::filesystem::remove_all(dir_);
-    }
+    StartTorture("ferry-torture-upsert",
+                 {fmt::format("dv:{}", kPartitions), fmt::format("cow:{}", kPartitions),
+                  fmt::format("s3:{}", kPartitions)},
+                 {.duckdb = true});
   }
 
   std::string Config(const UpsertRun& run) const {
@@ -106,12 +86,7 @@ class UpsertTortureTest : public ::testing::Test {
 
   void Run(const UpsertRun& run, int kills);
 
-  TortureSettings settings_;
   ChangeStreamOptions stream_;
-  std::filesystem::path dir_;
-  std::unique_ptr<ChildProcess> mock_;
-  std::string brokers_;
-  std::unique_ptr<Watchdog> watchdog_;
 };
 
 // Each row of the replayed state as "id|v|n".

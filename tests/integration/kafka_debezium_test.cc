@@ -26,17 +26,13 @@
 #include <thread>
 #include <vector>
 
+#include "kafka_broker_e2e_fixture.h"
 #include "kafka_child_process.h"
-#include "kafka_e2e_fixture.h"
 #include "kafka_test_support.h"
 #include "pipeline_e2e_support.h"
 #include "serializer_test_support.h"
 
-#include "ferry/delta/file_scan.h"
-#include "ferry/delta/table.h"
-#include "ferry/storage/local_store.h"
 #include "ferry/testing/kafka_broker.h"
-#include "ferry/testing/table_verifier.h"
 
 namespace ferry {
 namespace {
@@ -168,44 +164,10 @@ std::string EventLine(const Event& e) {
                      e.email ? "true" : "false");
 }
 
-// The table as a reader that applies deletion vectors sees it: its version, the live rows of
-// every file (delta/file_scan.h, rendered as testing::RenderRow), and the txn positions.
-struct LiveTable {
-  int64_t version = -1;
-  std::vector<std::string> rows;
-  std::map<std::string, int64_t> txns;
-  int deletion_vectors = 0;  // live files carrying one
-};
-
+// The table as a reader that applies deletion vectors sees it (pipeline_e2e_support.h).
+using LiveTable = e2e::TableContents;
 LiveTable ReadLive(const std::string& dir) {
-  LiveTable out;
-  if (!std::filesystem::exists(dir + "/_delta_log")) {
-    return out;
-  }
-  auto store = storage::LocalStore::Create(dir);
-  EXPECT_TRUE(store.ok());
-  auto table = delta::Table::Open(std::shared_ptr<storage::ObjectStore>(std::move(*store)), "");
-  EXPECT_TRUE(table.ok());
-  auto snap = (*table)->LoadSnapshot();
-  if (!snap.ok()) {
-    EXPECT_EQ(snap.status().code(), StatusCode::kNotFound) << snap.status().ToString();
-    return out;
-  }
-  out.version = snap->version();
-  for (const auto& [app_id, txn] : snap->txns()) {
-    out.txns[app_id] = txn.version;
-  }
-  for (const auto& [key, add] : snap->files()) {
-    out.deletion_vectors += add.deletion_vector ? 1 : 0;
-    Result<columnar::RecordBatch> rows = delta::ReadLiveFile(**table, *snap, add);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    if (rows.ok()) {
-      for (std::string& row : testing::RenderRows(*rows)) {
-        out.rows.push_back(std::move(row));
-      }
-    }
-  }
-  return out;
+  return e2e::ReadLiveTable(dir);
 }
 
 struct Message {
@@ -214,22 +176,15 @@ struct Message {
   int32_t partition = 0;
 };
 
-class KafkaDebeziumTest : public e2e::KafkaE2eTest,
+class KafkaDebeziumTest : public e2e::KafkaBrokerE2eTest,
                           public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
-    Result<testing::KafkaBroker*> broker = testing::KafkaBroker::Shared();
-    ASSERT_TRUE(broker.ok()) << broker.status().ToString();
-    broker_ = *broker;
-    dir_ = e2e::FreshTestDir("ferry-kafka-debezium");
-    brokers_ = broker_->bootstrap();
-    topic_ = "customers_" + GetParam();
-    Status created = broker_->CreateTopic(topic_, kPartitions);
-    ASSERT_TRUE(created.ok()) << created.ToString();
+    UseSharedBroker("ferry-kafka-debezium", "customers_" + GetParam(), kPartitions);
   }
   void TearDown() override {
     serializer_.reset();  // closes its stdin: the registry stops
-    std::filesystem::remove_all(dir_);
+    KafkaBrokerE2eTest::TearDown();
   }
 
   bool avro() const { return GetParam() == "avro"; }
@@ -331,8 +286,6 @@ class KafkaDebeziumTest : public e2e::KafkaE2eTest,
           .max_rows = 97}});
   }
 
-  testing::KafkaBroker* broker_ = nullptr;
-  std::string topic_;
   std::string registry_;
   std::unique_ptr<ChildProcess> serializer_;
 };

@@ -24,8 +24,8 @@
 #include <string>
 #include <thread>
 
+#include "kafka_broker_e2e_fixture.h"
 #include "kafka_child_process.h"
-#include "kafka_e2e_fixture.h"
 #include "pipeline_e2e_support.h"
 
 #include "ferry/testing/kafka_broker.h"
@@ -51,21 +51,13 @@ size_t Starts(const std::string& log) {
   return n;
 }
 
-class KafkaRealGroupTest : public e2e::KafkaE2eTest,
+class KafkaRealGroupTest : public e2e::KafkaBrokerE2eTest,
                            public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
-    Result<testing::KafkaBroker*> broker = testing::KafkaBroker::Shared();
-    ASSERT_TRUE(broker.ok()) << broker.status().ToString();
-    broker_ = *broker;
-    dir_ = e2e::FreshTestDir("ferry-kafka-group");
-    brokers_ = broker_->bootstrap();
-    topic_ = "events-" + GetParam();
     group_ = "ferry-" + GetParam();
-    Status created = broker_->CreateTopic(topic_, kPartitions);
-    ASSERT_TRUE(created.ok()) << created.ToString();
+    UseSharedBroker("ferry-kafka-group", "events-" + GetParam(), kPartitions);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string Logs(const std::vector<ChildProcess*>& ferries) const {
     std::string out;
@@ -85,8 +77,6 @@ class KafkaRealGroupTest : public e2e::KafkaE2eTest,
     }
     return true;
   }
-
-  testing::KafkaBroker* broker_ = nullptr;
 };
 
 TEST_P(KafkaRealGroupTest, ThreeProcessesJoinLeaveAndOneIsKilled) {

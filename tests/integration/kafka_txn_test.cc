@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "kafka_broker_e2e_fixture.h"
 #include "kafka_child_process.h"
-#include "kafka_e2e_fixture.h"
 #include "pipeline_e2e_support.h"
 #include <nlohmann/json.hpp>
 
@@ -50,23 +50,15 @@ std::string VenvPython() {
   return ferry::testing::FerryCacheDir() + "/kafka-py-venv/bin/python";
 }
 
-class KafkaTxnTest : public e2e::KafkaE2eTest {
+class KafkaTxnTest : public e2e::KafkaBrokerE2eTest {
  protected:
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(VenvPython()))
         << VenvPython() << " is missing: run `make setup-kafka` (tools/setup_py_venv.sh)";
-    Result<testing::KafkaBroker*> broker = testing::KafkaBroker::Shared();
-    ASSERT_TRUE(broker.ok()) << broker.status().ToString();
-    broker_ = *broker;
-    dir_ = e2e::FreshTestDir("ferry-kafka-txn");
-    brokers_ = broker_->bootstrap();
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    topic_ = "txn-" + name;
     group_ = "ferry-" + name;
-    Status created = broker_->CreateTopic(topic_, kPartitions);
-    ASSERT_TRUE(created.ok()) << created.ToString();
+    UseSharedBroker("ferry-kafka-txn", "txn-" + name, kPartitions);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<ChildProcess> StartPlan(const std::string& plan) {
     auto p = ChildProcess::Start(
@@ -84,8 +76,6 @@ class KafkaTxnTest : public e2e::KafkaE2eTest {
     ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
   }
   std::string BrokerLog() const { return "\nKafka broker log:\n" + broker_->Log(40); }
-
-  testing::KafkaBroker* broker_ = nullptr;
 };
 
 // Committed ids are 1..300, aborted ones 1001..1300. Two producers interleave their transactions

@@ -33,7 +33,11 @@ std::filesystem::path FreshTestDir(const std::string& prefix, const std::string&
   return dir;
 }
 
-TableContents ReadTable(const std::string& dir) {
+namespace {
+
+// ReadTable and ReadLiveTable: `live`, each file's rows read through delta/file_scan.h with its
+// deletion vector applied; otherwise testing::ReadTableRows (which refuses deletion vectors).
+TableContents ReadTableContents(const std::string& dir, bool live) {
   TableContents out;
   if (!std::filesystem::exists(dir + "/_delta_log")) {
     return out;
@@ -51,10 +55,12 @@ TableContents ReadTable(const std::string& dir) {
     return out;
   }
   out.version = snap->version();
-  auto rows = testing::ReadTableRows(**table, *snap);
-  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-  if (rows.ok()) {
-    out.rows = std::move(*rows);
+  if (!live) {
+    auto rows = testing::ReadTableRows(**table, *snap);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (rows.ok()) {
+      out.rows = std::move(*rows);
+    }
   }
   for (const auto& [app_id, txn] : snap->txns()) {
     out.txns[app_id] = txn.version;
@@ -63,8 +69,31 @@ TableContents ReadTable(const std::string& dir) {
     Result<std::string> path = delta::RelativeFilePath(add);  // the URI encoding undone
     EXPECT_TRUE(path.ok()) << path.status().ToString();
     out.files.push_back(dir + "/" + path.value_or(add.path));
+    if (live) {
+      out.deletion_vectors += add.deletion_vector ? 1 : 0;
+      Result<columnar::RecordBatch> rows = delta::ReadLiveFile(**table, *snap, add);
+      EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+      if (rows.ok()) {
+        for (std::string& row : testing::RenderRows(*rows)) {
+          out.rows.push_back(std::move(row));
+        }
+      }
+    }
+  }
+  if (live) {
+    std::sort(out.rows.begin(), out.rows.end());  // as ReadTableRows sorts them
   }
   return out;
+}
+
+}  // namespace
+
+TableContents ReadTable(const std::string& dir) {
+  return ReadTableContents(dir, /*live=*/false);
+}
+
+TableContents ReadLiveTable(const std::string& dir) {
+  return ReadTableContents(dir, /*live=*/true);
 }
 
 std::string Field(std::string_view row, std::string_view column) {

@@ -41,10 +41,15 @@ struct TableContents {
   std::vector<std::string> rows;        // "col=value|col=value" (testing::RenderRow), sorted
   std::map<std::string, int64_t> txns;  // appId -> version
   std::vector<std::string> files;       // absolute paths of the live files
+  int deletion_vectors = 0;             // live files carrying one (ReadLiveTable only)
 };
 
-// Empty contents (version -1) when the directory holds no table yet.
+// Empty contents (version -1) when the directory holds no table yet. A live file with a deletion
+// vector fails the test: use ReadLiveTable.
 TableContents ReadTable(const std::string& dir);
+// ReadTable for tables with deletion vectors (upserts): each file's live rows, the vector
+// applied by ferry's file scan (delta/file_scan.h).
+TableContents ReadLiveTable(const std::string& dir);
 
 // The value of `column` in a rendered row ("" when absent).
 std::string Field(std::string_view row, std::string_view column);

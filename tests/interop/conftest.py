@@ -1,6 +1,7 @@
 """Fixtures of the interop suite (docs/interop.md): the ferry binary under test, a mock Kafka
-cluster per test module, and one Spark session for the suite with Delta Lake's jars from the
-cache tools/setup_interop.sh filled (nothing is downloaded while the tests run).
+cluster per test module, a nats-server per test module that uses one, and one Spark session for
+the suite with Delta Lake's jars from the cache tools/setup_interop.sh filled (nothing is
+downloaded while the tests run).
 
 The ferry binary comes from `--ferry PATH` or the FERRY_BINARY environment variable (CTest passes
 the dev tree's); without one the suite fails saying so.
@@ -17,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from ferry_harness import NatsServer
 
 # Every timestamp the tests compare is UTC: Spark converts TIMESTAMP values to the Python
 # process's zone when it collects them, and its session zone is set to UTC below.
@@ -56,6 +59,16 @@ def workdir(request):
     yield d
     if os.environ.get("FERRY_INTEROP_KEEP") != "1":
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def nats(tmp_path_factory):
+    """A JetStream nats-server (ferry_harness.NatsServer) for each test module that asks for one,
+    stopped after the module."""
+    work = tmp_path_factory.mktemp("nats")
+    server = NatsServer(work / "store", work / "nats-server.log")
+    yield server
+    server.close()
 
 
 def _delta_jars() -> list[str]:

@@ -42,6 +42,39 @@ def run_ferry(ferry: str, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> str
     return done.stdout
 
 
+def end_child(proc: subprocess.Popen, stop=None, timeout: float = 10) -> None:
+    """Ends a child unless it has exited: `stop(proc)` (close its stdin, or SIGTERM; none: let it
+    finish), then SIGKILL once `timeout` s pass. The child is always reaped."""
+    if proc.poll() is None:
+        try:
+            if stop is not None:
+                stop(proc)
+            proc.wait(timeout=timeout)
+        except (subprocess.TimeoutExpired, OSError):
+            proc.kill()
+            proc.wait()
+
+
+def kafka_json_toml(brokers: str, topic: str, max_rows: int, max_latency: str) -> str:
+    """The [pipeline.kafka], [pipeline.decode] and [pipeline.batch] tables of a pipeline that
+    reads the JSON messages of `topic` from the earliest offset, its partitions assigned manually
+    (as on the mock cluster)."""
+    return f"""
+[pipeline.kafka]
+brokers = "{brokers}"
+topics = ["{topic}"]
+assignment = "manual"
+start = "earliest"
+
+[pipeline.decode]
+format = "json"
+
+[pipeline.batch]
+max_rows = {max_rows}
+max_latency = "{max_latency}"
+"""
+
+
 class MockKafka:
     """`ferry mock-kafka` in a child process: a one-broker cluster holding `topics`
     (NAME:PARTITIONS). It keeps its state in memory, so it lives as long as the test module;
@@ -63,13 +96,7 @@ class MockKafka:
         self.bootstrap = line
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(timeout=10)
-            except (subprocess.TimeoutExpired, OSError):
-                self.proc.kill()
-                self.proc.wait()
+        end_child(self.proc, lambda p: p.stdin.close())
         self._log.close()
 
 
@@ -106,20 +133,7 @@ partition_by = {strings(self.partition_by)}
 table_properties = {{ {props} }}
 metadata_columns = {{ partition = "_partition", offset = "_offset" }}
 on_bad_record = "fail"
-
-[pipeline.kafka]
-brokers = "{brokers}"
-topics = ["{self.topic}"]
-assignment = "manual"
-start = "earliest"
-
-[pipeline.decode]
-format = "json"
-
-[pipeline.batch]
-max_rows = {self.max_rows}
-max_latency = "60s"
-"""
+""" + kafka_json_toml(brokers, self.topic, self.max_rows, "60s")
         for name, expr in self.columns:
             text += f'\n[[pipeline.columns]]\nname = "{name}"\nexpr = "{expr}"\n'
         return text
@@ -202,13 +216,7 @@ class NatsServer:
         raise FerryError(f"nats-server did not start; its log:\n{log_path.read_text()[-2000:]}")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_child(self.proc, subprocess.Popen.terminate)
         self._log.close()
 
 
@@ -283,20 +291,7 @@ id = "{self.id}"
 table = "{self.table}"
 metadata_columns = {{ partition = "{self.partition_column}", offset = "{self.offset_column}" }}
 on_bad_record = "fail"
-
-[pipeline.kafka]
-brokers = "{brokers}"
-topics = ["{self.topic}"]
-assignment = "manual"
-start = "earliest"
-
-[pipeline.decode]
-format = "json"
-
-[pipeline.batch]
-max_rows = {self.max_rows}
-max_latency = "{self.max_latency}"
-"""
+""" + kafka_json_toml(brokers, self.topic, self.max_rows, self.max_latency)
 
 
 def kafka_config(path: Path, brokers: str, pipelines: list) -> Path:
@@ -331,11 +326,7 @@ class FerryProcess:
 
     def wait(self, timeout: float = COMMAND_TIMEOUT_S) -> None:
         """Waits for a run that ends by itself (`--until-caught-up`); fails unless it exits 0."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end_child(self.proc, timeout=timeout)
         self._log.close()
         if self.proc.returncode != 0:
             raise FerryError(f"`ferry run` exited {self.proc.returncode}; its log:\n"
@@ -343,13 +334,7 @@ class FerryProcess:
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (killed after 60 s)."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_child(self.proc, subprocess.Popen.terminate, timeout=60)
         self._log.close()
         return self.proc.returncode
 

@@ -25,7 +25,7 @@ import deltalake
 import pyarrow as pa
 import pytest
 
-from ferry_harness import JetStreamPipeline, NatsServer, jetstream_config, log_versions, run_ferry
+from ferry_harness import JetStreamPipeline, jetstream_config, log_versions, run_ferry
 
 STREAM = "optimize"
 DDL = "id BIGINT NOT NULL, k BIGINT, _seq BIGINT"
@@ -34,14 +34,6 @@ KS = [(i * 37) % 97 for i in range(97)]
 TEMPLATE = '{"id": {{seq}}, "k": {{cycle:' + ",".join(map(str, KS)) + '}}}'
 IDS = 3000
 SPARK_ROWS = 60
-
-
-@pytest.fixture(scope="module")
-def nats(tmp_path_factory):
-    work = tmp_path_factory.mktemp("nats")
-    server = NatsServer(work / "store", work / "nats-server.log")
-    yield server
-    server.close()
 
 
 def tracked(spark, table: Path) -> dict:

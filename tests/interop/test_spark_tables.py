@@ -35,7 +35,7 @@ import pytest
 import readers
 import shapes
 from ferry_harness import FerryProcess, JetStreamPipeline, KafkaPipeline, MockKafka, \
-    NatsServer, jetstream_config, kafka_config, log_versions, run_ferry, wait_for
+    jetstream_config, kafka_config, log_versions, run_ferry, wait_for
 from readers import check_answer, check_history, check_kafka_positions, normalize_expected, \
     read_both
 
@@ -74,14 +74,6 @@ TABLES = {
 PHASES = [(1, 2000), (2001, 2000), (4001, 1000)]
 PER_SOURCE = 5000
 IDS = 2 * PER_SOURCE
-
-
-@pytest.fixture(scope="module")
-def nats(tmp_path_factory):
-    work = tmp_path_factory.mktemp("nats")
-    server = NatsServer(work / "store", work / "nats-server.log")
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="module")

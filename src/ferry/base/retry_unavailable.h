@@ -1,5 +1,5 @@
 // RetryWhileUnavailable: the one loop that retries a step while it answers Unavailable ("retry
-// with backoff", status.h) at start-up: a source's Start (pipeline/pipeline.cc,
+// with backoff", status.h) at start-up: a source's Start (pipeline/pipeline_source.cc,
 // pipeline/router.cc) and a table's first read or creation (pipeline/table_setup.cc). The
 // backoff doubles from `initial_backoff` up to `max_backoff`; the caller decides how to wait (a
 // stop token that wakes on shutdown, or a plain sleep), when to give up (a shutdown, a patience

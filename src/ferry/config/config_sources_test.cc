@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include "config_test_support.h"
 
@@ -19,6 +21,14 @@ using test_support::FakeEnv;
 using test_support::kIssueExample;
 using test_support::kMinimalKafka;
 using test_support::Parse;
+
+// The issue's example with its `format = "json"` line replaced by `decode` (lines of
+// [pipeline.decode]).
+Result<Config> WithDecode(std::string_view decode) {
+  std::string text(kIssueExample);
+  text.replace(text.find("format = \"json\""), 15, decode);
+  return Parse(text);
+}
 
 TEST(ConfigTest, JetStreamPipeline) {
   Result<Config> c = Parse(R"(
@@ -192,12 +202,7 @@ TEST(ConfigTest, UpsertModeWithARawFormatKeysOnMetadataOnly) {
 }
 
 TEST(ConfigTest, DebeziumJsonFormat) {
-  auto with_decode = [](std::string_view decode) {
-    std::string text(kIssueExample);
-    text.replace(text.find("format = \"json\""), 15, decode);
-    return Parse(text);
-  };
-  Result<Config> c = with_decode(
+  Result<Config> c = WithDecode(
       "format = \"debezium-json\"\n"
       "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\" }\n"
       "decimal_handling = \"string\"");
@@ -209,33 +214,27 @@ TEST(ConfigTest, DebeziumJsonFormat) {
   EXPECT_EQ(d.decimal_handling, "string");
   EXPECT_EQ(d.timestamp_epoch_unit, "millis");
 
-  EXPECT_EQ(with_decode("format = \"debezium-json\"\nenvelope_columns = { after = \"a\" }")
+  EXPECT_EQ(WithDecode("format = \"debezium-json\"\nenvelope_columns = { after = \"a\" }")
                 .status()
                 .message(),
             "ferry.toml:18:20: pipeline[0].decode.envelope_columns: unknown envelope field "
             "'after' (op, ts_ms, ts_us, ts_ns, source.<field>, transaction.<field>)");
-  EXPECT_EQ(
-      with_decode("format = \"json\"\nenvelope_columns = { op = \"_op\" }").status().message(),
-      "ferry.toml:18:20: pipeline[0].decode.envelope_columns: applies to format = "
-      "\"debezium-json\" or \"debezium-avro\"");
+  EXPECT_EQ(WithDecode("format = \"json\"\nenvelope_columns = { op = \"_op\" }").status().message(),
+            "ferry.toml:18:20: pipeline[0].decode.envelope_columns: applies to format = "
+            "\"debezium-json\" or \"debezium-avro\"");
   Result<Config> nested =
-      with_decode("format = \"debezium-json\"\nenvelope_columns = { source.lsn = \"_lsn\" }");
+      WithDecode("format = \"debezium-json\"\nenvelope_columns = { source.lsn = \"_lsn\" }");
   ASSERT_FALSE(nested.ok());
   EXPECT_NE(nested.status().message().find("quoted keys"), std::string::npos)
       << nested.status().message();
-  EXPECT_NE(with_decode("format = \"debezium\"").status().message().find("debezium-avro)"),
+  EXPECT_NE(WithDecode("format = \"debezium\"").status().message().find("debezium-avro)"),
             std::string::npos);
 }
 
 // format = "debezium-avro": the registry keys of format = "avro", envelope_columns of
 // debezium-json; a registry is required, decimal_handling refused, debezium-protobuf explained.
 TEST(ConfigTest, DebeziumAvroFormat) {
-  auto with_decode = [](std::string_view decode) {
-    std::string text(kIssueExample);
-    text.replace(text.find("format = \"json\""), 15, decode);
-    return Parse(text);
-  };
-  Result<Config> c = with_decode(
+  Result<Config> c = WithDecode(
       "format = \"debezium-avro\"\n"
       "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\" }\n"
       "[pipeline.decode.schema_registry]\nurl = \"http://localhost:8081\"");
@@ -246,53 +245,55 @@ TEST(ConfigTest, DebeziumAvroFormat) {
             (std::map<std::string, std::string>{{"op", "_op"}, {"source.lsn", "_lsn"}}));
   ASSERT_TRUE(d.schema_registry.has_value());
 
-  std::string no_registry = with_decode("format = \"debezium-avro\"").status().message();
-  EXPECT_NE(no_registry.find("format = \"debezium-avro\" reads what Debezium's AvroConverter "
-                             "writes"),
-            std::string::npos)
-      << no_registry;
-  EXPECT_NE(no_registry.find("needs a [pipeline.decode.schema_registry]"), std::string::npos);
-  EXPECT_NE(with_decode("format = \"debezium-avro\"\ndecimal_handling = \"string\"\n"
-                        "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"")
-                .status()
-                .message()
-                .find("decimal_handling: applies to format = \"debezium-json\""),
-            std::string::npos);
-  EXPECT_NE(with_decode("format = \"debezium-protobuf\"")
-                .status()
-                .message()
-                .find("is not supported yet: use debezium-avro or debezium-json"),
-            std::string::npos);
+  // Each refusal: the decode lines, and a part of the error that says what to do.
+  const struct {
+    std::string_view decode;
+    std::string_view error;
+  } kRefused[] = {
+      {"format = \"debezium-avro\"",
+       "format = \"debezium-avro\" reads what Debezium's AvroConverter writes"},
+      {"format = \"debezium-avro\"", "needs a [pipeline.decode.schema_registry]"},
+      {"format = \"debezium-avro\"\ndecimal_handling = \"string\"\n"
+       "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"",
+       "decimal_handling: applies to format = \"debezium-json\""},
+      {"format = \"debezium-protobuf\"",
+       "is not supported yet: use debezium-avro or debezium-json"},
+  };
+  for (const auto& refused : kRefused) {
+    Result<Config> r = WithDecode(refused.decode);
+    ASSERT_FALSE(r.ok()) << refused.decode;
+    EXPECT_NE(r.status().message().find(refused.error), std::string::npos) << r.status().message();
+  }
 }
 
-TEST(ConfigTest, KafkaAssignment) {
+// Kafka keys that choose between two ways: the default, the other value, and a value of the
+// wrong kind refused with its position.
+TEST(ConfigTest, KafkaAssignmentAndFetchWakeup) {
+  const struct {
+    std::string_view other;  // a line that picks the other way
+    std::string_view bad;    // a line refused
+    std::string_view error;  // where, and which key
+    bool KafkaConfig::*flag;
+    bool by_default;
+  } kKeys[] = {
+      {"assignment = \"manual\"\n", "assignment = \"static\"\n",
+       "ferry.toml:7:14: pipeline[0].kafka.assignment", &KafkaConfig::manual_assignment, false},
+      {"fetch_wakeup = false\n", "fetch_wakeup = \"no\"\n",
+       "ferry.toml:7:16: pipeline[0].kafka.fetch_wakeup", &KafkaConfig::fetch_wakeup, true},
+  };
   std::string text(kMinimalKafka);
-  Result<Config> c = Parse(text);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_FALSE(c->pipelines[0].kafka->manual_assignment);
-  c = Parse(text + "assignment = \"manual\"\n");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_TRUE(c->pipelines[0].kafka->manual_assignment);
-  c = Parse(text + "assignment = \"static\"\n");
-  ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("ferry.toml:7:14: pipeline[0].kafka.assignment"),
-            std::string::npos)
-      << c.status().message();
-}
-
-TEST(ConfigTest, KafkaFetchWakeup) {
-  std::string text(kMinimalKafka);
-  Result<Config> c = Parse(text);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_TRUE(c->pipelines[0].kafka->fetch_wakeup);
-  c = Parse(text + "fetch_wakeup = false\n");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_FALSE(c->pipelines[0].kafka->fetch_wakeup);
-  c = Parse(text + "fetch_wakeup = \"no\"\n");
-  ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("ferry.toml:7:16: pipeline[0].kafka.fetch_wakeup"),
-            std::string::npos)
-      << c.status().message();
+  for (const auto& key : kKeys) {
+    SCOPED_TRACE(key.other);
+    Result<Config> c = Parse(text);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ((*c->pipelines[0].kafka).*key.flag, key.by_default);
+    c = Parse(text + std::string(key.other));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ((*c->pipelines[0].kafka).*key.flag, !key.by_default);
+    c = Parse(text + std::string(key.bad));
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.status().message().find(key.error), std::string::npos) << c.status().message();
+  }
 }
 
 TEST(ConfigTest, KafkaStartPolicies) {

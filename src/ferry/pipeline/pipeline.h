@@ -78,7 +78,9 @@
 // the OpenBatch (open_batch.h), steps 2 and 6; the PartitionBook (partition_book.h) keeps every
 // partition's positions and the broker's heads; the BatchCommitter (batch_committer.h) is the
 // writer thread's step 3; PipelineMetrics (pipeline_metrics.h) the series they publish. Pipeline
-// itself runs the loop, the source, the queue of sealed batches and fencing.
+// itself runs the loop, the queue of sealed batches and fencing (pipeline.cc), and the source:
+// its start and close, assignment, the poll and the messages waiting for the decoder
+// (pipeline_source.cc).
 //
 // Status page: besides its metrics, the pipeline tells the registry's Journal (metrics/journal.h)
 // its state changes (running, waiting for the broker when a poll or a head query finds it
@@ -167,15 +169,12 @@ class Pipeline final : private source::PartitionListener {
            std::unique_ptr<CommitStrategy> strategy, std::unique_ptr<SchemaEvolver> evolver,
            metrics::Registry* registry);
 
-  // PartitionListener (pipeline thread, inside Poll; both wait for the writer to be idle).
+  // PartitionListener (pipeline thread, inside Poll; both wait for the writer to be idle;
+  // pipeline_source.cc).
   Result<std::optional<int64_t>> OnAssigned(const source::PartitionInfo& partition) override;
   void OnRevoked(const source::PartitionInfo& partition) override;
 
-  // ---- Pipeline thread ----
-  // Makes and starts the source. Unavailable (the broker, or the store while the partitions'
-  // positions are read) is retried with backoff; OK without a source when a stop came first.
-  Status StartSource();
-  void CloseSource();
+  // ---- Pipeline thread: the loop, sealing, outcomes, fencing (pipeline.cc) ----
   // Step 3: seals the open batch (if any) and hands it to the writer thread, first taking back
   // the oldest outcome when max_in_flight batches are out. OK also when that outcome fenced
   // (the open batch was dropped).
@@ -195,15 +194,20 @@ class Pipeline final : private source::PartitionListener {
   Status Fence(const Status& why, bool rewind = false);
   // Step 3's end for a committed batch: positions, acks, metrics.
   void AfterCommit(const SealedBatch& batch);
-  void UpdateHeads();
-  // Unavailable once until_caught_up has gone max_wait without contact with the broker.
-  Status CheckMaxWait() const;
   // The end of an --until-caught-up run is near: the writer thread is idle and the open batch
   // holds at least as many rows as are left to read, and a quarter of max_rows or max_bytes
   // (and kMinTailSealRows). Sealing it now lets
   // the writer write it while the rest arrives, so that what is written after the last message
   // (the run's tail, when nothing else overlaps) is the rest rather than a whole batch.
   bool TailSealDue() const;
+  // Run() without its last word to the journal (stopped or failed).
+  Status RunLoop(StopSignal* stop);
+
+  // ---- Pipeline thread: the source (pipeline_source.cc) ----
+  // Makes and starts the source. Unavailable (the broker, or the store while the partitions'
+  // positions are read) is retried with backoff; OK without a source when a stop came first.
+  Status StartSource();
+  void CloseSource();
   // The longest a poll (or a wait for the decoder) may take: poll_timeout, or less when the open
   // batch's max_latency comes sooner.
   std::chrono::milliseconds PollTimeout() const;
@@ -214,8 +218,9 @@ class Pipeline final : private source::PartitionListener {
   // offered again after a backoff, before the next poll; nothing is skipped or acknowledged.
   Status TakePolled();
   void WaitForDecoder(const Status& why);
-  // Run() without its last word to the journal (stopped or failed).
-  Status RunLoop(StopSignal* stop);
+  void UpdateHeads();
+  // Unavailable once until_caught_up has gone max_wait without contact with the broker.
+  Status CheckMaxWait() const;
   // Tells the journal when the broker stops or starts answering polls and head queries.
   void SetBrokerReachable(bool reachable, const Status& why);
 

@@ -6,11 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
 
-#include "ferry/storage/store_factory.h"
-#include "ferry/storage/table_uri.h"
 #include "ferry/testing/cache_dir.h"
+#include "ferry/testing/server_test_store.h"
 #include "ferry/testing/subprocess.h"
 
 #ifndef FERRY_TESTDATA_DIR
@@ -23,40 +21,8 @@
 namespace ferry::testing {
 namespace {
 
-constexpr char kTestdataBucket[] = "testdata";
-
 std::string VenvPython() {
   return FerryCacheDir() + "/gcs-py-venv/bin/python";
-}
-
-Result<std::shared_ptr<storage::ObjectStore>> Open(const FakeGcs& gcs, const std::string& bucket,
-                                                   const std::string& root,
-                                                   storage::OpenMode mode) {
-  const std::string location =
-      root.empty() ? fmt::format("gs://{}", bucket) : fmt::format("gs://{}/{}", bucket, root);
-  FERRY_ASSIGN_OR_RETURN(storage::TableUri uri, storage::ParseTableUri(location));
-  return storage::OpenTableStore(uri, FakeGcsStorageOptions(gcs), mode);
-}
-
-// Uploads the golden tables once; every later call answers the first one's outcome.
-Status UploadTestdata(const FakeGcs& gcs) {
-  static std::mutex mu;
-  static bool done = false;
-  static Status outcome;
-  std::lock_guard<std::mutex> lock(mu);
-  if (done) {
-    return outcome;
-  }
-  done = true;
-  for (const char* dir : {"delta-golden", "delta-kernel"}) {
-    Result<std::string> uploaded = GcsPythonClient(
-        gcs, {"upload", std::string(FERRY_TESTDATA_DIR) + "/" + dir, kTestdataBucket, dir});
-    if (!uploaded.ok()) {
-      outcome = uploaded.status().WithContext("uploading {} to fake-gcs-server", dir);
-      break;
-    }
-  }
-  return outcome;
 }
 
 }  // namespace
@@ -100,20 +66,21 @@ Result<std::string> GcsPythonClient(const FakeGcs& gcs, const std::vector<std::s
 }
 
 StoreFactory FakeGcsStoreFactory(std::string name, std::string root) {
-  return {
-      .name = std::move(name),
-      .fresh = [root]() -> Result<TestStore> {
-        FERRY_ASSIGN_OR_RETURN(FakeGcs * gcs, FakeGcs::Shared());
-        FERRY_ASSIGN_OR_RETURN(std::string bucket, NewFakeGcsBucket(*gcs));
-        FERRY_ASSIGN_OR_RETURN(auto store, Open(*gcs, bucket, root, storage::OpenMode::kCreate));
-        return TestStore{.store = std::move(store)};
-      },
-      .testdata = []() -> Result<std::shared_ptr<storage::ObjectStore>> {
-        FERRY_ASSIGN_OR_RETURN(FakeGcs * gcs, FakeGcs::Shared());
-        FERRY_RETURN_IF_ERROR(UploadTestdata(*gcs));
-        return Open(*gcs, kTestdataBucket, "", storage::OpenMode::kExisting);
-      },
-  };
+  return ServerStoreFactory<FakeGcs>(
+      std::move(name), std::move(root),
+      {.server_name = "fake-gcs-server",
+       .new_bucket = NewFakeGcsBucket,
+       // The client creates the bucket.
+       .upload_dir =
+           [](const FakeGcs& gcs, const std::string& dir, const std::string& bucket,
+              const std::string& prefix) {
+             return GcsPythonClient(gcs, {"upload", dir, bucket, prefix}).status();
+           },
+       .open =
+           [](const FakeGcs& gcs, const std::string& bucket, const std::string& prefix,
+              bool create) {
+             return OpenStoreByUri("gs", bucket, prefix, FakeGcsStorageOptions(gcs), create);
+           }});
 }
 
 }  // namespace ferry::testing

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <mutex>
 
 #include "ferry/storage/s3/s3_store.h"
+#include "ferry/testing/server_test_store.h"
 
 #ifndef FERRY_TESTDATA_DIR
 #error "FERRY_TESTDATA_DIR must name ../shared/testdata"
@@ -14,40 +14,11 @@
 namespace ferry::testing {
 namespace {
 
-constexpr char kTestdataBucket[] = "testdata";
-
-Result<std::shared_ptr<storage::ObjectStore>> Open(const RadosGw& rgw, const std::string& bucket,
-                                                   const std::string& root) {
+Result<std::shared_ptr<storage::ObjectStore>> Open(RadosGw& rgw, const std::string& bucket,
+                                                   const std::string& root, bool /*create*/) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<storage::s3::S3Store> store,
                          storage::s3::OpenS3Store(bucket, root, RadosGwStorageOptions(rgw)));
   return std::shared_ptr<storage::ObjectStore>(std::move(store));
-}
-
-// Uploads the golden tables once; every later call answers the first one's outcome.
-Status UploadTestdata(RadosGw& rgw) {
-  static std::mutex mu;
-  static bool done = false;
-  static Status outcome;
-  std::lock_guard<std::mutex> lock(mu);
-  if (done) {
-    return outcome;
-  }
-  done = true;
-  outcome = rgw.CreateBucket(kTestdataBucket);
-  for (const char* dir : {"delta-golden", "delta-kernel"}) {
-    if (!outcome.ok()) {
-      break;
-    }
-    outcome = rgw.Cli()
-                  .Aws({"s3", "sync", std::string(FERRY_TESTDATA_DIR) + "/" + dir,
-                        fmt::format("s3://{}/{}", kTestdataBucket, dir), "--no-progress",
-                        "--only-show-errors"})
-                  .status();
-  }
-  if (!outcome.ok()) {
-    outcome = outcome.WithContext("uploading {} to radosgw", FERRY_TESTDATA_DIR);
-  }
-  return outcome;
 }
 
 }  // namespace
@@ -71,20 +42,21 @@ Result<std::string> NewRadosGwBucket(RadosGw& rgw) {
 }
 
 StoreFactory RadosGwStoreFactory(std::string name, std::string root) {
-  return {
-      .name = std::move(name),
-      .fresh = [root]() -> Result<TestStore> {
-        FERRY_ASSIGN_OR_RETURN(RadosGw * rgw, RadosGw::Shared());
-        FERRY_ASSIGN_OR_RETURN(std::string bucket, NewRadosGwBucket(*rgw));
-        FERRY_ASSIGN_OR_RETURN(auto store, Open(*rgw, bucket, root));
-        return TestStore{.store = std::move(store)};
-      },
-      .testdata = []() -> Result<std::shared_ptr<storage::ObjectStore>> {
-        FERRY_ASSIGN_OR_RETURN(RadosGw * rgw, RadosGw::Shared());
-        FERRY_RETURN_IF_ERROR(UploadTestdata(*rgw));
-        return Open(*rgw, kTestdataBucket, "");
-      },
-  };
+  return ServerStoreFactory<RadosGw>(
+      std::move(name), std::move(root),
+      {.server_name = "radosgw",
+       .new_bucket = NewRadosGwBucket,
+       .create_bucket = [](RadosGw& rgw,
+                           const std::string& bucket) { return rgw.CreateBucket(bucket); },
+       .upload_dir =
+           [](RadosGw& rgw, const std::string& dir, const std::string& bucket,
+              const std::string& prefix) {
+             return rgw.Cli()
+                 .Aws({"s3", "sync", dir, fmt::format("s3://{}/{}", bucket, prefix),
+                       "--no-progress", "--only-show-errors"})
+                 .status();
+           },
+       .open = Open});
 }
 
 }  // namespace ferry::testing

@@ -17,6 +17,7 @@
 #include "ferry/columnar/schema_for_test.h"
 #include "ferry/transform/avro_bytes_for_test.h"
 #include "ferry/transform/confluent_wire.h"
+#include "ferry/transform/debezium_customers_for_test.h"
 #include "ferry/transform/debezium_json_decoder.h"
 #include "ferry/transform/row_text_for_test.h"
 
@@ -28,6 +29,10 @@ using avro_test::Str;
 using columnar::Ddl;
 using columnar::RecordBatch;
 using columnar::SchemaPtr;
+using debezium_customers::Expected;
+using debezium_customers::kAfterRow;
+using debezium_customers::kBeforeRow;
+using debezium_customers::kTable;
 
 class MapSchemas : public WriterSchemas {
  public:
@@ -115,17 +120,8 @@ std::string Envelope(std::string_view op, const std::string& before, const std::
   return MakeConfluentFrame(schema_id, {}, datum, false);
 }
 
-constexpr std::string_view kTable =
-    "id INT NOT NULL, name STRING, birth DATE, seen TIMESTAMP, price DECIMAL(10,2), "
-    "_op STRING, _lsn BIGINT, _source_ts TIMESTAMP, _ts_ms BIGINT, _db STRING";
-
 DebeziumAvroOptions Options(std::shared_ptr<MapSchemas> schemas) {
-  return {.schemas = std::move(schemas),
-          .envelope_columns = {{"op", "_op"},
-                               {"source.lsn", "_lsn"},
-                               {"source.ts_ms", "_source_ts"},
-                               {"ts_ms", "_ts_ms"},
-                               {"source.db", "_db"}}};
+  return {.schemas = std::move(schemas), .envelope_columns = debezium_customers::EnvelopeColumns()};
 }
 
 std::shared_ptr<MapSchemas> Registry() {
@@ -151,20 +147,7 @@ struct Harness {
 
   // As debezium_json_decoder_test.cc's Harness::Decode.
   std::string Decode(std::string_view message, bool tombstone = false) {
-    int64_t rows = batch.num_rows();
-    Status st =
-        tombstone ? decoder->AppendTombstone(message, &batch) : decoder->Append(message, &batch);
-    if (!st.ok()) {
-      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
-      for (int c = 0; c < batch.num_columns(); ++c) {
-        EXPECT_EQ(batch.column(c).length(), rows) << "column " << c;
-      }
-      return "ERROR: " + st.message();
-    }
-    Status valid = batch.Validate();
-    EXPECT_TRUE(valid.ok()) << valid.ToString();
-    return (decoder->last_op() == ChangeOp::kDelete ? "delete: " : "upsert: ") +
-           RowText(batch, rows);
+    return debezium_customers::DecodeChange(decoder.get(), &batch, message, tombstone);
   }
 
   std::shared_ptr<MapSchemas> schemas;
@@ -172,19 +155,6 @@ struct Harness {
   RecordBatch batch;
   std::unique_ptr<DebeziumAvroDecoder> decoder;
 };
-
-constexpr std::string_view kEnvelopeCells =
-    "_op: \"{}\", _lsn: 23734904, _source_ts: 2023-11-14T22:13:20, _ts_ms: 1700000000456, "
-    "_db: \"shop\"}}";
-
-std::string Expected(std::string_view kind, std::string_view row, std::string_view op) {
-  return fmt::format("{}: {{{}, {}", kind, row, fmt::format(fmt::runtime(kEnvelopeCells), op));
-}
-
-constexpr std::string_view kAfterRow =
-    "id: 7, name: \"Ada\", birth: 2023-11-14, seen: 2023-11-14T22:13:20.123456, price: 12.34";
-constexpr std::string_view kBeforeRow =
-    "id: 7, name: \"Ad\", birth: null, seen: null, price: -0.01";
 
 TEST(DebeziumAvroDecoderTest, EveryOpAsTheJsonDecoderReadsIt) {
   Harness h;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ferry/columnar/schema_for_test.h"
+#include "ferry/transform/debezium_customers_for_test.h"
 #include "ferry/transform/row_text_for_test.h"
 
 // Fixtures are written here from Debezium's documented event format (PostgreSQL connector,
@@ -16,6 +17,10 @@ namespace debezium_json_test {
 using columnar::Ddl;
 using columnar::RecordBatch;
 using columnar::SchemaPtr;
+using debezium_customers::Expected;
+using debezium_customers::kAfterRow;
+using debezium_customers::kBeforeRow;
+using debezium_customers::kTable;
 
 constexpr std::string_view kSource =
     R"({"version":"2.5.0.Final","connector":"postgresql","name":"shop","ts_ms":1700000000000,)"
@@ -56,17 +61,9 @@ std::string Wrapped(std::string_view envelope) {
   return fmt::format(R"({{"schema":{},"payload":{}}})", schema, envelope);
 }
 
-constexpr std::string_view kTable =
-    "id INT NOT NULL, name STRING, birth DATE, seen TIMESTAMP, price DECIMAL(10,2), "
-    "_op STRING, _lsn BIGINT, _source_ts TIMESTAMP, _ts_ms BIGINT, _db STRING";
-
 DebeziumJsonOptions Options() {
   DebeziumJsonOptions o;
-  o.envelope_columns = {{"op", "_op"},
-                        {"source.lsn", "_lsn"},
-                        {"source.ts_ms", "_source_ts"},
-                        {"ts_ms", "_ts_ms"},
-                        {"source.db", "_db"}};
+  o.envelope_columns = debezium_customers::EnvelopeColumns();
   o.row.epoch_unit = EpochUnit::kMicros;
   return o;
 }
@@ -83,22 +80,7 @@ struct Harness {
 
   // The decoded row as text with its op ("upsert: {...}", "delete: {...}"), or "ERROR: ...".
   std::string Decode(std::string_view message, bool tombstone = false) {
-    int64_t rows = batch.num_rows();
-    Status st =
-        tombstone ? decoder->AppendTombstone(message, &batch) : decoder->Append(message, &batch);
-    if (!st.ok()) {
-      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
-      EXPECT_EQ(batch.num_rows(), rows) << "a failed message changed the batch";
-      for (int c = 0; c < batch.num_columns(); ++c) {
-        EXPECT_EQ(batch.column(c).length(), rows) << "column " << c;
-      }
-      return "ERROR: " + st.message();
-    }
-    EXPECT_EQ(batch.num_rows(), rows + 1);
-    Status valid = batch.Validate();
-    EXPECT_TRUE(valid.ok()) << valid.ToString();
-    return (decoder->last_op() == ChangeOp::kDelete ? "delete: " : "upsert: ") +
-           RowText(batch, rows);
+    return debezium_customers::DecodeChange(decoder.get(), &batch, message, tombstone);
   }
 
   SchemaPtr schema;
@@ -110,19 +92,6 @@ constexpr std::string_view kAfter =
     R"({"id":7,"name":"Ada","birth":19675,"seen":1700000000123456,"price":"BNI="})";
 constexpr std::string_view kBefore =
     R"({"id":7,"name":"Ad","birth":null,"seen":null,"price":"/w=="})";
-
-constexpr std::string_view kEnvelopeCells =
-    "_op: \"{}\", _lsn: 23734904, _source_ts: 2023-11-14T22:13:20, _ts_ms: 1700000000456, "
-    "_db: \"shop\"}}";
-
-std::string Expected(std::string_view kind, std::string_view row, std::string_view op) {
-  return fmt::format("{}: {{{}, {}", kind, row, fmt::format(fmt::runtime(kEnvelopeCells), op));
-}
-
-constexpr std::string_view kAfterRow =
-    "id: 7, name: \"Ada\", birth: 2023-11-14, seen: 2023-11-14T22:13:20.123456, price: 12.34";
-constexpr std::string_view kBeforeRow =
-    "id: 7, name: \"Ad\", birth: null, seen: null, price: -0.01";
 
 TEST(DebeziumJsonDecoderTest, EveryOpBareEnvelope) {
   Harness h;
