@@ -192,7 +192,7 @@ TEST(StatsCollectorTest, ParquetLeavesGiveTheSameStatsAsAScan) {
       "j JSON, empty STRING");
   for (int64_t indexed : {int64_t{32}, int64_t{4}, int64_t{-1}}) {
     for (uint64_t seed = 1; seed <= 4; ++seed) {
-      SCOPED_TRACE(testing::Message() << "num_indexed_cols " << indexed << ", seed " << seed);
+      SCOPED_TRACE(::testing::Message() << "num_indexed_cols " << indexed << ", seed " << seed);
       StatsOptions options;
       options.num_indexed_cols = indexed;
       StatsCollector scanned(*schema, options);
