@@ -1,10 +1,13 @@
 #include "ferry/delta/stats.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,10 @@ struct StatsCollector::Node {
   columnar::DataTypePtr type;
   int field_index = 0;                          // in the parent struct (or the batch)
   std::vector<std::unique_ptr<Node>> children;  // struct fields with stats
+  // A leaf filled by TakeParquetStatistics: its Parquet leaf ordinal and path; else -1.
+  int parquet_leaf = -1;
+  std::vector<std::string> path;
+  bool scan = true;  // Update reads this leaf (or a leaf under this struct)
 
   // Leaf accumulators.
   int64_t null_count = 0;
@@ -57,6 +64,34 @@ bool HasMinMax(TypeId id) {
   }
 }
 
+// Parquet leaves of a column of this type (schema_writer.h: a list's or map's nested fields).
+int ParquetLeaves(const columnar::DataType& type) {
+  if (type.fields().empty()) {
+    return 1;
+  }
+  int n = 0;
+  for (const columnar::Field& field : type.fields()) {
+    n += ParquetLeaves(*field.type);
+  }
+  return n;
+}
+
+// A leaf whose Parquet statistics are Delta's: not a list or map (Parquet counts their repeated
+// leaves) and not a float (Parquet skips NaN where Delta drops the bounds, and writes a zero min
+// as -0.0).
+bool FromParquet(TypeId id) {
+  switch (id) {
+    case TypeId::kFloat32:
+    case TypeId::kFloat64:
+    case TypeId::kStruct:
+    case TypeId::kList:
+    case TypeId::kMap:
+      return false;
+    default:
+      return true;
+  }
+}
+
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -66,6 +101,7 @@ std::string Lower(std::string s) {
 // Spark's truncateSchema (first `limit` leaves) or the delta.dataSkippingStatsColumns filter.
 struct NodeBuilder {
   const StatsOptions& options;
+  bool parquet_leaves = false;
   int64_t leaves = 0;
 
   static bool Matches(const std::vector<std::string>& names, const std::string& path) {
@@ -94,12 +130,21 @@ struct NodeBuilder {
            leaves < options.num_indexed_cols;
   }
 
+  // `parent_names`: the names from the top level down to `fields`; `first_leaf`: the Parquet
+  // leaf ordinal of the first leaf of fields[0].
   std::vector<std::unique_ptr<Node>> Build(const std::vector<columnar::Field>& fields,
-                                           const std::string& parent) {
+                                           const std::string& parent,
+                                           const std::vector<std::string>& parent_names,
+                                           int first_leaf) {
     std::vector<std::unique_ptr<Node>> out;
+    int next_leaf = first_leaf;
     for (size_t i = 0; i < fields.size(); ++i) {
       const columnar::Field& field = fields[i];
+      const int leaf = next_leaf;
+      next_leaf += ParquetLeaves(*field.type);
       std::string path = parent.empty() ? field.name : parent + "." + field.name;
+      std::vector<std::string> names = parent_names;
+      names.push_back(field.name);
       const bool room = Room();
       if (!room && !Always(path)) {
         continue;
@@ -109,10 +154,12 @@ struct NodeBuilder {
       node->type = field.type;
       node->field_index = static_cast<int>(i);
       if (field.type->id() == TypeId::kStruct) {
-        node->children = Build(field.type->fields(), path);
+        node->children = Build(field.type->fields(), path, names, leaf);
         if (node->children.empty()) {
           continue;
         }
+        node->scan = std::any_of(node->children.begin(), node->children.end(),
+                                 [](const auto& child) { return child->scan; });
       } else {
         bool selected =
             options.stats_columns.has_value() ? Matches(*options.stats_columns, path) : room;
@@ -120,6 +167,11 @@ struct NodeBuilder {
           leaves++;
         } else if (!Matches(options.always_columns, path)) {
           continue;
+        }
+        if (parquet_leaves && FromParquet(field.type->id())) {
+          node->parquet_leaf = leaf;
+          node->path = std::move(names);
+          node->scan = false;
         }
       }
       out.push_back(std::move(node));
@@ -198,7 +250,9 @@ void UpdateNode(Node* node, const Column& column, const std::vector<uint8_t>* pa
     }
     const auto* s = column.As<columnar::StructColumn>();
     for (auto& child : node->children) {
-      UpdateNode(child.get(), s->child(child->field_index), &valid);
+      if (child->scan) {
+        UpdateNode(child.get(), s->child(child->field_index), &valid);
+      }
     }
     return;
   }
@@ -336,12 +390,78 @@ int64_t Utf16Length(std::string_view s) {
   return u;
 }
 
+// Fills `node` (a leaf with parquet_leaf >= 0) from its Parquet leaf's statistics.
+Status TakeLeaf(Node* node, const parquet::ColumnStatistics& leaf) {
+  if (leaf.path != node->path || leaf.repeated) {
+    return Internal("delta stats: Parquet leaf {} is '{}', expected '{}'", node->parquet_leaf,
+                    fmt::join(leaf.path, "."), fmt::join(node->path, "."));
+  }
+  node->null_count = leaf.null_count;
+  node->has_value = false;
+  if (!HasMinMax(node->type->id()) || !leaf.min.has_value() || !leaf.max.has_value()) {
+    return Status::OK();
+  }
+  const parquet::StatValue& min = *leaf.min;
+  const parquet::StatValue& max = *leaf.max;
+  if (node->type->id() == TypeId::kString) {
+    const auto* lo = std::get_if<std::string>(&min);
+    const auto* hi = std::get_if<std::string>(&max);
+    if (lo == nullptr || hi == nullptr) {
+      return Internal("delta stats: Parquet leaf '{}' has no byte bounds",
+                      fmt::join(node->path, "."));
+    }
+    node->string_min = *lo;
+    node->string_max = *hi;
+  } else if (node->type->id() == TypeId::kDecimal) {
+    const auto* lo = std::get_if<columnar::Int128>(&min);
+    const auto* hi = std::get_if<columnar::Int128>(&max);
+    if (lo == nullptr || hi == nullptr) {
+      return Internal("delta stats: Parquet leaf '{}' has no decimal bounds",
+                      fmt::join(node->path, "."));
+    }
+    node->decimal_min = *lo;
+    node->decimal_max = *hi;
+  } else {
+    const auto* lo = std::get_if<int64_t>(&min);
+    const auto* hi = std::get_if<int64_t>(&max);
+    if (lo == nullptr || hi == nullptr) {
+      return Internal("delta stats: Parquet leaf '{}' has no integer bounds",
+                      fmt::join(node->path, "."));
+    }
+    node->int_min = *lo;
+    node->int_max = *hi;
+  }
+  node->has_value = true;
+  return Status::OK();
+}
+
+Status TakeNodes(const std::vector<std::unique_ptr<Node>>& nodes,
+                 const std::vector<parquet::ColumnStatistics>& leaves) {
+  for (const auto& node : nodes) {
+    if (node->is_struct()) {
+      FERRY_RETURN_IF_ERROR(TakeNodes(node->children, leaves));
+    } else if (node->parquet_leaf >= 0) {
+      if (static_cast<size_t>(node->parquet_leaf) >= leaves.size()) {
+        return Internal("delta stats: the file has {} Parquet leaves, '{}' is leaf {}",
+                        leaves.size(), fmt::join(node->path, "."), node->parquet_leaf);
+      }
+      FERRY_RETURN_IF_ERROR(TakeLeaf(node.get(), leaves[static_cast<size_t>(node->parquet_leaf)]));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-StatsCollector::StatsCollector(const columnar::Schema& data_schema, const StatsOptions& options)
+StatsCollector::StatsCollector(const columnar::Schema& data_schema, const StatsOptions& options,
+                               bool parquet_leaves)
     : string_prefix_length_(options.string_prefix_length) {
-  NodeBuilder builder{options};
-  roots_ = builder.Build(data_schema.fields(), "");
+  NodeBuilder builder{options, parquet_leaves};
+  roots_ = builder.Build(data_schema.fields(), "", {}, 0);
+}
+
+Status StatsCollector::TakeParquetStatistics(const std::vector<parquet::ColumnStatistics>& leaves) {
+  return TakeNodes(roots_, leaves);
 }
 
 StatsCollector::~StatsCollector() = default;
@@ -351,7 +471,9 @@ StatsCollector& StatsCollector::operator=(StatsCollector&&) noexcept = default;
 void StatsCollector::Update(const columnar::RecordBatch& batch) {
   num_records_ += batch.num_rows();
   for (auto& root : roots_) {
-    UpdateNode(root.get(), batch.column(root->field_index), nullptr);
+    if (root->scan) {
+      UpdateNode(root.get(), batch.column(root->field_index), nullptr);
+    }
   }
 }
 

@@ -20,6 +20,12 @@
 //   - a float/double column holding NaN or an infinity gets no min/max (JSON cannot hold them;
 //     no bound is always a safe bound). Leaves whose values are all null get no min/max.
 //
+// The Parquet writer of the file computes the same null counts and min/max for most leaves
+// anyway (parquet/statistics.h). A collector made with `parquet_leaves` scans only the leaves
+// it cannot take from there (floats: NaN and -0.0 are treated differently; lists and maps:
+// Parquet counts their repeated leaves, Delta the list) and takes the others from the file's
+// column_statistics() when the file is closed (TakeParquetStatistics).
+//
 // Thread-safety: a StatsCollector is used by one thread.
 #pragma once
 
@@ -30,8 +36,10 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/base/status.h"
 #include "ferry/columnar/record_batch.h"
 #include "ferry/columnar/types.h"
+#include "ferry/parquet/statistics.h"
 
 namespace ferry::delta {
 
@@ -48,14 +56,21 @@ struct StatsOptions {
 
 class StatsCollector {
  public:
-  // `data_schema`: the schema of the batches (the data file's columns).
-  StatsCollector(const columnar::Schema& data_schema, const StatsOptions& options);
+  // `data_schema`: the schema of the batches (the data file's columns). `parquet_leaves`: Update
+  // skips the leaves that TakeParquetStatistics fills in (see above).
+  StatsCollector(const columnar::Schema& data_schema, const StatsOptions& options,
+                 bool parquet_leaves = false);
   ~StatsCollector();
   StatsCollector(StatsCollector&&) noexcept;
   StatsCollector& operator=(StatsCollector&&) noexcept;
 
   // REQUIRES: batch.schema() has the data schema's fields in order.
   void Update(const columnar::RecordBatch& batch);
+  // With `parquet_leaves`: the skipped leaves' null counts and bounds from the statistics of the
+  // file the batches went to (parquet::FileWriter::column_statistics(), written with
+  // WriterOptions::whole_statistics_bounds), one per Parquet leaf of the data schema,
+  // depth-first (more may follow: hidden columns). Internal when they do not line up.
+  Status TakeParquetStatistics(const std::vector<parquet::ColumnStatistics>& leaves);
   int64_t num_records() const { return num_records_; }
   std::string ToJson() const;
 

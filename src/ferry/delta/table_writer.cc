@@ -17,10 +17,12 @@ struct TableWriter::OpenFile {
   std::string key;            // in the store
   PartitionValues partition_values;
   std::unique_ptr<parquet::FileWriter> writer;
+  // Scans only what the Parquet writer does not compute alike; the rest comes from the file's
+  // column statistics when it is closed.
   StatsCollector stats;
 
   OpenFile(const columnar::Schema& data_schema, const StatsOptions& options)
-      : stats(data_schema, options) {}
+      : stats(data_schema, options, /*parquet_leaves=*/true) {}
 };
 
 TableWriter::TableWriter(const Table& table, Snapshot snapshot, TableWriterOptions options,
@@ -186,6 +188,7 @@ Result<TableWriter::OpenFile*> TableWriter::FileFor(
   parquet::WriterOptions parquet_options = options_.parquet;
   parquet_options.codec = codec_;
   parquet_options.match_fields_by_position = mapped;
+  parquet_options.whole_statistics_bounds = true;  // the stats cut strings to a prefix
   FERRY_ASSIGN_OR_RETURN(file->writer,
                          parquet::FileWriter::Open(std::move(sink), file_schema_, parquet_options));
   OpenFile* raw = file.get();
@@ -204,6 +207,8 @@ Status TableWriter::CloseFile(const std::string& partition_key) {
   std::unique_ptr<OpenFile> file = std::move(it->second);
   open_.erase(it);
   FERRY_RETURN_IF_ERROR(file->writer->Close().WithContext("data file {}", file->key));
+  FERRY_RETURN_IF_ERROR(file->stats.TakeParquetStatistics(file->writer->column_statistics())
+                            .WithContext("data file {}", file->key));
   FERRY_ASSIGN_OR_RETURN(storage::ObjectInfo info, table_.store().Stat(file->key));
   AddFile add;
   add.path = EncodeUriPath(file->relative_path);

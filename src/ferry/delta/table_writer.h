@@ -13,9 +13,10 @@
 //   2. Split the rows by their partition values (partition_values.h). Each partition has one
 //      open file `<col>=<value>/.../part-NNNNN-<uuid>-c000.<codec>.parquet` whose columns are
 //      the table's minus the partition columns (as Spark writes them); the rows go there and
-//      into the file's statistics (stats.h). With column mapping (column_mapping.h) the
-//      directories, the file's columns (with their field ids), partitionValues and stats use
-//      the physical names.
+//      into the file's statistics (stats.h: most leaves' null counts and bounds are the Parquet
+//      writer's own, taken when the file is closed, not computed twice). With column mapping
+//      (column_mapping.h) the directories, the file's columns (with their field ids),
+//      partitionValues and stats use the physical names.
 //   3. When a file's estimated size reaches target_file_size, close it: the Parquet footer is
 //      written and the store's atomic writer fsyncs the file and publishes it (the file exists
 //      complete or not at all). Its AddFile records the URI-encoded path, partitionValues, size,

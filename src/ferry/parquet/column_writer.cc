@@ -277,14 +277,14 @@ Status ColumnWriter::FlushChunk(OutputStream* sink, ColumnChunk* chunk) {
   return Status::OK();
 }
 
-ColumnStatistics ColumnWriter::FileStatistics() const {
+ColumnStatistics ColumnWriter::FileStatistics(bool whole_bounds) const {
   ColumnStatistics s;
   s.path = column_.path;
   s.type = type_;
   s.repeated = repeated_;
   s.num_values = file_levels_;
   s.null_count = file_nulls_;
-  values_->FileMinMax(&s.min, &s.max);
+  values_->FileMinMax(&s.min, &s.max, whole_bounds);
   return s;
 }
 

@@ -80,8 +80,9 @@ class ColumnWriter {
   // Writes the chunk (dictionary page, data pages) to `sink` and describes it in *chunk; the
   // writer then starts the next chunk.
   Status FlushChunk(OutputStream* sink, ColumnChunk* chunk);
-  // Statistics over every chunk flushed so far.
-  ColumnStatistics FileStatistics() const;
+  // Statistics over every chunk flushed so far; with `whole_bounds`, byte bounds of any length
+  // (WriterOptions::whole_statistics_bounds).
+  ColumnStatistics FileStatistics(bool whole_bounds = false) const;
   // The column's dictionary did not pay (it outgrew dictionary_max_bytes or was no smaller than
   // PLAIN): the rest of the file is PLAIN.
   bool FellBackToPlain() const;

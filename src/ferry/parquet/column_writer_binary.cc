@@ -303,8 +303,9 @@ class BinaryValueWriter final : public ValueWriter {
     chunk_.Clear();
   }
 
-  void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max) const override {
-    if (!file_.Writable()) {
+  void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max,
+                  bool whole_bounds) const override {
+    if (!file_.has || (!whole_bounds && !file_.Writable())) {
       return;
     }
     if (decimal_) {

@@ -138,8 +138,10 @@ class ValueWriter {
   // Sets the min/max fields of *chunk_stats for the chunk and folds them into the file's;
   // starts a new chunk.
   virtual void FinishChunk(Statistics* chunk_stats) = 0;
-  // The file's min/max so far in typed form (statistics.h).
-  virtual void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max) const = 0;
+  // The file's min/max so far in typed form (statistics.h). `whole_bounds`: byte bounds longer
+  // than kMaxStatisticsValueBytes are returned too (they are never written to the file).
+  virtual void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max,
+                          bool whole_bounds) const = 0;
 };
 
 // The value writer for a leaf of columnar type `type` stored as `column`.

@@ -274,7 +274,8 @@ class NumericValueWriter final : public ValueWriter {
     chunk_ = {};
   }
 
-  void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max) const override {
+  void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max,
+                  bool /*whole_bounds*/) const override {
     if (file_.has) {
       *min = Typed(file_.Lower());
       *max = Typed(file_.Upper());
@@ -367,7 +368,8 @@ class BooleanValueWriter final : public ValueWriter {
     file_seen_[1] |= chunk_seen_[1];
     chunk_seen_[0] = chunk_seen_[1] = false;
   }
-  void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max) const override {
+  void FileMinMax(std::optional<StatValue>* min, std::optional<StatValue>* max,
+                  bool /*whole_bounds*/) const override {
     if (file_seen_[0] || file_seen_[1]) {
       *min = StatValue(!file_seen_[0]);
       *max = StatValue(file_seen_[1]);

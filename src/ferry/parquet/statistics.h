@@ -11,7 +11,8 @@
 //   kString, kJson, kBinary, kFixedBinary       std::string (bytes, compared unsigned)
 //
 // min/max are absent when the column has no non-null (and non-NaN) value, or when a byte value
-// longer than kMaxStatisticsValueBytes would be a bound (such bounds are not written at all).
+// longer than kMaxStatisticsValueBytes would be a bound (such bounds are not written at all;
+// WriterOptions::whole_statistics_bounds keeps them here).
 //
 // Thread-safety: plain values.
 #pragma once

@@ -248,7 +248,7 @@ Status FileWriter::Close() {
   FERRY_RETURN_IF_ERROR(Fail(sink_->Append(footer)));
   FERRY_RETURN_IF_ERROR(Fail(sink_->Close()));
   for (size_t i = 0; i < columns_.size(); ++i) {
-    statistics_.push_back(columns_[i]->FileStatistics());
+    statistics_.push_back(columns_[i]->FileStatistics(options_.whole_statistics_bounds));
     if (!series_keys_[i].empty()) {
       options_.series->Record(series_keys_[i], columns_[i]->FellBackToPlain());
     }

@@ -68,6 +68,9 @@ struct WriterOptions {
   // long as the types, nullability and nesting agree: a Delta table with column mapping writes
   // batches named as the table shows them into files named with the physical names.
   bool match_fields_by_position = false;
+  // column_statistics() keeps byte bounds of any length (the Delta layer cuts string bounds to
+  // a prefix itself); without it they are left out past kMaxStatisticsValueBytes, as in the file.
+  bool whole_statistics_bounds = false;
 
   // InvalidArgument naming the first bad limit.
   Status Validate() const;

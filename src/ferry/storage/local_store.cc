@@ -14,10 +14,6 @@
 namespace ferry::storage {
 namespace {
 
-// OpenAtomicWriter: how much of a streamed file is written before the kernel is asked to start
-// writing it back (LocalWritableFile::WriteBackEvery).
-constexpr uint64_t kWriteBackBytes = 1 << 20;
-
 enum class PublishMode { kLink, kRename };
 
 std::string ParentDir(const std::string& path) {
@@ -277,12 +273,9 @@ Result<std::unique_ptr<OutputStream>> LocalStore::OpenAtomicWriter(std::string_v
   FERRY_RETURN_IF_ERROR(EnsureDirectory(ParentDir(path), options_.sync));
   std::string temp = TempPath(path);
   FERRY_ASSIGN_OR_RETURN(auto file, LocalWritableFile::Create(temp, /*exclusive=*/true));
-  if (options_.sync) {
-    // Data files are streamed here (a Parquet file of a batch is megabytes): their pages go to
-    // the disk while the rest is encoded, so the fsync before publishing waits for little more
-    // than the last of them.
-    file->WriteBackEvery(kWriteBackBytes);
-  }
+  // No early writeback (LocalWritableFile::WriteBackEvery): tried for the data files in
+  // 9b996dc, it moved ~0.03 s of kernel time per million JetStream messages into ferry and
+  // showed no gain in wall time (docs/BENCHMARKS.md "JetStream ingestion").
   return std::unique_ptr<OutputStream>(
       std::make_unique<LocalAtomicWriter>(std::move(file), temp, path, options_.sync));
 }

@@ -12,9 +12,7 @@
 //                                                     storage.local.after_link
 //   5. unlink the temporary name and fsync the directory, making the new entry durable.
 // Put and the atomic writer do the same with rename(2) (replace) in step 4
-// (storage.local.before_rename, storage.local.after_rename). The atomic writer, which streams
-// data files, also starts the kernel's writeback of each MiB as it is written (sync_file_range),
-// so that the fsync of step 3 waits for little more than the last one.
+// (storage.local.before_rename, storage.local.after_rename).
 //
 // A crash leaves at most a temporary file; List never shows names starting with ".ferry-tmp-".
 // Needs a file system with hard links (ext4, xfs, btrfs, tmpfs; not most FUSE/SMB mounts).

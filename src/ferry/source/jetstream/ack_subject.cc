@@ -1,77 +1,89 @@
 #include "ferry/source/jetstream/ack_subject.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace ferry::source::jetstream {
 namespace {
 
 constexpr std::string_view kPrefix = "$JS.ACK.";
+constexpr int kMaxTokens = 10;
 
-// One pass over the tokens, which are known to number 7, 9 or 10 (a subject is read for every
-// message, so no token array and no from_chars per number).
-class Tokens {
- public:
-  explicit Tokens(std::string_view s) : p_(s.data()), end_(s.data() + s.size()) {}
-
-  std::string_view Next() {
-    const char* start = p_;
-    while (p_ != end_ && *p_ != '.') {
-      ++p_;
-    }
-    std::string_view token(start, static_cast<size_t>(p_ - start));
-    if (p_ != end_) {
-      ++p_;
-    }
-    return token;
+// A token of decimal digits (at least one) that fits in uint64_t.
+bool Number(const char* p, const char* end, uint64_t* out) {
+  if (p == end) {
+    return false;
   }
+  uint64_t v = 0;
+  for (; p != end; ++p) {
+    auto digit = static_cast<uint64_t>(static_cast<unsigned char>(*p)) - '0';
+    if (digit > 9 || __builtin_mul_overflow(v, uint64_t{10}, &v) ||
+        __builtin_add_overflow(v, digit, &v)) {
+      return false;
+    }
+  }
+  *out = v;
+  return true;
+}
 
-  // A token of decimal digits (at least one) that fits in uint64_t.
-  bool NextNumber(uint64_t* out) {
-    uint64_t v = 0;
-    const char* start = p_;
-    for (; p_ != end_ && *p_ != '.'; ++p_) {
-      auto digit = static_cast<unsigned>(*p_ - '0');
-      if (digit > 9 || v > (UINT64_MAX - digit) / 10) {
+// A token of decimal digits after an optional '-' that fits in int64_t (the timestamp: the
+// server writes it signed).
+bool Signed(const char* p, const char* end, int64_t* out) {
+  bool negative = p != end && *p == '-';
+  uint64_t magnitude = 0;
+  if (!Number(p + (negative ? 1 : 0), end, &magnitude)) {
+    return false;
+  }
+  auto limit = static_cast<uint64_t>(INT64_MAX);
+  if (magnitude > limit + (negative ? 1 : 0)) {
+    return false;
+  }
+  // 0 - magnitude in uint64_t, then as int64_t: two's complement, also for INT64_MIN.
+  *out = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
+  return true;
+}
+
+// `p` is just after the prefix; `at_end(q)` says whether q is the end of the subject (its size
+// or its NUL). One pass finds the tokens, which must number 7, 9 or 10 (a subject is read for
+// every message: no strlen, no count, no second scan of the names).
+template <typename AtEnd>
+bool ParseTokens(const char* p, AtEnd at_end, AckMetadata* out) {
+  const char* begin[kMaxTokens];
+  const char* end[kMaxTokens];
+  int n = 0;
+  for (const char* token = p;; ++p) {
+    const bool last = at_end(p);
+    if (last || *p == '.') {
+      if (n == kMaxTokens) {
         return false;
       }
-      v = v * 10 + digit;
+      begin[n] = token;
+      end[n] = p;
+      ++n;
+      if (last) {
+        break;
+      }
+      token = p + 1;
     }
-    if (p_ == start) {
-      return false;
-    }
-    if (p_ != end_) {
-      ++p_;
-    }
-    *out = v;
-    return true;
   }
-
-  // A token of decimal digits after an optional '-' that fits in int64_t (the timestamp: the
-  // server writes it signed).
-  bool NextSigned(int64_t* out) {
-    bool negative = p_ != end_ && *p_ == '-';
-    if (negative) {
-      ++p_;
-    }
-    uint64_t magnitude = 0;
-    if (!NextNumber(&magnitude)) {
-      return false;
-    }
-    auto limit = static_cast<uint64_t>(INT64_MAX);
-    if (magnitude > limit + (negative ? 1 : 0)) {
-      return false;
-    }
-    // 0 - magnitude in uint64_t, then as int64_t: two's complement, also for INT64_MIN.
-    *out = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
-    return true;
+  // v1 has 7 tokens after the prefix; v2 adds domain and account in front (9) and may append a
+  // random token (10).
+  if (n != 7 && n != 9 && n != 10) {
+    return false;
   }
-
- private:
-  const char* p_;
-  const char* end_;
-};
+  const int t = n == 7 ? 0 : 2;
+  out->stream = std::string_view(begin[t], static_cast<size_t>(end[t] - begin[t]));
+  out->consumer = std::string_view(begin[t + 1], static_cast<size_t>(end[t + 1] - begin[t + 1]));
+  if (out->stream.empty() || out->consumer.empty()) {
+    return false;
+  }
+  return Number(begin[t + 2], end[t + 2], &out->num_delivered) &&
+         Number(begin[t + 3], end[t + 3], &out->stream_sequence) &&
+         Number(begin[t + 4], end[t + 4], &out->consumer_sequence) &&
+         Signed(begin[t + 5], end[t + 5], &out->timestamp_ns) &&
+         Number(begin[t + 6], end[t + 6], &out->pending);
+}
 
 }  // namespace
 
@@ -79,26 +91,17 @@ bool ParseAckSubject(std::string_view reply, AckMetadata* out) {
   if (!reply.starts_with(kPrefix)) {
     return false;
   }
-  std::string_view rest = reply.substr(kPrefix.size());
-  // v1 has 7 tokens after the prefix; v2 adds domain and account in front (9) and may append a
-  // random token (10).
-  const auto count = static_cast<size_t>(std::count(rest.begin(), rest.end(), '.')) + 1;
-  if (count != 7 && count != 9 && count != 10) {
+  const char* stop = reply.data() + reply.size();
+  return ParseTokens(
+      reply.data() + kPrefix.size(), [stop](const char* q) { return q == stop; }, out);
+}
+
+bool ParseAckSubject(const char* reply, AckMetadata* out) {
+  if (std::strncmp(reply, kPrefix.data(), kPrefix.size()) != 0) {
     return false;
   }
-  Tokens tokens(rest);
-  if (count != 7) {
-    tokens.Next();  // domain
-    tokens.Next();  // account hash
-  }
-  out->stream = tokens.Next();
-  out->consumer = tokens.Next();
-  if (out->stream.empty() || out->consumer.empty()) {
-    return false;
-  }
-  return tokens.NextNumber(&out->num_delivered) && tokens.NextNumber(&out->stream_sequence) &&
-         tokens.NextNumber(&out->consumer_sequence) && tokens.NextSigned(&out->timestamp_ns) &&
-         tokens.NextNumber(&out->pending);
+  return ParseTokens(
+      reply + kPrefix.size(), [](const char* q) { return *q == '\0'; }, out);
 }
 
 }  // namespace ferry::source::jetstream

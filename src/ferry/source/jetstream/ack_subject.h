@@ -32,5 +32,8 @@ struct AckMetadata {
 // Returns false when `reply` is not a JetStream ack subject in either layout or a number in it
 // is malformed (overflow, empty, non-digit); *out is then unspecified.
 bool ParseAckSubject(std::string_view reply, AckMetadata* out);
+// The same for a NUL-terminated subject (natsMsg_GetReply), read in the same single pass that
+// finds its end.
+bool ParseAckSubject(const char* reply, AckMetadata* out);
 
 }  // namespace ferry::source::jetstream

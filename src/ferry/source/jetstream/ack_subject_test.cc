@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 
@@ -14,14 +15,29 @@ namespace {
 using Fields =
     std::tuple<std::string_view, std::string_view, uint64_t, uint64_t, uint64_t, int64_t, uint64_t>;
 
-// The parse of `subject` as Fields (nullopt when it is refused).
+// The parse of `subject` as Fields (nullopt when it is refused), by both overloads, which must
+// agree (the string_view one is given a view that does not end at a NUL). The names are views
+// into `subject` itself.
 std::optional<Fields> Parse(std::string_view subject) {
+  std::string terminated(subject);
+  std::string padded = terminated + ".7";
   AckMetadata m;
-  if (!ParseAckSubject(subject, &m)) {
+  const bool by_view = ParseAckSubject(std::string_view(padded).substr(0, subject.size()), &m);
+  AckMetadata z;
+  const bool by_nul = ParseAckSubject(terminated.c_str(), &z);
+  EXPECT_EQ(by_view, by_nul) << subject;
+  if (!by_view || !by_nul) {
     return std::nullopt;
   }
-  return Fields(m.stream, m.consumer, m.num_delivered, m.stream_sequence, m.consumer_sequence,
-                m.timestamp_ns, m.pending);
+  auto rebase = [&](std::string_view name, const std::string& parsed) {
+    return subject.substr(static_cast<size_t>(name.data() - parsed.data()), name.size());
+  };
+  Fields f(rebase(m.stream, padded), rebase(m.consumer, padded), m.num_delivered, m.stream_sequence,
+           m.consumer_sequence, m.timestamp_ns, m.pending);
+  EXPECT_EQ(Fields(rebase(z.stream, terminated), rebase(z.consumer, terminated), z.num_delivered,
+                   z.stream_sequence, z.consumer_sequence, z.timestamp_ns, z.pending),
+            f);
+  return f;
 }
 
 TEST(AckSubjectTest, ParsesV1Layout) {
@@ -57,6 +73,7 @@ TEST(AckSubjectTest, ReadsASignedTimestamp) {
            "$JS.ACK.s.c.1.2.3.4-.5",                    // a sign after the digits
        }) {
     EXPECT_FALSE(ParseAckSubject(bad, &meta)) << bad;
+    EXPECT_FALSE(Parse(bad).has_value()) << bad;
   }
 }
 
@@ -78,6 +95,7 @@ TEST(AckSubjectTest, RejectsMalformedSubjects) {
            "$JS.ACK.s.c.1.2.3.4.+5",                    // sign
        }) {
     EXPECT_FALSE(ParseAckSubject(bad, &meta)) << bad;
+    EXPECT_FALSE(Parse(bad).has_value()) << bad;
   }
 }
 
