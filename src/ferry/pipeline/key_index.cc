@@ -294,12 +294,18 @@ Status KeyIndex::Rebuild(const delta::Table& table, const delta::Snapshot& snaps
   Clear();
   ++rebuilds_;
   if (!prunes()) {
-    // Room for every physical row up front: growing a table of millions of keys rehashes it.
+    // Room for every live row up front: growing a table of millions of keys rehashes it.
+    // numRecords counts physical rows, so the rows a file's deletion vector deletes are taken
+    // off (an upsert table with deletion vectors holds one dead row per update until an
+    // optimize); capped, so that a huge table grows as it goes instead of reserving it all.
+    constexpr size_t kMaxReservedRows = size_t{1} << 30;
     size_t rows = 0;
     for (const auto& [file_key, add] : snapshot.files()) {
       std::optional<int64_t> n = add.stats ? delta::StatsNumRecords(*add.stats) : std::nullopt;
-      rows += static_cast<size_t>(std::max<int64_t>(0, n.value_or(0)));
+      int64_t live = n.value_or(0) - (add.deletion_vector ? add.deletion_vector->cardinality : 0);
+      rows += static_cast<size_t>(std::max<int64_t>(0, live));
     }
+    rows = std::min(rows, kMaxReservedRows);
     table_.Reserve(rows, rows * EstimatedKeyBytes(*snapshot.schema(), keys_.key()));
     entries_.reserve(rows);
   }
