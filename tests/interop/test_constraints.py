@@ -142,7 +142,8 @@ def test_spark_table_with_nested_rules(spark, ferry, workdir):
     assert spark.read.format("delta").load(str(table)).count() == 502
 
     errors = [r.error for r in spark.read.format("delta").load(str(dead)).collect()]
+    # Both bad rows break positive_x: s.x is -5, and NULL in a NULL struct (whose NOT NULL
+    # field ferry does not check: a NULL struct holds no field). Spark keeps the constraint's
+    # text as it parsed it ("s . x > 0"), so only the name is matched.
     assert len(errors) == 2, errors
-    text = "\n".join(errors)
-    assert "CHECK constraint 'positive_x' (s.x > 0)" in text, text
-    assert "NOT NULL constraint on column 's.tag'" in text, text
+    assert all("CHECK constraint 'positive_x'" in e for e in errors), errors

@@ -172,16 +172,24 @@ Result<std::unique_ptr<TableRules>> TableRules::Create(const delta::ColumnRules&
 
 Status TableRules::CompleteRow(columnar::RecordBatch* rows, int64_t row) const {
   // Nested NOT NULL first, straight on the columns (a struct's children hold a placeholder for
-  // each null row, so a row index is valid at every depth).
+  // each null row, so a row index is valid at every depth). A NULL struct on the path holds no
+  // field to check: the row passes (an optional Avro record or Protobuf message with required
+  // fields decodes to such a struct). Spark's writer is stricter and refuses the row; readers
+  // read a NULL struct either way (docs/delta.md).
   for (const NestedNotNull& field : nested_not_null_) {
     const columnar::Column* column = &rows->column(field.indexes[0]);
-    for (size_t k = 1; k < field.indexes.size() && column->IsValid(row); ++k) {
+    bool parent_null = false;
+    for (size_t k = 1; k < field.indexes.size(); ++k) {
+      if (column->IsNull(row)) {
+        parent_null = true;
+        break;
+      }
       column = &column->As<columnar::StructColumn>()->child(field.indexes[k]);
     }
-    if (column->IsNull(row)) {
+    if (!parent_null && column->IsNull(row)) {
       return InvalidArgument(
-          "the row violates the NOT NULL constraint on column '{}': it is NULL, or a struct "
-          "holding it is (Delta requires every struct on the path of a NOT NULL field)",
+          "the row violates the NOT NULL constraint on column '{}': it is NULL in a present "
+          "struct",
           field.name);
     }
   }
