@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from ferry_harness import Ferry, MockKafka
+from ferry_harness import Ferry, MockKafka, kafka_json_toml
 
 TOPIC = "constrained"
 NESTED_TOPIC = "nested"
@@ -41,19 +41,7 @@ table = "{table}"
 on_bad_record = "dead_letter"
 dead_letter_table = "{dead}"
 
-[pipeline.kafka]
-brokers = "{brokers}"
-topics = ["{topic}"]
-assignment = "manual"
-start = "earliest"
-
-[pipeline.decode]
-format = "json"
-
-[pipeline.batch]
-max_rows = 400
-max_latency = "60s"
-"""
+""" + kafka_json_toml(brokers, topic, 400, "60s")
 
 
 def test_spark_table_with_rules(spark, ferry, workdir):

@@ -19,7 +19,7 @@ import deltalake
 import pyarrow
 import pytest
 
-from ferry_harness import FerryProcess, MockKafka, run_ferry, wait_for
+from ferry_harness import FerryProcess, MockKafka, kafka_json_toml, run_ferry, wait_for
 
 PARTITIONS = 2
 TOPICS = ["upsert_dv", "upsert_cow", "concurrent_dv", "concurrent_cow", "cdf_append",
@@ -84,19 +84,7 @@ key = ["id"]
 table_properties = {{ {props} }}
 on_bad_record = "fail"
 
-[pipeline.kafka]
-brokers = "{brokers}"
-topics = ["{topic}"]
-assignment = "manual"
-start = "earliest"
-
-[pipeline.decode]
-format = "json"
-
-[pipeline.batch]
-max_rows = 250
-max_latency = "100ms"
-""")
+""" + kafka_json_toml(brokers, topic, 250, "100ms"))
 
 
 def run_with_kills(ferry: str, cfg, log, seed: int) -> None:
