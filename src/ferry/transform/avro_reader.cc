@@ -123,10 +123,12 @@ Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path, int64_t* ite
       return Truncated(*in, path, "a negative block size");
     }
   }
-  *items += count;
-  if (*items > static_cast<int64_t>(in->left()) + kSlackItems) {
-    return Truncated(*in, path, fmt::format("{} items with {} bytes left", *items, in->left()));
+  // Compared before adding (a huge count must not overflow *items, which stays within bound).
+  const int64_t bound = static_cast<int64_t>(in->left()) + kSlackItems;
+  if (count > bound - *items) {
+    return Truncated(*in, path, fmt::format("{} more items with {} bytes left", count, in->left()));
   }
+  *items += count;
   return count;
 }
 
