@@ -126,7 +126,7 @@ Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path, int64_t* ite
   // Compared before adding (a huge count must not overflow *items, which stays within bound).
   const int64_t bound = static_cast<int64_t>(in->left()) + kSlackItems;
   if (count > bound - *items) {
-    return Truncated(*in, path, fmt::format("{} more items with {} bytes left", count, in->left()));
+    return Truncated(*in, path, fmt::format("{} items with {} bytes left", count, in->left()));
   }
   *items += count;
   return count;
