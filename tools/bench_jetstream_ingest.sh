@@ -37,10 +37,12 @@
 #
 # Environment: COUNT, FORMAT (json: the Kafka benchmark's JSON document, decoded into 4 columns;
 # raw: the same bytes into one STRING column), PAYLOAD (random letters, 285 -> ~400 B), BATCH
-# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd), LEVEL (the codec default), COMPRESSION_THREADS (the default: one per core, at most 4),
+# (1000), MAX_ROWS (100000), MAX_LATENCY (5s), MAX_IN_FLIGHT (1; 0 = no overlap), CODEC (zstd),
+# LEVEL (the codec default), COMPRESSION_THREADS (the default: one per core, at most 4),
 # ROUNDS (5), BENCH_DIR (kept when set), NATS_SERVER (`debian`: nats-server on PATH, 2.9.10, the
 # default; `v2.15.3`: the one `make setup-nats` installs; or a path; FERRY_NATS_SERVER when unset),
-# PIN (0, 1 or both, above), NATS_CPU (0), CONSUMER_CPU (1).
+# PIN (0, 1 or both, above), NATS_CPU (0), CONSUMER_CPU (1), FERRY_LOG_LEVEL (info; `debug` logs
+# each batch's seal and write times in BENCH_DIR/ferry-run.log).
 set -euo pipefail
 source "$(dirname "$0")/bench_lib.sh"
 bench_nats_server
@@ -134,7 +136,7 @@ column = "payload"'
 fi
 cat >"$DIR/ferry.toml" <<TOML
 [log]
-level = "info"
+level = "${FERRY_LOG_LEVEL:-info}"
 
 [[pipeline]]
 id = "bench"

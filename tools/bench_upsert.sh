@@ -20,17 +20,23 @@
 #          (key id, batch MAX_ROWS) on table-MODE; then, unless SPARK=0, bench/spark/spark_merge.py
 #          (local[2], tuned settings, maxOffsetsPerTrigger MAX_ROWS) on table-spark. Each under
 #          /usr/bin/time: wall, CPU user + sys (the JVM included). ferry's figures: changes/s over
-#          the whole run (its key index is built from the table's 10 M keys at start: the run's
-#          first seconds) and over the commits after the first (from the commit files' times and
-#          the txn positions in them), and changes per CPU-second. Afterwards every table is
+#          the whole run (with INDEX=rebuild its key index is built from the table's 10 M keys at
+#          start: the run's first seconds) and over the commits after the first (from the commit
+#          files' times and the txn positions in them), and changes per CPU-second. Afterwards every table is
 #          checked by `ferry verify --key id --expect LIVE` (LIVE: the generator's live keys).
 #          The load average (1 min) before and after each run is printed with it.
+#
+# INDEX (persisted): before the changes are produced, each upsert pipeline runs once over the
+# empty changes topic, which builds its key index from the table and writes it beside the table,
+# so the measured run starts as a restarted pipeline does (loading that file); the build's wall,
+# CPU and RSS are printed. INDEX=rebuild: the measured run builds the index itself (a pipeline's
+# first start on a table it has never indexed).
 #
 # PERF=1 runs each ferry upsert run under `perf record -g` and prints the top of `perf report`
 # (where the CPU went: the key index build at start, the scan of touched files, the writes).
 #
 # Environment: ROWS, CHANGES, HOT_KEYS, HOT_SHARE, PARTITIONS, MAX_ROWS, MODES, SPARK (1), SEED,
-# PERF, BENCH_DIR (default: a mktemp dir, removed), SMOKE.
+# PERF, INDEX, BENCH_DIR (default: a mktemp dir, removed), SMOKE.
 set -euo pipefail
 BUILD_DIR=${1:-build/release}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +58,7 @@ MODES=${MODES:-dv cow}
 SPARK=${SPARK:-1}
 SEED=${SEED:-42}
 PERF=${PERF:-0}
+INDEX=${INDEX:-persisted}
 for f in "$FERRY" "$SERVER"; do
   [ -x "$f" ] || { echo "$f is missing (cmake --build $BUILD_DIR --target ferry test_object_server)" >&2; exit 2; }
 done
@@ -120,6 +127,20 @@ for mode in $MODES; do
 done
 if [ "$SPARK" = 1 ]; then
   cp -r "$DIR/table-dv" "$DIR/table-spark"
+fi
+# INDEX=persisted: the upsert pipeline runs once over the still empty changes topic, so that its
+# key index is built from the table and written beside it (_ferry/upsert/<id>/keys.idx), as a
+# running pipeline's is (a restart loads it and reads the log after it); the measured run then
+# starts from that file. INDEX=rebuild: the measured run builds the index from the table itself.
+if [ "$INDEX" = persisted ]; then
+  for mode in $MODES; do
+    dv=0
+    [ "$mode" = dv ] && dv=1
+    config "upsert-$mode" "$DIR/table-$mode" changes upsert "$dv"
+    measure "index-$mode" "$FERRY" run --config "$DIR/upsert-$mode.toml" --until-caught-up
+    echo "index: table-$mode's key index of $ROWS keys built and persisted in $WALL s, CPU $CPU s," \
+      "peak RSS $RSS_MB MB ($(du -h "$DIR/table-$mode/_ferry/upsert/upsert-$mode/keys.idx" | cut -f1) file)"
+  done
 fi
 t0=$(now)
 "$KAFKA_PY" "$root/bench/upsert_changes.py" --brokers "$BROKERS" --topic changes --keys "$ROWS" \
