@@ -254,7 +254,8 @@ TEST(ProtobufDecoderTest, OptionsThatDoNotWork) {
       ProtobufDecoder::Create(table, {.message = *file->Message("shop.Order"), .columns = {"x"}})
           .ok());
   EXPECT_FALSE(
-      ProtobufDecoder::Create(TableSchema("item INT"), {.message = *file->Message("shop.Order")}).ok());
+      ProtobufDecoder::Create(TableSchema("item INT"), {.message = *file->Message("shop.Order")})
+          .ok());
 }
 
 }  // namespace
