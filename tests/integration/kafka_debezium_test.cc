@@ -4,7 +4,9 @@
 // deleted keys, with a column added to the source table half-way (JSON: `after` gains the
 // field; Avro: a second Envelope version registered mid-stream, encoded by
 // @kafkajs/confluent-schema-registry with avsc, tests/serializers/debezium_avro_messages.mjs,
-// served by the registry stand-in). ferry is SIGKILLed once while it applies the first half,
+// served by the registry stand-in; Protobuf: the same with protobufjs and the .proto
+// ProtobufConverter registers, tests/serializers/debezium_protobuf_messages.mjs, where id 0 is
+// written as nothing). ferry is SIGKILLed once while it applies the first half,
 // the second half is produced, and a run to the end follows. The table (deletion
 // vectors applied by ferry's file scan, delta/file_scan.h) must equal the state an independent
 // replay of the generated events computes, row for row. JSON runs once more into a table without
@@ -188,6 +190,7 @@ class KafkaDebeziumTest : public e2e::KafkaBrokerE2eTest,
   }
 
   bool avro() const { return GetParam() == "avro"; }
+  bool protobuf() const { return GetParam() == "protobuf"; }
   // json_cow: debezium-json into a table without deletion vectors (copy-on-write rewrites the
   // files written before the column was added, in the batch that adds it).
   bool deletion_vectors() const { return GetParam() != "json_cow"; }
@@ -195,7 +198,7 @@ class KafkaDebeziumTest : public e2e::KafkaBrokerE2eTest,
   // Each event as a Kafka message (keys spread over the partitions: id % kPartitions).
   std::vector<Message> Encode(const std::vector<Event>& events) {
     std::vector<Message> out;
-    if (!avro()) {
+    if (!avro() && !protobuf()) {
       for (const Event& e : events) {
         out.push_back({.value = e.op == "tombstone" ? "" : JsonValue(e),
                        .key = fmt::format(R"({{"id":{}}})", e.id),
@@ -211,8 +214,10 @@ class KafkaDebeziumTest : public e2e::KafkaBrokerE2eTest,
       }
     }
     auto child = ChildProcess::Start(
-        {"/usr/bin/node", FERRY_SOURCE_DIR "/tests/serializers/debezium_avro_messages.mjs", topic_,
-         file.string()});
+        {"/usr/bin/node",
+         std::string(FERRY_SOURCE_DIR "/tests/serializers/") +
+             (avro() ? "debezium_avro_messages.mjs" : "debezium_protobuf_messages.mjs"),
+         topic_, file.string()});
     EXPECT_TRUE(child.ok()) << child.status().ToString();
     if (!child.ok()) {
       return out;
@@ -259,13 +264,13 @@ class KafkaDebeziumTest : public e2e::KafkaBrokerE2eTest,
   }
 
   std::string Config() {
-    std::string decode = avro()
+    std::string decode = avro() || protobuf()
                              ? fmt::format(
-                                   "[pipeline.decode]\nformat = \"debezium-avro\"\n"
+                                   "[pipeline.decode]\nformat = \"debezium-{}\"\n"
                                    "envelope_columns = {{ op = \"_op\", "
                                    "\"source.lsn\" = \"_lsn\" }}\n\n"
                                    "[pipeline.decode.schema_registry]\nurl = \"{}\"\n",
-                                   registry_)
+                                   GetParam(), registry_)
                              : "[pipeline.decode]\nformat = \"debezium-json\"\n"
                                "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\" }\n";
     return e2e::WriteConfig(
@@ -355,7 +360,8 @@ TEST_P(KafkaDebeziumTest, UpsertsDeletesTombstonesAndANewColumnThroughAKill) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, KafkaDebeziumTest, ::testing::Values("json", "avro", "json_cow"),
+INSTANTIATE_TEST_SUITE_P(Formats, KafkaDebeziumTest,
+                         ::testing::Values("json", "avro", "protobuf", "json_cow"),
                          [](const auto& param_info) { return param_info.param; });
 
 }  // namespace

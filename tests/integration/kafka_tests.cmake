@@ -64,8 +64,8 @@ ferry_cc_test(NAME kafka_avro_test
 target_compile_definitions(kafka_avro_test PRIVATE FERRY_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(kafka_avro_test ferry)
 
-# Debezium change streams (debezium-json, and debezium-avro from real serializers with their
-# registry stand-in) through `ferry run` in upsert mode on the real broker, SIGKILLed once, a
+# Debezium change streams (debezium-json, and debezium-avro and debezium-protobuf from real
+# serializers with their registry stand-in) through `ferry run` in upsert mode on the real broker, SIGKILLed once, a
 # column added half-way: the table equals the replayed state (issue 42).
 ferry_cc_test(NAME kafka_debezium_test
   SRCS ${CMAKE_CURRENT_LIST_DIR}/kafka_debezium_test.cc

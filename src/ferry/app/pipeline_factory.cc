@@ -224,6 +224,9 @@ Result<std::unique_ptr<transform::Decoder>> MakeDecoder(const PipelineConfig& c,
   if (c.decode.format == config::DecodeConfig::Format::kProtobuf) {
     return MakeProtobufDecoder(c, schema, std::move(columns), *protobuf);
   }
+  if (c.decode.format == config::DecodeConfig::Format::kDebeziumProtobuf) {
+    return MakeDebeziumProtobufDecoder(c, schema, std::move(columns), *protobuf);
+  }
   if (c.decode.format == config::DecodeConfig::Format::kRaw) {
     for (const std::string& name : columns) {
       if (name != c.decode.raw_column) {
@@ -410,9 +413,11 @@ Result<std::unique_ptr<pipeline::Pipeline>> BuildPipeline(const PipelineConfig& 
     }
   }
   std::optional<ProtobufInput> protobuf;
-  if (c.decode.format == config::DecodeConfig::Format::kProtobuf) {
+  if (c.decode.format == config::DecodeConfig::Format::kProtobuf ||
+      c.decode.format == config::DecodeConfig::Format::kDebeziumProtobuf) {
     FERRY_ASSIGN_OR_RETURN(protobuf, OpenProtobufInput(c));
-    if (c.schema.empty()) {
+    // As debezium-avro: the envelope is not the table's row, so the table is declared.
+    if (c.schema.empty() && c.decode.format == config::DecodeConfig::Format::kProtobuf) {
       FERRY_ASSIGN_OR_RETURN(bool exists, TableExists(c));
       if (!exists) {
         // The table's columns come from the writer's message (the subject's latest version).

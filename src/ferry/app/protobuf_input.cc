@@ -7,6 +7,7 @@
 #include "ferry/app/registry_schemas.h"
 #include "ferry/app/writer_schema_input.h"
 #include "ferry/base/file.h"
+#include "ferry/transform/debezium_protobuf_decoder.h"
 
 namespace ferry::app {
 namespace {
@@ -118,6 +119,28 @@ Result<std::unique_ptr<transform::Decoder>> MakeProtobufDecoder(const config::Pi
                                                   .observe = c.schema_evolution != "none"});
   if (!decoder.ok()) {
     return AtDecode(c, input.fixed ? "protobuf_message" : "", decoder.status());
+  }
+  return std::unique_ptr<transform::Decoder>(std::move(*decoder));
+}
+
+Result<std::unique_ptr<transform::Decoder>> MakeDebeziumProtobufDecoder(
+    const config::PipelineConfig& c, const columnar::SchemaPtr& schema,
+    std::vector<std::string> columns, const ProtobufInput& input) {
+  for (const auto& [field, column] : c.decode.envelope_columns) {
+    std::erase(columns, column);
+  }
+  const std::string& unit = c.decode.timestamp_epoch_unit;
+  Result<std::unique_ptr<transform::DebeziumProtobufDecoder>> decoder =
+      transform::DebeziumProtobufDecoder::Create(
+          schema, {.schemas = input.schemas,
+                   .columns = std::move(columns),
+                   .envelope_columns = c.decode.envelope_columns,
+                   .observe = c.schema_evolution != "none",
+                   .epoch_micros_per_unit = unit == "micros"    ? 1
+                                            : unit == "seconds" ? 1000000
+                                                                : 1000});
+  if (!decoder.ok()) {
+    return AtDecode(c, "", decoder.status());
   }
   return std::unique_ptr<transform::Decoder>(std::move(*decoder));
 }

@@ -1,4 +1,5 @@
-// ProtobufInput: what `[pipeline.decode] format = "protobuf"` needs besides the table: the writer
+// ProtobufInput: what `[pipeline.decode] format = "protobuf"` (and "debezium-protobuf") needs
+// besides the table: the writer
 // schemas (framed messages: a Schema Registry client behind RegistryProtoSchemas; unframed ones:
 // the message protobuf_message names in protobuf_descriptor_file, a FileDescriptorSet), the
 // decoder over them, and the schema of a table that is not there yet when the configuration
@@ -61,5 +62,11 @@ Result<std::unique_ptr<transform::Decoder>> MakeProtobufDecoder(const config::Pi
                                                                 const columnar::SchemaPtr& schema,
                                                                 std::vector<std::string> columns,
                                                                 const ProtobufInput& input);
+
+// format = "debezium-protobuf": the Debezium envelope decoder filling `columns` (the row columns
+// and the envelope columns) of `schema`, with the registry's writer schemas.
+Result<std::unique_ptr<transform::Decoder>> MakeDebeziumProtobufDecoder(
+    const config::PipelineConfig& c, const columnar::SchemaPtr& schema,
+    std::vector<std::string> columns, const ProtobufInput& input);
 
 }  // namespace ferry::app

@@ -117,9 +117,18 @@ struct SchemaRegistryConfig {
 
 struct DecodeConfig {
   // kDebeziumJson: Debezium change events as Kafka Connect's JsonConverter writes them;
-  // kDebeziumAvro: as Confluent's AvroConverter writes them, framed by a Schema Registry
-  // (docs/cdc.md "Debezium envelopes"). kDebeziumAvro takes the registry keys of kAvro.
-  enum class Format { kJson, kRaw, kAvro, kProtobuf, kDebeziumJson, kDebeziumAvro };
+  // kDebeziumAvro, kDebeziumProtobuf: as Confluent's AvroConverter / ProtobufConverter write
+  // them, framed by a Schema Registry (docs/cdc.md "Debezium envelopes"). They take the registry
+  // keys of kAvro / kProtobuf (a registry only: no file of writer schemas).
+  enum class Format {
+    kJson,
+    kRaw,
+    kAvro,
+    kProtobuf,
+    kDebeziumJson,
+    kDebeziumAvro,
+    kDebeziumProtobuf
+  };
   Format format = Format::kJson;
   // kAvro, kProtobuf: framed messages (the Confluent wire format) with their schemas in a
   // registry, or unframed ones with one writer schema: an .avsc file (kAvro), a
@@ -142,13 +151,15 @@ struct DecodeConfig {
   std::string key_subject;
   std::string raw_column = "payload";  // kRaw: the column that receives the payload
   std::string unknown_fields_column;   // kJson: keep unknown fields as JSON text here
-  // kJson: how a JSON number maps to a timestamp column.
+  // kJson: how a JSON number maps to a timestamp column; kDebeziumProtobuf: how an integer field
+  // does (Debezium's Timestamp/MicroTimestamp lose their Connect name in the .proto).
   std::string timestamp_epoch_unit = "seconds";  // seconds (as Spark), millis, micros
   std::vector<std::string> timestamp_formats;    // extra Spark patterns for timestamp strings
   std::vector<std::string> date_formats;
-  // kDebeziumJson: envelope field ("op", "ts_ms", "source.lsn", ...) -> table column, and
-  // Debezium's decimal.handling.mode for DECIMAL columns without a Connect schema ("precise":
-  // base64 bytes, "string"). Its timestamp_epoch_unit defaults to "millis".
+  // kDebeziumJson (and the other Debezium formats): envelope field ("op", "ts_ms", "source.lsn",
+  // ...) -> table column; kDebeziumJson: Debezium's decimal.handling.mode for DECIMAL columns
+  // without a Connect schema ("precise": base64 bytes, "string"). kDebeziumJson's and
+  // kDebeziumProtobuf's timestamp_epoch_unit defaults to "millis".
   std::map<std::string, std::string> envelope_columns;
   std::string decimal_handling = "precise";
 };

@@ -80,8 +80,9 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   Set(key_format, &d->key_format);
   Set(key_subject, &d->key_subject);
   const bool debezium_avro = d->format == DecodeConfig::Format::kDebeziumAvro;
+  const bool debezium_protobuf = d->format == DecodeConfig::Format::kDebeziumProtobuf;
   const bool avro = d->format == DecodeConfig::Format::kAvro || debezium_avro;
-  const bool protobuf = d->format == DecodeConfig::Format::kProtobuf;
+  const bool protobuf = d->format == DecodeConfig::Format::kProtobuf || debezium_protobuf;
   if (d->key_format != "string" && (!registry || (d->key_format == "avro" ? !avro : !protobuf))) {
     return t.Error("key_format",
                    fmt::format("key_format = \"{0}\" reads framed keys: it needs format = \"{0}\" "
@@ -98,9 +99,14 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   if (file && !avro) {
     return t.Error("avro_schema_file", "applies to format = \"avro\"");
   }
-  if ((descriptors || message) && !protobuf) {
+  if ((descriptors || message) && (!protobuf || debezium_protobuf)) {
     return t.Error(descriptors ? "protobuf_descriptor_file" : "protobuf_message",
-                   "applies to format = \"protobuf\"");
+                   debezium_protobuf
+                       ? "format = \"debezium-protobuf\" reads what Confluent's "
+                         "ProtobufConverter writes: messages framed with their writer schema's "
+                         "id; it needs a [pipeline.decode.schema_registry] (and no "
+                         "protobuf_descriptor_file)"
+                       : "applies to format = \"protobuf\"");
   }
   if (!avro && !protobuf) {
     return Status::OK();
@@ -110,6 +116,12 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
                    "format = \"debezium-avro\" reads what Debezium's AvroConverter writes: "
                    "messages framed with their writer schema's id; it needs a "
                    "[pipeline.decode.schema_registry] (and no avro_schema_file)");
+  }
+  if (debezium_protobuf && !registry) {
+    return t.Error("format",
+                   "format = \"debezium-protobuf\" reads what Confluent's ProtobufConverter "
+                   "writes: messages framed with their writer schema's id; it needs a "
+                   "[pipeline.decode.schema_registry]");
   }
   if (avro && registry.has_value() == file.has_value()) {
     return t.Error(registry ? "avro_schema_file" : "format",
@@ -151,11 +163,12 @@ Status ReadSchemaFormat(TomlTable& t, DecodeConfig* d) {
   return Status::OK();
 }
 
-// format = "debezium-json" / "debezium-avro": envelope_columns; decimal_handling (JSON only:
-// an Avro schema says how its decimals are written).
+// format = "debezium-json" / "debezium-avro" / "debezium-protobuf": envelope_columns;
+// decimal_handling (JSON only: an Avro or Protobuf schema says how its decimals are written).
 Status ReadEnvelope(TomlTable& t, DecodeConfig* d) {
   const bool debezium_json = d->format == DecodeConfig::Format::kDebeziumJson;
-  const bool debezium = debezium_json || d->format == DecodeConfig::Format::kDebeziumAvro;
+  const bool debezium = debezium_json || d->format == DecodeConfig::Format::kDebeziumAvro ||
+                        d->format == DecodeConfig::Format::kDebeziumProtobuf;
   Result<std::optional<std::vector<std::pair<std::string, std::string>>>> map =
       t.StringMap("envelope_columns");
   if (!map.ok()) {
@@ -168,7 +181,8 @@ Status ReadEnvelope(TomlTable& t, DecodeConfig* d) {
                                                 "expected precise or string"));
   if (*map && !debezium) {
     return t.Error("envelope_columns",
-                   "applies to format = \"debezium-json\" or \"debezium-avro\"");
+                   "applies to format = \"debezium-json\", \"debezium-avro\" or "
+                   "\"debezium-protobuf\"");
   }
   if (decimals && !debezium_json) {
     return t.Error("decimal_handling", "applies to format = \"debezium-json\"");
@@ -212,13 +226,11 @@ Status ReadDecode(TomlTable& t, DecodeConfig* d) {
     } else if (*format == "debezium-avro") {
       d->format = DecodeConfig::Format::kDebeziumAvro;
     } else if (*format == "debezium-protobuf") {
-      return t.Error("format",
-                     "format = \"debezium-protobuf\" (Debezium through Confluent's "
-                     "ProtobufConverter) is not supported yet: use debezium-avro or "
-                     "debezium-json (docs/cdc.md)");
+      d->format = DecodeConfig::Format::kDebeziumProtobuf;
+      d->timestamp_epoch_unit = "millis";  // io.debezium.time.Timestamp
     } else {
       return t.Error("format", fmt::format("unknown format \"{}\" (json, raw, avro, protobuf, "
-                                           "debezium-json, debezium-avro)",
+                                           "debezium-json, debezium-avro, debezium-protobuf)",
                                            *format));
     }
   }
@@ -647,10 +659,14 @@ Status ReadPipeline(TomlTable& t, const storage::StorageOptions& global_storage,
   // Avro's and Protobuf's writer schema (the file's, or the registry subject's latest) is a
   // schema too.
   if (p->routing) {
-    if (p->decode.format == DecodeConfig::Format::kDebeziumAvro) {
+    if (p->decode.format == DecodeConfig::Format::kDebeziumAvro ||
+        p->decode.format == DecodeConfig::Format::kDebeziumProtobuf) {
       return t.Error("routing",
-                     "routing reads fields of plain messages: it cannot route "
-                     "format = \"debezium-avro\" (fields inside `after`)");
+                     fmt::format("routing reads fields of plain messages: it cannot route "
+                                 "format = \"{}\" (fields inside `after`)",
+                                 p->decode.format == DecodeConfig::Format::kDebeziumAvro
+                                     ? "debezium-avro"
+                                     : "debezium-protobuf"));
     }
     return t.Finish();  // each route's table has its own schema (config_routing.cc)
   }

@@ -221,18 +221,18 @@ TEST(ConfigTest, DebeziumJsonFormat) {
             "'after' (op, ts_ms, ts_us, ts_ns, source.<field>, transaction.<field>)");
   EXPECT_EQ(WithDecode("format = \"json\"\nenvelope_columns = { op = \"_op\" }").status().message(),
             "ferry.toml:18:20: pipeline[0].decode.envelope_columns: applies to format = "
-            "\"debezium-json\" or \"debezium-avro\"");
+            "\"debezium-json\", \"debezium-avro\" or \"debezium-protobuf\"");
   Result<Config> nested =
       WithDecode("format = \"debezium-json\"\nenvelope_columns = { source.lsn = \"_lsn\" }");
   ASSERT_FALSE(nested.ok());
   EXPECT_NE(nested.status().message().find("quoted keys"), std::string::npos)
       << nested.status().message();
-  EXPECT_NE(WithDecode("format = \"debezium\"").status().message().find("debezium-avro)"),
+  EXPECT_NE(WithDecode("format = \"debezium\"").status().message().find("debezium-protobuf)"),
             std::string::npos);
 }
 
 // format = "debezium-avro": the registry keys of format = "avro", envelope_columns of
-// debezium-json; a registry is required, decimal_handling refused, debezium-protobuf explained.
+// debezium-json; a registry is required, decimal_handling refused.
 TEST(ConfigTest, DebeziumAvroFormat) {
   Result<Config> c = WithDecode(
       "format = \"debezium-avro\"\n"
@@ -256,8 +256,51 @@ TEST(ConfigTest, DebeziumAvroFormat) {
       {"format = \"debezium-avro\"\ndecimal_handling = \"string\"\n"
        "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"",
        "decimal_handling: applies to format = \"debezium-json\""},
+  };
+  for (const auto& refused : kRefused) {
+    Result<Config> r = WithDecode(refused.decode);
+    ASSERT_FALSE(r.ok()) << refused.decode;
+    EXPECT_NE(r.status().message().find(refused.error), std::string::npos) << r.status().message();
+  }
+}
+
+// format = "debezium-protobuf": the registry keys of format = "protobuf", timestamp_epoch_unit
+// (default millis), envelope_columns of debezium-json; a registry is required, a descriptor
+// file, decimal_handling and an Avro key refused.
+TEST(ConfigTest, DebeziumProtobufFormat) {
+  Result<Config> c = WithDecode(
+      "format = \"debezium-protobuf\"\n"
+      "envelope_columns = { op = \"_op\", \"source.lsn\" = \"_lsn\" }\n"
+      "[pipeline.decode.schema_registry]\nurl = \"http://localhost:8081\"");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const DecodeConfig& d = c->pipelines[0].decode;
+  EXPECT_EQ(d.format, DecodeConfig::Format::kDebeziumProtobuf);
+  EXPECT_EQ(d.envelope_columns,
+            (std::map<std::string, std::string>{{"op", "_op"}, {"source.lsn", "_lsn"}}));
+  ASSERT_TRUE(d.schema_registry.has_value());
+  EXPECT_EQ(d.timestamp_epoch_unit, "millis");  // io.debezium.time.Timestamp
+  c = WithDecode(
+      "format = \"debezium-protobuf\"\ntimestamp_epoch_unit = \"micros\"\n"
+      "[pipeline.decode.schema_registry]\nurl = \"http://localhost:8081\"");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pipelines[0].decode.timestamp_epoch_unit, "micros");
+
+  const struct {
+    std::string_view decode;
+    std::string_view error;
+  } kRefused[] = {
       {"format = \"debezium-protobuf\"",
-       "is not supported yet: use debezium-avro or debezium-json"},
+       "format: format = \"debezium-protobuf\" reads what Confluent's ProtobufConverter writes"},
+      {"format = \"debezium-protobuf\"", "needs a [pipeline.decode.schema_registry]"},
+      {"format = \"debezium-protobuf\"\nprotobuf_descriptor_file = \"x.desc\"\n"
+       "protobuf_message = \"shop.Envelope\"",
+       "protobuf_descriptor_file: format = \"debezium-protobuf\" reads what"},
+      {"format = \"debezium-protobuf\"\ndecimal_handling = \"string\"\n"
+       "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"",
+       "decimal_handling: applies to format = \"debezium-json\""},
+      {"format = \"debezium-protobuf\"\nkey_format = \"avro\"\n"
+       "[pipeline.decode.schema_registry]\nurl = \"http://r:8081\"",
+       "key_format = \"avro\" reads framed keys"},
   };
   for (const auto& refused : kRefused) {
     Result<Config> r = WithDecode(refused.decode);
@@ -414,7 +457,7 @@ timeout = "3s"
        "user"},
       {"format = \"xml\"\n",
        "unknown format \"xml\" (json, raw, avro, protobuf, debezium-json, "
-       "debezium-avro)"},
+       "debezium-avro, debezium-protobuf)"},
   };
   for (const auto& [decode, expected] : bad) {
     c = Parse(with_decode(decode));

@@ -1,7 +1,6 @@
 #include "ferry/transform/debezium_avro_decoder.h"
 
 #include <fmt/format.h>
-#include <strings.h>
 
 #include <algorithm>
 #include <cstring>
@@ -171,19 +170,6 @@ struct KeyPlan {
   std::vector<int> null_columns;                // row columns the key does not fill
 };
 
-// "Avro datum: field 'price': ..." from the row reader as "field 'after.price': ...".
-Status RowError(std::string_view field, const Status& st) {
-  constexpr std::string_view kPrefix = "Avro datum: field '";
-  std::string_view m = st.message();
-  if (m.starts_with(kPrefix)) {
-    return Status(st.code(), fmt::format("field '{}.{}", field, m.substr(kPrefix.size())));
-  }
-  if (m.starts_with("Avro datum: ")) {
-    m.remove_prefix(12);
-  }
-  return Status(st.code(), fmt::format("field '{}': {}", field, m));
-}
-
 }  // namespace
 
 class DebeziumAvroDecoder::Impl {
@@ -320,7 +306,7 @@ class DebeziumAvroDecoder::Impl {
     std::string_view row = rows[i];
     Status st = plan.reader(change)->AppendPrefix(&row, batch);
     if (!st.ok()) {
-      return RowError(RowFieldOf(change), st);
+      return RowFieldError(RowFieldOf(change), "Avro datum: ", st);
     }
     st = envelope_.Append(batch);
     if (!st.ok()) {
@@ -481,15 +467,12 @@ class DebeziumAvroDecoder::Impl {
                              avro::AvroTypeName(root.type));
     }
     auto plan = std::make_unique<KeyPlan>();
-    std::vector<int> filled;
-    for (int c : row_columns_) {
-      const std::string& name = schema_->fields()[static_cast<size_t>(c)].name;
-      bool named = std::any_of(root.fields.begin(), root.fields.end(), [&](const auto& f) {
-        return f.name.size() == name.size() &&
-               strncasecmp(f.name.data(), name.data(), name.size()) == 0;
-      });
-      (named ? filled : plan->null_columns).push_back(c);
+    std::vector<std::string_view> names;
+    for (const avro::FieldDef& f : root.fields) {
+      names.push_back(f.name);
     }
+    std::vector<int> filled;
+    SplitKeyColumns(*schema_, row_columns_, names, &filled, &plan->null_columns);
     if (!filled.empty()) {
       FERRY_ASSIGN_OR_RETURN(plan->reader,
                              avro::AvroRowReader::CreateForRecord(*schema, root, *schema_, filled));

@@ -1,6 +1,7 @@
 #include "ferry/transform/debezium_envelope.h"
 
 #include <fmt/format.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <charconv>
@@ -229,6 +230,34 @@ Result<std::vector<std::string>> DebeziumRowColumns(const columnar::Schema& sche
     }
   }
   return columns;
+}
+
+Status RowFieldError(std::string_view row_field, std::string_view prefix, const Status& st) {
+  std::string_view m = st.message();
+  if (m.starts_with(prefix)) {
+    m.remove_prefix(prefix.size());
+  }
+  constexpr std::string_view kTop = "field '<top>': ";
+  constexpr std::string_view kField = "field '";
+  if (m.starts_with(kTop)) {
+    return Status(st.code(), fmt::format("field '{}': {}", row_field, m.substr(kTop.size())));
+  }
+  if (m.starts_with(kField)) {
+    return Status(st.code(), fmt::format("field '{}.{}", row_field, m.substr(kField.size())));
+  }
+  return Status(st.code(), fmt::format("field '{}': {}", row_field, m));
+}
+
+void SplitKeyColumns(const columnar::Schema& schema, const std::vector<int>& row_columns,
+                     const std::vector<std::string_view>& key_fields, std::vector<int>* filled,
+                     std::vector<int>* nulls) {
+  for (int c : row_columns) {
+    const std::string& name = schema.fields()[static_cast<size_t>(c)].name;
+    bool named = std::any_of(key_fields.begin(), key_fields.end(), [&](std::string_view f) {
+      return f.size() == name.size() && strncasecmp(f.data(), name.data(), name.size()) == 0;
+    });
+    (named ? filled : nulls)->push_back(c);
+  }
 }
 
 }  // namespace ferry::transform

@@ -1,13 +1,16 @@
 // The parts of a Debezium change envelope that do not depend on its wire format, shared by the
-// decoders of `format = "debezium-json"` (debezium_json_decoder.h) and `"debezium-avro"`
-// (debezium_avro_decoder.h), so that both read op, tombstones, envelope columns and bad
-// envelopes alike (docs/cdc.md "Debezium envelopes"):
+// decoders of `format = "debezium-json"` (debezium_json_decoder.h), `"debezium-avro"`
+// (debezium_avro_decoder.h) and `"debezium-protobuf"` (debezium_protobuf_decoder.h), so that
+// they read op, tombstones, envelope columns and bad envelopes alike (docs/cdc.md "Debezium
+// envelopes"):
 //   - EnvelopeValue: one envelope value as read (kind and text), whatever the encoding;
 //   - ChangeOpOf / CheckRowPresent: the change kind of `op` and the row it needs, with the
 //     error messages a bad envelope is dead-lettered with ("field 'op': unknown operation ...");
 //   - EnvelopeColumns: `envelope_columns` (op, ts_ms, source.<field>, ...) -> columns: the slots
 //     a decoder fills per message and appends after the row;
-//   - DebeziumRowColumns: the row's columns (every column that is not an envelope column).
+//   - DebeziumRowColumns: the row's columns (every column that is not an envelope column);
+//   - RowFieldError: a row reader's error named after the row field ("field 'after.price': ...");
+//   - SplitKeyColumns: the row columns a tombstone's key fills, and the ones it leaves null.
 //
 // Thread-safety: EnvelopeColumns holds the values of the message being decoded; one per decoder.
 #pragma once
@@ -29,8 +32,8 @@ namespace ferry::transform {
 bool IsDebeziumEnvelopeField(std::string_view field);
 
 // One envelope value as read: strings as their text, numbers and booleans as written in JSON
-// ("123", "true"), objects and arrays as JSON text (a format that cannot give their text, Avro,
-// reads them as null).
+// ("123", "true"), objects and arrays as JSON text (a format that cannot give their text, Avro
+// or Protobuf, reads them as null).
 struct EnvelopeValue {
   enum Kind : uint8_t { kAbsent, kNull, kString, kNumber, kBool, kObject, kArray };
   Kind kind = kAbsent;
@@ -108,5 +111,16 @@ class EnvelopeColumns {
 Result<std::vector<std::string>> DebeziumRowColumns(const columnar::Schema& schema,
                                                     const std::vector<std::string>& requested,
                                                     const EnvelopeColumns& envelope);
+
+// A row reader's error, whose message is "<prefix>field 'price': ..." (or "<prefix>...", or
+// "<prefix>field '<top>': ..."), as "field 'after.price': ..." (or "field 'after': ...") for
+// `row_field` "after"; the code kept.
+Status RowFieldError(std::string_view row_field, std::string_view prefix, const Status& st);
+
+// The row columns (indices into `schema`) a key with fields `key_fields` fills, matched by name
+// ignoring case, into `filled`; the others into `nulls`.
+void SplitKeyColumns(const columnar::Schema& schema, const std::vector<int>& row_columns,
+                     const std::vector<std::string_view>& key_fields, std::vector<int>* filled,
+                     std::vector<int>* nulls);
 
 }  // namespace ferry::transform

@@ -38,7 +38,7 @@ class MapSchemas : public ProtoSchemas {
   bool down = false;
 };
 
-columnar::SchemaPtr Table(const std::string& ddl) {
+columnar::SchemaPtr TableSchema(const std::string& ddl) {
   auto parsed = columnar::ParseDdlSchema(ddl);
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   return std::make_shared<const columnar::Schema>(*parsed);
@@ -52,7 +52,7 @@ message Order { int64 id = 1; string item = 2; int32 qty = 3; }
 message Refund { int64 order = 1; message Line { string why = 1; } })";
 
 TEST(ProtobufDecoderTest, UnframedMessagesOfAFixedType) {
-  auto table = Table("id BIGINT, item STRING, _offset BIGINT");
+  auto table = TableSchema("id BIGINT, item STRING, _offset BIGINT");
   auto file = protobuf_test::ParseProto(kV1);
   ASSERT_NE(file, nullptr);
   ProtobufDecoderOptions options{.message = *file->Message("shop.Order"),
@@ -70,7 +70,7 @@ TEST(ProtobufDecoderTest, FramedMessagesFindTheirSchemaAndMessageOnce) {
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas[1] = protobuf_test::ParseProto(kV1);
   schemas->schemas[2] = protobuf_test::ParseProto(kV2);
-  auto table = Table("id BIGINT, item STRING, order BIGINT, why STRING");
+  auto table = TableSchema("id BIGINT, item STRING, order BIGINT, why STRING");
   auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
   auto batch = columnar::RecordBatch::MakeEmpty(table);
@@ -92,7 +92,7 @@ TEST(ProtobufDecoderTest, FramedMessagesFindTheirSchemaAndMessageOnce) {
 TEST(ProtobufDecoderTest, AnOutageIsNotABadRecordAndAnUnknownIdIs) {
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas[1] = protobuf_test::ParseProto(kV1);
-  auto table = Table("id BIGINT, item STRING");
+  auto table = TableSchema("id BIGINT, item STRING");
   auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas});
   ASSERT_TRUE(decoder.ok());
   auto batch = columnar::RecordBatch::MakeEmpty(table);
@@ -121,9 +121,9 @@ TEST(ProtobufDecoderTest, AnOutageIsNotABadRecordAndAnUnknownIdIs) {
 TEST(ProtobufDecoderTest, AWriterTypeTheTableCannotHoldIsABadRecordOfEveryMessage) {
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas[1] = protobuf_test::ParseProto(kV1);
-  auto decoder = ProtobufDecoder::Create(Table("id BIGINT, item INT"), {.schemas = schemas});
+  auto decoder = ProtobufDecoder::Create(TableSchema("id BIGINT, item INT"), {.schemas = schemas});
   ASSERT_TRUE(decoder.ok());
-  auto batch = columnar::RecordBatch::MakeEmpty(Table("id BIGINT, item INT"));
+  auto batch = columnar::RecordBatch::MakeEmpty(TableSchema("id BIGINT, item INT"));
   for (int i = 0; i < 2; ++i) {
     Status st = (*decoder)->Append(MakeConfluentFrame(1, {0}, "", true), &batch);
     EXPECT_NE(st.message().find("cannot be read into"), std::string::npos) << st.ToString();
@@ -134,7 +134,7 @@ TEST(ProtobufDecoderTest, AWriterTypeTheTableCannotHoldIsABadRecordOfEveryMessag
 TEST(ProtobufDecoderTest, NewWriterFieldsAreObserved) {
   auto schemas = std::make_shared<MapSchemas>();
   schemas->schemas[2] = protobuf_test::ParseProto(kV2);
-  auto table = Table("id BIGINT, item STRING");
+  auto table = TableSchema("id BIGINT, item STRING");
   auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas, .observe = true});
   ASSERT_TRUE(decoder.ok());
   auto batch = columnar::RecordBatch::MakeEmpty(table);
@@ -170,7 +170,7 @@ TEST(ProtobufDecoderTest, FieldsNewInsideNestedMessagesAreObserved) {
   ASSERT_NE(schemas->schemas[7], nullptr);
   const std::string message = MakeConfluentFrame(
       7, {0}, protobuf_test::Serialize(*schemas->schemas[7], "shop.Order", kProtoNestedText), true);
-  auto table = Table(kProtoNestedTable);
+  auto table = TableSchema(kProtoNestedTable);
   auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas, .observe = true});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
   auto batch = columnar::RecordBatch::MakeEmpty(table);
@@ -184,7 +184,7 @@ TEST(ProtobufDecoderTest, FieldsNewInsideNestedMessagesAreObserved) {
   EXPECT_EQ(seen, (std::vector<std::string>{"loc/alt BIGINT", "items/element/qty INT",
                                             "by_sku/value/qty INT", "extra STRING"}));
 
-  auto wider = Table(
+  auto wider = TableSchema(
       "id BIGINT, loc STRUCT<lat: DOUBLE, alt: BIGINT>, items ARRAY<STRUCT<sku: STRING, qty: "
       "INT>>, by_sku MAP<STRING, STRUCT<sku: STRING, qty: INT>>, extra STRING");
   auto next = ProtobufDecoder::Create(wider, {.schemas = schemas, .observe = true});
@@ -205,7 +205,7 @@ TEST(ProtobufDecoderTest, DroppedFieldsAreNamedPerWriterType) {
   schemas->schemas[7] = protobuf_test::ParseProto(kProtoNestedV3);
   schemas->schemas[1] = protobuf_test::ParseProto(kV1);
   ASSERT_NE(schemas->schemas[7], nullptr);
-  auto table = Table(kProtoNestedTable);
+  auto table = TableSchema(kProtoNestedTable);
   auto decoder = ProtobufDecoder::Create(table, {.schemas = schemas});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
   auto batch = columnar::RecordBatch::MakeEmpty(table);
@@ -227,16 +227,16 @@ TEST(ProtobufDecoderTest, DroppedFieldsAreNamedPerWriterType) {
   ASSERT_TRUE((*decoder)->Append(MakeConfluentFrame(1, {0}, VarintField(1, 2), true), &batch).ok());
   ASSERT_NE((*decoder)->last_dropped(), nullptr);
   EXPECT_EQ((*decoder)->last_dropped()->fields, std::vector<std::string>{"item"});
-  auto exact = ProtobufDecoder::Create(Table("id BIGINT, item STRING"), {.schemas = schemas});
+  auto exact = ProtobufDecoder::Create(TableSchema("id BIGINT, item STRING"), {.schemas = schemas});
   ASSERT_TRUE(exact.ok());
-  auto rows = columnar::RecordBatch::MakeEmpty(Table("id BIGINT, item STRING"));
+  auto rows = columnar::RecordBatch::MakeEmpty(TableSchema("id BIGINT, item STRING"));
   ASSERT_TRUE((*exact)->Append(MakeConfluentFrame(1, {0}, VarintField(1, 2), true), &rows).ok());
   EXPECT_EQ((*exact)->last_dropped(), nullptr);
 }
 
 TEST(ProtobufDecoderTest, AKeyIntoOneStructColumn) {
   auto file = protobuf_test::ParseProto(kV1);
-  auto table = Table("key STRUCT<id: BIGINT>, v STRING");
+  auto table = TableSchema("key STRUCT<id: BIGINT>, v STRING");
   auto decoder = ProtobufDecoder::Create(
       table, {.message = *file->Message("shop.Order"), .whole_message_column = "key"});
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
@@ -247,14 +247,15 @@ TEST(ProtobufDecoderTest, AKeyIntoOneStructColumn) {
 }
 
 TEST(ProtobufDecoderTest, OptionsThatDoNotWork) {
-  auto table = Table("id BIGINT");
+  auto table = TableSchema("id BIGINT");
   EXPECT_FALSE(ProtobufDecoder::Create(table, {}).ok());
   auto file = protobuf_test::ParseProto(kV1);
   EXPECT_FALSE(
       ProtobufDecoder::Create(table, {.message = *file->Message("shop.Order"), .columns = {"x"}})
           .ok());
   EXPECT_FALSE(
-      ProtobufDecoder::Create(Table("item INT"), {.message = *file->Message("shop.Order")}).ok());
+      ProtobufDecoder::Create(TableSchema("item INT"), {.message = *file->Message("shop.Order")})
+          .ok());
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "ferry/base/varint.h"
 #include "ferry/columnar/column.h"
+#include "ferry/transform/decimal_math.h"
 #include "ferry/transform/protobuf_reader_internal.h"
 #include "ferry/transform/utf8.h"
 
@@ -129,6 +131,7 @@ Status Scan(const MsgOp& op, int32_t first, bool chain, Scratch* s, size_t base,
       }
       Occ o;
       o.wire = static_cast<uint8_t>(tag & 7);
+      o.p = at;  // a number's tag (where its errors point); a length-delimited value's bytes below
       switch (o.wire) {
         case kVarint:
           if (!ReadVarint(&p, end, &o.v)) {
@@ -256,6 +259,28 @@ Status StoreNumber(const Scratch& s, const FieldOp& f, const uint8_t* at, uint64
     case Store::kBool:
       col->As<columnar::BooleanColumn>()->Append(v != 0 ? 1 : 0);
       return Status::OK();
+    case Store::kDays: {
+      // DATE's range, years 1 to 9999.
+      const int64_t days = Signed(f.kind, v);
+      if (days < -719162 || days > 2932896) {
+        return Bad(s, at, f.path, fmt::format("the day count {} is out of DATE's range", days));
+      }
+      col->As<columnar::DateColumn>()->Append(static_cast<int32_t>(days));
+      return Status::OK();
+    }
+    case Store::kEpoch: {
+      const int64_t n = Signed(f.kind, v);
+      int64_t micros = 0;
+      if (__builtin_mul_overflow(n, f.micros_per_unit, &micros) ||
+          micros < -62135596800LL * 1000000 || micros > 253402300799999999LL) {
+        return Bad(s, at, f.path,
+                   fmt::format("the epoch number {} (in units of {} microseconds) is out of "
+                               "TIMESTAMP's range (timestamp_epoch_unit)",
+                               n, f.micros_per_unit));
+      }
+      col->As<columnar::TimestampColumn>()->Append(micros);
+      return Status::OK();
+    }
     case Store::kEnumString: {
       const auto number = static_cast<int32_t>(Signed(Kind::kEnum, v));
       const auto& values = f.enum_def->values;
@@ -329,6 +354,58 @@ Status DecodeTimestamp(const FieldOp& f, int32_t first, bool chain, Scratch* s, 
   return Status::OK();
 }
 
+// A decimal message (Connect's types): its `value` bytes at its `scale`, rescaled to the column.
+Status DecodeDecimalMessage(const FieldOp& f, int32_t first, bool chain, Scratch* s, Column* col) {
+  const MsgOp& op = *f.message;
+  const size_t base = s->notes.size();
+  s->notes.resize(base + 2 * op.wire.size(), -1);
+  FERRY_RETURN_IF_ERROR(Scan(op, first, chain, s, base, f.path));
+  auto last = [&](int32_t number) -> const Occ* {
+    int32_t slot = op.SlotOf(number);
+    int32_t tail = slot < 0 ? -1 : s->notes[base + 2 * static_cast<size_t>(slot) + 1];
+    return tail < 0 ? nullptr : &s->occ[static_cast<size_t>(tail)];
+  };
+  const uint8_t* at = s->occ[static_cast<size_t>(first)].p;
+  const Occ* value = last(f.value_number);
+  const Occ* scale_occ = last(f.scale_number);
+  const auto scale =
+      scale_occ == nullptr ? int64_t{0} : static_cast<int64_t>(static_cast<int32_t>(scale_occ->v));
+  std::string_view bytes;
+  if (value != nullptr) {
+    bytes = std::string_view(reinterpret_cast<const char*>(value->p), value->len);
+  }
+  s->notes.resize(base);
+  size_t skip = 0;  // sign bytes beyond 16 that only extend the sign
+  while (bytes.size() - skip > 16) {
+    const auto b = static_cast<uint8_t>(bytes[skip]);
+    const auto next = static_cast<uint8_t>(bytes[skip + 1]);
+    if (!((b == 0x00 && (next & 0x80) == 0) || (b == 0xff && (next & 0x80) != 0))) {
+      return Bad(*s, at, f.path, "a decimal wider than 16 bytes");
+    }
+    ++skip;
+  }
+  columnar::UInt128 u = 0;
+  if (skip < bytes.size() && (static_cast<uint8_t>(bytes[skip]) & 0x80) != 0) {
+    u = ~columnar::UInt128{0};
+  }
+  for (size_t i = skip; i < bytes.size(); ++i) {
+    u = (u << 8) | static_cast<uint8_t>(bytes[i]);
+  }
+  const auto v = static_cast<columnar::Int128>(u);
+  std::optional<columnar::Int128> rescaled;
+  if (scale >= 0 && scale <= 38 && FitsPrecision(v, 38)) {
+    rescaled = Rescale(v, static_cast<int>(scale), f.scale, f.precision);
+  }
+  if (!rescaled.has_value()) {
+    return Bad(*s, at, f.path,
+               fmt::format("the decimal {} does not fit DECIMAL({}, {})",
+                           DecimalToText(v, static_cast<int>(std::clamp<int64_t>(scale, 0, 38))),
+                           f.precision, f.scale));
+  }
+  col->As<columnar::DecimalColumn>()->Append(*rescaled);
+  return Status::OK();
+}
+
 Status DecodeJson(const FieldOp& f, int32_t first, bool chain, Scratch* s, Column* col) {
   std::string_view bytes;
   const Occ& o = s->occ[static_cast<size_t>(first)];
@@ -363,6 +440,8 @@ Status DecodeValue(const FieldOp& f, int32_t i, bool chain, Scratch* s, Column* 
       return DecodeTimestamp(f, i, chain, s, col);
     case Store::kJson:
       return DecodeJson(f, i, chain, s, col);
+    case Store::kDecimalMessage:
+      return DecodeDecimalMessage(f, i, chain, s, col);
     case Store::kMessage: {
       auto* st = col->As<columnar::StructColumn>();
       FERRY_RETURN_IF_ERROR(DecodeMessage(
@@ -492,14 +571,14 @@ ProtobufRowReader::~ProtobufRowReader() = default;
 
 Result<std::unique_ptr<ProtobufRowReader>> ProtobufRowReader::Create(
     std::shared_ptr<const MessageSchema> writer, const columnar::Schema& batch_schema,
-    std::vector<int> columns) {
+    std::vector<int> columns, ConnectTypes connect) {
   std::unique_ptr<ProtobufRowReader> reader(new ProtobufRowReader());
   std::vector<columnar::Field> fields;
   fields.reserve(columns.size());
   for (int c : columns) {
     fields.push_back(batch_schema.field(c));
   }
-  FERRY_ASSIGN_OR_RETURN(reader->root_, PlanMessage(*writer, 0, fields, columns, "", 0));
+  FERRY_ASSIGN_OR_RETURN(reader->root_, PlanMessage(*writer, 0, fields, columns, "", 0, connect));
   std::vector<std::string> path;
   CollectUnmatched(*reader->root_, &path, &reader->unmatched_);
   reader->writer_ = std::move(writer);
@@ -516,7 +595,7 @@ Result<std::unique_ptr<ProtobufRowReader>> ProtobufRowReader::CreateForColumn(
   }
   std::unique_ptr<ProtobufRowReader> reader(new ProtobufRowReader());
   FERRY_ASSIGN_OR_RETURN(reader->root_,
-                         PlanMessage(*writer, 0, field.type->fields(), {}, field.name, 0));
+                         PlanMessage(*writer, 0, field.type->fields(), {}, field.name, 0, {}));
   reader->writer_ = std::move(writer);
   reader->columns_ = {column};
   reader->whole_ = true;

@@ -32,9 +32,22 @@
 // Timestamp out of TIMESTAMP's range, an absent field for a NOT NULL column. An enum number the
 // enum does not name is stored as its decimal text (as protobuf's JSON mapping prints it).
 //
+// Connect's types (ConnectTypes, asked for by format = "debezium-protobuf"): Confluent's
+// ProtobufConverter keeps no Connect name in the .proto, so Debezium's semantic types arrive as
+// plain numbers and messages. When enabled, reads also take: an integer field into DATE as days
+// since 1970-01-01 (io.debezium.time.Date); an integer field into TIMESTAMP or TIMESTAMP_NTZ as
+// an epoch number in `epoch_micros_per_unit` (io.debezium.time.Timestamp: millis,
+// MicroTimestamp: micros; out of years 1-9999 is bad data); a message with a bytes field `value`
+// and an integer field `scale` (confluent.type.Decimal, io.debezium.data.VariableScaleDecimal)
+// into DECIMAL: `value` the big-endian two's complement unscaled number at `scale`, rescaled to
+// the column's (half up; bad data when it does not fit). And an absent scalar field that is not
+// a oneof member (proto3 without presence) read into a NOT NULL column is its type's default
+// (a required Connect field whose value was a zero), not an error.
+//
 // Thread-safety: Append uses scratch space in the reader: one reader per thread.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,6 +61,12 @@ namespace ferry::transform::protobuf {
 
 struct MsgOp;
 struct Scratch;
+
+// See "Connect's types" above.
+struct ConnectTypes {
+  bool enabled = false;
+  int64_t epoch_micros_per_unit = 1000;  // 1 micros, 1000 millis, 1000000 seconds
+};
 
 // A writer field no column takes (the reader skips its values), at any depth.
 struct UnmatchedField {
@@ -63,7 +82,7 @@ class ProtobufRowReader {
   // pipeline's: metadata columns).
   static Result<std::unique_ptr<ProtobufRowReader>> Create(
       std::shared_ptr<const MessageSchema> writer, const columnar::Schema& batch_schema,
-      std::vector<int> columns);
+      std::vector<int> columns, ConnectTypes connect = {});
   // The whole message as one value of STRUCT column `column` (a Kafka key).
   static Result<std::unique_ptr<ProtobufRowReader>> CreateForColumn(
       std::shared_ptr<const MessageSchema> writer, const columnar::Schema& batch_schema,

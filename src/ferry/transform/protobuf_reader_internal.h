@@ -37,6 +37,10 @@ enum class Store : uint8_t {
   kMessage,  // STRUCT: `message` fills its children
   kWrapper,  // `message` fills this same column from its field 1
   kMap,      // `message` (the entry) fills the keys (column 0) and the values (column 1)
+  // ConnectTypes (protobuf_reader.h):
+  kDays,            // an integer: days since 1970-01-01 into DATE
+  kEpoch,           // an integer: an epoch number in micros_per_unit into TIMESTAMP
+  kDecimalMessage,  // `message` (a bytes `value` and an integer `scale`) into DECIMAL
 };
 
 struct MsgOp;
@@ -53,6 +57,11 @@ struct FieldOp {
   std::string path;
   const EnumDef* enum_def = nullptr;
   std::unique_ptr<MsgOp> message;
+  int64_t micros_per_unit = 1;  // kEpoch
+  int32_t precision = 0;        // kDecimalMessage: the column's
+  int32_t scale = 0;
+  int32_t value_number = 0;  // kDecimalMessage: the message's field numbers
+  int32_t scale_number = 0;
 };
 
 struct MsgOp {
@@ -71,12 +80,12 @@ struct MsgOp {
 };
 
 // The op reading message `message` of `schema` into the STRUCT fields `fields` (or the batch
-// columns, `columns` then naming their indices; empty: 0..n-1). InvalidArgument when a field
-// cannot be read into its column.
+// columns, `columns` then naming their indices; empty: 0..n-1), with Connect's types read as
+// `connect` says. InvalidArgument when a field cannot be read into its column.
 Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t message,
                                            const std::vector<columnar::Field>& fields,
                                            const std::vector<int>& columns, const std::string& path,
-                                           int depth);
+                                           int depth, const ConnectTypes& connect);
 // The writer fields `op` (reading a message at `path`) and the messages inside it skip, in
 // writer order, into `out`.
 void CollectUnmatched(const MsgOp& op, std::vector<std::string>* path,

@@ -55,8 +55,27 @@ bool IsInteger(Kind k) {
          k == Kind::kSFixed32 || k == Kind::kSFixed64;
 }
 
+// The numbers of a decimal message's bytes `value` and integer `scale` fields (see
+// protobuf_reader.h, "Connect's types"); false when it is not one.
+bool DecimalMessage(const MessageDef& m, FieldOp* fo) {
+  fo->value_number = 0;
+  fo->scale_number = 0;
+  for (const FieldDef& f : m.fields) {
+    if (f.repeated) {
+      continue;
+    }
+    if (f.name == "value" && f.kind == Kind::kBytes) {
+      fo->value_number = f.number;
+    } else if (f.name == "scale" &&
+               (f.kind == Kind::kInt32 || f.kind == Kind::kSInt32 || f.kind == Kind::kUInt32)) {
+      fo->scale_number = f.number;
+    }
+  }
+  return fo->value_number != 0 && fo->scale_number != 0;
+}
+
 Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataType& col, int depth,
-                   FieldOp* fo) {
+                   const ConnectTypes& connect, FieldOp* fo) {
   const TypeId c = col.id();
   auto store = [&](Store s) {
     fo->store = s;
@@ -74,6 +93,14 @@ Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataTyp
     }
     if (c == TypeId::kDecimal && col.scale() == 0 && col.precision() >= 20) {
       return store(Store::kDecimal);
+    }
+    if (connect.enabled && !uint64ish && c == TypeId::kDate) {
+      return store(Store::kDays);
+    }
+    if (connect.enabled && !uint64ish && c == TypeId::kTimestamp &&
+        col.unit() == columnar::TimeUnit::kMicros) {
+      fo->micros_per_unit = connect.epoch_micros_per_unit;
+      return store(Store::kEpoch);
     }
   }
   switch (f.kind) {
@@ -115,16 +142,16 @@ Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataTyp
       switch (m.well_known) {
         case WellKnown::kTimestamp:
           if (c == TypeId::kTimestamp && col.unit() == columnar::TimeUnit::kMicros) {
-            FERRY_ASSIGN_OR_RETURN(fo->message,
-                                   PlanMessage(schema, f.type, {}, {}, fo->path, depth + 1));
+            FERRY_ASSIGN_OR_RETURN(
+                fo->message, PlanMessage(schema, f.type, {}, {}, fo->path, depth + 1, connect));
             return store(Store::kTimestamp);
           }
           break;
         case WellKnown::kWrapper: {
           std::vector<columnar::Field> value = {
               {.name = "value", .type = std::make_shared<DataType>(col), .nullable = true}};
-          FERRY_ASSIGN_OR_RETURN(fo->message,
-                                 PlanMessage(schema, f.type, value, {}, fo->path, depth + 1));
+          FERRY_ASSIGN_OR_RETURN(
+              fo->message, PlanMessage(schema, f.type, value, {}, fo->path, depth + 1, connect));
           if (fo->message->fields.size() != 1) {
             break;
           }
@@ -143,9 +170,16 @@ Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataTyp
           break;
         case WellKnown::kNone:
           if (c == TypeId::kStruct && !m.map_entry) {
-            FERRY_ASSIGN_OR_RETURN(
-                fo->message, PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1));
+            FERRY_ASSIGN_OR_RETURN(fo->message, PlanMessage(schema, f.type, col.fields(), {},
+                                                            fo->path, depth + 1, connect));
             return store(Store::kMessage);
+          }
+          if (c == TypeId::kDecimal && connect.enabled && DecimalMessage(m, fo)) {
+            FERRY_ASSIGN_OR_RETURN(
+                fo->message, PlanMessage(schema, f.type, {}, {}, fo->path, depth + 1, connect));
+            fo->precision = col.precision();
+            fo->scale = col.scale();
+            return store(Store::kDecimalMessage);
           }
           break;
       }
@@ -161,14 +195,14 @@ Status PlanElement(const MessageSchema& schema, const FieldDef& f, const DataTyp
 }
 
 Status PlanField(const MessageSchema& schema, const FieldDef& f, const DataType& col, int depth,
-                 FieldOp* fo) {
+                 const ConnectTypes& connect, FieldOp* fo) {
   if (f.kind == Kind::kMessage && schema.messages[static_cast<size_t>(f.type)].map_entry) {
     if (col.id() != TypeId::kMap) {
       return InvalidArgument("Protobuf: field '{}': the writer's map cannot be read into {}",
                              fo->path, col.ToString());
     }
-    FERRY_ASSIGN_OR_RETURN(fo->message,
-                           PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1));
+    FERRY_ASSIGN_OR_RETURN(
+        fo->message, PlanMessage(schema, f.type, col.fields(), {}, fo->path, depth + 1, connect));
     if (fo->message->fields.size() != 2) {
       return InvalidArgument("Protobuf: field '{}': a map entry without a key or value", fo->path);
     }
@@ -183,9 +217,9 @@ Status PlanField(const MessageSchema& schema, const FieldDef& f, const DataType&
           KindName(f.kind), col.ToString());
     }
     fo->repeated = true;
-    return PlanElement(schema, f, *col.element().type, depth, fo);
+    return PlanElement(schema, f, *col.element().type, depth, connect, fo);
   }
-  return PlanElement(schema, f, col, depth, fo);
+  return PlanElement(schema, f, col, depth, connect, fo);
 }
 
 }  // namespace
@@ -201,7 +235,7 @@ int32_t MsgOp::SlotOf(int32_t number) const {
 Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t message,
                                            const std::vector<columnar::Field>& fields,
                                            const std::vector<int>& columns, const std::string& path,
-                                           int depth) {
+                                           int depth, const ConnectTypes& connect) {
   if (depth > kMaxPlanDepth) {
     return InvalidArgument("Protobuf: field '{}': nested deeper than {} levels", path,
                            kMaxPlanDepth);
@@ -244,7 +278,13 @@ Result<std::unique_ptr<MsgOp>> PlanMessage(const MessageSchema& schema, int32_t 
     fo.nullable = target.nullable;
     fo.column = columns.empty() ? index : columns[static_cast<size_t>(index)];
     fo.path = JoinPath(path, f.name);
-    FERRY_RETURN_IF_ERROR(PlanField(schema, f, *target.type, depth, &fo));
+    FERRY_RETURN_IF_ERROR(PlanField(schema, f, *target.type, depth, connect, &fo));
+    // A NOT NULL column (a required Connect field) of a proto3 scalar without presence: absent
+    // is the type's default, as proto3 writes a zero.
+    if (connect.enabled && !target.nullable && f.oneof < 0 && !f.repeated &&
+        f.kind != Kind::kMessage) {
+      fo.default_when_absent = true;
+    }
     op->fields.push_back(std::move(fo));
   }
   for (size_t i = 0; i < fields.size(); ++i) {

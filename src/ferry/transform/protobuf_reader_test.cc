@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
+#include "ferry/base/varint.h"
 #include "ferry/columnar/ddl.h"
 #include "ferry/transform/protobuf_test_support.h"
 #include "ferry/transform/row_text_for_test.h"
@@ -360,6 +362,57 @@ TEST_F(ProtobufReaderTest, AWholeMessageIntoOneStructColumn) {
   EXPECT_EQ(t.batch.column(0).length(), 1);
   EXPECT_EQ(CellText(t.batch.column(0), 0), "{name: \"key\", n: 3}");
   EXPECT_FALSE(ProtobufRowReader::CreateForColumn(*inner, *t.schema, 1).ok());
+}
+
+// Connect's types (ConnectTypes, for debezium-protobuf): off, an integer is not read into DATE
+// (format = "protobuf" unchanged); on, integers into DATE and TIMESTAMP (in the unit given;
+// repeated and packed, through a wrapper), decimal messages into DECIMAL rescaled half up, and
+// an absent scalar into a NOT NULL column as its zero. Out of range is bad data.
+TEST(ProtobufReaderConnectTest, DaysEpochNumbersAndDecimalMessages) {
+  auto file = protobuf_test::ParseProto(R"(syntax = "proto3"; package c;
+import "google/protobuf/wrappers.proto";
+message Decimal { bytes value = 1; uint32 precision = 2; int32 scale = 3; }
+message Row {
+  int32 id = 1; int32 day = 2; repeated int32 days = 3; google.protobuf.Int64Value at = 4;
+  Decimal price = 5; sint64 at2 = 6;
+})");
+  ASSERT_NE(file, nullptr);
+  auto row = file->Message("c.Row");
+  ASSERT_TRUE(row.ok());
+  Table t = MakeTable(
+      "id INT NOT NULL, day DATE, days ARRAY<DATE>, at TIMESTAMP, price DECIMAL(6,1), "
+      "at2 TIMESTAMP_NTZ");
+  EXPECT_EQ(ProtobufRowReader::Create(*row, *t.schema, t.columns).status().message(),
+            "Protobuf: field 'day': the writer's int32 cannot be read into DATE");
+  auto reader = ProtobufRowReader::Create(*row, *t.schema, t.columns,
+                                          {.enabled = true, .epoch_micros_per_unit = 1000});
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  // 12.345 at scale 3 is 12.3 at scale 1 (half up: 0x3039 = 12345); -0.05 (0xfb at scale 2)
+  // rounds to -0.1.
+  std::string text = R"(day: 19675 days: [0, -1] at { value: 1700000000123 }
+                        price { value: "\060\071" scale: 3 } at2: -1)";
+  ASSERT_TRUE((*reader)->Append(protobuf_test::Serialize(*file, "c.Row", text), &t.batch).ok());
+  ASSERT_TRUE(
+      (*reader)
+          ->Append(protobuf_test::Serialize(*file, "c.Row", R"(price { value: "\373" scale: 2 })"),
+                   &t.batch)
+          .ok());
+  EXPECT_EQ(RowText(t.batch, 0),
+            "{id: 0, day: 2023-11-14, days: [1970-01-01, 1969-12-31], "
+            "at: 2023-11-14T22:13:20.123, price: 12.3, at2: 1969-12-31T23:59:59.999}");
+  EXPECT_EQ(RowText(t.batch, 1), "{id: 0, day: null, days: [], at: null, price: -0.1, at2: null}");
+  // Out of range: a day count, an epoch number, a decimal for the column.
+  const std::string bad[] = {VarintField(2, 3000000), VarintField(6, ZigZagEncode(INT64_MAX / 2)),
+                             LenField(5, LenField(1, std::string(17, '\x01')))};
+  const std::string why[] = {
+      "field 'day': the day count 3000000 is out of DATE's range at byte 0",
+      "field 'at2': the epoch number 4611686018427387903 (in units of 1000 microseconds) is out "
+      "of TIMESTAMP's range (timestamp_epoch_unit) at byte 0",
+      "field 'price': a decimal wider than 16 bytes at byte 2"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*reader)->Append(bad[i], &t.batch).message(), "Protobuf message: " + why[i]);
+  }
+  EXPECT_EQ(t.batch.num_rows(), 2);
 }
 
 }  // namespace
