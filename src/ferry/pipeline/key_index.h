@@ -8,10 +8,13 @@
 //     physical row index of each live row is kept (a deletion vector names physical rows).
 //   - CatchUp(): the commits after the index's version, read from the log in order: a file
 //     removed drops its keys (when they still point at it); a file removed and added again with
-//     another deletion vector (a DELETE, ferry's own upsert) drops only the rows the new vector
-//     deletes; a file added is read like Rebuild reads it. This is also how the index learns
-//     ferry's own commits, so it stays exact whatever other writers (Spark OPTIMIZE, MERGE,
-//     DELETE) do. A commit that cannot be read (a log cleaned past the index) makes it rebuild.
+//     another deletion vector that deletes every row the index holds as deleted (a DELETE,
+//     ferry's own upsert) drops only the rows the new vector deletes; one whose vector keeps
+//     such a row (a RESTORE to a version with a smaller vector: the row is live again) is read
+//     again like an added file; a file added is read like Rebuild reads it. This is also how the
+//     index learns ferry's own commits, so it stays exact whatever other writers (Spark
+//     OPTIMIZE, MERGE, DELETE, RESTORE) do. A commit that cannot be read (a log cleaned past the
+//     index) makes it rebuild.
 // Work per batch is proportional to the commits since the last batch (the files they add).
 //
 // A key that is in two live files at once (a table another writer filled with duplicates) keeps
@@ -206,6 +209,7 @@ class KeyIndex {
   struct File {
     std::string path;
     std::vector<uint32_t> ids;  // key id by physical row; KeyTable::kNoKey for rows not live
+    size_t deleted_rows = 0;    // rows whose id is kNoKey
   };
   // Whether row `row` of file `file` is its key's live row.
   bool LiveRow(int32_t file, size_t row) const;
@@ -218,6 +222,10 @@ class KeyIndex {
   void DropFile(const std::string& path);
   // `path` was re-added with deletion vector rows `deleted`: those rows leave the index.
   void DropRows(const std::string& path, const delta::RoaringBitmap64& deleted);
+  // Whether a deletion vector of `deleted` rows keeps a row of `file` that the index holds as
+  // deleted (its key id is kNoKey: a row an earlier vector deleted, or, in a file loaded from
+  // the persisted index, a row whose key another file's row holds). O(rows in `deleted`).
+  bool Revives(int32_t file, const delta::RoaringBitmap64& deleted) const;
   void Clear();
   void Publish() const;  // the gauges
   // The partition of a file (its partitionValues) in the form RowPartitions gives.

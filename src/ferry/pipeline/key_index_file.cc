@@ -222,6 +222,8 @@ std::string KeyIndex::DecodeBody(std::string_view bytes, size_t body_offset) {
       if (!key.empty()) {
         file.ids[row] =
             SetEntry(key, Entry{.file = id, .row = static_cast<uint32_t>(row), .sequence = seq});
+      } else {
+        ++file.deleted_rows;
       }
     }
     file_ids_[file.path] = id;

@@ -5,6 +5,7 @@
 // upsert_pruning_test.cc, the persisted key index in key_index_persist_test.cc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -134,6 +135,41 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   ASSERT_TRUE(Apply({"+2:B", "-5"}).ok());
   std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}};
   EXPECT_EQ(State(), want);
+}
+
+// A RESTORE brings back rows: with deletion vectors, by adding a file again under a smaller
+// vector than the one it has. The index finds them again, so an upsert of their keys replaces
+// them instead of leaving the key twice; a start from an index persisted before catches up over
+// the RESTORE the same way. (Copy-on-write: the RESTORE adds the rewritten files again.)
+TEST_P(UpsertCommitTest, RowsARestoreBringsBackAreFoundAgain) {
+  auto persisted = NewPersisted(/*persist_every=*/1000, nullptr, {.key = {"id"}});  // version 0
+  ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e"}).ok());
+  ASSERT_TRUE(Apply({"+2:B"}).ok());  // the first file's vector: 2's row
+  const int64_t restored = snapshot_.version();
+  ASSERT_TRUE(Apply({"-3", "+4:D"}).ok());  // the first file's vector: 2's, 3's and 4's rows
+  if (GetParam()) {
+    int64_t largest = 0;
+    for (const auto& [key, add] : snapshot_.files()) {
+      largest = std::max(largest, add.deletion_vector ? add.deletion_vector->cardinality : 0);
+    }
+    ASSERT_EQ(largest, 3);
+  }
+  Restore(restored);
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}, {5, "e"}};
+  ASSERT_EQ(State(), want);
+
+  auto plan = Apply({"+3:C", "+4:DD", "-5"});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->replaced, 3);  // 3 and 4 (back in the first file) and 5
+  want = {{1, "a"}, {2, "B"}, {3, "C"}, {4, "DD"}};
+  EXPECT_EQ(State(), want);  // which fails on a key held twice
+  EXPECT_EQ(upsert_->index().live_keys(), 4u);
+  // A rebuild agrees, and so does a start from the index persisted at version 0.
+  const std::vector<std::string> rebuilt = Locations(NewUpsert("")->index());
+  EXPECT_EQ(Locations(upsert_->index()), rebuilt);
+  auto restarted = NewPersisted(1000, nullptr, {.key = {"id"}});
+  EXPECT_FALSE(restarted->index().last_load().rebuilt) << restarted->index().last_load().reason;
+  EXPECT_EQ(Locations(restarted->index()), rebuilt);
 }
 
 TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfCopiedAndUpdatedRows) {

@@ -227,6 +227,34 @@ class UpsertCommitTest : public ::testing::TestWithParam<bool> {
     return out;
   }
 
+  // Brings the table back to `version` as Delta's RESTORE does, in one commit: every live file
+  // that version does not hold is removed and every file of it that is not live is added again,
+  // a file under another deletion vector counting as another file (so a file that version held
+  // with a smaller vector is removed and added again with that vector).
+  void Restore(int64_t version) {
+    auto old = table_->LoadSnapshot(version);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    delta::Transaction restore(*table_, snapshot_);
+    for (const auto& [key, add] : snapshot_.files()) {
+      if (old->files().count(key) == 0) {
+        restore.Remove(
+            {.path = add.path, .data_change = true, .deletion_vector = add.deletion_vector});
+      }
+    }
+    std::vector<delta::AddFile> adds;
+    for (const auto& [key, add] : old->files()) {
+      if (snapshot_.files().count(key) == 0) {
+        adds.push_back(add);
+        adds.back().data_change = true;
+      }
+    }
+    restore.AddFiles(std::move(adds));
+    restore.SetOperation("RESTORE", {{"version", std::to_string(version)}});
+    auto committed = restore.Commit();
+    ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+    snapshot_ = std::move(committed->snapshot);
+  }
+
   int64_t FilesWithDv() {
     int64_t n = 0;
     for (const auto& [key, add] : snapshot_.files()) {
