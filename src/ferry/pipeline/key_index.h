@@ -45,7 +45,9 @@
 // Load() reads it and catches up from the log (the files the later commits add: the data files
 // of the table are read only for those), and rebuilds from the table instead when the file is
 // missing, damaged (its checksum), of another table (metaData id), key (names or types),
-// sequence or pruning, newer than the table (v > the table's version: commits lost, a restored
+// sequence or pruning, of key columns derived otherwise (KeyIndexOptions::derived: another
+// expression or time zone; a format 2 file, which does not record them, when there are any),
+// newer than the table (v > the table's version: commits lost, a restored
 // table), of another table history (the commit file of version v is not the one the index was
 // built from: its XXH64 is recorded), or when a commit after v has left the log. The file is
 // never needed for correctness.
@@ -59,15 +61,17 @@
 // pipeline id may share the file: each writes a complete index of some committed version, and a
 // reader catches up from whatever version it finds.
 //
-// File format, version 2: magic "FERRYKIX", a format version byte (2), then as varints and
+// File format, version 3: magic "FERRYKIX", a format version byte (3), then as varints and
 // varint-length strings: table id, the key columns as "name TYPE" joined by ',', the sequence
-// column as "name TYPE" (or ""), the pruning partition columns joined by ',' (or ""), table
+// column as "name TYPE" (or ""), the pruning partition columns joined by ',' (or ""), the count
+// of derived key columns and each one's name and definition (KeyIndexOptions::derived), table
 // version, key count (live and deleted), key bytes, the highest sequence (zig-zag), file count;
 // per file its path, row count and per row its key ("" when the row is not the key's live row)
 // then, when the key is not "" and there is a sequence column, the sequence (zig-zag); the count
 // of tombstones and each key with its sequence; the loaded partitions; the files of the
 // partitions not loaded (path, partition); last, the XXH64 of commit v's file and the XXH64 of
-// everything before, both little-endian 8 bytes.
+// everything before, both little-endian 8 bytes. Version 2 (ferry before the derived key
+// columns were recorded) is the same without their count and list; it is read as recording none.
 //
 // Partition pruning (UsePartitions): when every partition column of the table is a key column
 // of an integer, string or date type, a key's partition follows from the key. Then Rebuild()
@@ -137,6 +141,10 @@ struct KeyIndexOptions {
   std::optional<int64_t> tombstone_retention;
   int64_t max_tombstones = 1'000'000;  // past it, the lowest sequences are dropped
   KeyIndexMetrics metrics;
+  // Key columns the pipeline derives from the other key columns (UpsertSpec::key_partitions)
+  // -> how (their expression and time zone, UpsertSpec::key_partition_definitions). Recorded
+  // in the file: one written under another definition is not used.
+  std::map<std::string, std::string> derived;
 };
 
 class KeyIndex {

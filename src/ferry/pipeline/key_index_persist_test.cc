@@ -201,6 +201,33 @@ TEST_P(KeyIndexPersistTest, AKeyIndexOfAnotherKeyTypeIsRebuilt) {
   EXPECT_EQ(Locations(restarted->index()), Locations(upsert->index()));
 }
 
+// Format 2 (before the derived key columns were recorded) is read as recording none: an index
+// without them written by an older ferry is still used.
+TEST_P(KeyIndexPersistTest, AKeyIndexOfFormat2IsStillRead) {
+  auto upsert = NewPersisted(/*persist_every=*/1);
+  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1"}, upsert.get()).ok());
+  ASSERT_TRUE(Apply({"+2:B:2", "-1:2"}, upsert.get()).ok());
+  const std::string key = KeyIndex::IndexFileKey(*table_, "p");
+  std::string bytes = *store_->Read(key);
+  ASSERT_EQ(bytes.substr(0, 9), std::string("FERRYKIX\x03"));
+  // Past the table id, key, sequence and pruning strings (each shorter than 128 bytes: a
+  // one-byte length), the count of derived key columns: none. Format 2 has no count.
+  size_t at = 9;
+  for (int field = 0; field < 4; ++field) {
+    ASSERT_LT(static_cast<uint8_t>(bytes[at]), 128);
+    at += 1 + static_cast<uint8_t>(bytes[at]);
+  }
+  ASSERT_EQ(bytes[at], '\0');
+  bytes.erase(at, 1);
+  bytes[8] = '\x02';
+  const uint64_t checksum = XXH64(bytes.data(), bytes.size() - 8, 0);
+  bytes.replace(bytes.size() - 8, 8, reinterpret_cast<const char*>(&checksum), 8);
+  ASSERT_TRUE(store_->Put(key, bytes).ok());
+  auto restarted = NewPersisted(1);
+  EXPECT_FALSE(restarted->index().last_load().rebuilt) << restarted->index().last_load().reason;
+  EXPECT_EQ(Locations(restarted->index()), Locations(upsert->index()));
+}
+
 TEST_P(KeyIndexPersistTest, TombstonesAreKeptOnlyWithinTheRetentionAndTheCap) {
   metrics::Registry registry;
   UpsertSpec spec = {.key = {"id"},
