@@ -373,6 +373,7 @@ Status KeyIndex::AddFile(const delta::Table& table, const delta::Snapshot& snaps
     const std::string_view key(key_bytes.data() + begin, key_ends[row] - begin);
     begin = key_ends[row];
     if (deleted.Contains(row)) {
+      ++file.deleted_rows;
       continue;
     }
     file.ids[row] =
@@ -426,8 +427,23 @@ void KeyIndex::DropRows(const std::string& path, const delta::RoaringBitmap64& d
     if (LiveRow(id, row)) {
       EraseLive(file.ids[row]);
     }
-    file.ids[row] = KeyTable::kNoKey;
+    if (file.ids[row] != KeyTable::kNoKey) {
+      file.ids[row] = KeyTable::kNoKey;
+      ++file.deleted_rows;
+    }
   }
+}
+
+bool KeyIndex::Revives(int32_t file, const delta::RoaringBitmap64& deleted) const {
+  // The rows held as deleted that the vector deletes too, against all rows held as deleted.
+  const File& f = files_[static_cast<size_t>(file)];
+  size_t still_deleted = 0;
+  for (uint64_t row : deleted.ToVector()) {
+    if (row < f.ids.size() && f.ids[row] == KeyTable::kNoKey) {
+      ++still_deleted;
+    }
+  }
+  return still_deleted < f.deleted_rows;
 }
 
 Status KeyIndex::CatchUp(const delta::Table& table, const delta::Snapshot& snapshot) {
@@ -458,18 +474,29 @@ Status KeyIndex::CatchUp(const delta::Table& table, const delta::Snapshot& snaps
         continue;
       }
       auto again = added.find(remove->path);
-      if (again != added.end() && again->second->deletion_vector &&
-          file_ids_.count(remove->path) != 0) {
-        // The same file with another deletion vector: drop the rows it deletes now.
-        const File& file = files_[static_cast<size_t>(file_ids_[remove->path])];
-        FERRY_ASSIGN_OR_RETURN(delta::RoaringBitmap64 deleted,
-                               delta::LoadDeletionVector(table, *again->second,
-                                                         static_cast<uint64_t>(file.ids.size())));
-        DropRows(remove->path, deleted);
-        re_added.insert(remove->path);
-      } else {
-        DropFile(remove->path);
+      auto indexed = file_ids_.find(remove->path);
+      if (again != added.end() && again->second->deletion_vector && indexed != file_ids_.end()) {
+        // The same file with another deletion vector. Usually (a DELETE, an upsert) it deletes
+        // every row deleted before and some more: only those leave. When it keeps a row the
+        // index holds as deleted (a RESTORE to a version with a smaller vector), that row is
+        // live again: the file is read afresh, its new vector applied, as an added file is.
+        const int32_t id = indexed->second;
+        FERRY_ASSIGN_OR_RETURN(
+            delta::RoaringBitmap64 deleted,
+            delta::LoadDeletionVector(
+                table, *again->second,
+                static_cast<uint64_t>(files_[static_cast<size_t>(id)].ids.size())));
+        if (!Revives(id, deleted)) {
+          DropRows(remove->path, deleted);
+          re_added.insert(remove->path);
+          continue;
+        }
+        FERRY_LOG_INFO(
+            "upsert key index of {}: {} is added again in version {} with a deletion vector that "
+            "keeps rows deleted before (a RESTORE?); reading its keys again",
+            table.Describe(), remove->path, v);
       }
+      DropFile(remove->path);
     }
     for (const auto& [path, add] : added) {
       if (re_added.count(path) == 0) {

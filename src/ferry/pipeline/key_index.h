@@ -8,10 +8,13 @@
 //     physical row index of each live row is kept (a deletion vector names physical rows).
 //   - CatchUp(): the commits after the index's version, read from the log in order: a file
 //     removed drops its keys (when they still point at it); a file removed and added again with
-//     another deletion vector (a DELETE, ferry's own upsert) drops only the rows the new vector
-//     deletes; a file added is read like Rebuild reads it. This is also how the index learns
-//     ferry's own commits, so it stays exact whatever other writers (Spark OPTIMIZE, MERGE,
-//     DELETE) do. A commit that cannot be read (a log cleaned past the index) makes it rebuild.
+//     another deletion vector that deletes every row the index holds as deleted (a DELETE,
+//     ferry's own upsert) drops only the rows the new vector deletes; one whose vector keeps
+//     such a row (a RESTORE to a version with a smaller vector: the row is live again) is read
+//     again like an added file; a file added is read like Rebuild reads it. This is also how the
+//     index learns ferry's own commits, so it stays exact whatever other writers (Spark
+//     OPTIMIZE, MERGE, DELETE, RESTORE) do. A commit that cannot be read (a log cleaned past the
+//     index) makes it rebuild.
 // Work per batch is proportional to the commits since the last batch (the files they add).
 //
 // A key that is in two live files at once (a table another writer filled with duplicates) keeps
@@ -42,7 +45,9 @@
 // Load() reads it and catches up from the log (the files the later commits add: the data files
 // of the table are read only for those), and rebuilds from the table instead when the file is
 // missing, damaged (its checksum), of another table (metaData id), key (names or types),
-// sequence or pruning, newer than the table (v > the table's version: commits lost, a restored
+// sequence or pruning, of key columns derived otherwise (KeyIndexOptions::derived: another
+// expression or time zone; a format 2 file, which does not record them, when there are any),
+// newer than the table (v > the table's version: commits lost, a restored
 // table), of another table history (the commit file of version v is not the one the index was
 // built from: its XXH64 is recorded), or when a commit after v has left the log. The file is
 // never needed for correctness.
@@ -56,15 +61,17 @@
 // pipeline id may share the file: each writes a complete index of some committed version, and a
 // reader catches up from whatever version it finds.
 //
-// File format, version 2: magic "FERRYKIX", a format version byte (2), then as varints and
+// File format, version 3: magic "FERRYKIX", a format version byte (3), then as varints and
 // varint-length strings: table id, the key columns as "name TYPE" joined by ',', the sequence
-// column as "name TYPE" (or ""), the pruning partition columns joined by ',' (or ""), table
+// column as "name TYPE" (or ""), the pruning partition columns joined by ',' (or ""), the count
+// of derived key columns and each one's name and definition (KeyIndexOptions::derived), table
 // version, key count (live and deleted), key bytes, the highest sequence (zig-zag), file count;
 // per file its path, row count and per row its key ("" when the row is not the key's live row)
 // then, when the key is not "" and there is a sequence column, the sequence (zig-zag); the count
 // of tombstones and each key with its sequence; the loaded partitions; the files of the
 // partitions not loaded (path, partition); last, the XXH64 of commit v's file and the XXH64 of
-// everything before, both little-endian 8 bytes.
+// everything before, both little-endian 8 bytes. Version 2 (ferry before the derived key
+// columns were recorded) is the same without their count and list; it is read as recording none.
 //
 // Partition pruning (UsePartitions): when every partition column of the table is a key column
 // of an integer, string or date type, a key's partition follows from the key. Then Rebuild()
@@ -134,6 +141,10 @@ struct KeyIndexOptions {
   std::optional<int64_t> tombstone_retention;
   int64_t max_tombstones = 1'000'000;  // past it, the lowest sequences are dropped
   KeyIndexMetrics metrics;
+  // Key columns the pipeline derives from the other key columns (UpsertSpec::key_partitions)
+  // -> how (their expression and time zone, UpsertSpec::key_partition_definitions). Recorded
+  // in the file: one written under another definition is not used.
+  std::map<std::string, std::string> derived;
 };
 
 class KeyIndex {
@@ -206,6 +217,7 @@ class KeyIndex {
   struct File {
     std::string path;
     std::vector<uint32_t> ids;  // key id by physical row; KeyTable::kNoKey for rows not live
+    size_t deleted_rows = 0;    // rows whose id is kNoKey
   };
   // Whether row `row` of file `file` is its key's live row.
   bool LiveRow(int32_t file, size_t row) const;
@@ -218,6 +230,10 @@ class KeyIndex {
   void DropFile(const std::string& path);
   // `path` was re-added with deletion vector rows `deleted`: those rows leave the index.
   void DropRows(const std::string& path, const delta::RoaringBitmap64& deleted);
+  // Whether a deletion vector of `deleted` rows keeps a row of `file` that the index holds as
+  // deleted (its key id is kNoKey: a row an earlier vector deleted, or, in a file loaded from
+  // the persisted index, a row whose key another file's row holds). O(rows in `deleted`).
+  bool Revives(int32_t file, const delta::RoaringBitmap64& deleted) const;
   void Clear();
   void Publish() const;  // the gauges
   // The partition of a file (its partitionValues) in the form RowPartitions gives.

@@ -1,6 +1,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +18,9 @@ namespace ferry::pipeline {
 namespace {
 
 constexpr std::string_view kKeyIndexMagic = "FERRYKIX";
-constexpr uint8_t kKeyIndexFormat = 2;
+constexpr uint8_t kKeyIndexFormat = 3;
+// The format before the derived key columns were recorded: read as recording none.
+constexpr uint8_t kKeyIndexFormatWithoutDerived = 2;
 // The commit file's XXH64 and the checksum (key_index_writer.h).
 constexpr size_t kKeyIndexTrailer = 16;
 constexpr std::string_view kKeyIndexFileName = "keys.idx";
@@ -31,6 +34,18 @@ std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& k : names) {
     out += (out.empty() ? "" : ",") + k;
+  }
+  return out;
+}
+
+// Derived key columns for a message: "bucket = id % 16 (time zone UTC)", or "none recorded".
+std::string DescribeDerived(const std::map<std::string, std::string>& derived) {
+  if (derived.empty()) {
+    return "none recorded";
+  }
+  std::string out;
+  for (const auto& [name, definition] : derived) {
+    out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", name, definition);
   }
   return out;
 }
@@ -81,6 +96,7 @@ struct KeyIndexHeader {
   std::string key;
   std::string sequence;
   std::string partitions;
+  std::map<std::string, std::string> derived;
   uint64_t version = 0;
   uint64_t keys = 0;
   uint64_t key_bytes = 0;
@@ -100,16 +116,31 @@ std::string DecodeHeader(std::string_view bytes, KeyIndexHeader* header) {
     return "checksum mismatch (a torn or damaged file)";
   }
   const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (begin[kKeyIndexMagic.size()] != kKeyIndexFormat) {
-    return fmt::format("format version {} (this ferry reads {})", begin[kKeyIndexMagic.size()],
-                       kKeyIndexFormat);
+  const uint8_t format = begin[kKeyIndexMagic.size()];
+  if (format != kKeyIndexFormat && format != kKeyIndexFormatWithoutDerived) {
+    return fmt::format("format version {} (this ferry reads {} and {})", format,
+                       kKeyIndexFormatWithoutDerived, kKeyIndexFormat);
   }
   header->commit_hash = LoadLE<uint64_t>(bytes.data() + bytes.size() - kKeyIndexTrailer);
   const uint8_t* end = begin + bytes.size() - kKeyIndexTrailer;
   KeyIndexReader in(begin + kKeyIndexMagic.size() + 1, end);
   if (!in.String(&header->table_id) || !in.String(&header->key) || !in.String(&header->sequence) ||
-      !in.String(&header->partitions) || !in.Varint(&header->version) ||
-      !in.Varint(&header->keys) || !in.Varint(&header->key_bytes) ||
+      !in.String(&header->partitions)) {
+    return "malformed header";
+  }
+  uint64_t derived = 0;
+  if (format == kKeyIndexFormat && !in.Count(&derived)) {
+    return "malformed header";
+  }
+  for (uint64_t i = 0; i < derived; ++i) {
+    std::string name;
+    std::string definition;
+    if (!in.String(&name) || !in.String(&definition)) {
+      return "malformed header";
+    }
+    header->derived[std::move(name)] = std::move(definition);
+  }
+  if (!in.Varint(&header->version) || !in.Varint(&header->keys) || !in.Varint(&header->key_bytes) ||
       !in.Int(&header->high_sequence) || header->version > static_cast<uint64_t>(INT64_MAX)) {
     return "malformed header";
   }
@@ -149,6 +180,11 @@ std::string KeyIndex::Encode(const delta::Snapshot& snapshot) const {
   AppendKeyIndexString(&out, KeySignature(snapshot));
   AppendKeyIndexString(&out, SequenceSignature(snapshot));
   AppendKeyIndexString(&out, JoinNames(partition_columns_));
+  AppendVarint(&out, options_.derived.size());
+  for (const auto& [name, definition] : options_.derived) {
+    AppendKeyIndexString(&out, name);
+    AppendKeyIndexString(&out, definition);
+  }
   AppendVarint(&out, static_cast<uint64_t>(version_));
   AppendVarint(&out, table_.size());
   AppendVarint(&out, table_.key_bytes());
@@ -222,6 +258,8 @@ std::string KeyIndex::DecodeBody(std::string_view bytes, size_t body_offset) {
       if (!key.empty()) {
         file.ids[row] =
             SetEntry(key, Entry{.file = id, .row = static_cast<uint32_t>(row), .sequence = seq});
+      } else {
+        ++file.deleted_rows;
       }
     }
     file_ids_[file.path] = id;
@@ -300,6 +338,22 @@ Result<std::string> KeyIndex::LoadPersisted(const delta::Table& table,
         "{}, sequence '{}', partitions pruned by '{}')",
         where, header.key, header.sequence, header.partitions, key_signature, sequence_signature,
         partitions);
+  }
+  if (header.derived != options_.derived) {
+    // Its keys (and their partitions) hold the values another definition computed. A rebuild
+    // reads the same values from the table's files: the rows written before the change stay in
+    // the old partitions (docs/cdc.md, "Partition pruning").
+    if (!header.derived.empty()) {
+      FERRY_LOG_WARN(
+          "upsert key index of {}: partition columns derived from the key are computed otherwise "
+          "than when the index was written ({}; now {}): a key whose row was written before the "
+          "change lies in another partition than the new definition gives, and an upsert of it "
+          "leaves it twice (docs/cdc.md, \"Partition pruning\"; ferry verify --key finds them)",
+          table.Describe(), DescribeDerived(header.derived), DescribeDerived(options_.derived));
+    }
+    return fmt::format(
+        "{}: its key columns derived from the key were computed otherwise ({}; now {})", where,
+        DescribeDerived(header.derived), DescribeDerived(options_.derived));
   }
   const auto version = static_cast<int64_t>(header.version);
   if (version > snapshot.version()) {

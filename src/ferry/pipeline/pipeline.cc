@@ -67,6 +67,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Create(PipelineOptions options,
           KeyDerivedPartitions(*snapshot.schema(), snapshot.partition_columns(), spec.key,
                                options.transform.columns, options.transform.time_zone);
     }
+    spec.key_partition_definitions = KeyPartitionDefinitions(
+        spec.key_partitions, options.transform.columns, options.transform.time_zone);
     if (registry != nullptr) {
       spec.metrics = KeyIndexSeries(registry, options.id, options.metrics_table);
     }

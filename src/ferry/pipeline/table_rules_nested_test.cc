@@ -180,5 +180,47 @@ TEST_F(NestedRulesPipelineTest, ViolatingRowsGoToTheDeadLetterTableNamingTheCons
   EXPECT_EQ(Latest().position("events/kafka/events/0"), 11);
 }
 
+// A NOT NULL field inside a struct is the table's, whichever decoder reads the messages: the
+// decoder fills rows of the input schema Pipeline derives from the table (InputSchema keeps the
+// nested nullability; a JSON decoder refuses rows of another schema than its own), and the
+// nested NOT NULL rules are compiled against that same schema. A message without s.tag is a bad
+// record; one without s (a NULL struct) holds nothing to check (and breaks positive_x).
+TEST_F(NestedRulesPipelineTest, AMessageWithoutANestedNotNullFieldIsABadRecord) {
+  Broker broker{.partitions = 1, .per_partition = 4};
+  for (int64_t n = 0; n < 4; ++n) {
+    broker.overrides[{0, n}] = fmt::format(
+        R"({{"id": {}, "s": {{"x": {}, "tag": "t{}", "inner": {{"y": {}}}}}}})", n, n + 1, n, n);
+  }
+  broker.overrides[{0, 1}] = R"({"id": 1, "s": {"x": 2, "inner": {"y": 1}}})";  // no s.tag
+  broker.overrides[{0, 3}] = R"({"id": 3, "s": null})";
+  auto opened = OpenOrCreateTable(store_, "events", {.create = false});
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const columnar::SchemaPtr input = InputSchema(*opened->snapshot.schema(), {});
+  ASSERT_FALSE(input->field(1).type->fields()[1].nullable);  // s.tag, as in the table
+  auto decoder = transform::JsonDecoder::Create(input, {});
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  PipelineOptions options{.on_bad_record = OnBadRecord::kDeadLetter, .until_caught_up = true};
+  options.id = "events";
+  auto pipeline =
+      Pipeline::Create(std::move(options), std::move(opened->table), std::move(opened->snapshot),
+                       broker.Factory(), std::move(*decoder), &registry_);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status().ToString();
+  auto dead = OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema});
+  ASSERT_TRUE(dead.ok()) << dead.status().ToString();
+  ASSERT_TRUE(
+      (*pipeline)->SetDeadLetterTable(std::move(dead->table), std::move(dead->snapshot)).ok());
+  StopSignal stop;
+  Status run = (*pipeline)->Run(&stop);
+  ASSERT_TRUE(run.ok()) << run.ToString();
+
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{0, 2}));
+  std::vector<std::string> rows = DeadRows();
+  ASSERT_EQ(rows.size(), 2u);
+  std::string all = fmt::format("{}", fmt::join(rows, "\n"));
+  EXPECT_NE(all.find("tag"), std::string::npos) << all;
+  EXPECT_NE(all.find("CHECK constraint 'positive_x' (s.x > 0)"), std::string::npos) << all;
+  EXPECT_EQ(Latest().position("events/kafka/events/0"), 3);
+}
+
 }  // namespace
 }  // namespace ferry::pipeline

@@ -239,8 +239,28 @@ std::vector<std::string> KeyDerivedPartitions(const columnar::Schema& schema,
   return out;
 }
 
+std::map<std::string, std::string> KeyPartitionDefinitions(
+    const std::vector<std::string>& key_partitions, const std::vector<DerivedColumnSpec>& derived,
+    const std::string& time_zone) {
+  std::map<std::string, std::string> out;
+  for (const std::string& column : key_partitions) {
+    auto spec = std::find_if(derived.begin(), derived.end(),
+                             [&](const DerivedColumnSpec& d) { return d.name == column; });
+    if (spec != derived.end()) {
+      out[column] = fmt::format("{} (time zone {})", spec->expr, time_zone);
+    }
+  }
+  return out;
+}
+
 Result<std::unique_ptr<UpsertCommit>> UpsertCommit::Create(const columnar::Schema& table_schema,
                                                            const UpsertSpec& spec) {
+  for (const std::string& column : spec.key_partitions) {
+    if (spec.key_partition_definitions.count(column) == 0) {
+      return Internal(
+          "upsert: partition column '{}' is derived from the key by no known expression", column);
+    }
+  }
   // The index's key: the key columns, then the partition columns the key determines.
   std::vector<std::string> index_key = spec.key;
   index_key.insert(index_key.end(), spec.key_partitions.begin(), spec.key_partitions.end());

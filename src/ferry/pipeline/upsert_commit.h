@@ -59,6 +59,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,10 @@ struct UpsertSpec {
   // compares rows by `key` plus these, which the key determines, so that every partition column
   // is an index key column and the index prunes by partition (key_index.h).
   std::vector<std::string> key_partitions;
+  // How each of key_partitions is derived (KeyPartitionDefinitions: its expression and time
+  // zone), recorded with the persisted key index: an index written under another definition is
+  // rebuilt, never trusted (key_index.h). Create() refuses a key partition without one.
+  std::map<std::string, std::string> key_partition_definitions;
 };
 
 struct UpsertActions {
@@ -152,7 +157,8 @@ class UpsertCommit : public CommitStrategy {
                                                 .persist_every = spec.persist_every,
                                                 .tombstone_retention = spec.tombstone_retention,
                                                 .max_tombstones = spec.max_tombstones,
-                                                .metrics = spec.metrics}),
+                                                .metrics = spec.metrics,
+                                                .derived = spec.key_partition_definitions}),
         spec_(std::move(spec)) {}
 
   KeyIndex index_;
@@ -173,5 +179,13 @@ std::vector<std::string> KeyDerivedPartitions(const columnar::Schema& schema,
                                               const std::vector<std::string>& key,
                                               const std::vector<DerivedColumnSpec>& derived,
                                               const std::string& time_zone);
+
+// UpsertSpec::key_partition_definitions for `key_partitions` (KeyDerivedPartitions' answer):
+// each column's expression in `derived` and `time_zone` ("id % 16 (time zone UTC)"), which is
+// all its value depends on besides the key. The text as configured: a change of spelling alone
+// counts as another definition (the index is rebuilt once).
+std::map<std::string, std::string> KeyPartitionDefinitions(
+    const std::vector<std::string>& key_partitions, const std::vector<DerivedColumnSpec>& derived,
+    const std::string& time_zone);
 
 }  // namespace ferry::pipeline

@@ -1,8 +1,9 @@
-// Upsert pipelines' commit side: the collapse of a batch's changes, the key index, and
+// Upsert pipelines' commit side: the collapse of a batch's changes, the change keys, and
 // UpsertCommit's plans committed the way BatchCommitter commits them, on copy-on-write tables and
-// on tables with deletion vectors, with another writer removing the files a plan marks.
+// on tables with deletion vectors: replaces and deletes, sequences, a plan aborted by another
+// writer removing the files it marks and planned again, row tracking. Partition pruning is in
+// upsert_pruning_test.cc, the persisted key index in key_index_persist_test.cc.
 #include <gtest/gtest.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <map>
@@ -10,43 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "ferry/columnar/column.h"
-#include "ferry/columnar/ddl.h"
 #include "ferry/delta/file_scan.h"
 #include "ferry/delta/log_files.h"
-#include "ferry/delta/stats.h"
-#include "ferry/delta/table.h"
 #include "ferry/delta/table_features.h"
 #include "ferry/delta/table_writer.h"
 #include "ferry/delta/transaction.h"
 #include "ferry/parquet/file_reader.h"
 #include "ferry/pipeline/change_keys.h"
-#include "ferry/pipeline/key_index.h"
-#include "ferry/pipeline/pipeline_metrics.h"
 #include "ferry/pipeline/upsert_commit.h"
-#include "ferry/storage/memory_store.h"
-#include "ferry/testing/forwarding_store.h"
-#include "ferry/transform/json_decoder.h"
+#include "ferry/testing/upsert_commit_fixture.h"
 
-namespace ferry::pipeline {
+namespace ferry::pipeline::upsert_test {
 namespace {
-
-using transform::ChangeOp;
-
-columnar::SchemaPtr UpsertSchema(const char* ddl) {
-  return std::make_shared<const columnar::Schema>(*columnar::ParseDdlSchema(ddl));
-}
-
-columnar::RecordBatch UpsertRows(const columnar::SchemaPtr& schema,
-                                 const std::vector<std::string>& json) {
-  columnar::RecordBatch batch = columnar::RecordBatch::MakeEmpty(schema);
-  auto decoder = std::move(*transform::JsonDecoder::Create(schema, {}));
-  for (const std::string& row : json) {
-    Status st = decoder->Append(row, &batch);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-  }
-  return batch;
-}
 
 TEST(CollapseChangesTest, LastInSourceOrderWins) {
   std::vector<std::string> keys = {"a", "b", "a", "c", "b", "a"};
@@ -76,186 +52,6 @@ TEST(ChangeKeysTest, EncodesByValueAcrossIntegerWidthsAndRefusesNullKeys) {
   EXPECT_FALSE(ChangeKeys::Create(*narrow, {"nope"}, "").ok());
   EXPECT_FALSE(ChangeKeys::Create(*narrow, {"id"}, "name").ok());  // a STRING sequence
 }
-
-// A table of (id, v, seq) and the batches an upsert pipeline commits to it.
-class UpsertCommitTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    schema_ = UpsertSchema("id BIGINT NOT NULL, v STRING, seq BIGINT");
-    table_ = std::move(*delta::Table::Open(store_, "t"));
-    delta::StringMap config;
-    if (GetParam()) {
-      config["delta.enableDeletionVectors"] = "true";
-    }
-    auto created = table_->Create({.schema = schema_, .configuration = config});
-    ASSERT_TRUE(created.ok()) << created.status().ToString();
-    snapshot_ = *created;
-    ASSERT_EQ(UsesDeletionVectors(snapshot_), GetParam());
-    upsert_ = NewUpsert("");
-  }
-
-  std::unique_ptr<UpsertCommit> NewUpsert(std::string sequence) {
-    auto upsert = UpsertCommit::Create(*schema_, {.key = {"id"}, .sequence = std::move(sequence)});
-    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
-    Status st = (*upsert)->Load(*table_, snapshot_);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return std::move(*upsert);
-  }
-
-  // An UpsertCommit whose key index is persisted beside the table as pipeline "p", loaded
-  // through `table` (default: the fixture's).
-  std::unique_ptr<UpsertCommit> NewPersisted(int64_t persist_every,
-                                             const delta::Table* table = nullptr,
-                                             UpsertSpec spec = {.key = {"id"}, .sequence = "seq"}) {
-    spec.index_name = "p";
-    spec.persist_every = persist_every;
-    auto upsert = UpsertCommit::Create(*schema_, spec);
-    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
-    Status st = (*upsert)->Load(table != nullptr ? *table : *table_, snapshot_);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    (*upsert)->index().WaitForWrite();  // the file is written by a thread of the index's
-    return std::move(*upsert);
-  }
-
-  // Where the index says each of ids 0..99 is (path, row, sequence), or "-" when deleted or
-  // never seen.
-  std::vector<std::string> Locations(const KeyIndex& index) {
-    std::vector<std::string> json;
-    for (int id = 0; id < 100; ++id) {
-      json.push_back(fmt::format(R"({{"id": {}}})", id));
-    }
-    auto keys = index.keys().Encode(UpsertRows(schema_, json));
-    EXPECT_TRUE(keys.ok());
-    std::vector<std::string> out;
-    for (const std::string& key : *keys) {
-      const KeyIndex::Entry* e = index.Find(key);
-      out.push_back(e == nullptr ? "-"
-                    : e->file < 0
-                        ? fmt::format("deleted@{}", e->sequence)
-                        : fmt::format("{}:{}@{}", index.path(e->file), e->row, e->sequence));
-    }
-    return out;
-  }
-
-  // One batch: "+id:v[:seq]" upserts, "-id[:seq]" deletes. Returns the plan's counts.
-  Result<UpsertActions> Apply(const std::vector<std::string>& changes,
-                              UpsertCommit* upsert = nullptr) {
-    upsert = upsert != nullptr ? upsert : upsert_.get();
-    std::vector<std::string> json;
-    std::vector<ChangeOp> ops;
-    for (const std::string& c : changes) {
-      std::vector<std::string> parts;
-      size_t start = 1;
-      while (start <= c.size()) {
-        size_t end = c.find(':', start);
-        end = end == std::string::npos ? c.size() : end;
-        parts.push_back(c.substr(start, end - start));
-        start = end + 1;
-      }
-      if (c[0] == '+') {
-        json.push_back(fmt::format(R"({{"id": {}, "v": "{}", "seq": {}}})", parts[0], parts[1],
-                                   parts.size() > 2 ? parts[2] : "null"));
-        ops.push_back(ChangeOp::kUpsert);
-      } else {
-        json.push_back(fmt::format(R"({{"id": {}, "seq": {}}})", parts[0],
-                                   parts.size() > 1 ? parts[1] : "null"));
-        ops.push_back(ChangeOp::kDelete);
-      }
-    }
-    return Commit(upsert, UpsertRows(schema_, json), ops);
-  }
-
-  // Plans `rows` (through `plan_table`, default the fixture's) and commits the plan the way
-  // BatchCommitter does.
-  Result<UpsertActions> Commit(UpsertCommit* upsert, const columnar::RecordBatch& rows,
-                               const std::vector<ChangeOp>& ops,
-                               const delta::Table* plan_table = nullptr) {
-    FERRY_ASSIGN_OR_RETURN(UpsertActions actions,
-                           upsert->PlanChanges(plan_table != nullptr ? *plan_table : *table_,
-                                               snapshot_, rows, ops, {}));
-    UpsertActions counts = actions;
-    delta::Transaction txn(*table_, snapshot_);
-    if (actions.preserves_row_ids) {
-      txn.PreserveRowTracking();
-    }
-    txn.AddFiles(std::move(actions.adds));
-    for (delta::RemoveFile& r : actions.removes) {
-      txn.Remove(std::move(r));
-    }
-    txn.SetPosition("p/0", ++position_);
-    FERRY_ASSIGN_OR_RETURN(delta::CommitResult result, txn.Commit());
-    snapshot_ = std::move(result.snapshot);
-    FERRY_RETURN_IF_ERROR(upsert->Committed(*table_, snapshot_, snapshot_.version()));
-    upsert->index().WaitForWrite();
-    return counts;
-  }
-
-  // id -> v of the table at its latest version, read through a fresh snapshot.
-  std::map<int64_t, std::string> State() {
-    auto snapshot = table_->LoadSnapshot();
-    EXPECT_TRUE(snapshot.ok());
-    std::map<int64_t, std::string> out;
-    for (const auto& [key, add] : snapshot->files()) {
-      auto batch = delta::ReadLiveFile(*table_, *snapshot, add, {"id", "v"});
-      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-      const auto& ids = static_cast<const columnar::Int64Column&>(batch->column(0));
-      const auto& vs = static_cast<const columnar::BinaryColumn&>(batch->column(1));
-      for (int64_t r = 0; r < batch->num_rows(); ++r) {
-        EXPECT_TRUE(out.emplace(ids.Value(r), std::string(vs.Value(r))).second)
-            << "id " << ids.Value(r) << " twice";
-      }
-    }
-    return out;
-  }
-
-  // Each live row's stable row id and row commit version, as a reader derives them (the
-  // materialized columns, else baseRowId + position and defaultRowCommitVersion), by id.
-  struct RowIds {
-    int64_t row_id = 0;
-    int64_t version = 0;
-    bool operator==(const RowIds&) const = default;
-  };
-  std::map<int64_t, RowIds> StableRowIds() {
-    std::map<int64_t, RowIds> out;
-    auto names = delta::MaterializedRowTrackingColumns(snapshot_.metadata());
-    EXPECT_TRUE(names.ok()) << names.status().ToString();
-    if (!names.ok()) {
-      return out;
-    }
-    for (const auto& [key, add] : snapshot_.files()) {
-      Status st = delta::ScanLiveFileWithRowTracking(
-          *table_, snapshot_, add, *names, 1000, [&](columnar::RecordBatch& batch) {
-            const auto& ids = static_cast<const columnar::Int64Column&>(*batch.GetColumn("id"));
-            const auto& row_ids =
-                static_cast<const columnar::Int64Column&>(*batch.GetColumn(names->row_id));
-            const auto& versions = static_cast<const columnar::Int64Column&>(
-                *batch.GetColumn(names->row_commit_version));
-            for (int64_t r = 0; r < batch.num_rows(); ++r) {
-              EXPECT_TRUE(
-                  out.emplace(ids.Value(r), RowIds{row_ids.Value(r), versions.Value(r)}).second);
-            }
-            return Status::OK();
-          });
-      EXPECT_TRUE(st.ok()) << st.ToString();
-    }
-    return out;
-  }
-
-  int64_t FilesWithDv() {
-    int64_t n = 0;
-    for (const auto& [key, add] : snapshot_.files()) {
-      n += add.deletion_vector ? 1 : 0;
-    }
-    return n;
-  }
-
-  std::shared_ptr<storage::InMemoryStore> store_ = std::make_shared<storage::InMemoryStore>();
-  columnar::SchemaPtr schema_;
-  std::unique_ptr<delta::Table> table_;
-  delta::Snapshot snapshot_;
-  std::unique_ptr<UpsertCommit> upsert_;
-  int64_t position_ = 0;
-};
 
 TEST_P(UpsertCommitTest, UpsertsReplaceAndDeletesRemoveExactlyTheirKeys) {
   ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e"}).ok());
@@ -339,6 +135,41 @@ TEST_P(UpsertCommitTest, ARemovedFileMakesTheCommitAbortAndTheNextPlanUsesTheNew
   ASSERT_TRUE(Apply({"+2:B", "-5"}).ok());
   std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}};
   EXPECT_EQ(State(), want);
+}
+
+// A RESTORE brings back rows: with deletion vectors, by adding a file again under a smaller
+// vector than the one it has. The index finds them again, so an upsert of their keys replaces
+// them instead of leaving the key twice; a start from an index persisted before catches up over
+// the RESTORE the same way. (Copy-on-write: the RESTORE adds the rewritten files again.)
+TEST_P(UpsertCommitTest, RowsARestoreBringsBackAreFoundAgain) {
+  auto persisted = NewPersisted(/*persist_every=*/1000, nullptr, {.key = {"id"}});  // version 0
+  ASSERT_TRUE(Apply({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e"}).ok());
+  ASSERT_TRUE(Apply({"+2:B"}).ok());  // the first file's vector: 2's row
+  const int64_t restored = snapshot_.version();
+  ASSERT_TRUE(Apply({"-3", "+4:D"}).ok());  // the first file's vector: 2's, 3's and 4's rows
+  if (GetParam()) {
+    int64_t largest = 0;
+    for (const auto& [key, add] : snapshot_.files()) {
+      largest = std::max(largest, add.deletion_vector ? add.deletion_vector->cardinality : 0);
+    }
+    ASSERT_EQ(largest, 3);
+  }
+  Restore(restored);
+  std::map<int64_t, std::string> want = {{1, "a"}, {2, "B"}, {3, "c"}, {4, "d"}, {5, "e"}};
+  ASSERT_EQ(State(), want);
+
+  auto plan = Apply({"+3:C", "+4:DD", "-5"});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->replaced, 3);  // 3 and 4 (back in the first file) and 5
+  want = {{1, "a"}, {2, "B"}, {3, "C"}, {4, "DD"}};
+  EXPECT_EQ(State(), want);  // which fails on a key held twice
+  EXPECT_EQ(upsert_->index().live_keys(), 4u);
+  // A rebuild agrees, and so does a start from the index persisted at version 0.
+  const std::vector<std::string> rebuilt = Locations(NewUpsert("")->index());
+  EXPECT_EQ(Locations(upsert_->index()), rebuilt);
+  auto restarted = NewPersisted(1000, nullptr, {.key = {"id"}});
+  EXPECT_FALSE(restarted->index().last_load().rebuilt) << restarted->index().last_load().reason;
+  EXPECT_EQ(Locations(restarted->index()), rebuilt);
 }
 
 TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfCopiedAndUpdatedRows) {
@@ -437,381 +268,8 @@ TEST_P(UpsertCommitTest, RowTrackingKeepsTheRowIdsOfCopiedAndUpdatedRows) {
   EXPECT_EQ(State(), want);
 }
 
-// A store that counts the data files read through it.
-class CountingStore : public testing::ForwardingStore {
- public:
-  using ForwardingStore::ForwardingStore;
-  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
-    if (key.ends_with(".parquet")) {
-      ++data_files_read;
-      opened.emplace_back(key);
-    }
-    return ForwardingStore::OpenForRead(key);
-  }
-  int64_t data_files_read = 0;
-  std::vector<std::string> opened;
-};
-
-TEST_P(UpsertCommitTest, AKeyThatDeterminesThePartitionReadsOnlyTheTouchedPartitions) {
-  schema_ = UpsertSchema("region STRING NOT NULL, id BIGINT NOT NULL, v STRING, seq BIGINT");
-  delta::StringMap config;
-  if (GetParam()) {
-    config["delta.enableDeletionVectors"] = "true";
-  }
-  table_ = std::move(*delta::Table::Open(store_, "parts"));
-  auto created =
-      table_->Create({.schema = schema_, .partition_columns = {"region"}, .configuration = config});
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  snapshot_ = *created;
-  auto make = [&](const delta::Table& table) {
-    auto upsert = UpsertCommit::Create(*schema_, {.key = {"region", "id"}});
-    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
-    EXPECT_TRUE((*upsert)->Load(table, snapshot_).ok());
-    EXPECT_TRUE((*upsert)->index().prunes());
-    return std::move(*upsert);
-  };
-  // "a:1:x" upserts (region a, id 1) with value x.
-  auto batch = [&](const std::vector<std::string>& changes) {
-    std::vector<std::string> json;
-    for (const std::string& c : changes) {
-      json.push_back(fmt::format(R"({{"region": "{}", "id": {}, "v": "{}"}})", c.substr(0, 1),
-                                 c.substr(2, c.rfind(':') - 2), c.substr(c.rfind(':') + 1)));
-    }
-    return UpsertRows(schema_, json);
-  };
-  auto upserts = [](size_t n) { return std::vector<ChangeOp>(n, ChangeOp::kUpsert); };
-  auto first = make(*table_);
-  auto rows = batch({"a:1:a1", "a:2:a2", "b:3:b3", "b:4:b4", "c:5:c5", "c:6:c6"});
-  ASSERT_TRUE(Commit(first.get(), rows, upserts(6)).ok());
-  rows = batch({"a:2:A2", "b:3:B3", "c:7:c7"});
-  ASSERT_TRUE(Commit(first.get(), rows, upserts(3)).ok());
-
-  // A new process: no data file read at start, the files of partition a only for a batch of a.
-  auto counting = std::make_shared<CountingStore>(store_);
-  auto counted = std::move(*delta::Table::Open(counting, "parts"));
-  auto restarted = make(*counted);
-  EXPECT_EQ(counting->data_files_read, 0);
-  rows = batch({"a:1:A1", "a:2:AA2", "a:8:a8"});
-  auto plan = Commit(restarted.get(), rows, upserts(3), counted.get());
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->replaced, 2);  // a/1 and a/2 were found
-  EXPECT_GE(counting->data_files_read, 1);
-  for (const std::string& key : counting->opened) {
-    EXPECT_NE(key.find("/region=a/"), std::string::npos) << key << " is not of partition a";
-  }
-  // A batch of b later reads b's files then, and finds its keys.
-  rows = batch({"b:4:B4"});
-  plan = Commit(restarted.get(), rows, upserts(1), counted.get());
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->replaced, 1);
-  std::map<int64_t, std::string> want = {{1, "A1"}, {2, "AA2"}, {3, "B3"}, {4, "B4"},
-                                         {5, "c5"}, {6, "c6"},  {7, "c7"}, {8, "a8"}};
-  EXPECT_EQ(State(), want);
-}
-
-TEST(KeyDerivedPartitionsTest, OnlyExpressionsOfTheKeyAloneWithoutAClock) {
-  auto schema = UpsertSchema("id BIGINT NOT NULL, v STRING, seq BIGINT, bucket BIGINT, day DATE");
-  auto derived = [](const char* expr) {
-    return std::vector<DerivedColumnSpec>{{.name = "bucket", .expr = expr}};
-  };
-  EXPECT_EQ(KeyDerivedPartitions(*schema, {"bucket"}, {"id"}, derived("id % 4"), "UTC"),
-            std::vector<std::string>{"bucket"});
-  // Another column, a clock, a partition column that is neither: no pruning.
-  EXPECT_TRUE(KeyDerivedPartitions(*schema, {"bucket"}, {"id"}, derived("seq % 4"), "UTC").empty());
-  EXPECT_TRUE(
-      KeyDerivedPartitions(*schema, {"bucket"}, {"id"}, derived("id + unix_timestamp()"), "UTC")
-          .empty());
-  EXPECT_TRUE(
-      KeyDerivedPartitions(*schema, {"bucket", "day"}, {"id"}, derived("id % 4"), "UTC").empty());
-  // A partition column that is a key column needs nothing derived.
-  EXPECT_TRUE(KeyDerivedPartitions(*schema, {"id"}, {"id"}, derived("id % 4"), "UTC").empty());
-}
-
-// A partition column derived from the key (bucket = id % 3): the index keys by (id, bucket),
-// which the id determines, and reads only the partitions a batch touches.
-TEST_P(UpsertCommitTest, APartitionDerivedFromTheKeyReadsOnlyTheTouchedPartitions) {
-  schema_ = UpsertSchema("id BIGINT NOT NULL, v STRING, seq BIGINT, bucket BIGINT");
-  delta::StringMap config;
-  if (GetParam()) {
-    config["delta.enableDeletionVectors"] = "true";
-  }
-  table_ = std::move(*delta::Table::Open(store_, "buckets"));
-  auto created =
-      table_->Create({.schema = schema_, .partition_columns = {"bucket"}, .configuration = config});
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  snapshot_ = *created;
-  const std::vector<std::string> key_partitions = KeyDerivedPartitions(
-      *schema_, {"bucket"}, {"id"}, {{.name = "bucket", .expr = "id % 3"}}, "UTC");
-  ASSERT_EQ(key_partitions, std::vector<std::string>{"bucket"});
-  auto make = [&](const delta::Table& table) {
-    auto upsert = UpsertCommit::Create(*schema_, {.key = {"id"}, .key_partitions = key_partitions});
-    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
-    EXPECT_TRUE((*upsert)->Load(table, snapshot_).ok());
-    EXPECT_TRUE((*upsert)->index().prunes());
-    return std::move(*upsert);
-  };
-  // "+id:v" upserts, "-id" deletes; bucket as the pipeline's derived column computes it.
-  auto batch = [&](const std::vector<std::string>& changes, std::vector<ChangeOp>* ops) {
-    std::vector<std::string> json;
-    ops->clear();
-    for (const std::string& c : changes) {
-      const size_t colon = c.find(':');
-      const int64_t id = std::stoll(c.substr(1, colon == std::string::npos ? colon : colon - 1));
-      json.push_back(c[0] == '+' ? fmt::format(R"({{"id": {}, "v": "{}", "bucket": {}}})", id,
-                                               c.substr(colon + 1), id % 3)
-                                 : fmt::format(R"({{"id": {}, "bucket": {}}})", id, id % 3));
-      ops->push_back(c[0] == '+' ? ChangeOp::kUpsert : ChangeOp::kDelete);
-    }
-    return UpsertRows(schema_, json);
-  };
-  std::vector<ChangeOp> ops;
-  auto first = make(*table_);
-  auto rows = batch({"+1:a", "+2:b", "+3:c", "+4:d", "+5:e", "+6:f"}, &ops);
-  ASSERT_TRUE(Commit(first.get(), rows, ops).ok());
-
-  // A new process: no data file read at start, then only bucket 1's files (ids 1, 4, 7).
-  auto counting = std::make_shared<CountingStore>(store_);
-  auto counted = std::move(*delta::Table::Open(counting, "buckets"));
-  auto restarted = make(*counted);
-  EXPECT_EQ(counting->data_files_read, 0);
-  rows = batch({"+1:A", "-4", "+7:g"}, &ops);
-  auto plan = Commit(restarted.get(), rows, ops, counted.get());
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->replaced, 2);  // 1 and 4 were found
-  EXPECT_GE(counting->data_files_read, 1);
-  for (const std::string& key : counting->opened) {
-    EXPECT_NE(key.find("/bucket=1/"), std::string::npos) << key << " is not of bucket 1";
-  }
-  rows = batch({"+2:B", "-6"}, &ops);
-  plan = Commit(restarted.get(), rows, ops, counted.get());
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->replaced, 2);
-  std::map<int64_t, std::string> want = {{1, "A"}, {2, "B"}, {3, "c"}, {5, "e"}, {7, "g"}};
-  EXPECT_EQ(State(), want);
-}
-
-TEST_P(UpsertCommitTest, APersistedKeyIndexStartsWithoutReadingTheTable) {
-  auto upsert = NewPersisted(/*persist_every=*/1);
-  EXPECT_TRUE(upsert->index().last_load().rebuilt);
-  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1", "+4:d:1"}, upsert.get()).ok());
-  ASSERT_TRUE(Apply({"+2:B:2", "-3:2", "+5:e:1"}, upsert.get()).ok());
-  ASSERT_TRUE(Apply({"+4:D:3", "+6:f:1", "-1:3"}, upsert.get()).ok());
-  const std::vector<std::string> want = Locations(upsert->index());
-  EXPECT_TRUE(store_->Read(KeyIndex::IndexFileKey(*table_, "p")).ok());
-
-  // A new process: the file of the last commit's version, no data file read, the same answers
-  // (deleted keys with their sequence included).
-  auto counting = std::make_shared<CountingStore>(store_);
-  auto counted = std::move(*delta::Table::Open(counting, "t"));
-  auto restarted = NewPersisted(1, counted.get());
-  const KeyIndexLoad& load = restarted->index().last_load();
-  EXPECT_FALSE(load.rebuilt) << load.reason;
-  EXPECT_EQ(load.base_version, snapshot_.version());
-  EXPECT_EQ(load.files_read, 0);
-  EXPECT_EQ(counting->data_files_read, 0);
-  EXPECT_EQ(Locations(restarted->index()), want);
-  // It goes on exactly like the process before it.
-  ASSERT_TRUE(Apply({"+2:B2:1", "+1:back:4"}, restarted.get()).ok());  // 2's change is stale
-  std::map<int64_t, std::string> state = {{1, "back"}, {2, "B"}, {4, "D"}, {5, "e"}, {6, "f"}};
-  EXPECT_EQ(State(), state);
-}
-
-TEST_P(UpsertCommitTest, AKeyIndexPersistedEarlierCatchesUpFromTheLog) {
-  auto upsert = NewPersisted(/*persist_every=*/1000);  // written at Load only (a rebuild)
-  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1"}, upsert.get()).ok());
-  ASSERT_TRUE(Apply({"+2:B:2", "+4:d:1"}, upsert.get()).ok());
-  const std::vector<std::string> want = Locations(upsert->index());
-  auto counting = std::make_shared<CountingStore>(store_);
-  auto counted = std::move(*delta::Table::Open(counting, "t"));
-  auto restarted = NewPersisted(1000, counted.get());
-  const KeyIndexLoad& load = restarted->index().last_load();
-  EXPECT_FALSE(load.rebuilt) << load.reason;
-  EXPECT_EQ(load.base_version, 0);  // the empty table's
-  EXPECT_EQ(load.commits_from_log, 2);
-  // Only the files those commits added: the first batch's and the second's new one (which,
-  // copy-on-write, also holds the rows of the first file it rewrote; with deletion vectors the
-  // first file is re-added and only its vector is read).
-  EXPECT_EQ(load.files_read, 2);
-  EXPECT_EQ(Locations(restarted->index()), want);
-}
-
-TEST_P(UpsertCommitTest, ADamagedStaleOrForeignKeyIndexIsRebuiltWithTheSameAnswers) {
-  auto upsert = NewPersisted(/*persist_every=*/1);
-  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1"}, upsert.get()).ok());
-  ASSERT_TRUE(Apply({"+2:B:2", "-1:2"}, upsert.get()).ok());
-  ASSERT_TRUE(Apply({"+4:d:1"}, upsert.get()).ok());
-  const std::string key = KeyIndex::IndexFileKey(*table_, "p");
-  std::string good = *store_->Read(key);
-  // Deleted keys are remembered only by a persisted index; a rebuild answers for the live keys.
-  std::vector<std::string> want = Locations(upsert->index());
-  for (std::string& w : want) {
-    w = w.starts_with("deleted@") ? "-" : w;
-  }
-  auto expect_rebuilt = [&](const std::string& why, bool written_again = true) {
-    auto restarted = NewPersisted(1);
-    const KeyIndexLoad& load = restarted->index().last_load();
-    EXPECT_TRUE(load.rebuilt) << why;
-    EXPECT_NE(load.reason.find(why), std::string::npos) << load.reason;
-    EXPECT_EQ(Locations(restarted->index()), want) << why;
-    // The rebuilt index was written again: the next start uses it.
-    EXPECT_EQ(NewPersisted(1)->index().last_load().rebuilt, !written_again) << why;
-  };
-  std::string damaged = good;
-  const size_t middle = damaged.size() / 2;
-  damaged[middle] = static_cast<char>(damaged[middle] ^ 0x20);
-  ASSERT_TRUE(store_->Put(key, damaged).ok());
-  expect_rebuilt("checksum mismatch");
-  ASSERT_TRUE(store_->Put(key, good.substr(0, good.size() - 3)).ok());
-  expect_rebuilt("checksum mismatch");  // torn
-  ASSERT_TRUE(store_->Delete(key).ok());
-  expect_rebuilt("no index beside the table yet");
-
-  // Stale beyond the log: the file of version 1, and commit 2 gone from the log (cleaned up
-  // after a checkpoint; the snapshot of the start was read before).
-  ASSERT_TRUE(Apply({"+5:e:1"}, upsert.get()).ok());
-  std::string at_last = *store_->Read(key);
-  ASSERT_TRUE(Apply({"+6:f:1"}, upsert.get()).ok());  // persisted again (every commit)
-  ASSERT_TRUE(store_->Put(key, at_last).ok());        // back to the version before it
-  ASSERT_TRUE(
-      store_
-          ->Delete(table_->Key("_delta_log/" + delta::PaddedVersion(snapshot_.version()) + ".json"))
-          .ok());
-  want = Locations(upsert->index());
-  for (std::string& w : want) {
-    w = w.starts_with("deleted@") ? "-" : w;
-  }
-  // (The start's snapshot is of a version whose commit file is gone: the index cannot be pinned
-  // to that commit, so it is not written.)
-  expect_rebuilt("no longer in the log", /*written_again=*/false);
-}
-
-// Deletes every commit file after `version` from the log: a table restored from an older backup,
-// or commits lost.
-void TruncateLog(storage::ObjectStore& store, const delta::Table& table, int64_t version,
-                 int64_t latest) {
-  for (int64_t v = version + 1; v <= latest; ++v) {
-    ASSERT_TRUE(store.Delete(table.log_dir() + "/" + delta::CommitFileName(v)).ok());
-  }
-}
-
-TEST_P(UpsertCommitTest, AKeyIndexNewerThanTheTableIsRebuilt) {
-  auto upsert = NewPersisted(/*persist_every=*/1);
-  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1", "+3:c:1"}, upsert.get()).ok());
-  const int64_t restored = snapshot_.version();
-  ASSERT_TRUE(Apply({"+2:B:2", "-1:2", "+4:d:1"}, upsert.get()).ok());
-  ASSERT_TRUE(Apply({"+5:e:1"}, upsert.get()).ok());
-  ASSERT_FALSE(NewPersisted(1)->index().last_load().rebuilt);  // the file is of the last version
-
-  // The table goes back to `restored`: the index file is of a version it no longer has.
-  TruncateLog(*store_, *table_, restored, snapshot_.version());
-  snapshot_ = *table_->LoadSnapshot();
-  ASSERT_EQ(snapshot_.version(), restored);
-  auto restarted = NewPersisted(1);
-  const KeyIndexLoad& load = restarted->index().last_load();
-  EXPECT_TRUE(load.rebuilt);
-  EXPECT_NE(load.reason.find("newer than the table"), std::string::npos) << load.reason;
-  auto fresh = UpsertCommit::Create(*schema_, {.key = {"id"}, .sequence = "seq"});
-  ASSERT_TRUE(fresh.ok());
-  ASSERT_TRUE((*fresh)->Load(*table_, snapshot_).ok());
-  EXPECT_EQ(Locations(restarted->index()), Locations((*fresh)->index()));
-  // It goes on against the restored table.
-  ASSERT_TRUE(Apply({"+2:again:3"}, restarted.get()).ok());
-  std::map<int64_t, std::string> want = {{1, "a"}, {2, "again"}, {3, "c"}};
-  EXPECT_EQ(State(), want);
-}
-
-TEST_P(UpsertCommitTest, AKeyIndexOfAnotherHistoryOfTheTableIsRebuilt) {
-  auto upsert = NewPersisted(/*persist_every=*/1);
-  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1"}, upsert.get()).ok());
-  const int64_t restored = snapshot_.version();
-  ASSERT_TRUE(Apply({"-1:2", "+3:c:1"}, upsert.get()).ok());
-  const int64_t indexed = snapshot_.version();
-
-  // Restored to `restored`, then another commit takes the index's version number.
-  TruncateLog(*store_, *table_, restored, indexed);
-  snapshot_ = *table_->LoadSnapshot();
-  auto other = NewUpsert("seq");
-  ASSERT_TRUE(Apply({"+4:d:1"}, other.get()).ok());
-  ASSERT_EQ(snapshot_.version(), indexed);
-  auto restarted = NewPersisted(1);
-  const KeyIndexLoad& load = restarted->index().last_load();
-  EXPECT_TRUE(load.rebuilt);
-  EXPECT_NE(load.reason.find("replaced or restored"), std::string::npos) << load.reason;
-  EXPECT_EQ(Locations(restarted->index()), Locations(other->index()));
-  EXPECT_EQ(restarted->index().live_keys(), 3u);  // 1, 2 and 4; 3 never was in this history
-}
-
-TEST_P(UpsertCommitTest, AKeyIndexOfAnotherKeyTypeIsRebuilt) {
-  auto upsert = NewPersisted(/*persist_every=*/1);
-  ASSERT_TRUE(Apply({"+1:a:1", "+2:b:1"}, upsert.get()).ok());
-  const std::string key = KeyIndex::IndexFileKey(*table_, "p");
-  std::string bytes = *store_->Read(key);
-  // The header names the key column with its type; make it another type (the checksum made
-  // good again, as a file written for that type would be).
-  const std::string signature = "id " + schema_->field(0).type->ToString();
-  const size_t at = bytes.find(signature);
-  ASSERT_NE(at, std::string::npos);
-  ASSERT_EQ(static_cast<size_t>(bytes[at - 1]), signature.size());
-  const std::string other = "id STRING";
-  ASSERT_NE(other, signature);
-  bytes = bytes.substr(0, at - 1) + static_cast<char>(other.size()) + other +
-          bytes.substr(at + signature.size());
-  const uint64_t checksum = XXH64(bytes.data(), bytes.size() - 8, 0);
-  bytes.replace(bytes.size() - 8, 8, reinterpret_cast<const char*>(&checksum), 8);
-  ASSERT_TRUE(store_->Put(key, bytes).ok());
-  auto restarted = NewPersisted(1);
-  const KeyIndexLoad& load = restarted->index().last_load();
-  EXPECT_TRUE(load.rebuilt);
-  EXPECT_NE(load.reason.find("another key (id STRING"), std::string::npos) << load.reason;
-  EXPECT_EQ(Locations(restarted->index()), Locations(upsert->index()));
-}
-
-TEST_P(UpsertCommitTest, TombstonesAreKeptOnlyWithinTheRetentionAndTheCap) {
-  metrics::Registry registry;
-  UpsertSpec spec = {.key = {"id"},
-                     .sequence = "seq",
-                     .tombstone_retention = 25,
-                     .max_tombstones = 2,
-                     .metrics = KeyIndexSeries(&registry, "p")};
-  auto upsert = NewPersisted(/*persist_every=*/1, nullptr, spec);
-  EXPECT_EQ(spec.metrics.rebuilt->value(), 1);
-  ASSERT_TRUE(
-      Apply({"+1:a:1", "+2:b:1", "+3:c:1", "+4:d:1", "+5:e:1", "+6:f:1"}, upsert.get()).ok());
-  // Highest sequence 40: the delete at 5 is more than 25 below it (retention); of 20, 30 and 40,
-  // past the cap of 2, the lowest (20) goes.
-  ASSERT_TRUE(Apply({"-1:5", "-2:20", "-3:30", "-4:40"}, upsert.get()).ok());
-  EXPECT_EQ(upsert->index().tombstones(), 2u);
-  EXPECT_EQ(spec.metrics.tombstones->value(), 2);
-  EXPECT_EQ(spec.metrics.tombstones_dropped->value(), 2);
-  EXPECT_EQ(spec.metrics.keys->value(), 2);  // 5 and 6
-  // A third one: 30 goes (the cap).
-  ASSERT_TRUE(Apply({"-5:41"}, upsert.get()).ok());
-  EXPECT_EQ(upsert->index().tombstones(), 2u);
-  EXPECT_EQ(spec.metrics.tombstones_dropped->value(), 3);
-  // Older changes: 4's delete (40) still refuses 39, and 5's (41) refuses 6; 2's delete was
-  // dropped, so 15 is applied like a change to a key never seen.
-  auto plan = Apply({"+4:old:39", "+2:back:15", "+5:old:6"}, upsert.get());
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->stale, 2);
-  std::map<int64_t, std::string> want = {{2, "back"}, {6, "f"}};
-  EXPECT_EQ(State(), want);
-  // The file keeps what the index keeps, and the next start loads it.
-  metrics::Registry second;
-  spec.metrics = KeyIndexSeries(&second, "p");
-  auto restarted = NewPersisted(1, nullptr, spec);
-  EXPECT_FALSE(restarted->index().last_load().rebuilt) << restarted->index().last_load().reason;
-  EXPECT_EQ(spec.metrics.loaded->value(), 1);
-  EXPECT_EQ(spec.metrics.rebuilt->value(), 0);
-  EXPECT_EQ(restarted->index().tombstones(), 2u);
-  EXPECT_EQ(Locations(restarted->index()), Locations(upsert->index()));
-}
-
-std::string StoreKind(const ::testing::TestParamInfo<bool>& param) {
-  return param.param ? "DeletionVectors" : "CopyOnWrite";
-}
-
 INSTANTIATE_TEST_SUITE_P(CopyOnWriteAndDeletionVectors, UpsertCommitTest, ::testing::Bool(),
-                         StoreKind);
+                         UpsertStoreKind);
 
 }  // namespace
-}  // namespace ferry::pipeline
+}  // namespace ferry::pipeline::upsert_test
