@@ -45,12 +45,14 @@
 // Load() reads it and catches up from the log (the files the later commits add: the data files
 // of the table are read only for those), and rebuilds from the table instead when the file is
 // missing, damaged (its checksum), of another table (metaData id), key (names or types),
-// sequence or pruning, of key columns derived otherwise (KeyIndexOptions::derived: another
-// expression or time zone; a format 2 file, which does not record them, when there are any),
-// newer than the table (v > the table's version: commits lost, a restored
+// sequence or pruning, of a format 2 file (which records no derived key columns) when there are
+// derived key columns now, newer than the table (v > the table's version: commits lost, a restored
 // table), of another table history (the commit file of version v is not the one the index was
 // built from: its XXH64 is recorded), or when a commit after v has left the log. The file is
-// never needed for correctness.
+// never needed for correctness, with one exception: a file whose derived key columns
+// (KeyIndexOptions::derived) were computed by another expression or time zone than now makes
+// Load() fail with InvalidArgument (the table's rows lie in the old definition's partitions,
+// where lookups under the new one would not find them; docs/cdc.md "Partition pruning").
 //
 // Writing (Persist(), and after a Load() that rebuilt or read commits): the index is encoded on
 // the calling thread at its version, which is a committed version of the table (the index only

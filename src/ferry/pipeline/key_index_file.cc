@@ -340,20 +340,27 @@ Result<std::string> KeyIndex::LoadPersisted(const delta::Table& table,
         partitions);
   }
   if (header.derived != options_.derived) {
-    // Its keys (and their partitions) hold the values another definition computed. A rebuild
-    // reads the same values from the table's files: the rows written before the change stay in
-    // the old partitions (docs/cdc.md, "Partition pruning").
+    // Its keys (and their partitions) hold the values another definition computed, and so do
+    // the table's files: a rebuild would read the same old partitions, and every key written
+    // before the change would be looked for in the partition the new definition gives, not
+    // found, and left twice (docs/cdc.md, "Partition pruning"). Refused; deleting the file is
+    // the user's statement that the table's rows follow the new definition.
     if (!header.derived.empty()) {
-      FERRY_LOG_WARN(
-          "upsert key index of {}: partition columns derived from the key are computed otherwise "
-          "than when the index was written ({}; now {}): a key whose row was written before the "
-          "change lies in another partition than the new definition gives, and an upsert of it "
-          "leaves it twice (docs/cdc.md, \"Partition pruning\"; ferry verify --key finds them)",
-          table.Describe(), DescribeDerived(header.derived), DescribeDerived(options_.derived));
+      return Status(
+          StatusCode::kInvalidArgument,
+          fmt::format(
+              "upsert key index of {}: the partition columns derived from the key are computed "
+              "otherwise than when the table's rows were indexed ({}; now {}): rows written "
+              "before the change lie in the partitions the old definition gave, where an upsert "
+              "under the new one would not find them and would leave their keys twice. Restore "
+              "the old definition (and time_zone), or rewrite the table's partition column by "
+              "the new one (e.g. with Spark) and then delete {} so that the index is rebuilt",
+              table.Describe(), DescribeDerived(header.derived),
+              DescribeDerived(options_.derived), where));
     }
     return fmt::format(
-        "{}: its key columns derived from the key were computed otherwise ({}; now {})", where,
-        DescribeDerived(header.derived), DescribeDerived(options_.derived));
+        "{}: its key columns derived from the key were not recorded (format 2; now {})", where,
+        DescribeDerived(options_.derived));
   }
   const auto version = static_cast<int64_t>(header.version);
   if (version > snapshot.version()) {

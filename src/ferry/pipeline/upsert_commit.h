@@ -100,8 +100,9 @@ struct UpsertSpec {
   // is an index key column and the index prunes by partition (key_index.h).
   std::vector<std::string> key_partitions;
   // How each of key_partitions is derived (KeyPartitionDefinitions: its expression and time
-  // zone), recorded with the persisted key index: an index written under another definition is
-  // rebuilt, never trusted (key_index.h). Create() refuses a key partition without one.
+  // zone), recorded with the persisted key index: a start under another definition than the
+  // file's is refused (InvalidArgument: the table's rows lie in the old definition's partitions;
+  // key_index.h). Create() refuses a key partition without one.
   std::map<std::string, std::string> key_partition_definitions;
 };
 
@@ -183,7 +184,7 @@ std::vector<std::string> KeyDerivedPartitions(const columnar::Schema& schema,
 // UpsertSpec::key_partition_definitions for `key_partitions` (KeyDerivedPartitions' answer):
 // each column's expression in `derived` and `time_zone` ("id % 16 (time zone UTC)"), which is
 // all its value depends on besides the key. The text as configured: a change of spelling alone
-// counts as another definition (the index is rebuilt once).
+// counts as another definition (the start is refused until the file is deleted).
 std::map<std::string, std::string> KeyPartitionDefinitions(
     const std::vector<std::string>& key_partitions, const std::vector<DerivedColumnSpec>& derived,
     const std::string& time_zone);

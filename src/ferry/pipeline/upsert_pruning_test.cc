@@ -192,7 +192,7 @@ TEST_P(UpsertPruningTest, APartitionDerivedFromTheKeyReadsOnlyTheTouchedPartitio
 // The persisted index records how each partition column derived from the key is computed: a
 // start under another expression or time zone rebuilds the index instead of using the file,
 // whose keys hold the values of the old definition.
-TEST_P(UpsertPruningTest, AKeyIndexOfAnotherPartitionExpressionIsRebuilt) {
+TEST_P(UpsertPruningTest, AnotherPartitionExpressionThanTheIndexedRowsIsRefused) {
   CreateBucketTable();
   // Which way each start loaded the index, by its load counters (a registry per start, alive
   // as long as the starts).
@@ -205,6 +205,20 @@ TEST_P(UpsertPruningTest, AKeyIndexOfAnotherPartitionExpressionIsRebuilt) {
     EXPECT_EQ(series.rebuilt->value() == 1, upsert->index().last_load().rebuilt);
     return upsert;
   };
+  // A start under `expr` that must fail: its Load's status.
+  auto refused = [&](const char* expr, const char* time_zone) {
+    const std::vector<DerivedColumnSpec> derived = {{.name = "bucket", .expr = expr}};
+    const std::vector<std::string> key_partitions =
+        KeyDerivedPartitions(*schema_, {"bucket"}, {"id"}, derived, time_zone);
+    auto upsert = UpsertCommit::Create(
+        *schema_,
+        {.key = {"id"},
+         .index_name = "p",
+         .key_partitions = key_partitions,
+         .key_partition_definitions = KeyPartitionDefinitions(key_partitions, derived, time_zone)});
+    EXPECT_TRUE(upsert.ok()) << upsert.status().ToString();
+    return (*upsert)->Load(*table_, snapshot_);
+  };
   auto first = start("id % 3", "UTC");
   EXPECT_TRUE(first->index().last_load().rebuilt);  // no file yet
   std::vector<ChangeOp> ops;
@@ -212,19 +226,23 @@ TEST_P(UpsertPruningTest, AKeyIndexOfAnotherPartitionExpressionIsRebuilt) {
   ASSERT_TRUE(Commit(first.get(), rows, ops).ok());
   EXPECT_FALSE(start("id % 3", "UTC")->index().last_load().rebuilt);
 
-  auto other = start("id % 4", "UTC");
-  const KeyIndexLoad& load = other->index().last_load();
-  EXPECT_TRUE(load.rebuilt);
-  EXPECT_NE(load.reason.find("computed otherwise (bucket = id % 3 (time zone UTC); now bucket = "
-                             "id % 4 (time zone UTC))"),
+  // Rows 1..4 lie in buckets id % 3: under id % 4 an upsert of id 3 would look in bucket 3 and
+  // insert a second row, so the start is refused, naming both definitions and the way out.
+  Status other = refused("id % 4", "UTC");
+  EXPECT_EQ(other.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(other.message().find("(bucket = id % 3 (time zone UTC); now bucket = id % 4 (time "
+                                 "zone UTC))"),
             std::string::npos)
-      << load.reason;
-  // The rebuilt index was written under the new definition: the next start of it uses it.
-  EXPECT_FALSE(start("id % 4", "UTC")->index().last_load().rebuilt);
+      << other.ToString();
+  EXPECT_NE(other.message().find("keys.idx"), std::string::npos) << other.ToString();
   // The time zone is part of the definition.
-  auto zoned = start("id % 4", "+01:00");
-  EXPECT_TRUE(zoned->index().last_load().rebuilt);
-  EXPECT_NE(zoned->index().last_load().reason.find("computed otherwise"), std::string::npos);
+  EXPECT_EQ(refused("id % 3", "+01:00").code(), StatusCode::kInvalidArgument);
+  // The refusal changed nothing: the old definition still loads the file.
+  EXPECT_FALSE(start("id % 3", "UTC")->index().last_load().rebuilt);
+  // Deleting the file (the user rewrote the column) lets the new definition rebuild and keep it.
+  ASSERT_TRUE(store_->Delete(KeyIndex::IndexFileKey(*table_, "p")).ok());
+  EXPECT_TRUE(start("id % 4", "UTC")->index().last_load().rebuilt);
+  EXPECT_FALSE(start("id % 4", "UTC")->index().last_load().rebuilt);
   // A partition derived from the key by no known expression is refused.
   auto unknown = UpsertCommit::Create(*schema_, {.key = {"id"}, .key_partitions = {"bucket"}});
   EXPECT_EQ(unknown.status().code(), StatusCode::kInternal);
