@@ -355,8 +355,8 @@ Result<std::string> KeyIndex::LoadPersisted(const delta::Table& table,
               "under the new one would not find them and would leave their keys twice. Restore "
               "the old definition (and time_zone), or rewrite the table's partition column by "
               "the new one (e.g. with Spark) and then delete {} so that the index is rebuilt",
-              table.Describe(), DescribeDerived(header.derived),
-              DescribeDerived(options_.derived), where));
+              table.Describe(), DescribeDerived(header.derived), DescribeDerived(options_.derived),
+              where));
     }
     return fmt::format(
         "{}: its key columns derived from the key were not recorded (format 2; now {})", where,
