@@ -588,16 +588,24 @@ TEST_P(KafkaPolicyStartRecreatedTest, StartsAgainInTheNewLog) {
     ASSERT_TRUE(low.ok()) << low.status().ToString();
     ASSERT_EQ(*low, 200);
   }
-  std::string config =
-      WriteConfig({}, "", fmt::format("assignment = \"manual\"\nstart = \"{}\"", policy));
+  start_ = policy;
+  std::string config = WriteConfig({}, "", R"(assignment = "manual")");
   auto ferry = StartFerry(config);
+  // Waits until ferry logs `line`; a ferry that exits first ends the wait, failing it.
+  auto logged = [&](std::string_view what, const std::string& line) {
+    ::testing::AssertionResult waited = testing::WaitFor(
+        what,
+        [&] {
+          return ferry->Log().find(line) != std::string::npos || ferry->ExitReport().has_value();
+        },
+        milliseconds(60000));
+    if (waited && ferry->Log().find(line) == std::string::npos) {
+      return ::testing::AssertionFailure() << *ferry->ExitReport();
+    }
+    return waited;
+  };
   const std::string key = fmt::format("kafka/{}/0", topic_);
-  ASSERT_TRUE(testing::WaitFor(
-      "ferry's start at offset 200",
-      [&] {
-        return ferry->Log().find(key + " starts at 200 (" + policy + ")") != std::string::npos;
-      },
-      milliseconds(60000)))
+  ASSERT_TRUE(logged("ferry's start at offset 200", key + " starts at 200 (" + policy + ")"))
       << ferry->Log();
   Status deleted = broker_->DeleteTopic(topic_);
   ASSERT_TRUE(deleted.ok()) << deleted.ToString();
@@ -610,10 +618,7 @@ TEST_P(KafkaPolicyStartRecreatedTest, StartsAgainInTheNewLog) {
   // The new log is empty until ferry has started again (the test produces only then), so the
   // new start is 0 either way.
   const std::string at_zero = fmt::format("starting at the new log {} (offset 0)", which);
-  ASSERT_TRUE(testing::WaitFor(
-      "ferry's start in the new log",
-      [&] { return ferry->Log().find(restarted) != std::string::npos; }, milliseconds(60000)))
-      << ferry->Log() << BrokerLog();
+  ASSERT_TRUE(logged("ferry's start in the new log", restarted)) << ferry->Log() << BrokerLog();
   EXPECT_NE(ferry->Log().find(at_zero), std::string::npos) << ferry->Log();
   producer = StartProducer(topic_, 10, 1001, 0);
   EXPECT_EQ(producer->Wait(), 0) << producer->Log();
