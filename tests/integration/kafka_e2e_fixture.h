@@ -70,8 +70,8 @@ class KafkaE2eTest : public ::testing::Test {
   std::string table() const { return (dir_ / "table").string(); }
 
   // A configuration like the one in docs/kafka.md, with small batches, reading `topics` (default:
-  // topic_). `extra_properties`: more Kafka properties after a comma; `kafka_keys`: more lines
-  // of [pipeline.kafka]; `pipeline_keys`: more of [[pipeline]].
+  // topic_) from start_. `extra_properties`: more Kafka properties after a comma; `kafka_keys`:
+  // more lines of [pipeline.kafka]; `pipeline_keys`: more of [[pipeline]].
   std::string WriteConfig(std::vector<std::string> topics = {},
                           const std::string& extra_properties = "",
                           const std::string& kafka_keys = "",
@@ -88,6 +88,7 @@ class KafkaE2eTest : public ::testing::Test {
               {.brokers = brokers_,
                .topics = topics,
                .group_id = group_,
+               .start = start_,
                .properties = R"("session.timeout.ms" = "6000", "heartbeat.interval.ms" = "500", )"
                              R"("topic.metadata.refresh.interval.ms" = "1000")" +
                              extra_properties,
@@ -151,6 +152,7 @@ class KafkaE2eTest : public ::testing::Test {
   std::string brokers_;
   std::string topic_ = "events";
   std::string group_ = "ferry-test";
+  std::string start_ = "earliest";  // [pipeline.kafka] start of WriteConfig
 };
 
 }  // namespace ferry::e2e

@@ -20,6 +20,9 @@
 //   - A topic deleted and recreated under a running ferry stops it with an error naming topic,
 //     partition, the table's offset and the new log's range (group and manual assignment);
 //     nothing of the new topic is ingested.
+//   - A partition new to the table, started by `latest` or `earliest` at offset 200, whose topic
+//     is deleted and recreated before anything was read: ferry starts it again at the new log's
+//     end or start (no table position, nothing taken: nothing lost) and ingests what follows.
 //
 // One broker serves the whole binary (WHOLE_BINARY); each test has its own topics, group and
 // table. CTest runs the binary on Kafka 4.x and again on 3.9.x (kafka_log_changes_test_kafka3).
@@ -45,6 +48,7 @@
 #include "ferry/testing/kafka_broker.h"
 #include "ferry/testing/kafka_records.h"
 #include "ferry/testing/subprocess.h"
+#include "ferry/testing/wait_until.h"
 
 namespace ferry {
 namespace {
@@ -563,6 +567,74 @@ TEST_P(KafkaTopologyTest, TopicDeletedAndRecreatedStopsWithAClearError) {
   EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
   ExpectIds(Ids(1, 200));
 }
+
+// A partition new to the table, started by the policy at the log end (`latest`: offset 200) or
+// the log start (`earliest`, after DeleteRecords removed all 200 records: offset 200 too), whose
+// topic is deleted and recreated before anything was read. With manual assignment the assignment
+// stays and librdkafka's next fetch, at 200, is past the new log's end. The table holds no
+// position for the partition and nothing was taken, so nothing is lost: ferry starts it again at
+// the new log's end (or start) instead of stopping on a table position that does not exist, and
+// ingests what is produced to the new topic from then on, each record once.
+class KafkaPolicyStartRecreatedTest : public KafkaLogChangesTest,
+                                      public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(KafkaPolicyStartRecreatedTest, StartsAgainInTheNewLog) {
+  const std::string policy = GetParam();
+  ASSERT_TRUE(broker_->CreateTopic(topic_, 1).ok());
+  auto producer = StartProducer(topic_, 200, 1, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  if (policy == "earliest") {
+    Result<int64_t> low = broker_->DeleteRecords(topic_, 0, 200);
+    ASSERT_TRUE(low.ok()) << low.status().ToString();
+    ASSERT_EQ(*low, 200);
+  }
+  start_ = policy;
+  std::string config = WriteConfig({}, "", R"(assignment = "manual")");
+  auto ferry = StartFerry(config);
+  // Waits until ferry logs `line`; a ferry that exits first ends the wait, failing it.
+  auto logged = [&](std::string_view what, const std::string& line) {
+    ::testing::AssertionResult waited = testing::WaitFor(
+        what,
+        [&] {
+          return ferry->Log().find(line) != std::string::npos || ferry->ExitReport().has_value();
+        },
+        milliseconds(60000));
+    if (waited && ferry->Log().find(line) == std::string::npos) {
+      return ::testing::AssertionFailure() << *ferry->ExitReport();
+    }
+    return waited;
+  };
+  const std::string key = fmt::format("kafka/{}/0", topic_);
+  ASSERT_TRUE(logged("ferry's start at offset 200", key + " starts at 200 (" + policy + ")"))
+      << ferry->Log();
+  Status deleted = broker_->DeleteTopic(topic_);
+  ASSERT_TRUE(deleted.ok()) << deleted.ToString();
+  Status created = broker_->CreateTopic(topic_, 1);
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  const std::string which = policy == "latest" ? "end" : "start";
+  const std::string restarted =
+      fmt::format("{}: offset 200, the log {} that start = \"{}\" chose, is past the broker's log",
+                  key, which, policy);
+  // The new log is empty until ferry has started again (the test produces only then), so the
+  // new start is 0 either way.
+  const std::string at_zero = fmt::format("starting at the new log {} (offset 0)", which);
+  ASSERT_TRUE(logged("ferry's start in the new log", restarted)) << ferry->Log() << BrokerLog();
+  EXPECT_NE(ferry->Log().find(at_zero), std::string::npos) << ferry->Log();
+  producer = StartProducer(topic_, 10, 1001, 0);
+  EXPECT_EQ(producer->Wait(), 0) << producer->Log();
+  EXPECT_EQ(WaitForRows(10), 10u) << ferry->Log() << BrokerLog();
+  ASSERT_EQ(kill(ferry->pid(), SIGTERM), 0);
+  EXPECT_EQ(ferry->Wait(), 0) << ferry->Log();
+  EXPECT_EQ(ferry->Log().find("DataLoss"), std::string::npos) << ferry->Log();
+  EXPECT_EQ(ferry->Log().find("table's position"), std::string::npos) << ferry->Log();
+  ExpectIds(Ids(1001, 1010));
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, KafkaPolicyStartRecreatedTest,
+                         ::testing::Values("latest", "earliest"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Assignments, KafkaTopologyTest, ::testing::Values("group", "manual"),
                          [](const ::testing::TestParamInfo<std::string>& param) {

@@ -539,6 +539,25 @@ Status ProduceBig(const MockCluster& mc, int count, int first = 0) {
   });
 }
 
+// Partition 0 of "big" as the broker holds it, asked with a consumer of the source's properties
+// (kept for the test's own lookups).
+struct BigLog {
+  KafkaPtr client;
+  int64_t low = -1;   // the log start
+  int64_t high = -1;  // the log end
+};
+
+void QueryBigLog(const KafkaSourceOptions& o, BigLog* out) {
+  Result<ConfPtr> conf = NewConf(ConsumerProperties(o));
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  Result<KafkaPtr> rk = NewClient(RD_KAFKA_CONSUMER, std::move(conf).value());
+  ASSERT_TRUE(rk.ok()) << rk.status().ToString();
+  out->client = std::move(rk).value();
+  ASSERT_EQ(
+      rd_kafka_query_watermark_offsets(out->client.get(), "big", 0, &out->low, &out->high, 5000),
+      RD_KAFKA_RESP_ERR_NO_ERROR);
+}
+
 // librdkafka 2.0.2 looks a logical start up itself, per partition, and waits a fixed 500 ms first
 // when the partition's broker thread has not taken it over yet (start_resolver.h): the start
 // policy hands it the broker's offsets instead, asked in one request.
@@ -547,15 +566,9 @@ TEST_F(KafkaSourceTest, LogicalStartsBecomeTheBrokersOffsets) {
   ASSERT_TRUE(cluster_->CreateTopic("big", 1).ok());
   ASSERT_TRUE(ProduceBig(*cluster_, 12).ok());
   const KafkaSourceOptions o = Options({"events", "big"});
-  Result<ConfPtr> conf = NewConf(ConsumerProperties(o));
-  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
-  Result<KafkaPtr> rk = NewClient(RD_KAFKA_CONSUMER, std::move(conf).value());
-  ASSERT_TRUE(rk.ok()) << rk.status().ToString();
-  int64_t big_low = -1;
-  int64_t big_high = -1;
-  ASSERT_EQ(rd_kafka_query_watermark_offsets(rk->get(), "big", 0, &big_low, &big_high, 5000),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
-  ASSERT_GT(big_low, 0);
+  BigLog big;
+  ASSERT_NO_FATAL_FAILURE(QueryBigLog(o, &big));
+  ASSERT_GT(big.low, 0);
   auto starts = [] {
     PartitionListPtr list = NewPartitionList(4);
     rd_kafka_topic_partition_list_add(list.get(), "events", 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
@@ -566,18 +579,18 @@ TEST_F(KafkaSourceTest, LogicalStartsBecomeTheBrokersOffsets) {
   };
   const StartResolver resolver(o);
   PartitionListPtr list = starts();
-  resolver.Absolutize(rk->get(), list.get());
+  resolver.Absolutize(big.client.get(), list.get());
   EXPECT_EQ(list->elems[0].offset, 0);
   EXPECT_EQ(list->elems[1].offset, 5);
   EXPECT_EQ(list->elems[2].offset, 3);  // absolute offsets are left alone
-  EXPECT_EQ(list->elems[3].offset, big_low);
+  EXPECT_EQ(list->elems[3].offset, big.low);
 
   // Unanswered: the logical offsets stay, for librdkafka to resolve as before.
   const std::vector<rd_kafka_resp_err_t> refusals(20,
                                                   RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED);
   cluster_->PushRequestErrors(*ParseApiKey("ListOffsets"), refusals);
   list = starts();
-  resolver.Absolutize(rk->get(), list.get());
+  resolver.Absolutize(big.client.get(), list.get());
   cluster_->ClearRequestErrors(*ParseApiKey("ListOffsets"));
   EXPECT_EQ(list->elems[0].offset, RD_KAFKA_OFFSET_BEGINNING);
   EXPECT_EQ(list->elems[1].offset, RD_KAFKA_OFFSET_END);
@@ -648,18 +661,12 @@ TEST_F(KafkaSourceTest, LogStartMovedTwiceBeforeTheFirstFetchIsNoGap) {
   EXPECT_TRUE(source->TakeGaps().empty());
   EXPECT_EQ(source->stats().gaps, 0);
   // Every offset the broker still holds, once.
-  Result<ConfPtr> conf = NewConf(ConsumerProperties(o));
-  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
-  Result<KafkaPtr> rk = NewClient(RD_KAFKA_CONSUMER, std::move(conf).value());
-  ASSERT_TRUE(rk.ok()) << rk.status().ToString();
-  int64_t low = -1;
-  int64_t high = -1;
-  ASSERT_EQ(rd_kafka_query_watermark_offsets(rk->get(), "big", 0, &low, &high, 5000),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
-  EXPECT_GT(low, 12);  // past everything of the first fill: the log start moved twice
-  EXPECT_EQ(high, 25);
-  EXPECT_EQ(OffsetsByPartition(rest.messages)[0], Range(low, 24));
-  EXPECT_EQ(rest.messages.size(), static_cast<size_t>(25 - low));
+  BigLog big;
+  ASSERT_NO_FATAL_FAILURE(QueryBigLog(o, &big));
+  EXPECT_GT(big.low, 12);  // past everything of the first fill: the log start moved twice
+  EXPECT_EQ(big.high, 25);
+  EXPECT_EQ(OffsetsByPartition(rest.messages)[0], Range(big.low, 24));
+  EXPECT_EQ(rest.messages.size(), static_cast<size_t>(25 - big.low));
 }
 
 TEST_F(KafkaSourceTest, NewTopicMatchingRegexIsPickedUp) {

@@ -3,6 +3,9 @@ binary, an embedded mock Kafka cluster (`ferry mock-kafka`, librdkafka's mock sp
 protocol on loopback), messages published with `ferry produce kafka` from a template whose values
 the test knows, then `ferry run --until-caught-up` on a TOML config.
 
+A test that appends to a table Spark made first creates it with spark_create_table, the DDL a
+user would run.
+
 Nothing here reads a table: judging what ferry wrote is left to Spark and delta-rs
 (readers.py). The only facts taken from the table's directory are file names (which versions
 and checkpoints exist), never their contents.
@@ -73,6 +76,25 @@ format = "json"
 max_rows = {max_rows}
 max_latency = "{max_latency}"
 """
+
+
+def spark_create_table(spark, table: Path, columns: str, *,
+                       properties: dict[str, str] | None = None,
+                       constraints: dict[str, str] | None = None, rows: str = "") -> None:
+    """Spark creates the Delta table at `table`, as a user would before pointing ferry at it:
+    `CREATE TABLE delta.`table` (columns) USING DELTA TBLPROPERTIES (properties)`, then one
+    `ALTER TABLE ... ADD CONSTRAINT name CHECK (expression)` per entry of `constraints`, then,
+    unless `rows` is empty, `INSERT INTO delta.`table` rows` (a column list and VALUES, or
+    VALUES alone)."""
+    target = f"delta.`{table}`"
+    ddl = f"CREATE TABLE {target} ({columns}) USING DELTA"
+    if properties:
+        ddl += " TBLPROPERTIES (" + ", ".join(f"'{k}' = '{v}'" for k, v in properties.items()) + ")"
+    spark.sql(ddl)
+    for name, expression in (constraints or {}).items():
+        spark.sql(f"ALTER TABLE {target} ADD CONSTRAINT {name} CHECK ({expression})")
+    if rows:
+        spark.sql(f"INSERT INTO {target} {rows}")
 
 
 class MockKafka:

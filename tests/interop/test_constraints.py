@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from ferry_harness import Ferry, MockKafka, kafka_json_toml
+from ferry_harness import Ferry, MockKafka, kafka_json_toml, spark_create_table
 
 TOPIC = "constrained"
 NESTED_TOPIC = "nested"
@@ -47,18 +47,17 @@ dead_letter_table = "{dead}"
 def test_spark_table_with_rules(spark, ferry, workdir):
     table = workdir / "rules"
     dead = workdir / "rules_dead_letter"
-    spark.sql(f"""
-        CREATE TABLE delta.`{table}` (
+    spark_create_table(
+        spark, table, """
           id BIGINT NOT NULL,
           payload STRING,
           id_mod BIGINT GENERATED ALWAYS AS (id % 10),
           shout STRING GENERATED ALWAYS AS (upper(concat(payload, '!'))),
           note STRING DEFAULT 'none',
-          seq BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 100 INCREMENT BY 10)
-        ) USING DELTA
-        TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')""")
-    spark.sql(f"ALTER TABLE delta.`{table}` ADD CONSTRAINT small_id CHECK (id < 1000000)")
-    spark.sql(f"INSERT INTO delta.`{table}` (id, payload) VALUES (0, 'spark'), (1, 'spark')")
+          seq BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 100 INCREMENT BY 10)""",
+        properties={"delta.feature.allowColumnDefaults": "supported"},
+        constraints={"small_id": "id < 1000000"},
+        rows="(id, payload) VALUES (0, 'spark'), (1, 'spark')")
 
     # 1000 good messages, then three that break a rule, then 500 more good ones.
     ferry.produce(TOPIC, '{"id": {{seq}}, "payload": "m{{seq}}"}', 1000, 1000)
@@ -104,13 +103,9 @@ def test_spark_table_with_rules(spark, ferry, workdir):
 def test_spark_table_with_nested_rules(spark, ferry, workdir):
     table = workdir / "nested_rules"
     dead = workdir / "nested_rules_dead_letter"
-    spark.sql(f"""
-        CREATE TABLE delta.`{table}` (
-          id BIGINT NOT NULL,
-          s STRUCT<x: INT, tag: STRING NOT NULL>
-        ) USING DELTA""")
-    spark.sql(f"ALTER TABLE delta.`{table}` ADD CONSTRAINT positive_x CHECK (s.x > 0)")
-    spark.sql(f"INSERT INTO delta.`{table}` VALUES (0, named_struct('x', 1, 'tag', 'spark'))")
+    spark_create_table(spark, table, "id BIGINT NOT NULL, s STRUCT<x: INT, tag: STRING NOT NULL>",
+                       constraints={"positive_x": "s.x > 0"},
+                       rows="VALUES (0, named_struct('x', 1, 'tag', 'spark'))")
 
     ferry.produce(NESTED_TOPIC, '{"id": {{seq}}, "s": {"x": {{seq}}, "tag": "m{{seq}}"}}', 1, 300)
     ferry.produce(NESTED_TOPIC, '{"id": 5000, "s": {"x": -5, "tag": "negative"}}', 0, 1)

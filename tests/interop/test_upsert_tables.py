@@ -19,7 +19,8 @@ import deltalake
 import pyarrow
 import pytest
 
-from ferry_harness import FerryProcess, MockKafka, kafka_json_toml, run_ferry, wait_for
+from ferry_harness import (FerryProcess, MockKafka, kafka_json_toml, run_ferry,
+                           spark_create_table, wait_for)
 
 PARTITIONS = 2
 TOPICS = ["upsert_dv", "upsert_cow", "concurrent_dv", "concurrent_cow", "cdf_append",
@@ -322,8 +323,8 @@ def test_change_data_feed_table(spark, ferry_binary, kafka, workdir):
     rows, whose feed needs them: ferry refuses the table, naming the property, and commits
     nothing."""
     table = workdir / "cdf"
-    spark.sql(f"""CREATE TABLE delta.`{table}` (id BIGINT NOT NULL, v STRING) USING delta
-                  TBLPROPERTIES (delta.enableChangeDataFeed = true)""").collect()
+    spark_create_table(spark, table, "id BIGINT NOT NULL, v STRING",
+                       properties={"delta.enableChangeDataFeed": "true"})
     for topic in ("cdf_append", "cdf_upsert"):
         run_ferry(ferry_binary, "produce", "kafka", "--brokers", kafka.bootstrap, "--topic", topic,
                   "--template", '{"id": {{seq}}, "v": "f-{{seq}}"}', "--key", '{"id": {{seq}}}',

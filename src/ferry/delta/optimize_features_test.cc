@@ -236,6 +236,21 @@ class OptimizeFeaturesTest : public ::testing::Test {
     }
   }
 
+  // Four appends of 1,000 rows, ids 0..3999, whose k values (0..3999 shuffled with `seed`) span
+  // the whole range of k in every append: nothing is clustered before optimize.
+  void AppendShuffledKs(uint64_t seed) {
+    std::vector<int64_t> ks(4000);
+    std::iota(ks.begin(), ks.end(), 0);
+    std::shuffle(ks.begin(), ks.end(), std::mt19937_64(seed));
+    for (int part = 0; part < 4; ++part) {
+      std::vector<std::pair<int64_t, std::optional<int64_t>>> rows;
+      for (int i = part * 1000; i < (part + 1) * 1000; ++i) {
+        rows.emplace_back(i, ks[static_cast<size_t>(i)]);
+      }
+      ASSERT_TRUE(Append(Rows(rows)).ok());
+    }
+  }
+
   std::string CommitText(int64_t version) {
     auto text = store_->Read("t/_delta_log/" + CommitFileName(version));
     EXPECT_TRUE(text.ok());
@@ -433,17 +448,7 @@ TEST_F(OptimizeFeaturesTest, ATableNamingNoMaterializedColumnsIsLeftAlone) {
 TEST_F(OptimizeFeaturesTest, ClusteredTableIsSortedIntoFilesWithDisjointRanges) {
   Create({{"delta.enableRowTracking", "true"}});
   Cluster("[[\"k\"]]", /*row_tracking=*/true);
-  // Four appends, each spanning the whole range of k (shuffled).
-  std::vector<int64_t> ks(4000);
-  std::iota(ks.begin(), ks.end(), 0);
-  std::shuffle(ks.begin(), ks.end(), std::mt19937_64(42));
-  for (int part = 0; part < 4; ++part) {
-    std::vector<std::pair<int64_t, std::optional<int64_t>>> rows;
-    for (int i = part * 1000; i < (part + 1) * 1000; ++i) {
-      rows.emplace_back(i, ks[static_cast<size_t>(i)]);
-    }
-    ASSERT_TRUE(Append(Rows(rows)).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(AppendShuffledKs(42));
   const std::map<int64_t, Tracked> before = CheckedRowIds();
   const std::string domain = Latest().domain_metadata().at(kClusteringDomain).configuration;
 
@@ -485,16 +490,7 @@ TEST_F(OptimizeFeaturesTest, ClusteredTableIsSortedIntoFilesWithDisjointRanges) 
 TEST_F(OptimizeFeaturesTest, AGroupPastTheMemoryBoundIsClusteredInParts) {
   Create({{"delta.enableRowTracking", "true"}});
   Cluster("[[\"k\"]]", /*row_tracking=*/true);
-  std::vector<int64_t> ks(4000);
-  std::iota(ks.begin(), ks.end(), 0);
-  std::shuffle(ks.begin(), ks.end(), std::mt19937_64(43));
-  for (int part = 0; part < 4; ++part) {
-    std::vector<std::pair<int64_t, std::optional<int64_t>>> rows;
-    for (int i = part * 1000; i < (part + 1) * 1000; ++i) {
-      rows.emplace_back(i, ks[static_cast<size_t>(i)]);
-    }
-    ASSERT_TRUE(Append(Rows(rows)).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(AppendShuffledKs(43));
   const std::map<int64_t, Tracked> before = CheckedRowIds();
   // 1,000 rows of four BIGINTs (two of them the row tracking columns) hold about 32 KiB: a part
   // closes after the second file, and another after the fourth.

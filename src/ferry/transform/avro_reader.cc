@@ -23,13 +23,25 @@ using columnar::TypeId;
 namespace {
 
 constexpr int kMaxDataDepth = 256;      // nesting in a datum (recursive writer types)
-constexpr int64_t kSlackItems = 65536;  // items beyond the bytes left (zero-byte items)
+constexpr int64_t kSlackItems = 65536;  // items beyond the datum's bytes (zero-byte items)
 
 // The bytes of one datum, read front to back, bounds-checked.
 struct Cursor {
   const uint8_t* begin;
   const uint8_t* p;
   const uint8_t* end;
+  // Array and map items the rest of the datum may still announce, in all its arrays and maps
+  // together. Every item but a zero-byte one (null, an empty record, fixed(0)) has a byte of its
+  // own, so a datum holds at most its size in items plus the zero-byte ones. Counted per datum,
+  // not per array: per array, nested arrays of zero-byte items (array<array<null>>) made a datum
+  // of a few KiB announce billions of items to skip.
+  int64_t items_left;
+
+  explicit Cursor(std::string_view datum)
+      : begin(reinterpret_cast<const uint8_t*>(datum.data())),
+        p(begin),
+        end(begin + datum.size()),
+        items_left(static_cast<int64_t>(datum.size()) + kSlackItems) {}
 
   size_t offset() const { return static_cast<size_t>(p - begin); }
   size_t left() const { return static_cast<size_t>(end - p); }
@@ -107,9 +119,9 @@ Status ReadFixed(Cursor* in, int32_t size, const std::string& path, std::string_
   return Status::OK();
 }
 
-// A block's item count (the byte size after a negative count is skipped), bounded by the bytes
-// left; 0 ends the array or map.
-Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path, int64_t* items) {
+// A block's item count (the byte size after a negative count is skipped), bounded by the items
+// the datum may still hold (Cursor::items_left); 0 ends the array or map.
+Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path) {
   int64_t count = 0;
   FERRY_RETURN_IF_ERROR(ReadLong(in, path, &count));
   if (count < 0) {
@@ -123,12 +135,11 @@ Result<int64_t> ReadBlockCount(Cursor* in, const std::string& path, int64_t* ite
       return Truncated(*in, path, "a negative block size");
     }
   }
-  // Compared before adding (a huge count must not overflow *items, which stays within bound).
-  const int64_t bound = static_cast<int64_t>(in->left()) + kSlackItems;
-  if (count > bound - *items) {
+  // Compared before it is taken off (a huge count must not overflow anything).
+  if (count > in->items_left) {
     return Truncated(*in, path, fmt::format("{} items with {} bytes left", count, in->left()));
   }
-  *items += count;
+  in->items_left -= count;
   return count;
 }
 
@@ -163,9 +174,8 @@ Status SkipValue(const Node& w, Cursor* in, const std::string& path, int depth) 
       return Status::OK();
     case AvroType::kArray:
     case AvroType::kMap: {
-      int64_t items = 0;
       while (true) {
-        FERRY_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(in, path, &items));
+        FERRY_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(in, path));
         if (count == 0) {
           return Status::OK();
         }
@@ -441,12 +451,11 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
       return DecodeRecord(op, in, static_cast<columnar::StructColumn*>(col), depth);
     case Conv::kArray:
     case Conv::kMap: {
-      int64_t items = 0;
       const bool map = op.conv == Conv::kMap;
       auto* list = map ? nullptr : static_cast<columnar::ListColumn*>(col);
       auto* m = map ? static_cast<columnar::MapColumn*>(col) : nullptr;
       while (true) {
-        FERRY_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(in, op.path, &items));
+        FERRY_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(in, op.path));
         if (count == 0) {
           break;
         }
@@ -515,16 +524,14 @@ Status Decode(const ReadOp& op, Cursor* in, Column* col, int depth) {
 AvroRowReader::~AvroRowReader() = default;
 
 Status SkipDatum(const Node& type, std::string_view* datum, const std::string& path) {
-  const auto* bytes = reinterpret_cast<const uint8_t*>(datum->data());
-  Cursor in{bytes, bytes, bytes + datum->size()};
+  Cursor in(*datum);
   FERRY_RETURN_IF_ERROR(SkipValue(type, &in, path, 0));
   datum->remove_prefix(in.offset());
   return Status::OK();
 }
 
 Status AvroRowReader::AppendPrefix(std::string_view* datum, columnar::RecordBatch* batch) const {
-  const auto* bytes = reinterpret_cast<const uint8_t*>(datum->data());
-  Cursor in{bytes, bytes, bytes + datum->size()};
+  Cursor in(*datum);
   const int64_t rows = batch->mutable_column(columns_.front())->length();
   const Node& root = *root_;
   for (size_t i = 0; i < field_ops_.size(); ++i) {

@@ -260,5 +260,34 @@ TEST(AvroReaderTest, BadDataIsRefusedAndLeavesTheBatchAsItWas) {
   EXPECT_EQ(RowText(t.batch, 1), first_row);
 }
 
+// Items of zero bytes (null, an empty record) cost no input, so the items a datum may announce
+// are bounded per datum: its size plus 65,536. Per array, nested arrays of them made a few KiB
+// announce billions of items to skip.
+TEST(AvroReaderTest, ZeroByteItemsAreBoundedPerDatum) {
+  ReaderTable t = MakeTable("id BIGINT");
+  auto reader = Reader(R"({"type": "record", "name": "r", "fields": [
+      {"name": "nulls", "type": {"type": "array", "items": {"type": "array", "items": "null"}}},
+      {"name": "id", "type": "long"}]})",
+                       t);
+  ASSERT_NE(reader, nullptr);
+  // 60,000 nulls in two arrays: within the bound, skipped.
+  const std::string fine =
+      Long(2) + Long(30000) + Long(0) + Long(30000) + Long(0) + Long(0) + Long(1);
+  Status st = reader->Append(fine, &t.batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  // 1,000 arrays of 60,000 nulls each in 4 KB: refused at the second array.
+  std::string datum = Long(1000);
+  for (int i = 0; i < 1000; ++i) {
+    datum += Long(60000) + Long(0);
+  }
+  datum += Long(0) + Long(2);
+  st = reader->Append(datum, &t.batch);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("field 'nulls': 60000 items with"), std::string::npos)
+      << st.ToString();
+  EXPECT_EQ(t.batch.num_rows(), 1);
+  EXPECT_EQ(RowText(t.batch, 0), "{id: 1}");
+}
+
 }  // namespace
 }  // namespace ferry::transform::avro

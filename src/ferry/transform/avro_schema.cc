@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <utility>
@@ -54,12 +55,15 @@ bool ValidFullName(std::string_view name) {
   }
 }
 
-// The largest precision a two's-complement decimal of `size` bytes holds.
+// The largest precision a two's-complement decimal of `size` bytes holds, counted up to 1 KiB
+// (2,465 digits, past any precision a schema may give). A fixed may have 2^30 bytes: unclamped,
+// 8 * size overflowed an int32 from 2^28 bytes on, and the digits would not fit one.
 int32_t MaxFixedPrecision(int32_t size) {
   if (size <= 0) {
     return 0;
   }
-  return static_cast<int32_t>(std::floor(static_cast<double>(8 * size - 1) * std::log10(2.0)));
+  const int64_t bits = 8 * std::min<int64_t>(size, 1024) - 1;
+  return static_cast<int32_t>(std::floor(static_cast<double>(bits) * std::log10(2.0)));
 }
 
 std::optional<int64_t> IntMember(const json& j, const char* key) {

@@ -79,6 +79,19 @@ TEST(AvroSchemaTest, PrimitivesAndLogicalTypesMapAsSparkDoes) {
             "f BINARY NOT NULL");
 }
 
+// A fixed may have up to 2^30 bytes: the most digits it holds is computed without overflowing
+// (8 * size passed INT32_MAX from 2^28 bytes on, and the decimal was dropped as "invalid").
+TEST(AvroSchemaTest, DecimalOnAHugeFixedIsKept) {
+  for (int64_t size :
+       {int64_t{1} << 28, (int64_t{1} << 28) + 1, int64_t{1} << 29, int64_t{1} << 30}) {
+    EXPECT_EQ(ColumnOf(fmt::format(R"({{"type": "fixed", "name": "d", "size": {},
+                                        "logicalType": "decimal", "precision": 20, "scale": 2}})",
+                                   size)),
+              "f DECIMAL(20,2) NOT NULL")
+        << "size " << size;
+  }
+}
+
 TEST(AvroSchemaTest, LogicalTypesTheSpecificationCallsInvalidAreIgnored) {
   // Scale above precision, precision beyond what 8 bytes hold (18), no precision, the wrong
   // underlying type, an unknown name: the underlying type.
