@@ -220,24 +220,11 @@ size_t FindInvalidText(std::string_view s) {
 // A two's-complement big-endian integer of at most 16 bytes that fits `precision` digits.
 Result<columnar::Int128> DecimalValue(std::string_view bytes, int32_t precision, Cursor* in,
                                       const std::string& path) {
-  if (bytes.empty()) {
-    return columnar::Int128{0};
+  const std::optional<columnar::Int128> parsed = FromBigEndianBytes(bytes);
+  if (!parsed.has_value()) {
+    return Truncated(*in, path, "a decimal wider than 16 bytes");
   }
-  size_t skip = 0;
-  // Leading sign bytes beyond 16 are allowed when they only extend the sign.
-  while (bytes.size() - skip > 16) {
-    uint8_t b = static_cast<uint8_t>(bytes[skip]);
-    uint8_t next = static_cast<uint8_t>(bytes[skip + 1]);
-    if (!((b == 0x00 && (next & 0x80) == 0) || (b == 0xff && (next & 0x80) != 0))) {
-      return Truncated(*in, path, "a decimal wider than 16 bytes");
-    }
-    ++skip;
-  }
-  columnar::UInt128 u = (static_cast<uint8_t>(bytes[skip]) & 0x80) != 0 ? ~columnar::UInt128{0} : 0;
-  for (size_t i = skip; i < bytes.size(); ++i) {
-    u = (u << 8) | static_cast<uint8_t>(bytes[i]);
-  }
-  auto v = static_cast<columnar::Int128>(u);
+  const columnar::Int128 v = *parsed;
   columnar::Int128 limit = 1;
   for (int32_t i = 0; i < precision; ++i) {
     limit *= 10;

@@ -64,6 +64,26 @@ UInt128 Pow10(int n) {
   return v;
 }
 
+std::optional<Int128> FromBigEndianBytes(std::string_view bytes) {
+  size_t skip = 0;
+  while (bytes.size() - skip > 16) {
+    const auto b = static_cast<uint8_t>(bytes[skip]);
+    const auto next = static_cast<uint8_t>(bytes[skip + 1]);
+    if (!((b == 0x00 && (next & 0x80) == 0) || (b == 0xff && (next & 0x80) != 0))) {
+      return std::nullopt;
+    }
+    ++skip;
+  }
+  UInt128 u = 0;
+  if (skip < bytes.size() && (static_cast<uint8_t>(bytes[skip]) & 0x80) != 0) {
+    u = ~UInt128{0};
+  }
+  for (size_t i = skip; i < bytes.size(); ++i) {
+    u = (u << 8) | static_cast<uint8_t>(bytes[i]);
+  }
+  return static_cast<Int128>(u);
+}
+
 bool FitsPrecision(Int128 v, int precision) {
   return Abs(v) < Pow10(precision);
 }

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "ferry/columnar/types.h"
 
@@ -24,6 +25,9 @@ bool FitsPrecision(Int128 v, int precision);
 // v * 10^(to_scale - from_scale), rounded half up when scale shrinks; nullopt on overflow of
 // `precision` digits.
 std::optional<Int128> Rescale(Int128 v, int from_scale, int to_scale, int precision);
+// A two's-complement big-endian integer (Avro's decimal bytes, Connect's Decimal `value`): 0 for
+// no bytes; leading bytes beyond 16 may only extend the sign; nullopt when it is wider.
+std::optional<Int128> FromBigEndianBytes(std::string_view bytes);
 // round_half_up(a * b / c); nullopt when c is 0 or the result needs more than 38 digits.
 std::optional<Int128> MulDivRound(Int128 a, Int128 b, Int128 c);
 

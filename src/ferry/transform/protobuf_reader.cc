@@ -375,23 +375,11 @@ Status DecodeDecimalMessage(const FieldOp& f, int32_t first, bool chain, Scratch
     bytes = std::string_view(reinterpret_cast<const char*>(value->p), value->len);
   }
   s->notes.resize(base);
-  size_t skip = 0;  // sign bytes beyond 16 that only extend the sign
-  while (bytes.size() - skip > 16) {
-    const auto b = static_cast<uint8_t>(bytes[skip]);
-    const auto next = static_cast<uint8_t>(bytes[skip + 1]);
-    if (!((b == 0x00 && (next & 0x80) == 0) || (b == 0xff && (next & 0x80) != 0))) {
-      return Bad(*s, at, f.path, "a decimal wider than 16 bytes");
-    }
-    ++skip;
+  const std::optional<columnar::Int128> parsed = FromBigEndianBytes(bytes);
+  if (!parsed.has_value()) {
+    return Bad(*s, at, f.path, "a decimal wider than 16 bytes");
   }
-  columnar::UInt128 u = 0;
-  if (skip < bytes.size() && (static_cast<uint8_t>(bytes[skip]) & 0x80) != 0) {
-    u = ~columnar::UInt128{0};
-  }
-  for (size_t i = skip; i < bytes.size(); ++i) {
-    u = (u << 8) | static_cast<uint8_t>(bytes[i]);
-  }
-  const auto v = static_cast<columnar::Int128>(u);
+  const columnar::Int128 v = *parsed;
   std::optional<columnar::Int128> rescaled;
   if (scale >= 0 && scale <= 38 && FitsPrecision(v, 38)) {
     rescaled = Rescale(v, static_cast<int>(scale), f.scale, f.precision);
