@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "ferry/columnar/record_batch.h"
 #include "ferry/delta/actions_json.h"
@@ -138,6 +139,34 @@ class NestedRulesPipelineTest : public PipelineTest {
         delta::ActionToJson(NestedProtocol()) + "\n" + delta::ActionToJson(NestedMetadata()) + "\n";
     ASSERT_TRUE(store_->PutIfAbsent("events/_delta_log/" + delta::CommitFileName(0), text).ok());
   }
+
+  // Runs pipeline "events" over `broker` until caught up, its bad records into table "dead".
+  // `check_input` sees the input schema Pipeline derives from the table before the decoder is
+  // made for it.
+  void RunWithDeadLetters(Broker& broker,
+                          const std::function<void(const columnar::Schema&)>& check_input = {}) {
+    auto opened = OpenOrCreateTable(store_, "events", {.create = false});
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    const columnar::SchemaPtr input = InputSchema(*opened->snapshot.schema(), {});
+    if (check_input) {
+      check_input(*input);
+    }
+    auto decoder = transform::JsonDecoder::Create(input, {});
+    ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+    PipelineOptions options{.on_bad_record = OnBadRecord::kDeadLetter, .until_caught_up = true};
+    options.id = "events";
+    auto pipeline =
+        Pipeline::Create(std::move(options), std::move(opened->table), std::move(opened->snapshot),
+                         broker.Factory(), std::move(*decoder), &registry_);
+    ASSERT_TRUE(pipeline.ok()) << pipeline.status().ToString();
+    auto dead = OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema});
+    ASSERT_TRUE(dead.ok()) << dead.status().ToString();
+    ASSERT_TRUE(
+        (*pipeline)->SetDeadLetterTable(std::move(dead->table), std::move(dead->snapshot)).ok());
+    StopSignal stop;
+    Status run = (*pipeline)->Run(&stop);
+    ASSERT_TRUE(run.ok()) << run.ToString();
+  }
 };
 
 TEST_F(NestedRulesPipelineTest, ViolatingRowsGoToTheDeadLetterTableNamingTheConstraint) {
@@ -150,23 +179,10 @@ TEST_F(NestedRulesPipelineTest, ViolatingRowsGoToTheDeadLetterTableNamingTheCons
   broker.overrides[{0, 4}] = R"({"id": 4, "s": {"x": 5, "tag": "t4", "inner": {"y": -4}}})";
   broker.overrides[{0, 6}] = R"({"id": 6, "s": null})";  // positive_x is NULL
   broker.overrides[{0, 8}] = R"({"id": 8, "s": {"x": 9, "tag": "t8", "inner": null}})";  // ok
-  auto opened = OpenOrCreateTable(store_, "events", {.create = false});
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  auto decoder = transform::JsonDecoder::Create(InputSchema(*opened->snapshot.schema(), {}), {});
-  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
-  PipelineOptions options{.on_bad_record = OnBadRecord::kDeadLetter, .until_caught_up = true};
-  options.id = "events";
-  auto pipeline =
-      Pipeline::Create(std::move(options), std::move(opened->table), std::move(opened->snapshot),
-                       broker.Factory(), std::move(*decoder), &registry_);
-  ASSERT_TRUE(pipeline.ok()) << pipeline.status().ToString();
-  auto dead = OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema});
-  ASSERT_TRUE(dead.ok()) << dead.status().ToString();
-  ASSERT_TRUE(
-      (*pipeline)->SetDeadLetterTable(std::move(dead->table), std::move(dead->snapshot)).ok());
-  StopSignal stop;
-  Status run = (*pipeline)->Run(&stop);
-  ASSERT_TRUE(run.ok()) << run.ToString();
+  RunWithDeadLetters(broker);
+  if (HasFatalFailure()) {
+    return;
+  }
 
   EXPECT_EQ(Ids(), (std::vector<int64_t>{0, 1, 3, 5, 7, 8, 9, 10, 11}));
   std::vector<std::string> rows = DeadRows();
@@ -193,25 +209,12 @@ TEST_F(NestedRulesPipelineTest, AMessageWithoutANestedNotNullFieldIsABadRecord) 
   }
   broker.overrides[{0, 1}] = R"({"id": 1, "s": {"x": 2, "inner": {"y": 1}}})";  // no s.tag
   broker.overrides[{0, 3}] = R"({"id": 3, "s": null})";
-  auto opened = OpenOrCreateTable(store_, "events", {.create = false});
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  const columnar::SchemaPtr input = InputSchema(*opened->snapshot.schema(), {});
-  ASSERT_FALSE(input->field(1).type->fields()[1].nullable);  // s.tag, as in the table
-  auto decoder = transform::JsonDecoder::Create(input, {});
-  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
-  PipelineOptions options{.on_bad_record = OnBadRecord::kDeadLetter, .until_caught_up = true};
-  options.id = "events";
-  auto pipeline =
-      Pipeline::Create(std::move(options), std::move(opened->table), std::move(opened->snapshot),
-                       broker.Factory(), std::move(*decoder), &registry_);
-  ASSERT_TRUE(pipeline.ok()) << pipeline.status().ToString();
-  auto dead = OpenOrCreateTable(store_, "dead", {.schema_ddl = kDeadLetterSchema});
-  ASSERT_TRUE(dead.ok()) << dead.status().ToString();
-  ASSERT_TRUE(
-      (*pipeline)->SetDeadLetterTable(std::move(dead->table), std::move(dead->snapshot)).ok());
-  StopSignal stop;
-  Status run = (*pipeline)->Run(&stop);
-  ASSERT_TRUE(run.ok()) << run.ToString();
+  RunWithDeadLetters(broker, [](const columnar::Schema& input) {
+    EXPECT_FALSE(input.field(1).type->fields()[1].nullable);  // s.tag, as in the table
+  });
+  if (HasFatalFailure()) {
+    return;
+  }
 
   EXPECT_EQ(Ids(), (std::vector<int64_t>{0, 2}));
   std::vector<std::string> rows = DeadRows();
