@@ -420,7 +420,7 @@ class LatencyStore : public ForwardingStore {
   }
 };
 
-// Issue 41 (docs/RELIABILITY.md, "JetStream elastic, long form on S3"): one writer committing
+// Issue 41 (docs/RELIABILITY.md, "JetStream elastic mode"): one writer committing
 // back to back (a data file, then its commit, like a pipeline with a backlog) took every version
 // another writer's commit aimed at, 200 times in a row, because the loser slept, listed the log
 // and read the new commits one at a time before each put: longer than the leader's cycle of two

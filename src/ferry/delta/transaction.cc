@@ -595,7 +595,7 @@ Result<CommitResult> Transaction::Commit() {
     // No backoff between reading and the next put: another writer's commit is progress, not a
     // fault, and every millisecond between learning where the log ends and the next put is one in
     // which a writer committing back to back takes that version too (docs/RELIABILITY.md,
-    // "JetStream elastic, long form on S3": one writer committing every ~100 ms on radosgw took
+    // "JetStream elastic mode", issue 41: one writer committing every ~100 ms on radosgw took
     // 496 versions in a row from a loser that slept, listed and read one commit at a time).
     bool absent = false;
     for (size_t i = 0; resolved.ok() && i < after.size() && !absent; ++i) {
