@@ -38,9 +38,9 @@
 //   3. Put-if-absent `_delta_log/<v>.json` with v = snapshot version + 1. [delta.commit.before_put,
 //      then the store's own storage.local.* failpoints, delta.commit.after_put]
 //        - OK: the commit is durable; go to 6.
-//        - AlreadyExists: read version v, and at once the kReadAhead - 1 versions after it. If v
-//          carries our txnId it is ours (an earlier attempt whose reply was lost): go to 6.
-//          Otherwise another writer won: go to 4.
+//        - AlreadyExists: read version v, and at once the three versions after it (kReadAhead = 4
+//          reads in flight, transaction.cc). If v carries our txnId it is ours (an earlier
+//          attempt whose reply was lost): go to 6. Otherwise another writer won: go to 4.
 //        - any other error: the outcome is unknown; read version v back. Ours: go to 6. Someone
 //          else's: go to 4. Absent: retry the same version (counts as an attempt). Unreadable:
 //          Unavailable, with the outcome left for the next snapshot to tell.
@@ -63,8 +63,8 @@
 //          them): apply the winner to the read snapshot and retry at v + 1.
 //   5. (Before step 3's read of a taken v: a random sleep up to that put's round trip, capped by
 //      max_backoff, so that retries do not keep the phase of a writer committing back to back.)
-//      Resolve the versions read after v (step 4 for each) and go on reading kReadAhead versions
-//      at a time until one is absent; retry at once at that version, with no backoff (another
+//      Resolve the versions read after v (step 4 for each) and go on reading four versions at a
+//      time until one is absent; retry at once at that version, with no backoff (another
 //      writer's commit is progress; a writer committing back to back would take every version a
 //      sleeping, listing, one-read-at-a-time loser aims at: docs/RELIABILITY.md). A listing
 //      beside the reads keeps the newest checkpoint known. Only an unknown outcome with the
