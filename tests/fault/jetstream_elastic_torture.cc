@@ -57,7 +57,9 @@ void RunElasticProcesses(const TortureSettings& settings, const std::filesystem:
                  fmt::format("partitions = {{ subject = \"{}.{{partition}}.>\", count = {} }}\n"
                              "lease_ttl = \"{}ms\"\nreconnect_wait = \"200ms\"",
                              stream, kElasticPartitions, kLeaseTtlMs)}),
-        .max_rows = 500}});
+        .max_rows = 500}},
+      settings.log_level.empty() ? ""
+                                 : fmt::format("[log]\nlevel = \"{}\"\n\n", settings.log_level));
 
   const auto start = std::chrono::steady_clock::now();
   // Ids 1..messages, a contiguous slice per partition, spread over about two seconds per event.

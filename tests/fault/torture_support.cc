@@ -86,6 +86,9 @@ TortureSettings TortureSettings::FromEnv(int64_t default_messages, int default_k
   s.kills = static_cast<int>(EnvInt("FERRY_TORTURE_KILLS", default_kills));
   s.full_matrix = EnvInt("FERRY_TORTURE_FULL_MATRIX", long_form ? 1 : 0) != 0;
   s.keep = EnvInt("FERRY_TORTURE_KEEP", 0) != 0;
+  if (const char* level = std::getenv("FERRY_TORTURE_LOG_LEVEL"); level != nullptr) {
+    s.log_level = level;
+  }
   return s;
 }
 

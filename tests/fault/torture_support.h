@@ -34,13 +34,16 @@ inline constexpr char kFerry[] = FERRY_BINARY_DIR "/src/ferry/app/ferry";
 
 // FERRY_TORTURE_SEED (default: from the clock), FERRY_TORTURE_MESSAGES, FERRY_TORTURE_KILLS,
 // FERRY_TORTURE_FULL_MATRIX=1 (every failpoint with every action; default only in the long
-// form, i.e. when FERRY_TORTURE_MESSAGES is set), FERRY_TORTURE_KEEP=1 (keep the temp dir).
+// form, i.e. when FERRY_TORTURE_MESSAGES is set), FERRY_TORTURE_KEEP=1 (keep the temp dir),
+// FERRY_TORTURE_LOG_LEVEL (the ferry processes' [log] level, e.g. "debug" for the commit
+// attempts' trace; only the elastic scenario uses it so far).
 struct TortureSettings {
   uint64_t seed = 0;
   int64_t messages = 0;
   int kills = 0;
   bool full_matrix = false;
   bool keep = false;
+  std::string log_level;  // empty: ferry's default
   // The scenario's step 3 (every failpoint in turn); off in ForAnotherServer()'s short form.
   bool failpoint_steps = true;
 

@@ -17,6 +17,12 @@ INSTANTIATE_TEST_SUITE_P(AllStores, TableTest,
                          ::testing::Values(MemoryStoreFactory(), LocalDiskStoreFactory()),
                          [](const auto& p) { return StoreFactoryName(p.param); });
 
+// Commits racing a writer that commits back to back, on stores whose request costs the test sets
+// (table_test.cc).
+INSTANTIATE_TEST_SUITE_P(AllStores, ContentionTest,
+                         ::testing::Values(MemoryStoreFactory(), LocalDiskStoreFactory()),
+                         [](const auto& p) { return StoreFactoryName(p.param); });
+
 namespace {
 
 // Every directory of delta-golden is covered by the golden suites (or is a parent of nested

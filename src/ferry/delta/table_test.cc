@@ -4,7 +4,13 @@
 // s3_delta_test.
 #include "ferry/delta/table.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include "ferry/base/failpoint.h"
 #include "ferry/columnar/column.h"
@@ -19,6 +25,7 @@
 #include "ferry/parquet/file_reader.h"
 #include "ferry/testing/delta_suites.h"
 #include "ferry/testing/fault_injecting_store.h"
+#include "ferry/testing/forwarding_store.h"
 #include "ferry/testing/table_verifier.h"
 
 namespace ferry::testing {
@@ -371,6 +378,107 @@ TEST_P(TableTest, ErrorWhileResolvingAConflictCommitsNothingAndARetryLands) {
   ASSERT_TRUE(retried.ok()) << retried.status().ToString();
   EXPECT_EQ(retried->version, 2);
   EXPECT_EQ(*ReadTableRows(*table_, retried->snapshot), Sorted(RenderRows(WideBatch(0, 20))));
+}
+
+// A store whose every request takes 2-8 ms each way (a random latency before and after the call),
+// like a remote object store.
+class LatencyStore : public ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  using ObjectStore::List;
+  Result<std::vector<storage::ObjectInfo>> List(std::string_view prefix,
+                                                const storage::ListOptions& options) override {
+    Wait();
+    auto out = ForwardingStore::List(prefix, options);
+    Wait();
+    return out;
+  }
+  Result<std::shared_ptr<const RandomAccessFile>> OpenForRead(std::string_view key) override {
+    Wait();
+    auto out = ForwardingStore::OpenForRead(key);
+    Wait();
+    return out;
+  }
+  Status PutIfAbsent(std::string_view key, std::string_view data) override {
+    Wait();
+    Status out = ForwardingStore::PutIfAbsent(key, data);
+    Wait();
+    return out;
+  }
+  Status Put(std::string_view key, std::string_view data) override {
+    Wait();
+    Status out = ForwardingStore::Put(key, data);
+    Wait();
+    return out;
+  }
+
+ private:
+  static void Wait() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::uniform_int_distribution<int>(2000, 8000)(rng)));
+  }
+};
+
+// Issue 41 (docs/RELIABILITY.md, "JetStream elastic mode"): one writer committing
+// back to back (a data file, then its commit, like a pipeline with a backlog) took every version
+// another writer's commit aimed at, 200 times in a row, because the loser slept, listed the log
+// and read the new commits one at a time before each put: longer than the leader's cycle of two
+// requests. The loser now reads the versions after the one it lost at once and puts right away.
+// ContentionTest runs on the memory and local stores only (delta_suites.h).
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ContentionTest);
+
+TEST_P(ContentionTest, ACommitLandsBesideAWriterCommittingBackToBack) {
+  const Snapshot base = CreateWide();
+  auto slow = std::make_shared<LatencyStore>(store_);
+  auto opened = Table::Open(slow, "db/events");
+  ASSERT_TRUE(opened.ok());
+  const Table& table = **opened;
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> leader_commits{0};
+  Status leader_status;
+  std::thread leader([&] {
+    Snapshot snapshot = base;
+    for (int64_t n = 1; !stop.load(); ++n) {
+      // Its "data file": a request that needs no condition.
+      leader_status = slow->Put(fmt::format("db/events/leader-{}", n), "x");
+      if (!leader_status.ok()) {
+        return;
+      }
+      Transaction txn(table, snapshot, CommitOptions{.checkpoint = false});
+      txn.SetPosition("leader", n);
+      auto committed = txn.Commit();
+      if (!committed.ok()) {
+        leader_status = committed.status();
+        return;
+      }
+      snapshot = std::move(committed->snapshot);
+      leader_commits = n;
+    }
+  });
+  while (leader_commits.load() < 3 && leader_status.ok()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // The loser starts from the table as it was before the leader's commits.
+  Result<CommitResult> loser = [&]() -> Result<CommitResult> {
+    FERRY_ASSIGN_OR_RETURN(auto writer, TableWriter::Create(table, base));
+    FERRY_RETURN_IF_ERROR(writer->Write(WideBatch(0, 10)));
+    FERRY_ASSIGN_OR_RETURN(auto adds, writer->Finish());
+    Transaction txn(table, base, CommitOptions{.max_attempts = 40, .checkpoint = false});
+    txn.AddFiles(std::move(adds));
+    txn.SetPosition("loser", 9);
+    return txn.Commit();
+  }();
+  stop = true;
+  leader.join();
+  ASSERT_TRUE(leader_status.ok()) << leader_status.ToString();
+  ASSERT_TRUE(loser.ok()) << loser.status().ToString();
+  EXPECT_GE(loser->attempts, 2);  // it lost at least the version its stale snapshot aimed at
+  auto latest = table_->LoadSnapshot();
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  EXPECT_EQ(latest->position("loser"), 9);
+  EXPECT_EQ(latest->position("leader"), leader_commits.load());
+  EXPECT_EQ(*ReadTableRows(*table_, *latest), Sorted(RenderRows(WideBatch(0, 10))));
 }
 
 TEST_P(TableTest, SameAppIdConflictIsConcurrentTransaction) {

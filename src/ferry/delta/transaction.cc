@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -25,16 +26,69 @@
 namespace ferry::delta {
 namespace {
 
-void SleepBackoff(const CommitOptions& options, int attempt) {
+// Returns the milliseconds slept.
+int64_t SleepBackoff(const CommitOptions& options, int attempt) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   int64_t cap = options.initial_backoff_ms << std::min(attempt, 20);
   cap = std::min(cap, options.max_backoff_ms);
   if (cap <= 0) {
-    return;
+    return 0;
   }
   std::uniform_int_distribution<int64_t> dist(0, cap);
-  std::this_thread::sleep_for(std::chrono::milliseconds(dist(rng)));
+  const int64_t ms = dist(rng);
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return ms;
 }
+
+// After a lost race: a random sleep up to the lost put's round trip (at most max_backoff), BEFORE
+// the log is read again, so that the next put does not come at the same point of a back-to-back
+// writer's cycle each time (a loser whose retry takes as long as that cycle would otherwise lose
+// every time); the reads and the put that follow come without delay. Returns the microseconds
+// slept.
+int64_t SleepJitter(const CommitOptions& options, int64_t round_trip_us) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const int64_t cap = std::min(round_trip_us, options.max_backoff_ms * 1000);
+  if (cap <= 0) {
+    return 0;
+  }
+  const int64_t us = std::uniform_int_distribution<int64_t>(0, cap)(rng);
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+  return us;
+}
+
+// For the attempt trace: who wrote a winning commit and what it was.
+std::string DescribeWinner(const std::vector<Action>& actions) {
+  std::string operation = "?";
+  std::string txn_id;
+  int txns = 0;
+  int adds = 0;
+  int removes = 0;
+  for (const Action& action : actions) {
+    if (const auto* info = std::get_if<CommitInfo>(&action)) {
+      txn_id = info->txn_id.value_or("").substr(0, 8);
+      operation = info->operation.value_or("?");
+    } else if (std::holds_alternative<Txn>(action)) {
+      ++txns;
+    } else if (std::holds_alternative<AddFile>(action)) {
+      ++adds;
+    } else if (std::holds_alternative<RemoveFile>(action)) {
+      ++removes;
+    }
+  }
+  return fmt::format("{} txnId {} ({} txns, {} adds, {} removes)", operation, txn_id, txns, adds,
+                     removes);
+}
+
+double Ms(int64_t micros) {
+  return static_cast<double>(micros) / 1e3;
+}
+
+// A commit that needed this many attempts says where the time went, at INFO.
+constexpr int kLogAttempts = 10;
+
+// Versions read at once after a lost race (step 5): the lost one and those after it, so that the
+// next put follows the newest commit by one round trip.
+constexpr int kReadAhead = 4;
 
 // The schema string carries the column rules in its field metadata (generation expressions,
 // defaults, invariants, identity high-water marks); CHECK constraints live in the configuration
@@ -381,16 +435,74 @@ Status Transaction::ResolveConflict(int64_t version, std::vector<Action>&& winne
   return Validate();
 }
 
-Status Transaction::CatchUp() {
-  SnapshotState* state = MutableState(&snapshot_);
-  FERRY_ASSIGN_OR_RETURN(auto commits,
-                         ListCommitsAfter(table_.store(), table_.log_dir(), snapshot_.version(),
-                                          &state->newest_checkpoint_version));
-  for (const CommitFile& commit : commits) {
-    FERRY_ASSIGN_OR_RETURN(auto actions, table_.ReadCommit(commit.version));
-    FERRY_RETURN_IF_ERROR(ResolveConflict(commit.version, std::move(actions)));
+std::vector<Result<std::optional<std::vector<Action>>>> Transaction::ReadVersions(int64_t from,
+                                                                                  int count) {
+  int64_t t0 = MonotonicMicros();
+  std::vector<std::future<Result<std::optional<std::vector<Action>>>>> reads;
+  for (int64_t v = from; v < from + count; ++v) {
+    reads.push_back(std::async(std::launch::async, [this, v] { return ReadVersion(v); }));
   }
+  // The listing only keeps the newest checkpoint known (checkpointer.h decides by it); the reads
+  // decide where the log ends.
+  std::optional<int64_t> newest_checkpoint = snapshot_.newest_checkpoint_version();
+  auto listed = std::async(std::launch::async, [this, from, &newest_checkpoint] {
+    return ListCommitsAfter(table_.store(), table_.log_dir(), from - 1, &newest_checkpoint);
+  });
+  std::vector<Result<std::optional<std::vector<Action>>>> out;
+  for (auto& read : reads) {
+    out.push_back(read.get());
+  }
+  if (listed.get().ok() && newest_checkpoint.has_value()) {
+    SnapshotState* state = MutableState(&snapshot_);
+    if (!state->newest_checkpoint_version.has_value() ||
+        *state->newest_checkpoint_version < *newest_checkpoint) {
+      state->newest_checkpoint_version = newest_checkpoint;
+    }
+  }
+  trace_.read_us += MonotonicMicros() - t0;
+  return out;
+}
+
+Status Transaction::ResolveRead(int64_t version, Result<std::optional<std::vector<Action>>> read,
+                                bool* absent) {
+  if (!read.ok()) {
+    return read.status();
+  }
+  if (!read->has_value()) {
+    *absent = true;
+    return Status::OK();
+  }
+  FERRY_LOG_DEBUG("commit to {}: catch-up read version {}: {}", table_.Describe(), version,
+                  DescribeWinner(**read));
+  ++trace_.winners;
+  return ResolveConflict(version, std::move(**read));
+}
+
+Status Transaction::CatchUp() {
+  const int64_t from = snapshot_.version();
+  while (true) {
+    const int64_t next = snapshot_.version() + 1;
+    auto window = ReadVersions(next, kReadAhead);
+    bool absent = false;
+    for (size_t i = 0; i < window.size() && !absent; ++i) {
+      FERRY_RETURN_IF_ERROR(
+          ResolveRead(next + static_cast<int64_t>(i), std::move(window[i]), &absent));
+    }
+    if (absent) {
+      break;
+    }
+  }
+  FERRY_LOG_DEBUG("commit to {}: caught up from version {} to {}; next try at version {}",
+                  table_.Describe(), from, snapshot_.version(), snapshot_.version() + 1);
   return Status::OK();
+}
+
+std::string Transaction::DescribeTrace(int attempts, int64_t last_version) const {
+  return fmt::format(
+      "{} attempts at versions {}..{}, {} commits of other writers resolved; {:.0f} ms in puts, "
+      "{:.0f} ms reading the log, {:.0f} ms backing off",
+      attempts, trace_.first_version, last_version, trace_.winners, Ms(trace_.put_us),
+      Ms(trace_.read_us), Ms(trace_.sleep_us));
 }
 
 Result<CommitResult> Transaction::Commit() {
@@ -401,17 +513,29 @@ Result<CommitResult> Transaction::Commit() {
   FERRY_RETURN_IF_ERROR(Validate());
   const std::string txn_id = RandomUuid();
   int attempts = 0;
-  int conflicts = 0;
   while (attempts < options_.max_attempts) {
     int64_t version = snapshot_.version() + 1;
     FERRY_RETURN_IF_ERROR(PrepareAttempt(version));
     std::string bytes = BuildCommit(version, txn_id);
     std::string key = table_.log_dir() + "/" + CommitFileName(version);
     attempts++;
+    if (trace_.first_version < 0) {
+      trace_.first_version = version;
+    }
     FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.before_put"));
+    int64_t put_start = MonotonicMicros();
     Status put = table_.store().PutIfAbsent(key, bytes);
+    const int64_t put_us = MonotonicMicros() - put_start;
+    trace_.put_us += put_us;
+    FERRY_LOG_DEBUG("commit to {}: attempt {} at version {}: put {} in {:.1f} ms",
+                    table_.Describe(), attempts, version,
+                    put.ok() ? std::string("OK") : put.ToString(), Ms(put_us));
     if (put.ok()) {
       FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.after_put"));
+      if (attempts >= kLogAttempts) {
+        FERRY_LOG_INFO("commit to {}: version {} after {}", table_.Describe(), version,
+                       DescribeTrace(attempts, version));
+      }
       return Finish(version, attempts);
     }
     if (put.code() == StatusCode::kNotSupported) {
@@ -420,10 +544,17 @@ Result<CommitResult> Transaction::Commit() {
       return put.WithContext("commit of version {} to {}", version, table_.Describe());
     }
     std::optional<std::vector<Action>> existing;
+    // The versions after `version`, read together with it when it is taken (step 5).
+    std::vector<Result<std::optional<std::vector<Action>>>> after;
     if (put.code() == StatusCode::kAlreadyExists) {
-      FERRY_ASSIGN_OR_RETURN(existing, ReadVersion(version));
+      trace_.sleep_us += SleepJitter(options_, put_us);
+      after = ReadVersions(version, kReadAhead);
+      FERRY_ASSIGN_OR_RETURN(existing, std::move(after.front()));
+      after.erase(after.begin());
     } else {
+      int64_t read_start = MonotonicMicros();
       auto read_back = ReadVersion(version);
+      trace_.read_us += MonotonicMicros() - read_start;
       if (!read_back.ok()) {
         return Unavailable("commit of version {} to {}: outcome unknown ({}; reading it back: {})",
                            version, table_.Describe(), put.ToString(),
@@ -433,7 +564,7 @@ Result<CommitResult> Transaction::Commit() {
       if (!existing.has_value()) {
         FERRY_LOG_WARN("commit of version {} to {} failed ({}); retrying", version,
                        table_.Describe(), put.ToString());
-        SleepBackoff(options_, attempts);
+        trace_.sleep_us += SleepBackoff(options_, attempts) * 1000;
         continue;
       }
     }
@@ -457,16 +588,29 @@ Result<CommitResult> Transaction::Commit() {
       return Finish(version, attempts);
     }
     FERRY_RETURN_IF_ERROR(FERRY_FAILPOINT("delta.commit.on_conflict"));
-    FERRY_RETURN_IF_ERROR(ResolveConflict(version, std::move(*existing)));
-    // Back off first, then resolve every commit that landed meanwhile: the next try is at the
-    // version after the newest one seen just before it. (Sleeping after the catch-up made each
-    // try as stale as the sleep: five writers and an optimize loop on one S3 table made a commit
-    // lose 200 times in a row, docs/RELIABILITY.md "JetStream elastic, long form on S3".)
-    SleepBackoff(options_, conflicts++);
-    FERRY_RETURN_IF_ERROR(CatchUp());
+    FERRY_LOG_DEBUG("commit to {}: version {} is taken by {}", table_.Describe(), version,
+                    DescribeWinner(*existing));
+    ++trace_.winners;
+    Status resolved = ResolveConflict(version, std::move(*existing));
+    // No backoff between reading and the next put: another writer's commit is progress, not a
+    // fault, and every millisecond between learning where the log ends and the next put is one in
+    // which a writer committing back to back takes that version too (docs/RELIABILITY.md,
+    // "JetStream elastic mode", issue 41: one writer committing every ~100 ms on radosgw took
+    // 496 versions in a row from a loser that slept, listed and read one commit at a time).
+    bool absent = false;
+    for (size_t i = 0; resolved.ok() && i < after.size() && !absent; ++i) {
+      resolved = ResolveRead(version + 1 + static_cast<int64_t>(i), std::move(after[i]), &absent);
+    }
+    if (resolved.ok() && !absent) {
+      resolved = CatchUp();  // the unknown-outcome path read only `version`, or all were there
+    }
+    if (!resolved.ok()) {
+      FERRY_LOG_DEBUG("commit to {}: {}", table_.Describe(), resolved.ToString());
+      return resolved;
+    }
   }
-  return Unavailable("commit to {}: gave up after {} attempts (too much contention)",
-                     table_.Describe(), attempts);
+  return Unavailable("commit to {}: gave up after {} attempts (too much contention): {}",
+                     table_.Describe(), attempts, DescribeTrace(attempts, snapshot_.version()));
 }
 
 Result<CommitResult> Transaction::Finish(int64_t version, int attempts) {

@@ -38,8 +38,9 @@
 //   3. Put-if-absent `_delta_log/<v>.json` with v = snapshot version + 1. [delta.commit.before_put,
 //      then the store's own storage.local.* failpoints, delta.commit.after_put]
 //        - OK: the commit is durable; go to 6.
-//        - AlreadyExists: read version v. If it carries our txnId it is ours (an earlier attempt
-//          whose reply was lost): go to 6. Otherwise another writer won: go to 4.
+//        - AlreadyExists: read version v, and at once the three versions after it (kReadAhead = 4
+//          reads in flight, transaction.cc). If v carries our txnId it is ours (an earlier
+//          attempt whose reply was lost): go to 6. Otherwise another writer won: go to 4.
 //        - any other error: the outcome is unknown; read version v back. Ours: go to 6. Someone
 //          else's: go to 4. Absent: retry the same version (counts as an attempt). Unreadable:
 //          Unavailable, with the outcome left for the next snapshot to tell.
@@ -60,10 +61,16 @@
 //          rule is to reassign). Other domains are kept as the winner left them;
 //        - anything else (blind appends, compaction, deletes: ferry's adds never conflict with
 //          them): apply the winner to the read snapshot and retry at v + 1.
-//   5. Back off before retrying: a random sleep up to min(max_backoff, initial * 2^n), THEN read
-//      the commits that landed meanwhile (step 4 for each), so the next try is at the version
-//      after the newest seen just before it. After max_attempts put attempts: Unavailable ("too
-//      much contention").
+//   5. (Before step 3's read of a taken v: a random sleep up to that put's round trip, capped by
+//      max_backoff, so that retries do not keep the phase of a writer committing back to back.)
+//      Resolve the versions read after v (step 4 for each) and go on reading four versions at a
+//      time until one is absent; retry at once at that version, with no backoff (another
+//      writer's commit is progress; a writer committing back to back would take every version a
+//      sleeping, listing, one-read-at-a-time loser aims at: docs/RELIABILITY.md). A listing
+//      beside the reads keeps the newest checkpoint known. Only an unknown outcome with the
+//      version still absent backs off (a random sleep up to min(max_backoff, initial * 2^n))
+//      before the same version is tried again. After max_attempts put attempts: Unavailable
+//      ("too much contention", with where the time went).
 //   6. The post-commit snapshot is the read snapshot plus the winners plus our actions (no log
 //      re-read). If a checkpoint is due -- the newest checkpoint is older than the last multiple
 //      of delta.checkpointInterval at or below v, so a checkpoint a crash skipped is retried by
@@ -174,7 +181,14 @@ class Transaction {
   Result<std::optional<std::vector<Action>>> ReadVersion(int64_t version) const;
   bool IsOurs(const std::vector<Action>& actions, const std::string& txn_id) const;
   Status ResolveConflict(int64_t version, std::vector<Action>&& winner);
-  // Resolves every commit after the snapshot's version, as step 4 does for one.
+  // Reads versions [from, from + count) at once (nullopt: absent), and lists the log beside
+  // them for the newest checkpoint.
+  std::vector<Result<std::optional<std::vector<Action>>>> ReadVersions(int64_t from, int count);
+  // Step 4 for one version read (absent: sets *absent, nothing else).
+  Status ResolveRead(int64_t version, Result<std::optional<std::vector<Action>>> read,
+                     bool* absent);
+  // Resolves every commit after the snapshot's version, as step 4 does for one, reading them
+  // kReadAhead at a time until one is absent.
   Status CatchUp();
   Result<CommitResult> Finish(int64_t version, int attempts);
 
@@ -200,6 +214,17 @@ class Transaction {
   bool preserves_row_tracking_ = false;
   bool committed_ = false;
   Conflict conflict_ = Conflict::kNone;
+  // Where the attempts' time went: the DEBUG trace of each attempt, the INFO line of a commit
+  // that needed many, and the contention error.
+  struct AttemptTrace {
+    int64_t first_version = -1;
+    int64_t put_us = 0;
+    int64_t read_us = 0;   // reading the winners and listing (steps 3 and 5)
+    int64_t sleep_us = 0;  // jitter after a lost race, backoff before retrying an unknown outcome
+    int64_t winners = 0;   // other writers' commits resolved
+  };
+  AttemptTrace trace_;
+  std::string DescribeTrace(int attempts, int64_t last_version) const;
 };
 
 }  // namespace ferry::delta
