@@ -14,6 +14,12 @@ StatusCode CodeFor(natsStatus status, jsErrCode js_error) {
     case JSNotEnabledErr:
     case JSNotEnabledForAccountErr:
       return StatusCode::kInvalidArgument;
+    // A cluster between leaders (a stream or meta leader killed, a server restarting): the same
+    // request succeeds once a leader is elected, so it is retried, never fatal.
+    case JSClusterIncompleteErr:
+    case JSClusterNotAvailErr:
+    case JSClusterNotLeaderErr:
+      return StatusCode::kUnavailable;
     default:
       break;
   }
