@@ -118,11 +118,16 @@ Status PartitionBook::UpdateHeads(source::Source* source) {
       continue;
     }
     if (!head->last_position) {
-      // The broker answered and holds nothing for the partition (or did not answer: then the
-      // first position is unknown too).
-      if (head->first_position) {
-        last_contact_ = last_heads_;
+      if (!head->first_position) {
+        // Not answered (a Kafka ListOffsets that timed out, a leader not known yet right after
+        // the assignment): unknown, not empty. The next refresh asks again; until then the
+        // partition is not caught up (it once counted as empty, and --until-caught-up ended
+        // with the partition's last messages unread).
+        all_known = all_known && state.caught_up_at.has_value();
+        continue;
       }
+      // The broker answered and holds nothing for the partition.
+      last_contact_ = last_heads_;
       if (!state.caught_up_at) {
         state.caught_up_at = -1;
       }

@@ -158,5 +158,59 @@ TEST_F(PipelineTest, ARevokeWaitsForTheBatchInFlightThatHoldsThePartition) {
   EXPECT_EQ(Latest().position("events/kafka/events/1"), 9);
 }
 
+// A source whose first `unanswered` head queries get no answer from the broker (positions
+// unknown: a Kafka ListOffsets that timed out right after an assignment) and which delivers one
+// message per poll.
+class UnansweredHeadsSource final : public source::Source {
+ public:
+  UnansweredHeadsSource(std::unique_ptr<source::Source> inner, std::atomic<int>* unanswered)
+      : inner_(std::move(inner)), unanswered_(unanswered) {}
+  Status Start(source::PartitionListener* l) override { return inner_->Start(l); }
+  Status Poll(size_t, std::chrono::milliseconds timeout,
+              std::vector<source::Message>* out) override {
+    return inner_->Poll(1, timeout, out);
+  }
+  void Acknowledge(std::span<const source::CommittedPosition> p) override {
+    inner_->Acknowledge(p);
+  }
+  Result<std::vector<source::PartitionHead>> Heads() override {
+    FERRY_ASSIGN_OR_RETURN(std::vector<source::PartitionHead> heads, inner_->Heads());
+    if (unanswered_->fetch_sub(1) > 0) {
+      for (source::PartitionHead& h : heads) {
+        h.first_position.reset();
+        h.last_position.reset();
+      }
+    }
+    return heads;
+  }
+  Status Close() override { return inner_->Close(); }
+
+ private:
+  std::unique_ptr<source::Source> inner_;
+  std::atomic<int>* unanswered_;
+};
+
+// A head the broker did not answer is unknown, not an empty partition: --until-caught-up reads
+// on and asks again (it once took the unanswered partitions as caught up and ended with their
+// messages unread: 9,996 of 10,000 ids in the real-broker kill test).
+TEST_F(PipelineTest, UntilCaughtUpDoesNotTakeAnUnansweredHeadForAnEmptyPartition) {
+  std::atomic<int> unanswered = 2;
+  wrap_source_ = [&](SourceFactory inner) -> SourceFactory {
+    return [&unanswered, inner]() -> Result<std::unique_ptr<source::Source>> {
+      FERRY_ASSIGN_OR_RETURN(auto s, inner());
+      return std::unique_ptr<source::Source>(
+          std::make_unique<UnansweredHeadsSource>(std::move(s), &unanswered));
+    };
+  };
+  Broker broker{.partitions = 2, .per_partition = 20};
+  auto p = Make(&broker, {.until_caught_up = true});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  StopSignal stop;
+  Status st = (*p)->Run(&stop);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_LE(unanswered.load(), 0);  // the unanswered queries were made
+  EXPECT_EQ(Ids(), Expected(2, 20));
+}
+
 }  // namespace
 }  // namespace ferry::pipeline

@@ -276,8 +276,10 @@ void Router::UpdateGoals() {
   }
   last_contact_ = RouterClock::now();
   for (const source::PartitionHead& h : *heads) {
+    const bool answered = h.first_position.has_value() || h.last_position.has_value();
     for (const auto& [index, info] : assigned_) {
-      if (info.key == h.key && goals_.count(index) == 0) {
+      // A head not answered is unknown, not empty (source.h): no goal yet, asked again.
+      if (info.key == h.key && answered && goals_.count(index) == 0) {
         goals_[index] = h.last_position.value_or(-1);
       }
       if (info.key == h.key && h.read_through) {
@@ -299,7 +301,8 @@ bool Router::CaughtUp() {
   for (const auto& [index, info] : assigned_) {
     auto goal = goals_.find(index);
     if (goal == goals_.end()) {
-      return false;
+      short_of_goal = true;  // its head was not answered yet
+      continue;
     }
     auto high = polled_high_.find(index);
     auto through = read_through_.find(index);

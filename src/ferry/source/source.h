@@ -84,8 +84,12 @@ struct PartitionHead {
   std::string key;
   // Position of the last message the broker holds for the reader (Kafka: the end offset - 1,
   // where the end is the last stable offset under read_committed, the high watermark otherwise;
-  // JetStream: the stream's last sequence matching the filter). nullopt if unknown.
+  // JetStream: the stream's last sequence matching the filter). nullopt if unknown or if the
+  // partition holds nothing.
   std::optional<int64_t> last_position;
+  // Position of the first message the broker holds (or would hold next, for an empty
+  // partition): set whenever the broker answered for the partition, so that "answered and
+  // empty" (first_position alone) is told from "unknown" (neither).
   std::optional<int64_t> first_position;
   // The source has read the partition through this position and delivered every message at or
   // below it: positions between the last delivered message and it held nothing to deliver

@@ -113,10 +113,10 @@ Result<PartitionHead> StreamInfoClient::Head(const jsStreamState& state, const s
                                              bool covers_stream, const std::string& key) {
   PartitionHead head;
   head.key = key;
+  head.first_position = static_cast<int64_t>(state.FirstSeq);  // answered (source.h)
   if (state.Msgs == 0) {
     return head;
   }
-  head.first_position = static_cast<int64_t>(state.FirstSeq);
   if (covers_stream) {
     head.last_position = static_cast<int64_t>(state.LastSeq);
     return head;
