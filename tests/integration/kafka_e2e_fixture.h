@@ -11,12 +11,14 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -139,8 +141,31 @@ class KafkaE2eTest : public ::testing::Test {
     for (int64_t id = first; id <= last; ++id) {
       expected.push_back(id);
     }
-    ASSERT_EQ(t.ids.size(), expected.size());
-    EXPECT_TRUE(t.ids == expected) << "ids differ (duplicates or missing)";
+    if (t.ids != expected) {
+      // Which ids, and where the positions stand, so that a rare failure says what happened.
+      std::vector<int64_t> missing;
+      std::vector<int64_t> extra;
+      std::set_difference(expected.begin(), expected.end(), t.ids.begin(), t.ids.end(),
+                          std::back_inserter(missing));
+      std::set_difference(t.ids.begin(), t.ids.end(), expected.begin(), expected.end(),
+                          std::back_inserter(extra));
+      std::string positions;
+      for (const auto& [partition, offset] : t.max_offset) {
+        positions += fmt::format(" {}: max offset {}, txn {};", partition, offset,
+                                 t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)]);
+      }
+      ADD_FAILURE()
+          << t.ids.size() << " ids, " << expected.size() << " expected; missing " << missing.size()
+          << " (first: "
+          << fmt::format("{}",
+                         fmt::join(missing.begin(),
+                                   missing.begin() + std::min<size_t>(missing.size(), 20), ", "))
+          << "), duplicated or unexpected " << extra.size() << " (first: "
+          << fmt::format("{}", fmt::join(extra.begin(),
+                                         extra.begin() + std::min<size_t>(extra.size(), 20), ", "))
+          << "); partitions:" << positions;
+      return;
+    }
     for (const auto& [partition, offset] : t.max_offset) {
       EXPECT_EQ(t.txns[fmt::format("events/kafka/{}/{}", topic_, partition)], offset)
           << "partition " << partition;

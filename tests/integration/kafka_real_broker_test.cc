@@ -86,6 +86,11 @@ TEST_P(KafkaRealBrokerKillTest, SigkilledMidWayAndCaughtUpHoldsEveryIdOnce) {
   CommandResult r = RunCommand({kFerry, "run", "--config", config, "--until-caught-up"});
   ASSERT_EQ(r.exit_code, 0) << r.err << BrokerLog();
   ExpectExactlyOnce(1, kMessages);
+  if (HasFailure()) {
+    ADD_FAILURE() << "at the kill: " << at_kill << " rows; the killed run's log:\n"
+                  << ferry->Log() << "\nthe restart's log:\n"
+                  << r.err;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignments, KafkaRealBrokerKillTest, ::testing::Values("group", "manual"),
