@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ferry/columnar/record_batch.h"
 #include "ferry/transform/change_op.h"
@@ -69,6 +70,19 @@ inline std::string DecodeChange(Decoder* decoder, columnar::RecordBatch* batch,
   EXPECT_TRUE(valid.ok()) << valid.ToString();
   return (decoder->last_op() == ChangeOp::kDelete ? "delete: " : "upsert: ") +
          RowText(*batch, rows);
+}
+
+// After a message of the writer schema that adds the optional field `email` (a column added in
+// the source table) to a decoder that observes: the field is reported once as a new STRING
+// column, and named as dropped from the row just decoded.
+inline void ExpectEmailObservedAndDropped(Decoder& decoder) {
+  ASSERT_TRUE(decoder.has_observations());
+  std::vector<FieldObservation> seen = decoder.TakeObservations();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].path, std::vector<std::string>{"email"});
+  EXPECT_EQ(seen[0].type->ToString(), "STRING");
+  ASSERT_NE(decoder.last_dropped(), nullptr);
+  EXPECT_EQ(decoder.last_dropped()->fields, std::vector<std::string>{"email"});
 }
 
 }  // namespace ferry::transform::debezium_customers
