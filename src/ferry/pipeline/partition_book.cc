@@ -118,7 +118,7 @@ Status PartitionBook::UpdateHeads(source::Source* source) {
       continue;
     }
     if (!head->last_position) {
-      if (!head->first_position) {
+      if (!head->answered()) {
         // Not answered (a Kafka ListOffsets that timed out, a leader not known yet right after
         // the assignment): unknown, not empty. The next refresh asks again; until then the
         // partition is not caught up (it once counted as empty, and --until-caught-up ended

@@ -276,10 +276,9 @@ void Router::UpdateGoals() {
   }
   last_contact_ = RouterClock::now();
   for (const source::PartitionHead& h : *heads) {
-    const bool answered = h.first_position.has_value() || h.last_position.has_value();
     for (const auto& [index, info] : assigned_) {
       // A head not answered is unknown, not empty (source.h): no goal yet, asked again.
-      if (info.key == h.key && answered && goals_.count(index) == 0) {
+      if (info.key == h.key && h.answered() && goals_.count(index) == 0) {
         goals_[index] = h.last_position.value_or(-1);
       }
       if (info.key == h.key && h.read_through) {

@@ -91,6 +91,8 @@ struct PartitionHead {
   // partition): set whenever the broker answered for the partition, so that "answered and
   // empty" (first_position alone) is told from "unknown" (neither).
   std::optional<int64_t> first_position;
+  // Whether the broker answered for the partition (else its positions are unknown).
+  bool answered() const { return first_position.has_value() || last_position.has_value(); }
   // The source has read the partition through this position and delivered every message at or
   // below it: positions between the last delivered message and it held nothing to deliver
   // (Kafka: transaction markers and aborted transactions under read_committed). nullopt if the
